@@ -1,0 +1,493 @@
+//! The typed configuration and its validation.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::error::{ConfigError, Secret};
+use crate::kafka::{read_kafka, KafkaConfig};
+use crate::raw::RawConfig;
+use crate::reader::Reader;
+use crate::values::{parse_balance_floor, parse_http_url, parse_list, BalanceFloor, TimeOfDay};
+
+/// The whole configuration of a ballast process.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `PORT`
+    pub port: u16,
+    /// `BALLAST_BIND`
+    pub bind: IpAddr,
+    /// `BALLAST_DATA_DIR`
+    pub data_dir: PathBuf,
+    /// `LOG_LEVEL`
+    pub log_level: LogLevel,
+    /// `LOG_FORMAT`
+    pub log_format: LogFormat,
+    pub kafka: KafkaConfig,
+    pub balance: BalanceConfig,
+    pub throttle: ThrottleConfig,
+    pub heal: HealConfig,
+    pub chat: ChatConfig,
+    pub license: LicenseConfig,
+    pub auth: AuthConfig,
+    pub timing: Timing,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogLevel {
+    Debug,
+    #[default]
+    Info,
+    Warn,
+}
+
+impl LogLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "DEBUG",
+            LogLevel::Info => "INFO",
+            LogLevel::Warn => "WARN",
+        }
+    }
+}
+
+impl FromStr for LogLevel {
+    type Err = String;
+
+    /// Case-insensitive.
+    fn from_str(s: &str) -> Result<LogLevel, String> {
+        match s.to_ascii_uppercase().as_str() {
+            "DEBUG" => Ok(LogLevel::Debug),
+            "INFO" => Ok(LogLevel::Info),
+            "WARN" => Ok(LogLevel::Warn),
+            _ => Err(format!("must be DEBUG, INFO or WARN, got {s:?}")),
+        }
+    }
+}
+
+impl fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+impl FromStr for LogFormat {
+    type Err = String;
+
+    /// Case-insensitive.
+    fn from_str(s: &str) -> Result<LogFormat, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            _ => Err(format!("must be text or json, got {s:?}")),
+        }
+    }
+}
+
+/// Proposal generation.
+#[derive(Debug, Clone)]
+pub struct BalanceConfig {
+    /// `BALLAST_BALANCE_THRESHOLD`: percent from the fair share, above 0 and below 50; a broker
+    /// beyond twice this triggers moves
+    pub threshold_percent: f64,
+    /// `BALLAST_BALANCE_FLOOR`
+    pub floor: BalanceFloor,
+    /// `BALLAST_BALANCE_WORKERS`: planner threads, 0 = one per CPU
+    pub workers: usize,
+    /// `BALLAST_PROPOSAL_MAX_PARTITIONS`: `None` = unlimited (the setting is 0)
+    pub proposal_max_partitions: Option<usize>,
+}
+
+/// Reassignment execution.
+#[derive(Debug, Clone)]
+pub struct ThrottleConfig {
+    /// `BALLAST_THROTTLE_RATE_MB`: replication throttle in MB/s, 1..=`max_rate_mb`
+    pub rate_mb: u64,
+    /// `BALLAST_THROTTLE_MAX_RATE_MB`: the highest rate the tuning API accepts
+    pub max_rate_mb: u64,
+    /// `BALLAST_THROTTLE_MANAGED`: ballast owns throttles and clears leftovers at start
+    pub managed: bool,
+    /// `BALLAST_MOVE_MAX_PER_BROKER`: concurrent moves per broker, at least 1
+    pub move_max_per_broker: u32,
+}
+
+/// Self-healing.
+#[derive(Debug, Clone)]
+pub struct HealConfig {
+    /// `BALLAST_HEAL_DRY_RUN`
+    pub dry_run: bool,
+    /// `BALLAST_HEAL_MAX_PARTITIONS_PER_RUN`: `None` = unlimited (the setting is 0)
+    pub max_partitions_per_run: Option<u32>,
+    /// `BALLAST_HEAL_WINDOW_START` / `_END`: `None` = any time
+    pub window: Option<HealWindow>,
+}
+
+/// The daily UTC window self-healing runs in; an end before the start spans midnight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HealWindow {
+    pub start: TimeOfDay,
+    pub end: TimeOfDay,
+}
+
+impl HealWindow {
+    /// Whether `t` is inside the window: start inclusive, end exclusive.
+    pub fn contains(&self, t: TimeOfDay) -> bool {
+        if self.start <= self.end {
+            self.start <= t && t < self.end
+        } else {
+            t >= self.start || t < self.end
+        }
+    }
+}
+
+/// The AI chat assistant.
+#[derive(Debug, Clone)]
+pub struct ChatConfig {
+    /// `BALLAST_CHAT_ENABLED`
+    pub enabled: bool,
+}
+
+/// License token and auto-fetch.
+#[derive(Debug, Clone)]
+pub struct LicenseConfig {
+    /// `LICENSE_STRING`
+    pub token: Option<Secret>,
+    /// `BALLAST_LICENSE_FILE`
+    pub file: Option<PathBuf>,
+    /// `LICENSE_URL`, without a trailing slash
+    pub url: String,
+    /// `LICENSE_FETCH_INTERVAL`, above 0
+    pub fetch_interval: Duration,
+    /// `LICENSE_FETCH_TOKEN`
+    pub fetch_token: Option<Secret>,
+    /// `LICENSE_SUBSCRIPTION_ID`
+    pub subscription_id: Option<String>,
+}
+
+impl LicenseConfig {
+    /// `{LICENSE_URL}/api/license/fetch`
+    pub fn fetch_url(&self) -> String {
+        format!("{}/api/license/fetch", self.url)
+    }
+}
+
+/// API authentication.
+#[derive(Debug, Clone)]
+pub struct AuthConfig {
+    /// `AUTH_PAT_ENABLED`
+    pub pat_enabled: bool,
+    /// `AUTH_PAT_HASH_SECRET`: at least 32 characters when PATs are enabled
+    pub pat_hash_secret: Option<Secret>,
+    /// `ALLOWED_DOMAINS`, lowercased; empty = any
+    pub allowed_domains: Vec<String>,
+    /// `ALLOWED_GROUPS`; empty = any
+    pub allowed_groups: Vec<String>,
+}
+
+/// The minimum length of `AUTH_PAT_HASH_SECRET`.
+pub const PAT_HASH_SECRET_MIN_CHARS: usize = 32;
+
+/// Every duration a rule depends on, so tests can run the same code in seconds.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    /// `BALLAST_SAMPLE_INTERVAL`
+    pub sample_interval: Duration,
+    /// `BALLAST_RATE_WINDOW`
+    pub rate_window: Duration,
+    /// `BALLAST_WARMUP` (may be 0)
+    pub warmup: Duration,
+    /// `BALLAST_MOVE_COOLDOWN` (may be 0)
+    pub move_cooldown: Duration,
+    /// `BALLAST_HEAL_COOLDOWN` (may be 0)
+    pub heal_cooldown: Duration,
+    /// `BALLAST_PROPOSAL_FRESHNESS`
+    pub proposal_freshness: Duration,
+    /// `BALLAST_MOVE_TIMEOUT`
+    pub move_timeout: Duration,
+    /// `BALLAST_APPROVAL_TTL`
+    pub approval_ttl: Duration,
+    /// `BALLAST_TOPIC_PREVIEW_MAX_AGE`
+    pub topic_preview_max_age: Duration,
+    /// `BALLAST_READINGS_RETENTION`
+    pub readings_retention: Duration,
+    /// `BALLAST_READY_STALE_AFTER`
+    pub ready_stale_after: Duration,
+    /// `BALLAST_HEARTBEAT_INTERVAL`
+    pub heartbeat_interval: Duration,
+    /// `BALLAST_SLOT_LEASE_TTL`
+    pub slot_lease_ttl: Duration,
+    /// `BALLAST_RESTART_BACKOFF_INITIAL`
+    pub restart_backoff_initial: Duration,
+    /// `BALLAST_RESTART_BACKOFF_MAX` (at least the initial backoff)
+    pub restart_backoff_max: Duration,
+    /// `BALLAST_RESTART_STABLE_AFTER` (may be 0)
+    pub restart_stable_after: Duration,
+    /// `BALLAST_SHUTDOWN_GRACE` (may be 0)
+    pub shutdown_grace: Duration,
+}
+
+impl Config {
+    /// Validates every setting. On failure, every problem found, one [`ConfigError`] each.
+    pub fn from_raw(raw: &RawConfig) -> Result<Config, Vec<ConfigError>> {
+        let mut r = Reader::new(raw);
+        let config = Config {
+            port: read_port(&mut r),
+            bind: r
+                .parse("BALLAST_BIND", |v| {
+                    v.parse().map_err(|_| {
+                        format!("must be an IP address such as 127.0.0.1 or 0.0.0.0, got {v:?}")
+                    })
+                })
+                .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+            data_dir: PathBuf::from(r.value("BALLAST_DATA_DIR").unwrap_or_default()),
+            log_level: r.parse("LOG_LEVEL", str::parse).unwrap_or_default(),
+            log_format: r.parse("LOG_FORMAT", str::parse).unwrap_or_default(),
+            kafka: read_kafka(&mut r),
+            balance: read_balance(&mut r),
+            throttle: read_throttle(&mut r),
+            heal: read_heal(&mut r),
+            chat: ChatConfig {
+                enabled: r.bool("BALLAST_CHAT_ENABLED"),
+            },
+            license: read_license(&mut r),
+            auth: read_auth(&mut r),
+            timing: read_timing(&mut r),
+        };
+        if r.errors.is_empty() {
+            Ok(config)
+        } else {
+            Err(r.errors)
+        }
+    }
+}
+
+fn read_port(r: &mut Reader) -> u16 {
+    r.parse("PORT", |v| match v.parse::<u64>() {
+        Ok(port) => u16::try_from(port)
+            .ok()
+            .filter(|port| *port >= 1)
+            .ok_or_else(|| format!("must be between 1 and 65535, got {port}")),
+        Err(_) => Err(format!("must be a port number, got {v:?}")),
+    })
+    .unwrap_or_default()
+}
+
+fn read_balance(r: &mut Reader) -> BalanceConfig {
+    let threshold_percent = r
+        .parse("BALLAST_BALANCE_THRESHOLD", |v| {
+            let percent: f64 = v
+                .parse()
+                .ok()
+                .filter(|p: &f64| p.is_finite())
+                .ok_or_else(|| format!("must be a percentage such as 5, got {v:?}"))?;
+            if percent <= 0.0 {
+                Err(format!("must be above 0, got {v}"))
+            } else if percent >= 50.0 {
+                Err(format!("must be below 50, got {v}"))
+            } else {
+                Ok(percent)
+            }
+        })
+        .unwrap_or_default();
+    let max_partitions: usize = r.whole("BALLAST_PROPOSAL_MAX_PARTITIONS");
+    BalanceConfig {
+        threshold_percent,
+        floor: r
+            .parse("BALLAST_BALANCE_FLOOR", parse_balance_floor)
+            .unwrap_or_default(),
+        workers: r.whole("BALLAST_BALANCE_WORKERS"),
+        proposal_max_partitions: (max_partitions > 0).then_some(max_partitions),
+    }
+}
+
+fn read_throttle(r: &mut Reader) -> ThrottleConfig {
+    const RATE: &str = "BALLAST_THROTTLE_RATE_MB";
+    const MAX_RATE: &str = "BALLAST_THROTTLE_MAX_RATE_MB";
+    let max_rate_mb = r.parse(MAX_RATE, |v| match v.parse::<u64>() {
+        Ok(0) => Err(format!("must be at least 1, got {v}")),
+        Ok(max) => Ok(max),
+        Err(_) => Err(format!("must be a whole number of MB/s, got {v:?}")),
+    });
+    // when the maximum itself is bad, the rate is only checked to be a whole number above 0
+    let limit = max_rate_mb.unwrap_or(u64::MAX);
+    let range = match max_rate_mb {
+        Some(max) => format!("between 1 and {MAX_RATE} ({max})"),
+        None => "at least 1".to_string(),
+    };
+    let rate_mb = r.parse(RATE, |v| match v.parse::<u64>() {
+        Ok(rate) if (1..=limit).contains(&rate) => Ok(rate),
+        Ok(_) => Err(format!("must be {range}, got {v}")),
+        Err(_) => Err(format!("must be a whole number {range}, got {v:?}")),
+    });
+    let move_max_per_broker = r
+        .parse("BALLAST_MOVE_MAX_PER_BROKER", |v| match v.parse::<u32>() {
+            Ok(0) => Err(format!("must be at least 1, got {v}")),
+            Ok(n) => Ok(n),
+            Err(_) => Err(format!("must be a whole number of at least 1, got {v:?}")),
+        })
+        .unwrap_or_default();
+    ThrottleConfig {
+        rate_mb: rate_mb.unwrap_or_default(),
+        max_rate_mb: max_rate_mb.unwrap_or_default(),
+        managed: r.bool("BALLAST_THROTTLE_MANAGED"),
+        move_max_per_broker,
+    }
+}
+
+fn read_heal(r: &mut Reader) -> HealConfig {
+    const START: &str = "BALLAST_HEAL_WINDOW_START";
+    const END: &str = "BALLAST_HEAL_WINDOW_END";
+    let max_partitions: u32 = r.whole("BALLAST_HEAL_MAX_PARTITIONS_PER_RUN");
+    let start = r.parse(START, str::parse::<TimeOfDay>);
+    let end = r.parse(END, str::parse::<TimeOfDay>);
+    let window = match (r.is_set(START), r.is_set(END)) {
+        (true, false) => {
+            r.fail(END, format!("required when {START} is set"));
+            None
+        }
+        (false, true) => {
+            r.fail(START, format!("required when {END} is set"));
+            None
+        }
+        _ => match (start, end) {
+            (Some(start), Some(end)) if start == end => {
+                r.fail(
+                    END,
+                    format!("must differ from {START} ({start}), got {end}"),
+                );
+                None
+            }
+            (Some(start), Some(end)) => Some(HealWindow { start, end }),
+            _ => None,
+        },
+    };
+    HealConfig {
+        dry_run: r.bool("BALLAST_HEAL_DRY_RUN"),
+        max_partitions_per_run: (max_partitions > 0).then_some(max_partitions),
+        window,
+    }
+}
+
+fn read_license(r: &mut Reader) -> LicenseConfig {
+    LicenseConfig {
+        token: r.secret("LICENSE_STRING"),
+        file: r.set("BALLAST_LICENSE_FILE").map(PathBuf::from),
+        url: r.parse("LICENSE_URL", parse_http_url).unwrap_or_default(),
+        fetch_interval: r
+            .positive_duration("LICENSE_FETCH_INTERVAL")
+            .unwrap_or_default(),
+        fetch_token: r.secret("LICENSE_FETCH_TOKEN"),
+        subscription_id: r.text("LICENSE_SUBSCRIPTION_ID"),
+    }
+}
+
+fn read_auth(r: &mut Reader) -> AuthConfig {
+    const SECRET: &str = "AUTH_PAT_HASH_SECRET";
+    let pat_enabled = r.bool("AUTH_PAT_ENABLED");
+    let pat_hash_secret = r.secret(SECRET);
+    if pat_enabled {
+        match &pat_hash_secret {
+            None => r.fail(
+                SECRET,
+                format!(
+                    "required when AUTH_PAT_ENABLED is true; use a stable random value of at \
+                     least {PAT_HASH_SECRET_MIN_CHARS} characters"
+                ),
+            ),
+            Some(secret) if secret.expose().chars().count() < PAT_HASH_SECRET_MIN_CHARS => r.fail(
+                SECRET,
+                format!(
+                    "must be at least {PAT_HASH_SECRET_MIN_CHARS} characters, got {}",
+                    secret.expose().chars().count()
+                ),
+            ),
+            Some(_) => {}
+        }
+    }
+    AuthConfig {
+        pat_enabled,
+        pat_hash_secret,
+        allowed_domains: r
+            .value("ALLOWED_DOMAINS")
+            .map(|v| parse_list(&v.to_ascii_lowercase()))
+            .unwrap_or_default(),
+        allowed_groups: r
+            .value("ALLOWED_GROUPS")
+            .map(parse_list)
+            .unwrap_or_default(),
+    }
+}
+
+fn read_timing(r: &mut Reader) -> Timing {
+    let restart_backoff_initial = r.positive_duration("BALLAST_RESTART_BACKOFF_INITIAL");
+    let restart_backoff_max = r.positive_duration("BALLAST_RESTART_BACKOFF_MAX");
+    if let (Some(initial), Some(max)) = (restart_backoff_initial, restart_backoff_max) {
+        if max < initial {
+            r.fail(
+                "BALLAST_RESTART_BACKOFF_MAX",
+                format!(
+                    "must be at least BALLAST_RESTART_BACKOFF_INITIAL ({}), got {}",
+                    crate::format_duration(initial),
+                    crate::format_duration(max)
+                ),
+            );
+        }
+    }
+    let mut positive = |name: &str| r.positive_duration(name).unwrap_or_default();
+    Timing {
+        sample_interval: positive("BALLAST_SAMPLE_INTERVAL"),
+        rate_window: positive("BALLAST_RATE_WINDOW"),
+        proposal_freshness: positive("BALLAST_PROPOSAL_FRESHNESS"),
+        move_timeout: positive("BALLAST_MOVE_TIMEOUT"),
+        approval_ttl: positive("BALLAST_APPROVAL_TTL"),
+        topic_preview_max_age: positive("BALLAST_TOPIC_PREVIEW_MAX_AGE"),
+        readings_retention: positive("BALLAST_READINGS_RETENTION"),
+        ready_stale_after: positive("BALLAST_READY_STALE_AFTER"),
+        heartbeat_interval: positive("BALLAST_HEARTBEAT_INTERVAL"),
+        slot_lease_ttl: positive("BALLAST_SLOT_LEASE_TTL"),
+        warmup: r.duration("BALLAST_WARMUP"),
+        move_cooldown: r.duration("BALLAST_MOVE_COOLDOWN"),
+        heal_cooldown: r.duration("BALLAST_HEAL_COOLDOWN"),
+        restart_backoff_initial: restart_backoff_initial.unwrap_or_default(),
+        restart_backoff_max: restart_backoff_max.unwrap_or_default(),
+        restart_stable_after: r.duration("BALLAST_RESTART_STABLE_AFTER"),
+        shutdown_grace: r.duration("BALLAST_SHUTDOWN_GRACE"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(hour: u8, minute: u8) -> TimeOfDay {
+        TimeOfDay { hour, minute }
+    }
+
+    #[test]
+    fn heal_window_may_span_midnight() {
+        let night = HealWindow {
+            start: at(22, 0),
+            end: at(4, 0),
+        };
+        assert!(night.contains(at(23, 30)));
+        assert!(night.contains(at(3, 59)));
+        assert!(!night.contains(at(4, 0)));
+        assert!(!night.contains(at(12, 0)));
+        let day = HealWindow {
+            start: at(9, 0),
+            end: at(17, 0),
+        };
+        assert!(day.contains(at(9, 0)));
+        assert!(!day.contains(at(17, 0)));
+        assert!(!day.contains(at(8, 59)));
+    }
+}

@@ -1,0 +1,419 @@
+//! The table of known settings. Defaults, `ballast config check`, the example env file and the
+//! unknown-variable warnings are all driven by [`SETTINGS`], so a setting is added in one place.
+
+/// One known setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SettingSpec {
+    /// the environment variable, e.g. `BALLAST_THROTTLE_RATE_MB`
+    pub name: &'static str,
+    /// the value used when the variable is unset or empty; `None` when there is no default
+    pub default: Option<&'static str>,
+    /// a secret is never printed: `config check` shows `<redacted>` and errors do not quote it
+    pub secret: bool,
+    /// one line for the example env file and `config check`
+    pub help: &'static str,
+    /// section of the example env file: server, kafka, balance, throttle, heal, chat, license,
+    /// auth or timing
+    pub group: &'static str,
+}
+
+/// Variables with the `BALLAST_` prefix that ballast sets or reads itself and that are not
+/// settings: they are neither warned about nor listed in the example file.
+pub static INTERNAL_VARIABLES: &[&str] = &[
+    "BALLAST_SUPERVISOR_PID",
+    "BALLAST_BUILD_COMMIT",
+    "BALLAST_BUILD_TIME",
+];
+
+const fn setting(
+    name: &'static str,
+    default: Option<&'static str>,
+    group: &'static str,
+    help: &'static str,
+) -> SettingSpec {
+    SettingSpec {
+        name,
+        default,
+        secret: false,
+        help,
+        group,
+    }
+}
+
+const fn secret(name: &'static str, group: &'static str, help: &'static str) -> SettingSpec {
+    SettingSpec {
+        name,
+        default: None,
+        secret: true,
+        help,
+        group,
+    }
+}
+
+/// Every setting ballast reads, in the order of the example env file.
+pub static SETTINGS: &[SettingSpec] = &[
+    // server
+    setting(
+        "PORT",
+        Some("8080"),
+        "server",
+        "port for the REST API, dashboard, MCP endpoint and metrics (1-65535)",
+    ),
+    setting(
+        "BALLAST_BIND",
+        Some("127.0.0.1"),
+        "server",
+        "IP address to listen on; 0.0.0.0 (or ::) listens on every interface",
+    ),
+    setting(
+        "BALLAST_DATA_DIR",
+        Some("./data"),
+        "server",
+        "directory for the SQLite database shared by all ballast processes",
+    ),
+    setting(
+        "LOG_LEVEL",
+        Some("INFO"),
+        "server",
+        "DEBUG, INFO or WARN",
+    ),
+    setting("LOG_FORMAT", Some("text"), "server", "text or json"),
+    // kafka
+    setting(
+        "BALLAST_KAFKA_BOOTSTRAP_SERVERS",
+        None,
+        "kafka",
+        "required: comma-separated brokers as host:port (IPv6 as [::1]:9092)",
+    ),
+    setting(
+        "BALLAST_KAFKA_SECURITY_PROTOCOL",
+        Some("PLAINTEXT"),
+        "kafka",
+        "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL",
+    ),
+    setting(
+        "BALLAST_KAFKA_SASL_MECHANISM",
+        None,
+        "kafka",
+        "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER; PLAIN when unset and the protocol is SASL_*",
+    ),
+    setting(
+        "BALLAST_KAFKA_SASL_USERNAME",
+        None,
+        "kafka",
+        "SASL user for PLAIN and SCRAM",
+    ),
+    secret(
+        "BALLAST_KAFKA_SASL_PASSWORD",
+        "kafka",
+        "SASL password for PLAIN and SCRAM",
+    ),
+    setting(
+        "BALLAST_KAFKA_SSL_CA_FILE",
+        None,
+        "kafka",
+        "PEM file of CA certificates to trust; the system roots when unset (SSL, SASL_SSL)",
+    ),
+    setting(
+        "BALLAST_KAFKA_SSL_CERT_FILE",
+        None,
+        "kafka",
+        "PEM client certificate for mutual TLS; needs BALLAST_KAFKA_SSL_KEY_FILE",
+    ),
+    setting(
+        "BALLAST_KAFKA_SSL_KEY_FILE",
+        None,
+        "kafka",
+        "PEM private key of the client certificate",
+    ),
+    setting(
+        "BALLAST_KAFKA_OAUTH_TOKEN_ENDPOINT",
+        None,
+        "kafka",
+        "OAUTHBEARER: http(s) URL of the token endpoint (client credentials flow)",
+    ),
+    setting(
+        "BALLAST_KAFKA_OAUTH_CLIENT_ID",
+        None,
+        "kafka",
+        "OAUTHBEARER: client id",
+    ),
+    secret(
+        "BALLAST_KAFKA_OAUTH_CLIENT_SECRET",
+        "kafka",
+        "OAUTHBEARER: client secret",
+    ),
+    setting(
+        "BALLAST_KAFKA_OAUTH_SCOPE",
+        None,
+        "kafka",
+        "OAUTHBEARER: scope to request, if the identity provider needs one",
+    ),
+    setting(
+        "BALLAST_KAFKA_OAUTH_EXTENSIONS",
+        None,
+        "kafka",
+        "OAUTHBEARER: SASL extensions as key=value,key=value (letters-only keys; auth is reserved)",
+    ),
+    setting(
+        "BALLAST_KAFKA_CLIENT_ID",
+        Some("ballast"),
+        "kafka",
+        "client id ballast sends to the brokers",
+    ),
+    setting(
+        "BALLAST_KAFKA_REQUEST_TIMEOUT",
+        Some("30s"),
+        "kafka",
+        "how long to wait for a broker to answer one request",
+    ),
+    // balance
+    setting(
+        "BALLAST_BALANCE_THRESHOLD",
+        Some("5"),
+        "balance",
+        "percent from the fair share a broker is evened to; twice this triggers moves (above 0, below 50)",
+    ),
+    setting(
+        "BALLAST_BALANCE_FLOOR",
+        Some("bytes=2MB/s,disk=0B"),
+        "balance",
+        "smallest difference worth balancing, e.g. bytes=2MB/s disk=2GiB; an omitted key keeps its default",
+    ),
+    setting(
+        "BALLAST_BALANCE_WORKERS",
+        Some("0"),
+        "balance",
+        "planner threads; 0 uses every CPU (does not change proposal output)",
+    ),
+    setting(
+        "BALLAST_PROPOSAL_MAX_PARTITIONS",
+        Some("0"),
+        "balance",
+        "most partitions moved by one proposal; 0 is unlimited",
+    ),
+    // throttle
+    setting(
+        "BALLAST_THROTTLE_RATE_MB",
+        Some("50"),
+        "throttle",
+        "replication throttle for moves in MB/s (1 to BALLAST_THROTTLE_MAX_RATE_MB)",
+    ),
+    setting(
+        "BALLAST_THROTTLE_MAX_RATE_MB",
+        Some("1000"),
+        "throttle",
+        "highest throttle in MB/s the tuning API accepts",
+    ),
+    setting(
+        "BALLAST_THROTTLE_MANAGED",
+        Some("true"),
+        "throttle",
+        "ballast owns replication throttles and clears leftover broker throttles at start",
+    ),
+    setting(
+        "BALLAST_MOVE_MAX_PER_BROKER",
+        Some("20"),
+        "throttle",
+        "concurrent partition moves per broker (at least 1)",
+    ),
+    // heal
+    setting(
+        "BALLAST_HEAL_DRY_RUN",
+        Some("true"),
+        "heal",
+        "self-healing only reports what it would do",
+    ),
+    setting(
+        "BALLAST_HEAL_MAX_PARTITIONS_PER_RUN",
+        Some("0"),
+        "heal",
+        "most partitions one self-healing run moves; 0 is unlimited",
+    ),
+    setting(
+        "BALLAST_HEAL_WINDOW_START",
+        None,
+        "heal",
+        "start of the daily self-healing window, HH:MM UTC (set both start and end, or neither)",
+    ),
+    setting(
+        "BALLAST_HEAL_WINDOW_END",
+        None,
+        "heal",
+        "end of the daily self-healing window, HH:MM UTC; may be earlier than the start to span midnight",
+    ),
+    // chat
+    setting(
+        "BALLAST_CHAT_ENABLED",
+        Some("false"),
+        "chat",
+        "enable the AI chat assistant",
+    ),
+    // license
+    secret(
+        "LICENSE_STRING",
+        "license",
+        "signed license token; without a license ballast runs in monitoring mode",
+    ),
+    setting(
+        "BALLAST_LICENSE_FILE",
+        None,
+        "license",
+        "file holding the license token",
+    ),
+    setting(
+        "LICENSE_URL",
+        Some("https://license.ballast.dev"),
+        "license",
+        "license server; tokens are fetched from LICENSE_URL/api/license/fetch",
+    ),
+    setting(
+        "LICENSE_FETCH_INTERVAL",
+        Some("1h"),
+        "license",
+        "how often a renewed license is fetched",
+    ),
+    secret(
+        "LICENSE_FETCH_TOKEN",
+        "license",
+        "credential for fetching the license",
+    ),
+    setting(
+        "LICENSE_SUBSCRIPTION_ID",
+        None,
+        "license",
+        "subscription whose license is fetched",
+    ),
+    // auth
+    setting(
+        "AUTH_PAT_ENABLED",
+        Some("false"),
+        "auth",
+        "accept personal access tokens (Authorization: Bearer pat_...)",
+    ),
+    secret(
+        "AUTH_PAT_HASH_SECRET",
+        "auth",
+        "stable secret of at least 32 characters for hashing tokens; required when AUTH_PAT_ENABLED=true",
+    ),
+    setting(
+        "ALLOWED_DOMAINS",
+        None,
+        "auth",
+        "comma-separated email domains allowed to log in; any when unset",
+    ),
+    setting(
+        "ALLOWED_GROUPS",
+        None,
+        "auth",
+        "comma-separated identity-provider groups allowed to log in; any when unset",
+    ),
+    // timing
+    setting(
+        "BALLAST_SAMPLE_INTERVAL",
+        Some("60s"),
+        "timing",
+        "how often the observer reads the cluster",
+    ),
+    setting(
+        "BALLAST_RATE_WINDOW",
+        Some("30m"),
+        "timing",
+        "window over which rates and partition sizes are averaged",
+    ),
+    setting(
+        "BALLAST_WARMUP",
+        Some("5m"),
+        "timing",
+        "measurement history collected after start before a proposal is evaluated (0 allowed)",
+    ),
+    setting(
+        "BALLAST_MOVE_COOLDOWN",
+        Some("30m"),
+        "timing",
+        "a partition moved by ballast is not moved again within this time",
+    ),
+    setting(
+        "BALLAST_HEAL_COOLDOWN",
+        Some("30m"),
+        "timing",
+        "pause of a self-healing loop after it applied a change",
+    ),
+    setting(
+        "BALLAST_PROPOSAL_FRESHNESS",
+        Some("2m"),
+        "timing",
+        "a proposal must have been checked this recently to be applied",
+    ),
+    setting(
+        "BALLAST_MOVE_TIMEOUT",
+        Some("12h"),
+        "timing",
+        "a tracked move no execution drives is cancelled this long after its last submission",
+    ),
+    setting(
+        "BALLAST_APPROVAL_TTL",
+        Some("15m"),
+        "timing",
+        "how long an MCP action waits for approval",
+    ),
+    setting(
+        "BALLAST_TOPIC_PREVIEW_MAX_AGE",
+        Some("60s"),
+        "timing",
+        "oldest metadata a topic preview may use",
+    ),
+    setting(
+        "BALLAST_READINGS_RETENTION",
+        Some("7d"),
+        "timing",
+        "how long measurements are kept",
+    ),
+    setting(
+        "BALLAST_READY_STALE_AFTER",
+        Some("3m"),
+        "timing",
+        "/api/v1/ready answers 503 when the broker view is older than this",
+    ),
+    setting(
+        "BALLAST_HEARTBEAT_INTERVAL",
+        Some("5s"),
+        "timing",
+        "how often each worker records a heartbeat",
+    ),
+    setting(
+        "BALLAST_SLOT_LEASE_TTL",
+        Some("30s"),
+        "timing",
+        "the mutation slot lease expires unless renewed within this time",
+    ),
+    setting(
+        "BALLAST_RESTART_BACKOFF_INITIAL",
+        Some("1s"),
+        "timing",
+        "first wait before a crashed worker is restarted",
+    ),
+    setting(
+        "BALLAST_RESTART_BACKOFF_MAX",
+        Some("60s"),
+        "timing",
+        "longest wait before a crashed worker is restarted",
+    ),
+    setting(
+        "BALLAST_RESTART_STABLE_AFTER",
+        Some("60s"),
+        "timing",
+        "a worker that ran this long starts again from the initial backoff",
+    ),
+    setting(
+        "BALLAST_SHUTDOWN_GRACE",
+        Some("10s"),
+        "timing",
+        "time workers get after SIGTERM before they are killed",
+    ),
+];
+
+/// The entry for `name`, if it is a known setting.
+pub fn setting_spec(name: &str) -> Option<&'static SettingSpec> {
+    SETTINGS.iter().find(|s| s.name == name)
+}

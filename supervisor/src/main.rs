@@ -1,0 +1,201 @@
+//! `ballast`: one binary for the supervisor, its workers and the operator commands.
+//! The command line is a contract (shared/contracts/cli.md): add flags, never break these.
+
+mod demo;
+mod restart;
+mod status;
+mod supervise;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use ballast_config::{Config, RawConfig};
+use ballast_runtime::{error_chain, init_logging, run_worker, WorkerContext, WorkerError};
+use clap::{Parser, Subcommand};
+
+/// Exit code for a configuration or usage problem: nothing was started.
+const EXIT_CONFIG: u8 = 2;
+/// Exit code for a failure after configuration was accepted.
+const EXIT_FAILURE: u8 = 1;
+
+#[derive(Parser)]
+#[command(
+    name = "ballast",
+    version,
+    about = "keeps Apache Kafka clusters balanced and operable"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the service: the supervisor starts and watches the observer, executor, healer and web processes
+    Run {
+        /// An env file (KEY=VALUE lines); variables set in the environment win over it
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Try ballast on its embedded default, with short timings
+    Demo {
+        /// Port of the web interface
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+    },
+    /// Show the supervisor and workers of a data directory: pids, states, restarts, heartbeats
+    Status {
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// Inspect configuration
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    #[command(hide = true)]
+    Observer,
+    #[command(hide = true)]
+    Executor,
+    #[command(hide = true)]
+    Healer,
+    #[command(hide = true)]
+    Web,
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Validate and print the effective configuration, secrets redacted
+    Check {
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Print a commented env file with every setting and its default
+    Example,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run { config } => run(config.as_deref()),
+        Command::Demo { port } => demo::run(port),
+        Command::Status { config, json } => status::run(config.as_deref(), json),
+        Command::Config { command } => match command {
+            ConfigCommand::Check { config } => config_check(config.as_deref()),
+            ConfigCommand::Example => {
+                print!("{}", ballast_config::example_env_file());
+                ExitCode::SUCCESS
+            }
+        },
+        Command::Observer => worker(ballast_observer::NAME, ballast_observer::run),
+        Command::Executor => worker(ballast_executor::NAME, ballast_executor::run),
+        Command::Healer => worker(ballast_healer::NAME, ballast_healer::run),
+        Command::Web => worker(ballast_web::NAME, ballast_web::run),
+    }
+}
+
+/// Reads and validates configuration; on failure prints one line per problem and gives the exit code.
+fn load(file: Option<&Path>) -> Result<(RawConfig, Config), ExitCode> {
+    let raw = RawConfig::from_process_env(file).map_err(|e| {
+        eprintln!("ballast: invalid configuration: {e}");
+        ExitCode::from(EXIT_CONFIG)
+    })?;
+    load_raw(raw)
+}
+
+fn load_raw(raw: RawConfig) -> Result<(RawConfig, Config), ExitCode> {
+    match Config::from_raw(&raw) {
+        Ok(config) => Ok((raw, config)),
+        Err(errors) => {
+            for e in errors {
+                eprintln!("ballast: invalid configuration: {e}");
+            }
+            Err(ExitCode::from(EXIT_CONFIG))
+        }
+    }
+}
+
+fn run(file: Option<&Path>) -> ExitCode {
+    match load(file) {
+        Ok((raw, config)) => supervise(&raw, &config),
+        Err(code) => code,
+    }
+}
+
+/// Runs the supervisor on accepted configuration.
+fn supervise(raw: &RawConfig, config: &Config) -> ExitCode {
+    init_logging("supervisor", config.log_level, config.log_format);
+    for warning in raw.warnings() {
+        tracing::warn!("{warning}");
+    }
+    match supervise::run(raw, config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(supervise::RunError::Config(msg)) => {
+            eprintln!("ballast: invalid configuration: {msg}");
+            ExitCode::from(EXIT_CONFIG)
+        }
+        Err(supervise::RunError::Startup(msg)) => {
+            eprintln!("ballast: cannot start: {msg}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+fn config_check(file: Option<&Path>) -> ExitCode {
+    let raw = match RawConfig::from_process_env(file) {
+        Ok(raw) => raw,
+        Err(e) => {
+            eprintln!("ballast: invalid configuration: {e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let verdict = Config::from_raw(&raw);
+    let rows = ballast_config::effective(&raw);
+    let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    for row in &rows {
+        let source = match &row.source {
+            ballast_config::Source::Env => "env".to_string(),
+            ballast_config::Source::File(path) => format!("file {}", path.display()),
+            ballast_config::Source::Default => "default".to_string(),
+        };
+        println!("{:width$}  {:40}  ({source})", row.name, row.value);
+    }
+    for warning in raw.warnings() {
+        eprintln!("ballast: warning: {warning}");
+    }
+    match verdict {
+        Ok(_) => {
+            println!("configuration is valid");
+            ExitCode::SUCCESS
+        }
+        Err(errors) => {
+            for e in errors {
+                eprintln!("ballast: invalid configuration: {e}");
+            }
+            ExitCode::from(EXIT_CONFIG)
+        }
+    }
+}
+
+/// Entry point of a worker process started by the supervisor.
+fn worker<F, Fut>(name: &'static str, body: F) -> ExitCode
+where
+    F: FnOnce(WorkerContext) -> Fut,
+    Fut: std::future::Future<Output = Result<(), WorkerError>>,
+{
+    let config = match load(None) {
+        Ok((_, config)) => config,
+        Err(code) => return code,
+    };
+    init_logging(name, config.log_level, config.log_format);
+    match run_worker(name, config, body) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %error_chain(&e), "worker failed");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}

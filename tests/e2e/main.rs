@@ -1,0 +1,7 @@
+//! End-to-end tests: they start the real `ballast` binary and look at it from outside, as an
+//! operator would (processes, signals, HTTP, the database file).
+
+mod config;
+mod http;
+mod supervisor;
+mod support;

@@ -1,0 +1,99 @@
+//! The web process: REST under `/api/v1`, `/metrics`, and later MCP and the `/ui` dashboard.
+//!
+//! Handlers read the store (through `spawn_blocking`) and never talk to each other: everything
+//! they know comes from SQLite, written by the other processes.
+
+pub mod envelope;
+mod metrics;
+mod middleware;
+mod routes;
+
+use std::sync::Arc;
+
+use axum::Router;
+use ballast_config::Config;
+use ballast_runtime::{Clock, WorkerContext, WorkerError};
+use ballast_schema::{Store, StoreError};
+use tracing::info;
+
+pub use envelope::{ApiError, ApiOk, ApiResult, LicenseCode, LicenseError};
+
+pub const NAME: &str = "web";
+
+/// Build facts of this binary.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub const COMMIT: &str = env!("BALLAST_COMMIT");
+pub const BUILD_TIME: &str = env!("BALLAST_BUILD_TIME");
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Store,
+    pub config: Arc<Config>,
+    pub clock: Arc<dyn Clock>,
+    pub metrics: Arc<metrics::HttpMetrics>,
+    pub started_at_ms: i64,
+}
+
+impl AppState {
+    pub fn new(store: Store, config: Arc<Config>, clock: Arc<dyn Clock>) -> Self {
+        let started_at_ms = clock.now_ms();
+        Self {
+            store,
+            config,
+            clock,
+            metrics: Arc::new(metrics::HttpMetrics::new()),
+            started_at_ms,
+        }
+    }
+
+    /// Runs store work on the blocking pool; a store failure becomes a 500 envelope.
+    pub async fn db<T, F>(&self, f: F) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+    {
+        let store = self.store.clone();
+        match tokio::task::spawn_blocking(move || f(&store)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(err)) => Err(ApiError::internal(
+                "database error",
+                ballast_runtime::error_chain(&err),
+            )),
+            Err(join) => Err(ApiError::internal("database task failed", join.to_string())),
+        }
+    }
+}
+
+/// The whole HTTP surface.
+pub fn router(state: AppState) -> Router {
+    routes::routes()
+        .fallback(routes::not_found)
+        .method_not_allowed_fallback(routes::method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            middleware::log_and_measure,
+        ))
+        .with_state(state)
+}
+
+/// Serves until shutdown is requested.
+pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
+    let addr = std::net::SocketAddr::new(ctx.config.bind, ctx.config.port);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| WorkerError::Io {
+            context: format!("cannot listen on {addr}"),
+            source,
+        })?;
+    info!(%addr, "listening");
+    let state = AppState::new(ctx.store.clone(), ctx.config.clone(), ctx.clock.clone());
+    let shutdown = ctx.shutdown.clone();
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(async move { shutdown.requested().await })
+        .await
+        .map_err(|source| WorkerError::Io {
+            context: "http server failed".into(),
+            source,
+        })
+}

@@ -1,0 +1,27 @@
+mod system;
+
+use axum::http::{Method, Uri};
+use axum::routing::get;
+use axum::Router;
+
+use crate::{ApiError, AppState};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/health", get(system::health))
+        .route("/api/v1/ready", get(system::ready))
+        .route("/api/v1/version", get(system::version))
+        .route("/metrics", get(system::metrics))
+}
+
+pub async fn not_found(method: Method, uri: Uri) -> ApiError {
+    ApiError::not_found("not found", format!("no route for {method} {}", uri.path()))
+}
+
+pub async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        "method not allowed",
+        format!("{method} is not supported on {}", uri.path()),
+    )
+}

@@ -1,0 +1,117 @@
+//! Health, readiness, version and metrics.
+
+use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::IntoResponse;
+use ballast_runtime::format_rfc3339_ms;
+use ballast_schema::ProcessState;
+use serde_json::{json, Value};
+
+use crate::{metrics, ApiError, ApiOk, ApiResult, AppState};
+
+/// Workers the supervisor runs; the health details list each.
+const WORKERS: [&str; 4] = ["observer", "executor", "healer", "web"];
+
+/// Liveness: 200 while this process answers. The details say how every process is doing, with
+/// restart counts, so one request shows a crash-looping worker.
+pub async fn health(State(state): State<AppState>) -> ApiResult<Value> {
+    let (processes, heartbeats) = state
+        .db(|store| Ok((store.processes()?, store.heartbeats()?)))
+        .await?;
+    let now = state.clock.now_ms();
+    let stale_after = 3 * state.config.timing.heartbeat_interval.as_millis() as i64;
+    let mut degraded = Vec::new();
+    let workers: Vec<Value> = WORKERS
+        .iter()
+        .map(|name| {
+            let process = processes.iter().find(|p| p.name == *name);
+            let beat = heartbeats.iter().find(|h| h.name == *name);
+            let state = process.map(|p| p.state.as_str()).unwrap_or("unknown");
+            let age = beat.map(|h| (now - h.at_ms).max(0));
+            if state != ProcessState::Running.as_str() || age.is_none_or(|a| a > stale_after) {
+                degraded.push(*name);
+            }
+            json!({
+                "name": name,
+                "state": state,
+                "pid": process.map(|p| p.pid),
+                "restarts": process.map(|p| p.restarts).unwrap_or(0),
+                "startedAt": process.and_then(|p| p.started_at_ms).map(format_rfc3339_ms),
+                "lastExit": process.and_then(|p| p.last_exit.clone()),
+                "lastExitAt": process.and_then(|p| p.last_exit_at_ms).map(format_rfc3339_ms),
+                "heartbeatAt": beat.map(|h| format_rfc3339_ms(h.at_ms)),
+                "heartbeatAgeMs": age,
+                "detail": beat.map(|h| h.detail.clone()),
+            })
+        })
+        .collect();
+    let supervisor = processes.iter().find(|p| p.name == "supervisor");
+    Ok(ApiOk(json!({
+        "status": if degraded.is_empty() { "ok" } else { "degraded" },
+        "degraded": degraded,
+        "uptimeSeconds": (now - state.started_at_ms).max(0) / 1000,
+        "supervisor": supervisor.map(|p| json!({"pid": p.pid, "startedAt": p.started_at_ms.map(format_rfc3339_ms)})),
+        "workers": workers,
+    })))
+}
+
+/// Readiness: 503 until the observer has a view of the brokers no older than
+/// `BALLAST_READY_STALE_AFTER`.
+pub async fn ready(State(state): State<AppState>) -> ApiResult<Value> {
+    let observation = state.db(|store| store.observation("brokers")).await?;
+    let now = state.clock.now_ms();
+    let bound = state.config.timing.ready_stale_after;
+    let Some(seen) = observation else {
+        return Err(ApiError::unavailable(
+            "broker view unavailable",
+            "the observer has not read the brokers yet",
+        ));
+    };
+    let age_ms = (now - seen.observed_at_ms).max(0);
+    if !seen.ok {
+        return Err(ApiError::unavailable(
+            "broker view unavailable",
+            format!(
+                "last attempt at {} failed: {}",
+                format_rfc3339_ms(seen.observed_at_ms),
+                seen.error.unwrap_or_default()
+            ),
+        ));
+    }
+    if age_ms > bound.as_millis() as i64 {
+        return Err(ApiError::unavailable(
+            "broker view is stale",
+            format!(
+                "brokers last read at {} ({} s ago); BALLAST_READY_STALE_AFTER is {}",
+                format_rfc3339_ms(seen.observed_at_ms),
+                age_ms / 1000,
+                ballast_config::format_duration(bound)
+            ),
+        ));
+    }
+    Ok(ApiOk(json!({
+        "ready": true,
+        "observedAt": format_rfc3339_ms(seen.observed_at_ms),
+        "ageMs": age_ms,
+    })))
+}
+
+pub async fn version(State(state): State<AppState>) -> ApiResult<Value> {
+    let schema = state.db(|store| store.schema_version()).await?;
+    Ok(ApiOk(json!({
+        "name": "ballast",
+        "version": crate::VERSION,
+        "commit": crate::COMMIT,
+        "buildTime": crate::BUILD_TIME,
+        "schemaVersion": schema,
+        "apiVersion": "v1",
+    })))
+}
+
+pub async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
+    let text = metrics::render(&state).await?;
+    Ok((
+        [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        text,
+    ))
+}
