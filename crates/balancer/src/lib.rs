@@ -3,12 +3,48 @@
 //! Architecture Invariant: this crate depends on `ballast-model` and serde only. The CI script
 //! `scripts/check-deps` fails the build if tokio, rusqlite or the Kafka client ever appear here.
 //!
-//! For now it holds the fair-share arithmetic every later rule is built on: fair share of each of
-//! the seven loads over the brokers that can take load, each broker's distance from it, and the
-//! `No traffic` rule.
+//! [`plan`] turns a `ballast.snapshot/v1` into a `ballast.plan/v1`: fair share of the seven
+//! loads, which loads count and trigger, a deterministic greedy search (or repairs while a broker
+//! is down), the benefit test and structural limits. Rules that need a history of readings (four
+//! readings, warm-up, three fresh confirmations) are the service's and live elsewhere.
+
+mod model;
+mod plan;
+mod policy;
+mod search;
+pub mod time;
+
+pub use plan::{
+    plan, LoadSummary, Loads, Plan, PlannedMove, SearchStats, StructuralLimit, Tripped,
+};
+pub use policy::Policy;
 
 use ballast_model::{BrokerId, BrokerState, Load, LoadKind};
 use serde::Serialize;
+
+/// The snapshot as it will be once `plan`'s moves are done: replicas, leaders and in-sync
+/// replicas updated, and `lastMovedAt` set to `moved_at` on every moved partition.
+pub fn apply_plan(
+    snapshot: &ballast_model::snapshot::Snapshot,
+    plan: &Plan,
+    moved_at: Option<&str>,
+) -> ballast_model::snapshot::Snapshot {
+    let mut out = snapshot.clone();
+    let moves: std::collections::HashMap<(&str, i32), &PlannedMove> = plan
+        .moves
+        .iter()
+        .map(|m| ((m.topic.as_str(), m.partition), m))
+        .collect();
+    for p in &mut out.partitions {
+        if let Some(m) = moves.get(&(p.topic.as_str(), p.partition)) {
+            p.replicas = m.replicas_after.clone();
+            p.leader = m.leader_after;
+            p.isr = Some(m.replicas_after.clone());
+            p.last_moved_at = moved_at.map(str::to_string);
+        }
+    }
+    out
+}
 
 /// Cluster average per broker below which a load reads `No traffic` and is not balanced.
 pub const NO_TRAFFIC_MSG_PER_SEC: f64 = 1.0;

@@ -2,6 +2,8 @@
 //!
 //! This crate does no IO. It is the vocabulary of the planner, the store and the API.
 
+pub mod snapshot;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};

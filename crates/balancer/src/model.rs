@@ -1,0 +1,303 @@
+//! The planner's compact working state: brokers and partitions by index, per-broker loads kept
+//! up to date move by move, per-topic replica and leader counts for the spread cap.
+
+use std::collections::HashMap;
+
+use ballast_model::snapshot::Snapshot;
+use ballast_model::{BrokerId, BrokerState};
+
+use crate::search::{effect, Action, Effect};
+use crate::time::parse_rfc3339_ms;
+
+/// Index of a broker in [`Model::brokers`].
+pub type Bx = u16;
+
+pub const DISK: usize = 2;
+
+pub struct BrokerSlot {
+    pub id: BrokerId,
+    /// Rack index; `None` when the broker has no rack.
+    pub rack: Option<u32>,
+    pub state: BrokerState,
+}
+
+impl BrokerSlot {
+    pub fn eligible(&self) -> bool {
+        self.state.takes_load()
+    }
+}
+
+pub struct Part {
+    pub topic: u32,
+    pub partition: i32,
+    pub replicas: Vec<Bx>,
+    pub leader: Option<Bx>,
+    pub isr: Vec<Bx>,
+    pub size: f64,
+    /// producer msg, producer bytes, consumer msg, consumer bytes (per second).
+    pub rates: [f64; 4],
+    pub min_isr: i32,
+    /// Moved within the cooldown: not moved again.
+    pub frozen: bool,
+    pub original_replicas: Vec<Bx>,
+    pub original_leader: Option<Bx>,
+}
+
+impl Part {
+    /// What this partition adds to a broker that leads it.
+    pub fn leader_vec(&self) -> [f64; 7] {
+        [
+            1.0,
+            0.0,
+            self.size,
+            self.rates[0],
+            self.rates[1],
+            self.rates[2],
+            self.rates[3],
+        ]
+    }
+
+    /// What this partition adds to a broker that holds a follower replica.
+    pub fn follower_vec(&self) -> [f64; 7] {
+        [0.0, 1.0, self.size, 0.0, 0.0, 0.0, 0.0]
+    }
+
+    pub fn holds(&self, b: Bx) -> bool {
+        self.replicas.contains(&b)
+    }
+
+    pub fn changed(&self) -> bool {
+        self.replicas != self.original_replicas || self.leader != self.original_leader
+    }
+}
+
+pub struct Model {
+    pub brokers: Vec<BrokerSlot>,
+    pub rack_names: Vec<String>,
+    pub topics: Vec<String>,
+    /// Partitions per topic.
+    pub topic_partitions: Vec<u32>,
+    /// Replication factor per topic (largest seen).
+    pub topic_rf: Vec<u32>,
+    pub parts: Vec<Part>,
+    pub loads: Vec<[f64; 7]>,
+    /// Partitions each broker holds a replica of.
+    pub broker_parts: Vec<Vec<u32>>,
+    /// Replicas of topic t on broker b at `t * nb + b`.
+    pub topic_replicas: Vec<u32>,
+    /// Leaders of topic t on broker b at `t * nb + b`.
+    pub topic_leaders: Vec<u32>,
+}
+
+impl Model {
+    pub fn nb(&self) -> usize {
+        self.brokers.len()
+    }
+
+    pub fn build(snapshot: &Snapshot, now_ms: i64, cooldown_ms: i64) -> Model {
+        let mut brokers: Vec<&ballast_model::snapshot::SnapshotBroker> =
+            snapshot.brokers.iter().collect();
+        brokers.sort_by_key(|b| b.id);
+        let mut rack_names: Vec<String> = brokers.iter().filter_map(|b| b.rack.clone()).collect();
+        rack_names.sort();
+        rack_names.dedup();
+        let index: HashMap<BrokerId, Bx> = brokers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.id, i as Bx))
+            .collect();
+        let slots: Vec<BrokerSlot> = brokers
+            .iter()
+            .map(|b| BrokerSlot {
+                id: b.id,
+                rack: b
+                    .rack
+                    .as_ref()
+                    .and_then(|r| rack_names.binary_search(r).ok())
+                    .map(|i| i as u32),
+                state: b.state,
+            })
+            .collect();
+        let nb = slots.len();
+
+        let mut sorted: Vec<&ballast_model::snapshot::SnapshotPartition> =
+            snapshot.partitions.iter().collect();
+        sorted
+            .sort_by(|a, b| (a.topic.as_str(), a.partition).cmp(&(b.topic.as_str(), b.partition)));
+        let mut topics: Vec<String> = Vec::new();
+        let mut topic_partitions: Vec<u32> = Vec::new();
+        let mut topic_rf: Vec<u32> = Vec::new();
+        let mut parts = Vec::with_capacity(sorted.len());
+        for p in sorted {
+            if topics.last().map(String::as_str) != Some(p.topic.as_str()) {
+                topics.push(p.topic.clone());
+                topic_partitions.push(0);
+                topic_rf.push(0);
+            }
+            let t = topics.len() - 1;
+            topic_partitions[t] += 1;
+            let map = |ids: &[BrokerId]| -> Vec<Bx> {
+                ids.iter().filter_map(|id| index.get(id).copied()).collect()
+            };
+            let replicas = map(&p.replicas);
+            topic_rf[t] = topic_rf[t].max(replicas.len() as u32);
+            let moved_at = p.last_moved_at.as_deref().and_then(parse_rfc3339_ms);
+            let frozen = moved_at.is_some_and(|at| now_ms.saturating_sub(at) < cooldown_ms);
+            let leader = p.leader.and_then(|l| index.get(&l).copied());
+            parts.push(Part {
+                topic: t as u32,
+                partition: p.partition,
+                isr: map(p.isr_or_replicas()),
+                original_replicas: replicas.clone(),
+                replicas,
+                original_leader: leader,
+                leader,
+                size: p.size_bytes as f64,
+                rates: [
+                    p.producer_msg_rate,
+                    p.producer_byte_rate,
+                    p.consumer_msg_rate,
+                    p.consumer_byte_rate,
+                ],
+                min_isr: p.min_insync_replicas,
+                frozen,
+            });
+        }
+
+        let mut model = Model {
+            brokers: slots,
+            rack_names,
+            topic_partitions,
+            topic_rf,
+            topic_replicas: vec![0; topics.len() * nb],
+            topic_leaders: vec![0; topics.len() * nb],
+            topics,
+            loads: vec![[0.0; 7]; nb],
+            broker_parts: vec![Vec::new(); nb],
+            parts,
+        };
+        for pi in 0..model.parts.len() {
+            model.attach(pi as u32);
+        }
+        model
+    }
+
+    /// Adds partition `pi`'s current placement to the per-broker tallies.
+    fn attach(&mut self, pi: u32) {
+        let nb = self.nb();
+        let p = &self.parts[pi as usize];
+        let t = p.topic as usize;
+        let (lv, fv) = (p.leader_vec(), p.follower_vec());
+        for &b in &p.replicas {
+            let add = if Some(b) == p.leader { &lv } else { &fv };
+            for (l, v) in add.iter().enumerate() {
+                self.loads[b as usize][l] += v;
+            }
+            self.broker_parts[b as usize].push(pi);
+            self.topic_replicas[t * nb + b as usize] += 1;
+        }
+        if let Some(l) = p.leader {
+            self.topic_leaders[t * nb + l as usize] += 1;
+        }
+    }
+
+    fn apply_effect(&mut self, e: &Effect) {
+        for (b, dv) in &e.items[..e.len] {
+            for (l, x) in dv.iter().enumerate() {
+                self.loads[*b as usize][l] += x;
+            }
+        }
+    }
+
+    fn move_leader_count(&mut self, pi: u32, from: Option<Bx>, to: Option<Bx>) {
+        let nb = self.nb();
+        let t = self.parts[pi as usize].topic as usize;
+        if from != to {
+            if let Some(f) = from {
+                self.topic_leaders[t * nb + f as usize] -= 1;
+            }
+            if let Some(x) = to {
+                self.topic_leaders[t * nb + x as usize] += 1;
+            }
+        }
+    }
+
+    /// Moves leadership of `pi` to replica `to` (which moves to the front of the replica list).
+    pub fn apply_leader_swap(&mut self, pi: u32, to: Bx) {
+        let e = effect(self, Action::Leader { pi, to });
+        self.apply_effect(&e);
+        let p = &mut self.parts[pi as usize];
+        let from = p.leader;
+        p.leader = Some(to);
+        if let Some(pos) = p.replicas.iter().position(|&r| r == to) {
+            let r = p.replicas.remove(pos);
+            p.replicas.insert(0, r);
+        }
+        self.move_leader_count(pi, from, Some(to));
+    }
+
+    /// Replaces the replica of `pi` on `from` with one on `to`, at the same position. When the
+    /// leader's replica moves, leadership goes where Kafka's controller puts it once the move
+    /// completes: the first replica of the new list.
+    pub fn apply_replica_move(&mut self, pi: u32, from: Bx, to: Bx) {
+        let e = effect(self, Action::Replica { pi, from, to });
+        self.apply_effect(&e);
+        let nb = self.nb();
+        let p = &mut self.parts[pi as usize];
+        if let Some(pos) = p.replicas.iter().position(|&r| r == from) {
+            p.replicas[pos] = to;
+        }
+        p.isr.retain(|&r| r != from);
+        p.isr.push(to);
+        let old_leader = p.leader;
+        if old_leader == Some(from) {
+            p.leader = p.replicas.first().copied();
+        }
+        let new_leader = p.leader;
+        let t = p.topic as usize;
+        self.topic_replicas[t * nb + from as usize] -= 1;
+        self.topic_replicas[t * nb + to as usize] += 1;
+        self.move_leader_count(pi, old_leader, new_leader);
+        let list = &mut self.broker_parts[from as usize];
+        if let Some(pos) = list.iter().position(|&x| x == pi) {
+            list.remove(pos);
+        }
+        self.broker_parts[to as usize].push(pi);
+    }
+
+    /// Distinct racks among a replica set; every broker without a rack counts as one more rack.
+    pub fn rack_spread(&self, replicas: impl Iterator<Item = Bx>) -> usize {
+        let mut seen: Vec<u32> = Vec::with_capacity(4);
+        let mut unracked = 0;
+        for b in replicas {
+            match self.brokers[b as usize].rack {
+                Some(r) if !seen.contains(&r) => seen.push(r),
+                Some(_) => {}
+                None => unracked += 1,
+            }
+        }
+        seen.len() + unracked
+    }
+
+    /// Whether replacing `from` with `to` in `pi`'s replicas keeps its rack spread.
+    pub fn keeps_rack_spread(&self, pi: u32, from: Bx, to: Bx) -> bool {
+        if self.rack_names.is_empty() {
+            return true;
+        }
+        let p = &self.parts[pi as usize];
+        let before = self.rack_spread(p.replicas.iter().copied());
+        let after = self.rack_spread(p.replicas.iter().map(|&r| if r == from { to } else { r }));
+        after >= before
+    }
+
+    /// The most replicas of topic `t` a broker should hold: ceil(partitions × rf / eligible).
+    pub fn replica_cap(&self, t: usize, eligible: usize) -> u32 {
+        let total = self.topic_partitions[t] * self.topic_rf[t];
+        total.div_ceil(eligible.max(1) as u32)
+    }
+
+    /// The most leaders of topic `t` a broker should hold: ceil(partitions / eligible).
+    pub fn leader_cap(&self, t: usize, eligible: usize) -> u32 {
+        self.topic_partitions[t].div_ceil(eligible.max(1) as u32)
+    }
+}

@@ -1,0 +1,684 @@
+//! From a snapshot to a plan: fair shares, which loads count and trigger, the search (or repairs
+//! while a broker is down), and the decision whether the plan is worth recommending.
+
+use std::collections::BTreeMap;
+
+use ballast_model::snapshot::{Snapshot, PLAN_FORMAT};
+use ballast_model::{BrokerId, BrokerState, CostClass, Load};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+use crate::model::{Bx, Model, DISK};
+use crate::policy::Policy;
+use crate::search::{Search, Tally, Targets};
+use crate::{is_no_traffic, load_index};
+
+/// One partition's change, as the executor will carry it out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannedMove {
+    pub topic: String,
+    pub partition: i32,
+    pub replicas_before: Vec<BrokerId>,
+    pub replicas_after: Vec<BrokerId>,
+    pub leader_before: Option<BrokerId>,
+    pub leader_after: Option<BrokerId>,
+    pub cost_class: CostClass,
+    /// Bytes copied (0 for leader-only).
+    pub bytes: u64,
+}
+
+/// One load before and after the plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadSummary {
+    pub fair_share: f64,
+    /// The load is balanced (has traffic and its imbalance is above the floor).
+    pub counted: bool,
+    /// Cluster average per broker below the `No traffic` threshold.
+    pub no_traffic: bool,
+    /// Largest difference from fair share below `BALLAST_BALANCE_FLOOR`.
+    pub below_floor: bool,
+    /// Some broker was beyond twice the threshold: the load is evened.
+    pub triggered: bool,
+    pub max_distance_before: f64,
+    pub max_distance_after: f64,
+    /// Largest absolute difference from fair share, in the load's unit, before the plan.
+    pub largest_difference: f64,
+    pub busiest_broker: Option<BrokerId>,
+    pub quietest_broker: Option<BrokerId>,
+}
+
+/// Why a broker stays away from its fair share, and what would help.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StructuralLimit {
+    pub broker_id: BrokerId,
+    pub load: Load,
+    pub distance: f64,
+    pub cause: String,
+    pub remediation: String,
+}
+
+/// A broker beyond the trigger on a load before the plan (`benefitEvidence.tripped`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tripped {
+    pub broker_id: BrokerId,
+    pub load: Load,
+    pub distance_before: f64,
+    pub distance_after: f64,
+    /// The plan brings it within the trigger, or halfway to the threshold, by at least a
+    /// quarter of a partition.
+    pub helped: bool,
+}
+
+/// Optimizer diagnostics (`movement.search`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchStats {
+    pub iterations: u64,
+    pub candidates_evaluated: u64,
+    pub steps_applied: u64,
+    pub stopped_at_partition_cap: bool,
+    pub workers: usize,
+}
+
+/// Per-load summaries serialized as a map keyed by load name, in the contract's load order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loads(pub Vec<(Load, LoadSummary)>);
+
+impl Serialize for Loads {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (load, summary) in &self.0 {
+            map.serialize_entry(load.name(), summary)?;
+        }
+        map.end()
+    }
+}
+
+/// A `ballast.plan/v1` document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub format: &'static str,
+    pub recommended: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub moves: Vec<PlannedMove>,
+    pub loads: Loads,
+    pub estimated_bytes: u64,
+    pub structural_limits: Vec<StructuralLimit>,
+    /// Brokers are down (not in maintenance): balancing is paused and only repairs are planned.
+    pub balance_hold: bool,
+    pub down_brokers: Vec<BrokerId>,
+    pub tripped: Vec<Tripped>,
+    /// Half the distance of the farthest broker, before and after (`metrics.effective`).
+    pub effective_before: f64,
+    pub effective_after: f64,
+    /// Root-mean-square distance over counted loads and eligible brokers, before and after.
+    pub evenness_before: f64,
+    pub evenness_after: f64,
+    pub search: SearchStats,
+    /// Filled in by the caller, who owns the clock.
+    pub elapsed_ms: f64,
+}
+
+/// Plans moves for `snapshot` under `policy` at time `now_ms`. Pure and deterministic.
+pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
+    let mut model = Model::build(snapshot, now_ms, policy.cooldown_ms);
+    let nb = model.nb();
+    let eligible: Vec<bool> = model.brokers.iter().map(|b| b.eligible()).collect();
+    let eligible_count = eligible.iter().filter(|e| **e).count();
+    let down: Vec<BrokerId> = model
+        .brokers
+        .iter()
+        .filter(|b| b.state == BrokerState::Down)
+        .map(|b| b.id)
+        .collect();
+
+    let mut fair = [0.0; 7];
+    for l in 0..7 {
+        let total: f64 = model.loads.iter().map(|v| v[l]).sum();
+        fair[l] = if eligible_count == 0 {
+            0.0
+        } else {
+            total / eligible_count as f64
+        };
+    }
+    let (mut targets, summaries) = classify(&model, fair, &eligible, eligible_count, policy);
+    let counted = targets.counted;
+    let first_active = targets.active;
+    let first = targets.clone();
+    let before_loads = model.loads.clone();
+    let evenness_before = evenness(&model, &first);
+    let effective_before = effective(&model, &first);
+    let typical_size = {
+        let n = model
+            .parts
+            .iter()
+            .map(|p| p.replicas.len())
+            .sum::<usize>()
+            .max(1);
+        model
+            .parts
+            .iter()
+            .map(|p| p.size * p.replicas.len() as f64)
+            .sum::<f64>()
+            / n as f64
+    };
+    let workers = if policy.workers == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        policy.workers
+    };
+
+    let balance_hold = !down.is_empty();
+    let mut stuck: Vec<(Bx, usize, Tally)> = Vec::new();
+    let mut stats = SearchStats {
+        iterations: 0,
+        candidates_evaluated: 0,
+        steps_applied: 0,
+        stopped_at_partition_cap: false,
+        workers,
+    };
+    let mut drained = false;
+    if balance_hold {
+        stats.steps_applied = evacuate(
+            &mut model,
+            BrokerState::Down,
+            &eligible,
+            eligible_count,
+            policy.max_partitions,
+        );
+    } else {
+        // Brokers in maintenance are drained first: fair share assumes their load goes elsewhere.
+        stats.steps_applied = evacuate(
+            &mut model,
+            BrokerState::Maintenance,
+            &eligible,
+            eligible_count,
+            policy.max_partitions,
+        );
+        drained = stats.steps_applied > 0;
+        // Which loads count and trigger depends on the placement, so the search runs until a
+        // pass on its own result changes nothing: re-planning the plan's result then proposes
+        // nothing new.
+        for _pass in 0..MAX_PASSES {
+            let (pass_targets, _) = classify(&model, fair, &eligible, eligible_count, policy);
+            targets = pass_targets;
+            if !targets.active.iter().any(|a| *a) {
+                stuck.clear();
+                break;
+            }
+            let result = Search {
+                model: &mut model,
+                targets: &targets,
+                max_partitions: policy.max_partitions,
+                workers,
+                typical_size,
+            }
+            .run();
+            stats.iterations += result.iterations;
+            stats.candidates_evaluated += result.evaluated;
+            stats.steps_applied += result.applied;
+            stats.stopped_at_partition_cap |= result.capped;
+            stuck = result.stuck;
+            if result.applied == 0 || result.capped {
+                break;
+            }
+        }
+    }
+
+    let moves = moves(&model);
+    let estimated_bytes = moves.iter().map(|m| m.bytes).sum();
+    let loads = Loads(
+        summaries
+            .into_iter()
+            .map(|(load, no_traffic, below_floor, largest, max_before)| {
+                let l = load_index(load);
+                let (busiest, quietest) = extremes(&before_loads, &eligible, l);
+                (
+                    load,
+                    LoadSummary {
+                        fair_share: fair[l],
+                        counted: counted[l],
+                        no_traffic,
+                        below_floor,
+                        triggered: first_active[l],
+                        max_distance_before: round2(max_before),
+                        max_distance_after: round2(max_distance(&model, &targets, l)),
+                        largest_difference: largest,
+                        busiest_broker: busiest.map(|b| model.brokers[b].id),
+                        quietest_broker: quietest.map(|b| model.brokers[b].id),
+                    },
+                )
+            })
+            .collect(),
+    );
+
+    // Benefit evidence: every broker beyond the trigger before the plan.
+    let quarter = quarter_partition(&model);
+    let mut tripped = Vec::new();
+    for b in 0..nb {
+        if !eligible[b] {
+            continue;
+        }
+        for load in Load::ALL {
+            let l = load_index(load);
+            if !first_active[l] {
+                continue;
+            }
+            let d0 = targets.dev(l, before_loads[b][l]);
+            if d0.abs() <= targets.trigger {
+                continue;
+            }
+            let d1 = targets.dev(l, model.loads[b][l]);
+            let within =
+                d1.abs() <= targets.trigger || d1.abs() <= (d0.abs() + targets.threshold) / 2.0;
+            let moved_enough = (model.loads[b][l] - before_loads[b][l]).abs() >= quarter[l];
+            tripped.push(Tripped {
+                broker_id: model.brokers[b].id,
+                load,
+                distance_before: round2(d0),
+                distance_after: round2(d1),
+                helped: within && moved_enough,
+            });
+        }
+    }
+    let evenness_after = evenness(&model, &first);
+    let effective_after = effective(&model, &first);
+    let structural_limits = limits(&model, &targets, &stuck, policy);
+
+    let (recommended, reason) = if balance_hold {
+        let reason = format!(
+            "balance_held: broker{} {} down and not in maintenance; only repairs are planned",
+            if down.len() == 1 { "" } else { "s" },
+            join(&down)
+        );
+        (!moves.is_empty(), Some(reason))
+    } else if eligible_count < 2 {
+        (
+            false,
+            Some("fewer than two brokers can take load".to_string()),
+        )
+    } else if !first_active.iter().any(|a| *a) && !drained {
+        (
+            false,
+            Some(format!(
+                "balanced: no counted load has a broker beyond {}% of its fair share",
+                targets.trigger
+            )),
+        )
+    } else if moves.is_empty() && !drained {
+        (
+            false,
+            Some("no move helps: see structural limits".to_string()),
+        )
+    } else {
+        let improvement = evenness_before - evenness_after;
+        let relative = if evenness_before > 0.0 {
+            improvement / evenness_before
+        } else {
+            0.0
+        };
+        let beneficial = improvement >= 2.0 || (relative >= 0.10 && improvement >= 0.5);
+        if !tripped.iter().any(|t| t.helped) {
+            (
+                false,
+                Some("not beneficial: no broker beyond the trigger is brought within it or halfway to the threshold by at least a quarter of a partition".to_string()),
+            )
+        } else if evenness_after >= evenness_before {
+            (
+                false,
+                Some("not beneficial: the cluster would not be more even overall".to_string()),
+            )
+        } else if !beneficial {
+            (
+                false,
+                Some(format!(
+                    "likely not beneficial: evenness improves by {improvement:.2} points ({:.1}%), below 2 points or 10% with 0.5 points",
+                    relative * 100.0
+                )),
+            )
+        } else {
+            (true, None)
+        }
+    };
+
+    Plan {
+        format: PLAN_FORMAT,
+        recommended,
+        reason,
+        moves,
+        loads,
+        estimated_bytes,
+        structural_limits,
+        balance_hold,
+        down_brokers: down,
+        tripped,
+        effective_before: round2(effective_before),
+        effective_after: round2(effective_after),
+        evenness_before: round2(evenness_before),
+        evenness_after: round2(evenness_after),
+        search: stats,
+        elapsed_ms: 0.0,
+    }
+}
+
+/// Passes of the search at most; each pass either changes nothing or lowers the objective.
+const MAX_PASSES: usize = 8;
+
+type LoadFacts = (Load, bool, bool, f64, f64);
+
+/// Which loads count (traffic, floor) and which trigger, on the current placement.
+fn classify(
+    model: &Model,
+    fair: [f64; 7],
+    eligible: &[bool],
+    eligible_count: usize,
+    policy: &Policy,
+) -> (Targets, Vec<LoadFacts>) {
+    let nb = model.nb();
+    let mut targets = Targets {
+        fair,
+        counted: [false; 7],
+        active: [false; 7],
+        floor: [None; 7],
+        threshold: policy.threshold_pct,
+        trigger: policy.trigger_pct(),
+        eligible: eligible.to_vec(),
+        eligible_count,
+    };
+    let mut facts = Vec::with_capacity(7);
+    for load in Load::ALL {
+        let l = load_index(load);
+        let no_traffic = eligible_count > 0 && is_no_traffic(load, fair[l]);
+        let largest = (0..nb)
+            .filter(|&b| eligible[b])
+            .map(|b| (model.loads[b][l] - fair[l]).abs())
+            .fold(0.0, f64::max);
+        let floor = match l {
+            4 | 6 => policy.floor_bytes_per_sec,
+            DISK => policy.floor_disk_bytes,
+            _ => 0.0,
+        };
+        let below_floor = floor > 0.0 && largest < floor;
+        targets.counted[l] = eligible_count > 1 && !no_traffic && !below_floor && fair[l] > 0.0;
+        if below_floor && !no_traffic {
+            targets.floor[l] = Some(floor);
+        }
+        let max_before = max_distance(model, &targets, l);
+        targets.active[l] = targets.counted[l] && max_before > targets.trigger;
+        facts.push((load, no_traffic, below_floor, largest, max_before));
+    }
+    (targets, facts)
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+fn join(ids: &[BrokerId]) -> String {
+    ids.iter()
+        .map(|b| b.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn max_distance(model: &Model, t: &Targets, l: usize) -> f64 {
+    (0..model.nb())
+        .filter(|&b| t.eligible[b])
+        .map(|b| t.dev(l, model.loads[b][l]).abs())
+        .fold(0.0, f64::max)
+}
+
+/// Half the distance of the farthest broker over counted loads.
+fn effective(model: &Model, t: &Targets) -> f64 {
+    (0..7)
+        .filter(|&l| t.counted[l])
+        .map(|l| max_distance(model, t, l))
+        .fold(0.0, f64::max)
+        / 2.0
+}
+
+/// Root-mean-square distance (percent) over counted loads and eligible brokers.
+fn evenness(model: &Model, t: &Targets) -> f64 {
+    let mut sum = 0.0;
+    let mut n = 0usize;
+    for l in (0..7).filter(|&l| t.counted[l]) {
+        for b in (0..model.nb()).filter(|&b| t.eligible[b]) {
+            let d = t.dev(l, model.loads[b][l]);
+            sum += d * d;
+            n += 1;
+        }
+    }
+    if n == 0 {
+        0.0
+    } else {
+        (sum / n as f64).sqrt()
+    }
+}
+
+fn extremes(loads: &[[f64; 7]], eligible: &[bool], l: usize) -> (Option<usize>, Option<usize>) {
+    let mut busiest: Option<usize> = None;
+    let mut quietest: Option<usize> = None;
+    for b in (0..loads.len()).filter(|&b| eligible[b]) {
+        if busiest.is_none_or(|x| loads[b][l] > loads[x][l]) {
+            busiest = Some(b);
+        }
+        if quietest.is_none_or(|x| loads[b][l] < loads[x][l]) {
+            quietest = Some(b);
+        }
+    }
+    (busiest, quietest)
+}
+
+/// A quarter of the average partition's contribution to each load.
+fn quarter_partition(model: &Model) -> [f64; 7] {
+    let mut sums = [0.0; 7];
+    let mut leaders = 0usize;
+    let mut replicas = 0usize;
+    for p in &model.parts {
+        replicas += p.replicas.len();
+        if p.leader.is_some() {
+            leaders += 1;
+            for (i, r) in p.rates.iter().enumerate() {
+                sums[3 + i] += r;
+            }
+        }
+        sums[DISK] += p.size * p.replicas.len() as f64;
+    }
+    let avg = |sum: f64, n: usize| if n == 0 { 0.0 } else { sum / n as f64 };
+    [
+        0.25,
+        0.25,
+        0.25 * avg(sums[DISK], replicas),
+        0.25 * avg(sums[3], leaders),
+        0.25 * avg(sums[4], leaders),
+        0.25 * avg(sums[5], leaders),
+        0.25 * avg(sums[6], leaders),
+    ]
+}
+
+/// Moves every replica off brokers in `state` (down: repairs; maintenance: the drain) to
+/// brokers that can take them: partitions at or under min ISR first, same rack first, never
+/// reducing a partition's rack spread, the emptiest disk first. Cooldown blocks a drain but not
+/// a repair: restoring redundancy is not churn.
+fn evacuate(
+    model: &mut Model,
+    state: BrokerState,
+    eligible: &[bool],
+    eligible_count: usize,
+    cap: Option<usize>,
+) -> u64 {
+    let mut applied = 0;
+    let mut touched = 0usize;
+    let nb = model.nb();
+    let mut order: Vec<u32> = (0..model.parts.len() as u32).collect();
+    order.sort_by_key(|&pi| {
+        let p = &model.parts[pi as usize];
+        let live = p
+            .isr
+            .iter()
+            .filter(|&&r| model.brokers[r as usize].state != state)
+            .count() as i64;
+        (live - i64::from(p.min_isr), pi)
+    });
+    for pi in order {
+        let p = &model.parts[pi as usize];
+        if p.leader.is_none() {
+            continue;
+        }
+        let lost: Vec<Bx> = p
+            .replicas
+            .iter()
+            .copied()
+            .filter(|&r| model.brokers[r as usize].state == state)
+            .collect();
+        // A drain waits for the cooldown; a repair of a down broker does not.
+        if lost.is_empty() || (p.frozen && state != BrokerState::Down) {
+            continue;
+        }
+        if cap.is_some_and(|c| touched >= c) {
+            break;
+        }
+        touched += 1;
+        for from in lost {
+            let p = &model.parts[pi as usize];
+            let topic = p.topic as usize;
+            let rcap = model.replica_cap(topic, eligible_count);
+            let from_rack = model.brokers[from as usize].rack;
+            let best = (0..nb as Bx)
+                .filter(|&d| eligible[d as usize] && !p.holds(d))
+                .filter(|&d| model.keeps_rack_spread(pi, from, d))
+                .min_by(|&a, &b| {
+                    let key = |d: Bx| {
+                        (
+                            model.brokers[d as usize].rack != from_rack,
+                            model.topic_replicas[topic * nb + d as usize] >= rcap,
+                        )
+                    };
+                    key(a)
+                        .cmp(&key(b))
+                        .then(
+                            model.loads[a as usize][DISK].total_cmp(&model.loads[b as usize][DISK]),
+                        )
+                        .then(a.cmp(&b))
+                });
+            if let Some(to) = best {
+                model.apply_replica_move(pi, from, to);
+                applied += 1;
+            }
+        }
+    }
+    applied
+}
+
+/// The net change of every partition that moved, in topic and partition order.
+fn moves(model: &Model) -> Vec<PlannedMove> {
+    let id = |b: Bx| model.brokers[b as usize].id;
+    let mut out = Vec::new();
+    for p in model.parts.iter().filter(|p| p.changed()) {
+        let added: Vec<Bx> = p
+            .replicas
+            .iter()
+            .copied()
+            .filter(|r| !p.original_replicas.contains(r))
+            .collect();
+        let removed: Vec<Bx> = p
+            .original_replicas
+            .iter()
+            .copied()
+            .filter(|r| !p.replicas.contains(r))
+            .collect();
+        let cost_class = if added.is_empty() {
+            CostClass::LeaderOnly
+        } else {
+            let removed_racks: Vec<Option<u32>> = removed
+                .iter()
+                .map(|&r| model.brokers[r as usize].rack)
+                .collect();
+            let cross = added.iter().any(|&a| {
+                let rack = model.brokers[a as usize].rack;
+                rack.is_some() && !removed_racks.contains(&rack)
+            });
+            if cross {
+                CostClass::CrossRack
+            } else {
+                CostClass::InterBroker
+            }
+        };
+        out.push(PlannedMove {
+            topic: model.topics[p.topic as usize].clone(),
+            partition: p.partition,
+            replicas_before: p.original_replicas.iter().map(|&b| id(b)).collect(),
+            replicas_after: p.replicas.iter().map(|&b| id(b)).collect(),
+            leader_before: p.original_leader.map(id),
+            leader_after: p.leader.map(id),
+            cost_class,
+            bytes: (p.size as u64).saturating_mul(added.len() as u64),
+        });
+    }
+    out
+}
+
+fn limits(
+    model: &Model,
+    t: &Targets,
+    stuck: &[(Bx, usize, Tally)],
+    policy: &Policy,
+) -> Vec<StructuralLimit> {
+    let mut out = Vec::new();
+    let mut seen = BTreeMap::new();
+    for (b, l, tally) in stuck {
+        if seen.insert((*b, *l), ()).is_some() {
+            continue;
+        }
+        let load = Load::ALL[*l];
+        let broker = model.brokers[*b as usize].id;
+        let distance = round2(t.dev(*l, model.loads[*b as usize][*l]));
+        let cooldown_min = policy.cooldown_ms / 60_000;
+        let (cause, remediation) = if tally.cooldown > 0 {
+            (
+                "recent moves",
+                format!("the partitions that would help broker {broker} were moved within the last {cooldown_min} minutes; a proposal after the cooldown can move them"),
+            )
+        } else if tally.rack > 0 {
+            (
+                "rack layout",
+                format!("every partition that could leave broker {broker} would lose rack diversity; adding brokers to the under-used racks would help"),
+            )
+        } else if tally.conflict > 0 && *l >= 3 {
+            (
+                "messages vs bytes",
+                format!("moves that even {load} on broker {broker} unbalance another rate, because message sizes differ between topics; raising BALLAST_BALANCE_FLOOR for bytes or accepting the difference would help"),
+            )
+        } else if tally.overshoot > 0 {
+            (
+                "large partition",
+                format!("every partition broker {broker} could give or take overshoots fair share of {load}; more partitions for the largest topics (smaller partitions) would help"),
+            )
+        } else if tally.spread > 0 {
+            (
+                "no move helps",
+                format!("topics on broker {broker} are at their spread limit; more brokers or more partitions per topic would help"),
+            )
+        } else {
+            (
+                "no move helps",
+                format!("no single partition move brings broker {broker} closer to fair share of {load} without unbalancing another load; adding capacity would help"),
+            )
+        };
+        out.push(StructuralLimit {
+            broker_id: broker,
+            load,
+            distance,
+            cause: cause.to_string(),
+            remediation,
+        });
+    }
+    out.sort_by_key(|a| (a.broker_id, a.load));
+    out
+}

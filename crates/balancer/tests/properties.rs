@@ -1,0 +1,167 @@
+//! Invariants of every plan, on random clusters.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use ballast_balancer::{apply_plan, plan, Plan, Policy};
+use ballast_model::snapshot::{Snapshot, SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
+use ballast_model::BrokerState;
+use common::{NOW, NOW_MS};
+use proptest::prelude::*;
+
+/// A random cluster: brokers, racks, topics with random placement, sizes, rates and some
+/// recently moved partitions.
+fn cluster() -> impl Strategy<Value = Snapshot> {
+    (3usize..9, 0usize..4, 1usize..5, any::<u64>()).prop_map(|(brokers, racks, topics, seed)| {
+        let mut rng = seed | 1;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n.max(1)
+        };
+        let brokers_v: Vec<SnapshotBroker> = (1..=brokers as i32)
+            .map(|id| SnapshotBroker {
+                id,
+                rack: (racks > 0).then(|| format!("r{}", (id - 1) as usize % racks)),
+                state: if next(10) == 0 {
+                    BrokerState::Maintenance
+                } else {
+                    BrokerState::Alive
+                },
+            })
+            .collect();
+        let mut partitions = Vec::new();
+        for t in 0..topics {
+            let count = 1 + next(24) as i32;
+            let rf = 1 + next(3.min(brokers as u64)) as usize;
+            let hot = next(3) == 0;
+            for p in 0..count {
+                let mut replicas: Vec<i32> = Vec::new();
+                while replicas.len() < rf {
+                    // Skewed placement: low broker ids more likely.
+                    let b = 1 + next(
+                        if hot { 2 } else { brokers as u64 }
+                            .max(rf as u64 + 1)
+                            .min(brokers as u64),
+                    ) as i32;
+                    if !replicas.contains(&b) {
+                        replicas.push(b);
+                    }
+                }
+                let leader = replicas[next(replicas.len() as u64) as usize];
+                let msg = next(2000) as f64;
+                partitions.push(SnapshotPartition {
+                    topic: format!("topic-{t}"),
+                    partition: p,
+                    leader: Some(leader),
+                    isr: None,
+                    replicas,
+                    size_bytes: (1 + next(5000)) * 1_000_000,
+                    compacted: false,
+                    min_insync_replicas: 1,
+                    producer_msg_rate: msg,
+                    producer_byte_rate: msg * (100 + next(2000)) as f64,
+                    consumer_msg_rate: msg * next(3) as f64,
+                    consumer_byte_rate: msg * 500.0,
+                    last_moved_at: (next(8) == 0).then(|| "2026-11-21T09:50:00Z".to_string()),
+                });
+            }
+        }
+        Snapshot {
+            format: SNAPSHOT_FORMAT.to_string(),
+            taken_at: NOW.to_string(),
+            cluster_id: None,
+            brokers: brokers_v,
+            partitions,
+        }
+    })
+}
+
+fn rack_spread(s: &Snapshot, replicas: &[i32]) -> usize {
+    let mut racks = BTreeSet::new();
+    let mut unracked = 0;
+    for r in replicas {
+        match s
+            .brokers
+            .iter()
+            .find(|b| b.id == *r)
+            .and_then(|b| b.rack.clone())
+        {
+            Some(rack) => {
+                racks.insert(rack);
+            }
+            None => unracked += 1,
+        }
+    }
+    racks.len() + unracked
+}
+
+fn run(s: &Snapshot) -> Plan {
+    plan(s, &Policy::default(), NOW_MS)
+}
+
+proptest! {
+    // 64 cases by default; PROPTEST_CASES=5000 for a deeper run.
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+    ))]
+
+    #[test]
+    fn plans_never_break_rack_awareness(s in cluster()) {
+        let p = run(&s);
+        let has_racks = s.brokers.iter().any(|b| b.rack.is_some());
+        for m in &p.moves {
+            if has_racks {
+                prop_assert!(rack_spread(&s, &m.replicas_after) >= rack_spread(&s, &m.replicas_before), "{m:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn plans_never_change_a_replication_factor(s in cluster()) {
+        let p = run(&s);
+        for m in &p.moves {
+            prop_assert_eq!(m.replicas_after.len(), m.replicas_before.len());
+            let distinct: BTreeSet<i32> = m.replicas_after.iter().copied().collect();
+            prop_assert_eq!(distinct.len(), m.replicas_after.len(), "duplicate replica in {:?}", m);
+            for b in m.replicas_after.iter().filter(|b| !m.replicas_before.contains(b)) {
+                let broker = s.brokers.iter().find(|x| x.id == *b);
+                prop_assert!(broker.is_some_and(|x| x.state == BrokerState::Alive), "added replica on broker {} that cannot take load", b);
+            }
+            prop_assert!(m.leader_after.is_none_or(|l| m.replicas_after.contains(&l)));
+        }
+    }
+
+    #[test]
+    fn plans_never_move_a_partition_in_cooldown(s in cluster()) {
+        let p = run(&s);
+        for m in &p.moves {
+            let before = s.partitions.iter().find(|x| x.topic == m.topic && x.partition == m.partition);
+            prop_assert!(before.is_some_and(|x| x.last_moved_at.is_none()), "moved {}-{} in cooldown", m.topic, m.partition);
+        }
+    }
+
+    #[test]
+    fn replanning_the_planned_result_proposes_nothing_new(s in cluster()) {
+        let first = run(&s);
+        let after = apply_plan(&s, &first, None);
+        let second = run(&after);
+        prop_assert!(second.moves.is_empty(), "{} more moves after {}: {:?}", second.moves.len(), first.moves.len(), second.moves.first());
+    }
+
+    #[test]
+    fn the_same_input_gives_a_byte_identical_plan(s in cluster(), rotate in 0usize..50) {
+        let a = serde_json::to_string(&run(&s)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let b = serde_json::to_string(&run(&s)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert!(a == b);
+        // Input order does not matter either.
+        let mut shuffled = s.clone();
+        let n = shuffled.partitions.len();
+        shuffled.partitions.rotate_left(rotate % n.max(1));
+        shuffled.brokers.reverse();
+        let c = serde_json::to_string(&run(&shuffled)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert!(a == c);
+    }
+}

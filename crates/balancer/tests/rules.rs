@@ -1,0 +1,342 @@
+//! One test per balancing rule of the interface specification, named after the rule.
+
+mod common;
+
+use ballast_balancer::{apply_plan, plan, Policy};
+use ballast_model::{BrokerState, CostClass};
+use common::{load, Cluster, GIB, NOW_MS};
+
+/// Four brokers, replication factor 2; broker 1 holds one replica of every partition, so its
+/// disk and follower/leader counts are far above fair share.
+fn hot_broker() -> Cluster {
+    Cluster::new(4, 0).topic("t", 24, GIB, |i| vec![1, 2 + i % 3])
+}
+
+#[test]
+fn a_broker_beyond_twice_the_threshold_triggers_moves_until_every_broker_is_within_it() {
+    let c = hot_broker();
+    let p = c.plan();
+    assert!(p.recommended, "{:?}", p.reason);
+    let disk = load(&p, "diskBytes");
+    assert!(disk.triggered);
+    assert!(disk.max_distance_before > 10.0);
+    assert!(
+        disk.max_distance_after <= 5.0,
+        "disk after {}",
+        disk.max_distance_after
+    );
+    let leaders = load(&p, "leaderCount");
+    assert!(
+        leaders.max_distance_after <= 5.0,
+        "leaders after {}",
+        leaders.max_distance_after
+    );
+    assert!(!p.moves.is_empty());
+    assert!(p.structural_limits.is_empty(), "{:?}", p.structural_limits);
+}
+
+#[test]
+fn a_broker_within_twice_the_threshold_triggers_nothing() {
+    // Disk 1.036 : 1.04 : 1 : 1 GiB and leaders 11 : 11 : 10 : 10: within 10% everywhere.
+    let c = Cluster::new(4, 0)
+        .topic("a", 40, GIB / 10, |i| vec![i % 4 + 1])
+        .part("b", 0, &[1], GIB * 36 / 1000)
+        .part("b", 1, &[2], GIB / 25);
+    let p = c.plan();
+    let loads: Vec<_> = p
+        .loads
+        .0
+        .iter()
+        .map(|(l, s)| (l.name(), s.triggered, s.max_distance_before))
+        .collect();
+    assert!(p.moves.is_empty(), "{:?} {loads:?}", p.moves);
+    assert!(!p.recommended);
+    assert!(
+        p.reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("balanced")),
+        "{:?} {loads:?}",
+        p.reason
+    );
+}
+
+#[test]
+fn partitions_moved_in_the_last_30_minutes_are_not_moved_again() {
+    let c = hot_broker().moved_at("t", "2026-11-21T09:45:00Z");
+    let p = c.plan();
+    assert!(p.moves.is_empty(), "{:?}", p.moves);
+    assert!(
+        p.structural_limits
+            .iter()
+            .any(|l| l.cause == "recent moves"),
+        "{:?}",
+        p.structural_limits
+    );
+    // 31 minutes later they may move again.
+    let later = hot_broker().moved_at("t", "2026-11-21T09:29:00Z");
+    assert!(!later.plan().moves.is_empty());
+}
+
+#[test]
+fn a_load_below_the_no_traffic_threshold_reads_no_traffic_and_is_not_balanced() {
+    // Rates all on broker 1 but tiny: 0.5 msg/s and 500 B/s per broker on average.
+    let c = Cluster::new(2, 0)
+        .topic("t", 4, 10 * GIB, |i| vec![i % 2 + 1])
+        .rates("t", 0.0, 0.0);
+    let mut c = c;
+    c.snapshot.partitions[0].producer_msg_rate = 1.0;
+    c.snapshot.partitions[0].producer_byte_rate = 1000.0;
+    let p = c.plan();
+    let msgs = load(&p, "producerMsgRate");
+    assert!(msgs.no_traffic && !msgs.counted);
+    let bytes = load(&p, "producerByteRate");
+    assert!(bytes.no_traffic && !bytes.counted);
+    assert!(p.moves.is_empty(), "{:?}", p.moves);
+}
+
+#[test]
+fn disk_below_one_mib_per_broker_reads_no_traffic() {
+    let c = Cluster::new(2, 0)
+        .part("t", 0, &[1], 1000)
+        .part("t", 1, &[1], 1000);
+    let p = c.plan();
+    assert!(load(&p, "diskBytes").no_traffic);
+}
+
+#[test]
+fn while_a_broker_is_down_balancing_is_paused_and_only_repairs_are_planned() {
+    let c = hot_broker().state(4, BrokerState::Down);
+    let p = c.plan();
+    assert!(p.balance_hold);
+    assert_eq!(p.down_brokers, vec![4]);
+    assert!(p
+        .reason
+        .as_deref()
+        .is_some_and(|r| r.starts_with("balance_held")));
+    assert!(!p.moves.is_empty());
+    for m in &p.moves {
+        assert!(
+            m.replicas_before.contains(&4),
+            "only partitions on the down broker move: {m:?}"
+        );
+        assert!(!m.replicas_after.contains(&4));
+        assert_eq!(m.replicas_after.len(), m.replicas_before.len());
+    }
+}
+
+#[test]
+fn a_broker_in_maintenance_takes_no_load_and_does_not_hold_balancing() {
+    let c = Cluster::new(4, 0)
+        .topic("t", 24, GIB, |i| vec![i % 3 + 1, (i + 1) % 3 + 1])
+        .state(4, BrokerState::Maintenance);
+    let p = c.plan();
+    assert!(!p.balance_hold);
+    assert!(p.moves.iter().all(|m| !m.replicas_after.contains(&4)));
+    assert!((load(&p, "diskBytes").fair_share - 16.0 * GIB as f64).abs() < 1.0);
+}
+
+#[test]
+fn the_first_plan_after_maintenance_moves_partitions_back_onto_the_returning_broker() {
+    // Broker 4 came back empty.
+    let c = Cluster::new(4, 0).topic("t", 24, GIB, |i| vec![i % 3 + 1, (i + 1) % 3 + 1]);
+    let p = c.plan();
+    assert!(p.recommended, "{:?}", p.reason);
+    let onto_4 = p
+        .moves
+        .iter()
+        .filter(|m| m.replicas_after.contains(&4))
+        .count();
+    assert!(onto_4 >= 10, "{onto_4} moves onto the returning broker");
+    assert!(load(&p, "diskBytes").max_distance_after <= 5.0);
+}
+
+#[test]
+fn the_byte_floor_leaves_a_small_byte_rate_difference_alone() {
+    // Byte rates differ by 1 MB/s between brokers: below the default 2 MB/s floor.
+    let c = Cluster::new(2, 0)
+        .topic("t", 2, GIB, |i| vec![i + 1])
+        .rates("t", 0.0, 0.0);
+    let mut c = c;
+    c.snapshot.partitions[0].producer_byte_rate = 1_500_000.0;
+    c.snapshot.partitions[1].producer_byte_rate = 500_000.0;
+    let p = c.plan();
+    let bytes = load(&p, "producerByteRate");
+    assert!(bytes.below_floor && !bytes.counted, "{bytes:?}");
+    // With a lower floor the same difference counts.
+    let p = c.plan_with(&Policy {
+        floor_bytes_per_sec: 100_000.0,
+        ..Policy::default()
+    });
+    assert!(load(&p, "producerByteRate").counted);
+}
+
+#[test]
+fn the_disk_floor_leaves_a_small_disk_difference_alone() {
+    let c = Cluster::new(2, 0)
+        .part("t", 0, &[1], 3 * GIB)
+        .part("t", 1, &[2], GIB);
+    let p = c.plan_with(&Policy {
+        floor_disk_bytes: 2.0 * GIB as f64,
+        ..Policy::default()
+    });
+    assert!(load(&p, "diskBytes").below_floor);
+    assert!(p
+        .moves
+        .iter()
+        .all(|m| m.cost_class == CostClass::LeaderOnly));
+}
+
+#[test]
+fn leadership_changes_are_preferred_to_copies() {
+    // Replicas are even (every broker holds 12), but broker 1 leads everything it holds.
+    let c = Cluster::new(3, 0).topic("t", 18, GIB, |i| {
+        let a = i % 3 + 1;
+        let b = (i + 1) % 3 + 1;
+        if a == 1 || b == 1 {
+            vec![1, if a == 1 { b } else { a }]
+        } else {
+            vec![a, b]
+        }
+    });
+    let p = c.plan();
+    assert!(p.recommended, "{:?}", p.reason);
+    assert!(
+        p.moves
+            .iter()
+            .all(|m| m.cost_class == CostClass::LeaderOnly),
+        "{:?}",
+        p.moves
+    );
+    assert_eq!(p.estimated_bytes, 0);
+    assert!(load(&p, "leaderCount").max_distance_after <= 5.0);
+}
+
+#[test]
+fn same_rack_copies_are_preferred_to_cross_rack_copies() {
+    // Racks r1 = {1, 3} and r2 = {2, 4}. Brokers 1 and 2 hold everything (RF 1); 3 and 4 are
+    // new and empty. Evening it out needs no cross-rack copy at all. (Single-partition topics,
+    // so the topic spread cap does not force any destination.)
+    let mut c = Cluster::new(4, 2);
+    for i in 0..8 {
+        c = c.part(&format!("a{i}"), 0, &[1], GIB).part(&format!("b{i}"), 0, &[2], GIB);
+    }
+    let p = c.plan();
+    assert!(p.recommended, "{:?}", p.reason);
+    assert!(!p.moves.is_empty());
+    for m in &p.moves {
+        assert_ne!(m.cost_class, CostClass::CrossRack, "{m:?}");
+    }
+    assert!(load(&p, "diskBytes").max_distance_after <= 5.0);
+}
+
+#[test]
+fn a_topic_is_not_concentrated_beyond_its_spread_cap() {
+    // Topic a: 8 partitions on broker 1 of 4; the cap is ceil(8 / 4) = 2 per broker.
+    let c = Cluster::new(4, 0)
+        .topic("a", 8, GIB, |_| vec![1])
+        .topic("b", 8, GIB, |_| vec![2]);
+    let p = c.plan();
+    let after = apply_plan(&c.snapshot, &p, None);
+    for broker in [3, 4] {
+        let count = after
+            .partitions
+            .iter()
+            .filter(|x| x.topic == "a" && x.replicas.contains(&broker))
+            .count();
+        assert!(count <= 2, "broker {broker} holds {count} partitions of a");
+    }
+}
+
+#[test]
+fn a_partition_larger_than_the_excess_is_a_structural_limit() {
+    // One 10 GiB partition on broker 1, tiny ones elsewhere: no move gets within 5%.
+    let c = Cluster::new(2, 0)
+        .part("big", 0, &[1], 10 * GIB)
+        .topic("small", 4, GIB / 4, |_| vec![2]);
+    let p = c.plan();
+    let limit = p
+        .structural_limits
+        .iter()
+        .find(|l| l.load.name() == "diskBytes")
+        .expect("disk limit");
+    assert_eq!(limit.cause, "large partition");
+    assert!(!limit.remediation.is_empty());
+}
+
+#[test]
+fn proposal_max_partitions_caps_the_partitions_moved() {
+    let p = hot_broker().plan_with(&Policy {
+        max_partitions: Some(3),
+        ..Policy::default()
+    });
+    assert!(p.moves.len() <= 3, "{}", p.moves.len());
+    assert!(!p.moves.is_empty());
+}
+
+#[test]
+fn worker_threads_never_change_the_plan() {
+    let c = Cluster::new(12, 3).topic("t", 600, GIB, |i| vec![1 + i % 4, 5 + i % 4, 9 + i % 2]);
+    let run = |workers| {
+        let mut p = c.plan_with(&Policy {
+            workers,
+            ..Policy::default()
+        });
+        assert_eq!(p.search.workers, workers);
+        p.search.workers = 0;
+        serde_json::to_string(&p).expect("json")
+    };
+    let one = run(1);
+    assert!(one == run(4), "plans differ between 1 and 4 workers");
+    assert!(one == run(3), "plans differ between 1 and 3 workers");
+}
+
+#[test]
+fn replanning_the_planned_result_proposes_nothing() {
+    let c = hot_broker();
+    let first = c.plan();
+    let after = apply_plan(&c.snapshot, &first, None);
+    let second = plan(&after, &Policy::default(), NOW_MS);
+    assert!(second.moves.is_empty(), "{:?}", second.moves);
+}
+
+#[test]
+fn the_plan_serializes_as_ballast_plan_v1() {
+    let p = hot_broker().plan();
+    let json: serde_json::Value = serde_json::to_value(&p).expect("json");
+    assert_eq!(json["format"], "ballast.plan/v1");
+    assert_eq!(json["recommended"], true);
+    let m = &json["moves"][0];
+    for key in [
+        "topic",
+        "partition",
+        "replicasBefore",
+        "replicasAfter",
+        "leaderBefore",
+        "leaderAfter",
+        "costClass",
+        "bytes",
+    ] {
+        assert!(!m[key].is_null(), "move field {key}: {m}");
+    }
+    let names: Vec<&String> = json["loads"]
+        .as_object()
+        .expect("loads map")
+        .keys()
+        .collect();
+    assert_eq!(names.len(), 7);
+    for key in [
+        "fairShare",
+        "counted",
+        "noTraffic",
+        "maxDistanceBefore",
+        "maxDistanceAfter",
+    ] {
+        assert!(
+            !json["loads"]["diskBytes"][key].is_null(),
+            "load field {key}"
+        );
+    }
+    assert!(json["estimatedBytes"].as_u64().is_some_and(|b| b > 0));
+    assert!(json["structuralLimits"].is_array());
+    assert!(json["elapsedMs"].is_number());
+}
