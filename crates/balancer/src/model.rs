@@ -27,19 +27,102 @@ impl BrokerSlot {
     }
 }
 
+/// The most replicas the planner models per partition; partitions with more are never moved.
+pub const MAX_RF: usize = 16;
+
+/// A replica set stored inline (no heap): the planner touches millions of these per plan.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Slots {
+    len: u8,
+    items: [Bx; MAX_RF],
+}
+
+impl Slots {
+    pub fn from_slice(ids: &[Bx]) -> Slots {
+        let mut s = Slots {
+            len: 0,
+            items: [0; MAX_RF],
+        };
+        for &b in ids.iter().take(MAX_RF) {
+            s.push(b);
+        }
+        s
+    }
+
+    pub fn as_slice(&self) -> &[Bx] {
+        &self.items[..self.len as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Bx> {
+        self.as_slice().iter()
+    }
+
+    pub fn contains(&self, b: &Bx) -> bool {
+        self.as_slice().contains(b)
+    }
+
+    pub fn first(&self) -> Option<&Bx> {
+        self.as_slice().first()
+    }
+
+    pub fn position(&self, b: Bx) -> Option<usize> {
+        self.as_slice().iter().position(|&x| x == b)
+    }
+
+    pub fn push(&mut self, b: Bx) {
+        if (self.len as usize) < MAX_RF {
+            self.items[self.len as usize] = b;
+            self.len += 1;
+        }
+    }
+
+    pub fn set(&mut self, i: usize, b: Bx) {
+        self.items[i] = b;
+    }
+
+    pub fn retain(&mut self, keep: impl Fn(Bx) -> bool) {
+        let kept: Vec<Bx> = self.iter().copied().filter(|&b| keep(b)).collect();
+        *self = Slots::from_slice(&kept);
+    }
+
+    /// Moves the replica at `i` to the front, keeping the others' order.
+    pub fn move_to_front(&mut self, i: usize) {
+        self.items[..=i].rotate_right(1);
+    }
+}
+
+impl<'a> IntoIterator for &'a Slots {
+    type Item = &'a Bx;
+    type IntoIter = std::slice::Iter<'a, Bx>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl std::ops::Index<usize> for Slots {
+    type Output = Bx;
+    fn index(&self, i: usize) -> &Bx {
+        &self.as_slice()[i]
+    }
+}
+
 pub struct Part {
     pub topic: u32,
     pub partition: i32,
-    pub replicas: Vec<Bx>,
+    pub replicas: Slots,
     pub leader: Option<Bx>,
-    pub isr: Vec<Bx>,
+    pub isr: Slots,
     pub size: f64,
     /// producer msg, producer bytes, consumer msg, consumer bytes (per second).
     pub rates: [f64; 4],
     pub min_isr: i32,
     /// Moved within the cooldown: not moved again.
     pub frozen: bool,
-    pub original_replicas: Vec<Bx>,
+    pub original_replicas: Slots,
     pub original_leader: Option<Bx>,
 }
 
@@ -139,16 +222,17 @@ impl Model {
             let map = |ids: &[BrokerId]| -> Vec<Bx> {
                 ids.iter().filter_map(|id| index.get(id).copied()).collect()
             };
-            let replicas = map(&p.replicas);
+            let replicas = Slots::from_slice(&map(&p.replicas));
             topic_rf[t] = topic_rf[t].max(replicas.len() as u32);
             let moved_at = p.last_moved_at.as_deref().and_then(parse_rfc3339_ms);
-            let frozen = moved_at.is_some_and(|at| now_ms.saturating_sub(at) < cooldown_ms);
+            let frozen = moved_at.is_some_and(|at| now_ms.saturating_sub(at) < cooldown_ms)
+                || p.replicas.len() > MAX_RF;
             let leader = p.leader.and_then(|l| index.get(&l).copied());
             parts.push(Part {
                 topic: t as u32,
                 partition: p.partition,
-                isr: map(p.isr_or_replicas()),
-                original_replicas: replicas.clone(),
+                isr: Slots::from_slice(&map(p.isr_or_replicas())),
+                original_replicas: replicas,
                 replicas,
                 original_leader: leader,
                 leader,
@@ -229,9 +313,8 @@ impl Model {
         let p = &mut self.parts[pi as usize];
         let from = p.leader;
         p.leader = Some(to);
-        if let Some(pos) = p.replicas.iter().position(|&r| r == to) {
-            let r = p.replicas.remove(pos);
-            p.replicas.insert(0, r);
+        if let Some(pos) = p.replicas.position(to) {
+            p.replicas.move_to_front(pos);
         }
         self.move_leader_count(pi, from, Some(to));
     }
@@ -244,10 +327,10 @@ impl Model {
         self.apply_effect(&e);
         let nb = self.nb();
         let p = &mut self.parts[pi as usize];
-        if let Some(pos) = p.replicas.iter().position(|&r| r == from) {
-            p.replicas[pos] = to;
+        if let Some(pos) = p.replicas.position(from) {
+            p.replicas.set(pos, to);
         }
-        p.isr.retain(|&r| r != from);
+        p.isr.retain(|r| r != from);
         p.isr.push(to);
         let old_leader = p.leader;
         if old_leader == Some(from) {
@@ -265,29 +348,30 @@ impl Model {
         self.broker_parts[to as usize].push(pi);
     }
 
-    /// Distinct racks among a replica set; every broker without a rack counts as one more rack.
-    pub fn rack_spread(&self, replicas: impl Iterator<Item = Bx>) -> usize {
-        let mut seen: Vec<u32> = Vec::with_capacity(4);
-        let mut unracked = 0;
-        for b in replicas {
-            match self.brokers[b as usize].rack {
-                Some(r) if !seen.contains(&r) => seen.push(r),
-                Some(_) => {}
-                None => unracked += 1,
-            }
-        }
-        seen.len() + unracked
-    }
-
-    /// Whether replacing `from` with `to` in `pi`'s replicas keeps its rack spread.
+    /// Whether replacing `from` with `to` in `pi`'s replicas keeps its rack spread: the racks
+    /// are the same, or `from`'s rack keeps another replica, or `to`'s rack is new to the
+    /// partition. (A broker without a rack counts as a rack of its own.)
     pub fn keeps_rack_spread(&self, pi: u32, from: Bx, to: Bx) -> bool {
         if self.rack_names.is_empty() {
             return true;
         }
-        let p = &self.parts[pi as usize];
-        let before = self.rack_spread(p.replicas.iter().copied());
-        let after = self.rack_spread(p.replicas.iter().map(|&r| if r == from { to } else { r }));
-        after >= before
+        let rack = |b: Bx| self.brokers[b as usize].rack;
+        let (rf, rt) = (rack(from), rack(to));
+        if rf.is_some() && rf == rt {
+            return true;
+        }
+        let others = self.parts[pi as usize]
+            .replicas
+            .iter()
+            .filter(|&&r| r != from);
+        let mut from_rack_kept = false;
+        let mut to_rack_present = false;
+        for &r in others {
+            let x = rack(r);
+            from_rack_kept |= rf.is_some() && x == rf;
+            to_rack_present |= rt.is_some() && x == rt;
+        }
+        from_rack_kept || !to_rack_present
     }
 
     /// The most replicas of topic `t` a broker should hold: ceil(partitions × rf / eligible).

@@ -206,7 +206,12 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         // pass on its own result changes nothing: re-planning the plan's result then proposes
         // nothing new.
         for _pass in 0..MAX_PASSES {
-            let (pass_targets, _) = classify(&model, fair, &eligible, eligible_count, policy);
+            let (mut pass_targets, _) = classify(&model, fair, &eligible, eligible_count, policy);
+            // A load that triggered is evened to within the threshold, even once a pass has
+            // brought it inside the trigger.
+            for (l, first) in first_active.iter().enumerate() {
+                pass_targets.active[l] |= *first && pass_targets.counted[l];
+            }
             targets = pass_targets;
             if !targets.active.iter().any(|a| *a) {
                 stuck.clear();
@@ -218,6 +223,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
                 max_partitions: policy.max_partitions,
                 workers,
                 typical_size,
+                step: 0,
             }
             .run();
             stats.iterations += result.iterations;
@@ -640,36 +646,52 @@ fn limits(
         let broker = model.brokers[*b as usize].id;
         let distance = round2(t.dev(*l, model.loads[*b as usize][*l]));
         let cooldown_min = policy.cooldown_ms / 60_000;
-        let (cause, remediation) = if tally.cooldown > 0 {
+        // The blocker that refused the most candidates names the cause; cooldown first on a tie
+        // because it is the one that goes away by itself.
+        let blockers = [
+            (tally.cooldown, "recent moves"),
+            (tally.rack, "rack layout"),
             (
+                if *l >= 3 { tally.conflict } else { 0 },
+                "messages vs bytes",
+            ),
+            (tally.overshoot, "large partition"),
+            (tally.spread, "topic spread"),
+        ];
+        let top = blockers
+            .iter()
+            .fold((0u32, "no move helps"), |best, &(n, c)| {
+                if n > best.0 {
+                    (n, c)
+                } else {
+                    best
+                }
+            });
+        let (cause, remediation) = match top.1 {
+            "recent moves" => (
                 "recent moves",
                 format!("the partitions that would help broker {broker} were moved within the last {cooldown_min} minutes; a proposal after the cooldown can move them"),
-            )
-        } else if tally.rack > 0 {
-            (
+            ),
+            "rack layout" => (
                 "rack layout",
-                format!("every partition that could leave broker {broker} would lose rack diversity; adding brokers to the under-used racks would help"),
-            )
-        } else if tally.conflict > 0 && *l >= 3 {
-            (
+                format!("the partitions that could leave broker {broker} would lose rack diversity; adding brokers to the under-used racks would help"),
+            ),
+            "messages vs bytes" => (
                 "messages vs bytes",
                 format!("moves that even {load} on broker {broker} unbalance another rate, because message sizes differ between topics; raising BALLAST_BALANCE_FLOOR for bytes or accepting the difference would help"),
-            )
-        } else if tally.overshoot > 0 {
-            (
+            ),
+            "large partition" => (
                 "large partition",
                 format!("every partition broker {broker} could give or take overshoots fair share of {load}; more partitions for the largest topics (smaller partitions) would help"),
-            )
-        } else if tally.spread > 0 {
-            (
+            ),
+            "topic spread" => (
                 "no move helps",
-                format!("topics on broker {broker} are at their spread limit; more brokers or more partitions per topic would help"),
-            )
-        } else {
-            (
+                format!("the topics on broker {broker} would exceed their spread limit on every other broker; more brokers or more partitions per topic would help"),
+            ),
+            _ => (
                 "no move helps",
                 format!("no single partition move brings broker {broker} closer to fair share of {load} without unbalancing another load; adding capacity would help"),
-            )
+            ),
         };
         out.push(StructuralLimit {
             broker_id: broker,

@@ -190,10 +190,95 @@ pub struct Search<'a> {
     pub workers: usize,
     /// Typical replica size, to price copies.
     pub typical_size: f64,
+    /// Steps taken so far; varies which partitions a step samples.
+    pub step: u64,
 }
 
 /// Candidate destinations or sources considered per step.
 const FANOUT: usize = 8;
+
+/// Partitions fully evaluated per step, the closest to the amount that should move.
+const SHORTLIST: usize = 48;
+
+/// Candidates applied per step at most: the best, then runners-up that still help.
+const BATCH: usize = 8;
+
+/// Partitions of one broker looked at per step, at most: a deterministic stride through its
+/// list, starting at a different place every step.
+const SAMPLE: usize = 256;
+
+/// `SAMPLE` entries of `list` (all of it when shorter), starting at an offset derived from `salt`.
+fn sample(list: &[u32], salt: u64) -> impl Iterator<Item = u32> + '_ {
+    let n = list.len();
+    let (take, stride) = if n <= SAMPLE {
+        (n, 1)
+    } else {
+        (SAMPLE, n / SAMPLE)
+    };
+    let start = if n == 0 {
+        0
+    } else {
+        (salt.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 17) as usize % n
+    };
+    (0..take).map(move |i| list[(start + i * stride) % n])
+}
+
+/// A partition in the cheap scan: how far its share is from the ideal amount, a tie-breaker
+/// that spreads equal shares over many topics, and a broker tag (swap target or source).
+#[derive(Clone, Copy)]
+struct Ranked {
+    closeness: f64,
+    spread: u32,
+    pi: u32,
+    tag: Bx,
+}
+
+impl Ranked {
+    fn new(difference: f64, pi: u32, tag: Bx) -> Self {
+        Self {
+            closeness: difference.abs(),
+            spread: pi.wrapping_mul(0x9E37_79B1).rotate_left(7),
+            pi,
+            tag,
+        }
+    }
+
+    fn order(a: &Ranked, b: &Ranked) -> std::cmp::Ordering {
+        a.closeness
+            .total_cmp(&b.closeness)
+            .then(a.spread.cmp(&b.spread))
+            .then(a.pi.cmp(&b.pi))
+            .then(a.tag.cmp(&b.tag))
+    }
+}
+
+/// Up to [`SHORTLIST`] entries that pass `admissible`, closest first, in a deterministic
+/// order. Entries are checked in rank order, in growing windows, so the usual case sorts and
+/// checks only a small prefix.
+fn shortlist(mut ranked: Vec<Ranked>, mut admissible: impl FnMut(&Ranked) -> bool) -> Vec<Ranked> {
+    let mut out = Vec::with_capacity(SHORTLIST);
+    let mut start = 0;
+    let mut window = 4 * SHORTLIST;
+    while start < ranked.len() && out.len() < SHORTLIST {
+        let end = (start + window).min(ranked.len());
+        let rest = &mut ranked[start..];
+        if end - start < rest.len() {
+            rest.select_nth_unstable_by(end - start - 1, Ranked::order);
+        }
+        rest[..end - start].sort_unstable_by(Ranked::order);
+        for r in &ranked[start..end] {
+            if out.len() == SHORTLIST {
+                break;
+            }
+            if admissible(r) {
+                out.push(*r);
+            }
+        }
+        start = end;
+        window *= 4;
+    }
+    out
+}
 
 impl Search<'_> {
     pub fn run(mut self) -> SearchResult {
@@ -217,17 +302,47 @@ impl Search<'_> {
             stuck_set.clear();
             while result.iterations < limit {
                 result.iterations += 1;
+                self.step = result.iterations;
                 let Some((b, load)) = self.worst(&stuck_set) else {
                     break;
                 };
                 let full = self.max_partitions.is_some_and(|cap| touched.len() >= cap);
-                let (best, tally) = self.best_move(b, load, full.then_some(&touched));
+                let (best, tally) = self.best_moves(b, load, full.then_some(&touched));
                 result.evaluated += tally.evaluated;
-                match best {
-                    Some(s) => {
-                        touched.insert(s.action.partition());
-                        self.apply(s.action);
+                match best.first() {
+                    Some(first) => {
+                        touched.insert(first.action.partition());
+                        self.apply(first.action);
                         result.applied += 1;
+                        // The runners-up were scored on the state before `first`: each is
+                        // scored again and applied only while it still helps.
+                        let mut moved = vec![first.action.partition()];
+                        for s in &best[1..] {
+                            let pi = s.action.partition();
+                            let still_beyond = {
+                                let v = self.model.loads[b as usize][load];
+                                self.targets.dev(load, v).abs() > self.targets.threshold
+                            };
+                            if !still_beyond {
+                                break;
+                            }
+                            if moved.contains(&pi)
+                                || (self.max_partitions.is_some_and(|cap| touched.len() >= cap)
+                                    && !touched.contains(&pi))
+                            {
+                                continue;
+                            }
+                            // Only runners-up nearly as good as the best: a penalised choice
+                            // (over a spread cap, a costly copy) waits for its own step.
+                            let mut ignore = Tally::default();
+                            let again = self.evaluate(b, load, s.action, &mut ignore);
+                            if again.is_some_and(|x| x.score >= 0.9 * first.score) {
+                                touched.insert(pi);
+                                self.apply(s.action);
+                                result.applied += 1;
+                                moved.push(pi);
+                            }
+                        }
                     }
                     None => {
                         if full {
@@ -291,7 +406,7 @@ impl Search<'_> {
         let mut v: Vec<Bx> = (0..self.model.nb() as Bx)
             .filter(|&b| b != exclude && self.targets.eligible[b as usize])
             .collect();
-        v.sort_by(|&a, &b| {
+        v.sort_unstable_by(|&a, &b| {
             let (la, lb) = (
                 self.model.loads[a as usize][load],
                 self.model.loads[b as usize][load],
@@ -303,124 +418,237 @@ impl Search<'_> {
         v
     }
 
-    /// Every candidate move for broker `b` on `load`, in a fixed order.
-    fn candidates(&self, b: Bx, load: usize) -> Vec<Action> {
+    /// Whether a replica of `pi` may go from `from` to `to`: rack spread and topic spread cap.
+    fn replica_admissible(&self, pi: u32, from: Bx, to: Bx, tally: &mut Tally) -> bool {
         let m = &*self.model;
-        let over = self.targets.dev(load, m.loads[b as usize][load]) > 0.0;
-        let mut out = Vec::new();
-        if over {
-            let dests: Vec<Bx> = self
-                .ranked(load, true, b)
-                .into_iter()
+        let p = &m.parts[pi as usize];
+        if p.holds(to) {
+            return false;
+        }
+        let topic = p.topic as usize;
+        let nb = m.nb();
+        // Never make the topic's spread worse: going over the cap is allowed only from a
+        // broker that is over it already (the topic's excess stays the same).
+        let cap = m.replica_cap(topic, self.targets.eligible_count);
+        if m.topic_replicas[topic * nb + to as usize] + 1 > cap
+            && m.topic_replicas[topic * nb + from as usize] <= cap
+        {
+            tally.spread += 1;
+            return false;
+        }
+        if !m.keeps_rack_spread(pi, from, to) {
+            tally.rack += 1;
+            return false;
+        }
+        true
+    }
+
+    /// Whether `to` may take leadership of `pi` without making the topic's leader spread worse.
+    fn leader_admissible(&self, pi: u32, to: Bx, tally: &mut Tally) -> bool {
+        let m = &*self.model;
+        let p = &m.parts[pi as usize];
+        let topic = p.topic as usize;
+        let cap = m.leader_cap(topic, self.targets.eligible_count);
+        let from_over = p
+            .leader
+            .is_some_and(|l| m.topic_leaders[topic * m.nb() + l as usize] > cap);
+        let ok = m.topic_leaders[topic * m.nb() + to as usize] < cap || from_over;
+        if !ok {
+            tally.spread += 1;
+        }
+        ok
+    }
+
+    /// Brokers to give to or take from: the [`FANOUT`] farthest on `load` overall plus the
+    /// [`FANOUT`] farthest in `b`'s rack (same-rack copies are cheaper and keep rack spread).
+    fn partners(&self, b: Bx, load: usize, ascending: bool) -> Vec<Bx> {
+        let ranked = self.ranked(load, ascending, b);
+        let rack = self.model.brokers[b as usize].rack;
+        let mut out: Vec<Bx> = ranked.iter().copied().take(FANOUT).collect();
+        if rack.is_some() {
+            for &x in ranked
+                .iter()
+                .filter(|&&x| self.model.brokers[x as usize].rack == rack)
                 .take(FANOUT)
-                .collect();
-            for &pi in &m.broker_parts[b as usize] {
-                let p = &m.parts[pi as usize];
-                if p.leader.is_none() {
-                    continue;
-                }
-                if p.leader == Some(b) {
-                    for &f in &p.isr {
-                        if f != b && p.holds(f) && self.targets.eligible[f as usize] {
-                            out.push(Action::Leader { pi, to: f });
-                        }
-                    }
-                } else if let Some(l) = p.leader {
-                    // Taking leadership onto b's follower relieves b's followers.
-                    if p.isr.contains(&b) && self.targets.eligible[b as usize] && l != b {
-                        out.push(Action::Leader { pi, to: b });
-                    }
-                }
-                for &d in &dests {
-                    if !p.holds(d) {
-                        out.push(Action::Replica { pi, from: b, to: d });
-                    }
-                }
-            }
-        } else {
-            let sources: Vec<Bx> = self
-                .ranked(load, false, b)
-                .into_iter()
-                .take(FANOUT)
-                .collect();
-            for &pi in &m.broker_parts[b as usize] {
-                let p = &m.parts[pi as usize];
-                if let Some(l) = p.leader {
-                    if l != b && p.isr.contains(&b) {
-                        out.push(Action::Leader { pi, to: b });
-                    }
-                    if l == b {
-                        for &f in &p.isr {
-                            if f != b && p.holds(f) && self.targets.eligible[f as usize] {
-                                out.push(Action::Leader { pi, to: f });
-                            }
-                        }
-                    }
-                }
-            }
-            for &s in &sources {
-                for &pi in &m.broker_parts[s as usize] {
-                    let p = &m.parts[pi as usize];
-                    if p.leader.is_some() && !p.holds(b) {
-                        out.push(Action::Replica { pi, from: s, to: b });
-                    }
+            {
+                if !out.contains(&x) {
+                    out.push(x);
                 }
             }
         }
         out
     }
 
-    /// The best admissible candidate for (b, load), or why there is none.
-    fn best_move(
-        &self,
-        b: Bx,
-        load: usize,
-        only: Option<&BTreeSet<u32>>,
-    ) -> (Option<Scored>, Tally) {
-        let mut actions = self.candidates(b, load);
+    /// The candidate moves for broker `b` on `load`, in a fixed order. A cheap scan ranks
+    /// partitions by how close their share of `load` is to the amount that should move; they
+    /// are then checked in that order until [`SHORTLIST`] admissible ones are found, so a step
+    /// costs about the same however many partitions a broker holds.
+    fn candidates(&self, b: Bx, load: usize, tally: &mut Tally) -> Vec<Action> {
+        let m = &*self.model;
+        let t = self.targets;
+        let value = m.loads[b as usize][load];
+        let fair = t.fair[load];
+        let mut out = Vec::new();
+        if t.dev(load, value) > 0.0 {
+            let dests = self.partners(b, load, true);
+            let ideal = value - fair;
+            let mut moves: Vec<Ranked> = Vec::new();
+            let mut swaps: Vec<Ranked> = Vec::new();
+            for pi in sample(&m.broker_parts[b as usize], self.step) {
+                let p = &m.parts[pi as usize];
+                if p.leader.is_none() {
+                    continue;
+                }
+                let (lv, fv) = (p.leader_vec()[load], p.follower_vec()[load]);
+                let own = if p.leader == Some(b) { lv } else { fv };
+                if own > 0.0 {
+                    moves.push(Ranked::new(own - ideal, pi, Bx::MAX));
+                }
+                if p.leader == Some(b) && lv - fv > 0.0 {
+                    for &f in &p.isr {
+                        if f != b && p.holds(f) && t.eligible[f as usize] {
+                            swaps.push(Ranked::new(lv - fv - ideal, pi, f));
+                        }
+                    }
+                } else if p.leader != Some(b) && fv - lv > 0.0 && p.isr.contains(&b) {
+                    swaps.push(Ranked::new(fv - lv - ideal, pi, b));
+                }
+            }
+            for r in shortlist(swaps, |r| {
+                self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, r.tag, tally)
+            }) {
+                out.push(Action::Leader {
+                    pi: r.pi,
+                    to: r.tag,
+                });
+            }
+            for r in shortlist(moves, |r| {
+                self.not_frozen(r.pi, tally)
+                    && dests
+                        .iter()
+                        .any(|&d| self.replica_admissible(r.pi, b, d, tally))
+            }) {
+                for &d in &dests {
+                    if self.replica_admissible(r.pi, b, d, &mut Tally::default()) {
+                        out.push(Action::Replica {
+                            pi: r.pi,
+                            from: b,
+                            to: d,
+                        });
+                    }
+                }
+            }
+        } else {
+            let sources = self.partners(b, load, false);
+            let ideal = fair - value;
+            let mut swaps: Vec<Ranked> = Vec::new();
+            for pi in sample(&m.broker_parts[b as usize], self.step) {
+                let p = &m.parts[pi as usize];
+                let Some(l) = p.leader else { continue };
+                let gain = p.leader_vec()[load] - p.follower_vec()[load];
+                if l != b && p.isr.contains(&b) && gain > 0.0 {
+                    swaps.push(Ranked::new(gain - ideal, pi, b));
+                }
+            }
+            let mut pulls: Vec<Ranked> = Vec::new();
+            let per_source = (SAMPLE / sources.len().max(1)).max(64);
+            for &s in &sources {
+                for pi in
+                    sample(&m.broker_parts[s as usize], self.step ^ u64::from(s)).take(per_source)
+                {
+                    let p = &m.parts[pi as usize];
+                    if p.leader.is_none() || p.holds(b) {
+                        continue;
+                    }
+                    let own = if p.leader == Some(s) {
+                        p.leader_vec()[load]
+                    } else {
+                        p.follower_vec()[load]
+                    };
+                    if own > 0.0 {
+                        pulls.push(Ranked::new(own - ideal, pi, s));
+                    }
+                }
+            }
+            for r in shortlist(swaps, |r| {
+                self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, b, tally)
+            }) {
+                out.push(Action::Leader { pi: r.pi, to: b });
+            }
+            for r in shortlist(pulls, |r| {
+                self.not_frozen(r.pi, tally) && self.replica_admissible(r.pi, r.tag, b, tally)
+            }) {
+                out.push(Action::Replica {
+                    pi: r.pi,
+                    from: r.tag,
+                    to: b,
+                });
+            }
+        }
+        out
+    }
+
+    fn not_frozen(&self, pi: u32, tally: &mut Tally) -> bool {
+        let frozen = self.model.parts[pi as usize].frozen;
+        tally.cooldown += u32::from(frozen);
+        !frozen
+    }
+
+    /// The admissible candidates for (b, load), best first (at most [`BATCH`]), or why there
+    /// are none.
+    fn best_moves(&self, b: Bx, load: usize, only: Option<&BTreeSet<u32>>) -> (Vec<Scored>, Tally) {
+        let mut scan = Tally::default();
+        let mut actions = self.candidates(b, load, &mut scan);
         if let Some(only) = only {
             actions.retain(|a| only.contains(&a.partition()));
         }
         let workers = self.workers.max(1);
-        if workers == 1 || actions.len() < 4096 {
-            return self.evaluate_chunk(b, load, &actions);
-        }
-        let chunk = actions.len().div_ceil(workers);
-        let results: Vec<(Option<Scored>, Tally)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = actions
-                .chunks(chunk)
-                .map(|c| scope.spawn(move || self.evaluate_chunk(b, load, c)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or((None, Tally::default())))
-                .collect()
-        });
-        let mut best: Option<Scored> = None;
-        let mut tally = Tally::default();
-        for (s, t) in results {
-            tally.merge(&t);
-            if let Some(s) = s {
-                if best.as_ref().is_none_or(|cur| better(&s, cur)) {
-                    best = Some(s);
-                }
+        let (mut found, mut tally) = if workers == 1 || actions.len() < 4096 {
+            self.evaluate_chunk(b, load, &actions)
+        } else {
+            let chunk = actions.len().div_ceil(workers);
+            let results: Vec<(Vec<Scored>, Tally)> = std::thread::scope(|scope| {
+                let handles: Vec<_> = actions
+                    .chunks(chunk)
+                    .map(|c| scope.spawn(move || self.evaluate_chunk(b, load, c)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or((Vec::new(), Tally::default())))
+                    .collect()
+            });
+            let mut found = Vec::new();
+            let mut tally = Tally::default();
+            for (f, t) in results {
+                tally.merge(&t);
+                found.extend(f);
             }
-        }
-        (best, tally)
+            (found, tally)
+        };
+        tally.merge(&scan);
+        found.sort_unstable_by(|a, b| {
+            if better(a, b) {
+                std::cmp::Ordering::Less
+            } else if better(b, a) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
+        found.truncate(BATCH);
+        (found, tally)
     }
 
-    fn evaluate_chunk(&self, b: Bx, load: usize, actions: &[Action]) -> (Option<Scored>, Tally) {
-        let mut best: Option<Scored> = None;
+    fn evaluate_chunk(&self, b: Bx, load: usize, actions: &[Action]) -> (Vec<Scored>, Tally) {
+        let mut found = Vec::new();
         let mut tally = Tally::default();
         for &a in actions {
             tally.evaluated += 1;
             if let Some(s) = self.evaluate(b, load, a, &mut tally) {
-                if best.as_ref().is_none_or(|cur| better(&s, cur)) {
-                    best = Some(s);
-                }
+                found.push(s);
             }
         }
-        (best, tally)
+        (found, tally)
     }
 
     /// Scores one candidate; `None` (with the reason tallied) when it is not admissible.
@@ -442,27 +670,12 @@ impl Search<'_> {
             tally.cooldown += 1;
             return None;
         }
-        let nb = m.nb();
-        let topic = p.topic as usize;
-        match action {
-            Action::Replica { from, to, .. } => {
-                if !m.keeps_rack_spread(pi, from, to) {
-                    tally.rack += 1;
-                    return None;
-                }
-                let cap = m.replica_cap(topic, t.eligible_count);
-                if m.topic_replicas[topic * nb + to as usize] + 1 > cap {
-                    tally.spread += 1;
-                    return None;
-                }
-            }
-            Action::Leader { to, .. } => {
-                let cap = m.leader_cap(topic, t.eligible_count);
-                if m.topic_leaders[topic * nb + to as usize] + 1 > cap {
-                    tally.spread += 1;
-                    return None;
-                }
-            }
+        let admissible = match action {
+            Action::Replica { pi, from, to } => self.replica_admissible(pi, from, to, tally),
+            Action::Leader { pi, to } => self.leader_admissible(pi, to, tally),
+        };
+        if !admissible {
+            return None;
         }
         // Objective: squared distances of every counted load on every eligible broker.
         let mut delta_obj = 0.0;
@@ -489,8 +702,9 @@ impl Search<'_> {
                 }
                 let (d0, d1) = (t.dev(l, v) / 100.0, t.dev(l, v + dl) / 100.0);
                 delta_obj += d1 * d1 - d0 * d0;
-                // A load that did not trigger must not be pushed past the trigger.
-                if !t.active[l] && d1.abs() * 100.0 > t.trigger && d1.abs() > d0.abs() {
+                // A load that did not trigger is not pushed past the threshold (or past where it
+                // already is): balancing one load must not unbalance another.
+                if !t.active[l] && d1.abs() * 100.0 > t.threshold && d1.abs() > d0.abs() {
                     tally.conflict += 1;
                     return None;
                 }
@@ -522,6 +736,21 @@ impl Search<'_> {
                 }
             }
         };
+        // A destination that goes over its topic's spread cap (allowed only when the source is
+        // over it too) is a last resort.
+        let topic = p.topic as usize;
+        let nb = m.nb();
+        let over_cap = match action {
+            Action::Replica { to, .. } => {
+                m.topic_replicas[topic * nb + to as usize] + 1
+                    > m.replica_cap(topic, t.eligible_count)
+            }
+            Action::Leader { to, .. } => {
+                m.topic_leaders[topic * nb + to as usize] + 1
+                    > m.leader_cap(topic, t.eligible_count)
+            }
+        };
+        let cost = if over_cap { cost * 4.0 } else { cost };
         Some(Scored {
             action,
             score: -delta_obj / cost,

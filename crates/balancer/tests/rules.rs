@@ -218,7 +218,9 @@ fn same_rack_copies_are_preferred_to_cross_rack_copies() {
     // so the topic spread cap does not force any destination.)
     let mut c = Cluster::new(4, 2);
     for i in 0..8 {
-        c = c.part(&format!("a{i}"), 0, &[1], GIB).part(&format!("b{i}"), 0, &[2], GIB);
+        c = c
+            .part(&format!("a{i}"), 0, &[1], GIB)
+            .part(&format!("b{i}"), 0, &[2], GIB);
     }
     let p = c.plan();
     assert!(p.recommended, "{:?}", p.reason);
