@@ -1,0 +1,9 @@
+//! The operations, one module per area; each adds methods to [`crate::Client`].
+
+mod acls;
+mod cluster;
+mod configs;
+mod groups;
+mod quotas;
+mod records;
+mod topics;
