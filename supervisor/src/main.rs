@@ -2,7 +2,10 @@
 //! The command line is a contract (shared/contracts/cli.md): add flags, never break these.
 
 mod demo;
+mod plan_cmd;
 mod restart;
+mod sim;
+mod snapshot_cmd;
 mod status;
 mod supervise;
 
@@ -43,6 +46,27 @@ enum Command {
         #[arg(long, default_value_t = 8080)]
         port: u16,
     },
+    /// Run a simulated Kafka cluster on loopback ports (see `ballast sim --help`)
+    #[command(disable_help_flag = true)]
+    Sim(sim::Raw),
+    /// Print a ballast.plan/v1 document for a ballast.snapshot/v1 file (offline, same planner as the service)
+    Plan {
+        #[arg(long, value_name = "FILE")]
+        snapshot: PathBuf,
+        /// An env file with balancing settings (BALLAST_BALANCE_*, BALLAST_MOVE_COOLDOWN, ...)
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Read the cluster named by the BALLAST_KAFKA_* settings and write a ballast.snapshot/v1 file
+    Snapshot {
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Time between the two readings that rates are measured over
+        #[arg(long, default_value = "10s", value_parser = parse_window)]
+        window: std::time::Duration,
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
     /// Show the supervisor and workers of a data directory: pids, states, restarts, heartbeats
     Status {
         #[arg(long, value_name = "FILE")]
@@ -82,6 +106,13 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Run { config } => run(config.as_deref()),
         Command::Demo { port } => demo::run(port),
+        Command::Sim(raw) => sim::run(raw),
+        Command::Plan { snapshot, config } => plan_cmd::run(&snapshot, config.as_deref()),
+        Command::Snapshot {
+            out,
+            window,
+            config,
+        } => snapshot_cmd::run(&out, window, config.as_deref()),
         Command::Status { config, json } => status::run(config.as_deref(), json),
         Command::Config { command } => match command {
             ConfigCommand::Check { config } => config_check(config.as_deref()),
@@ -94,6 +125,13 @@ fn main() -> ExitCode {
         Command::Executor => worker(ballast_executor::NAME, ballast_executor::run),
         Command::Healer => worker(ballast_healer::NAME, ballast_healer::run),
         Command::Web => worker(ballast_web::NAME, ballast_web::run),
+    }
+}
+
+fn parse_window(s: &str) -> Result<std::time::Duration, String> {
+    match ballast_config::parse_duration(s)? {
+        d if d.is_zero() => Err("must be above 0".to_string()),
+        d => Ok(d),
     }
 }
 

@@ -270,6 +270,30 @@ impl Config {
     }
 }
 
+/// The settings offline planning needs (`ballast plan`): balancing and the move cooldown,
+/// validated exactly as [`Config::from_raw`] does, without requiring a Kafka connection.
+#[derive(Debug, Clone)]
+pub struct PlanSettings {
+    pub balance: BalanceConfig,
+    /// `BALLAST_MOVE_COOLDOWN`
+    pub move_cooldown: Duration,
+}
+
+impl PlanSettings {
+    pub fn from_raw(raw: &RawConfig) -> Result<PlanSettings, Vec<ConfigError>> {
+        let mut r = Reader::new(raw);
+        let settings = PlanSettings {
+            balance: read_balance(&mut r),
+            move_cooldown: r.duration("BALLAST_MOVE_COOLDOWN"),
+        };
+        if r.errors.is_empty() {
+            Ok(settings)
+        } else {
+            Err(r.errors)
+        }
+    }
+}
+
 fn read_port(r: &mut Reader) -> u16 {
     r.parse("PORT", |v| match v.parse::<u64>() {
         Ok(port) => u16::try_from(port)

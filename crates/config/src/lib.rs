@@ -30,7 +30,7 @@ mod values;
 
 pub use config::{
     AuthConfig, BalanceConfig, ChatConfig, Config, HealConfig, HealWindow, LicenseConfig,
-    LogFormat, LogLevel, ThrottleConfig, Timing, PAT_HASH_SECRET_MIN_CHARS,
+    LogFormat, LogLevel, PlanSettings, ThrottleConfig, Timing, PAT_HASH_SECRET_MIN_CHARS,
 };
 pub use error::{ConfigError, Secret};
 pub use kafka::{KafkaConfig, OAuthConfig, SaslConfig, SaslMechanism, SecurityProtocol, TlsFiles};

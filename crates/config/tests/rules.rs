@@ -1183,3 +1183,22 @@ fn exported_passes_settings_from_env_and_file() {
         ])
     );
 }
+
+#[test]
+fn plan_settings_validate_balancing_without_a_kafka_connection() {
+    let raw = ballast_config::RawConfig::from_pairs(
+        [("BALLAST_BALANCE_THRESHOLD".to_string(), "7".to_string())],
+        None,
+    )
+    .expect("raw");
+    let s = ballast_config::PlanSettings::from_raw(&raw).expect("no bootstrap servers needed");
+    assert_eq!(s.balance.threshold_percent, 7.0);
+    assert_eq!(s.move_cooldown, std::time::Duration::from_secs(30 * 60));
+    let bad = ballast_config::RawConfig::from_pairs(
+        [("BALLAST_BALANCE_THRESHOLD".to_string(), "0".to_string())],
+        None,
+    )
+    .expect("raw");
+    let errors = ballast_config::PlanSettings::from_raw(&bad).expect_err("refused");
+    assert_eq!(errors[0].var, "BALLAST_BALANCE_THRESHOLD");
+}

@@ -6,10 +6,12 @@
 //! dies (`PR_SET_PDEATHSIG` plus a parent-pid check, so no worker outlives its supervisor).
 
 mod clock;
+mod kafka;
 mod logging;
 mod worker;
 
 pub use clock::{format_rfc3339_ms, Clock, SystemClock};
+pub use kafka::client_config;
 pub use logging::init_logging;
 pub use worker::{
     database_path, error_chain, run_worker, Shutdown, WorkerContext, WorkerError,

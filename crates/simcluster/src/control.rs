@@ -1,0 +1,195 @@
+//! The control API: JSON over HTTP on its own loopback port. Tests and the demo change the
+//! scenario while it runs and read the simulator's truth. Routes are documented in the README.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::json;
+use tokio::task::JoinHandle;
+
+use crate::{scenario, truth, NewTopic, RatesUpdate, Shared, SimError};
+
+type Sim = State<Arc<Shared>>;
+
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, Json(json!({ "error": message.into() }))).into_response()
+}
+
+fn from_sim(e: SimError) -> Response {
+    let status = match e {
+        SimError::UnknownBroker(_) => StatusCode::NOT_FOUND,
+        SimError::Bind { .. } => StatusCode::CONFLICT,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    error(status, e.to_string())
+}
+
+fn body<T>(r: Result<Json<T>, JsonRejection>) -> Result<T, Box<Response>> {
+    r.map(|Json(v)| v)
+        .map_err(|e| Box::new(error(StatusCode::BAD_REQUEST, e.body_text())))
+}
+
+pub fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/truth", get(get_truth))
+        .route("/snapshot", get(get_snapshot))
+        .route("/brokers", post(add_broker))
+        .route("/brokers/{id}/stop", post(stop_broker))
+        .route("/brokers/{id}/start", post(start_broker))
+        .route("/topics", post(add_topic))
+        .route("/topics/{topic}/rates", put(topic_rates))
+        .route(
+            "/topics/{topic}/partitions/{partition}/rates",
+            put(partition_rates),
+        )
+        .fallback(|| async { error(StatusCode::NOT_FOUND, "no such route") })
+        .with_state(shared)
+}
+
+pub async fn serve(
+    shared: Arc<Shared>,
+    host: &str,
+    port: u16,
+) -> Result<(SocketAddr, JoinHandle<()>), SimError> {
+    let addr = format!("{host}:{port}");
+    let listener = tokio::net::TcpListener::bind(&addr)
+        .await
+        .map_err(|source| SimError::Bind {
+            addr: addr.clone(),
+            source,
+        })?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| SimError::Bind { addr, source })?;
+    let mut stop = shared.shutdown.subscribe();
+    let app = router(shared);
+    let task = tokio::spawn(async move {
+        let result = axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stop.changed().await;
+            })
+            .await;
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "control api stopped");
+        }
+    });
+    Ok((local, task))
+}
+
+async fn get_truth(State(s): Sim) -> Response {
+    let c = s.lock();
+    Json(truth::build(&c, s.clock.speed())).into_response()
+}
+
+async fn get_snapshot(State(s): Sim) -> Response {
+    let c = s.lock();
+    Json(scenario::export(&c)).into_response()
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct AddBroker {
+    #[serde(default)]
+    rack: Option<String>,
+}
+
+async fn add_broker(State(s): Sim, b: Result<Json<AddBroker>, JsonRejection>) -> Response {
+    let spec = match b {
+        Ok(Json(v)) => v,
+        Err(JsonRejection::MissingJsonContentType(_)) => AddBroker::default(),
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.body_text()),
+    };
+    match s.add_broker(spec.rack).await {
+        Ok(id) => {
+            let port = s.lock().brokers.get(&id).map(|b| b.port).unwrap_or(0);
+            (
+                StatusCode::CREATED,
+                Json(json!({ "id": id, "port": port, "address": format!("{}:{port}", s.host) })),
+            )
+                .into_response()
+        }
+        Err(e) => from_sim(e),
+    }
+}
+
+fn broker_id(id: &str) -> Result<i32, Box<Response>> {
+    id.parse().map_err(|_| {
+        Box::new(error(
+            StatusCode::BAD_REQUEST,
+            format!("broker id {id:?} is not a number"),
+        ))
+    })
+}
+
+async fn stop_broker(State(s): Sim, Path(id): Path<String>) -> Response {
+    let id = match broker_id(&id) {
+        Ok(id) => id,
+        Err(r) => return *r,
+    };
+    match s.stop_broker(id).await {
+        Ok(()) => Json(json!({ "id": id, "up": false })).into_response(),
+        Err(e) => from_sim(e),
+    }
+}
+
+async fn start_broker(State(s): Sim, Path(id): Path<String>) -> Response {
+    let id = match broker_id(&id) {
+        Ok(id) => id,
+        Err(r) => return *r,
+    };
+    match s.start_broker(id).await {
+        Ok(()) => Json(json!({ "id": id, "up": true })).into_response(),
+        Err(e) => from_sim(e),
+    }
+}
+
+async fn add_topic(State(s): Sim, b: Result<Json<NewTopic>, JsonRejection>) -> Response {
+    let spec = match body(b) {
+        Ok(v) => v,
+        Err(r) => return *r,
+    };
+    match s.add_topic(&spec) {
+        Ok(()) => (StatusCode::CREATED, Json(json!({ "name": spec.name }))).into_response(),
+        Err(e) => from_sim(e),
+    }
+}
+
+async fn topic_rates(
+    State(s): Sim,
+    Path(topic): Path<String>,
+    b: Result<Json<RatesUpdate>, JsonRejection>,
+) -> Response {
+    let update = match body(b) {
+        Ok(v) => v,
+        Err(r) => return *r,
+    };
+    match s.set_rates(&topic, None, &update) {
+        Ok(()) => Json(json!({ "topic": topic })).into_response(),
+        Err(e) => from_sim(e),
+    }
+}
+
+async fn partition_rates(
+    State(s): Sim,
+    Path((topic, partition)): Path<(String, String)>,
+    b: Result<Json<RatesUpdate>, JsonRejection>,
+) -> Response {
+    let Ok(partition) = partition.parse::<i32>() else {
+        return error(StatusCode::BAD_REQUEST, "partition must be a number");
+    };
+    let update = match body(b) {
+        Ok(v) => v,
+        Err(r) => return *r,
+    };
+    match s.set_rates(&topic, Some(partition), &update) {
+        Ok(()) => Json(json!({ "topic": topic, "partition": partition })).into_response(),
+        Err(e) => from_sim(e),
+    }
+}

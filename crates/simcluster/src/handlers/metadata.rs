@@ -1,0 +1,257 @@
+//! Metadata, DescribeCluster, FindCoordinator, InitProducerId.
+
+use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
+use kafka_protocol::messages::find_coordinator_response::Coordinator;
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use kafka_protocol::messages::{
+    BrokerId as KBrokerId, DescribeClusterRequest, DescribeClusterResponse, FindCoordinatorRequest,
+    FindCoordinatorResponse, InitProducerIdRequest, InitProducerIdResponse, MetadataRequest,
+    MetadataResponse,
+};
+
+use super::{sb, uuid, Ctx};
+use crate::state::{err, groups, Cluster, Topic};
+
+/// Authorized operations bitfields (ACLs are stored, not enforced: everything is allowed).
+const TOPIC_OPS: i32 =
+    (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11);
+const CLUSTER_OPS: i32 =
+    (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
+const GROUP_OPS: i32 = (1 << 3) | (1 << 6) | (1 << 8);
+
+pub fn group_ops() -> i32 {
+    GROUP_OPS
+}
+
+fn topic_entry(c: &Cluster, t: &Topic, version: i16, ops: bool) -> MetadataResponseTopic {
+    let mut mt = MetadataResponseTopic::default();
+    mt.name = Some(t.name_sb.clone().into());
+    if version >= 10 {
+        mt.topic_id = uuid(t.id);
+    }
+    if version >= 8 && ops {
+        mt.topic_authorized_operations = TOPIC_OPS;
+    }
+    mt.partitions = t
+        .partitions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut mp = MetadataResponsePartition::default();
+            mp.partition_index = i as i32;
+            mp.leader_id = KBrokerId(p.leader);
+            if p.leader < 0 {
+                mp.error_code = err::LEADER_NOT_AVAILABLE;
+            }
+            if version >= 7 {
+                mp.leader_epoch = p.leader_epoch;
+            }
+            mp.replica_nodes = p.replicas.iter().map(|b| KBrokerId(*b)).collect();
+            mp.isr_nodes = p.isr.iter().map(|b| KBrokerId(*b)).collect();
+            if version >= 5 {
+                mp.offline_replicas = p
+                    .replicas
+                    .iter()
+                    .filter(|b| !c.is_up(**b))
+                    .map(|b| KBrokerId(*b))
+                    .collect();
+            }
+            mp
+        })
+        .collect();
+    mt
+}
+
+pub fn metadata(ctx: &Ctx, req: MetadataRequest) -> MetadataResponse {
+    let v = ctx.version;
+    let c = ctx.shared.lock();
+    let mut resp = MetadataResponse::default();
+    resp.brokers = c
+        .alive_brokers()
+        .map(|b| {
+            let mut mb = MetadataResponseBroker::default();
+            mb.node_id = KBrokerId(b.id);
+            mb.host = sb(c.host.clone());
+            mb.port = i32::from(b.port);
+            if v >= 1 {
+                mb.rack = b.rack.as_deref().map(sb);
+            }
+            mb
+        })
+        .collect();
+    if v >= 2 {
+        resp.cluster_id = Some(sb(c.cluster_id.clone()));
+    }
+    if v >= 1 {
+        resp.controller_id = KBrokerId(c.controller);
+    }
+    if (8..=10).contains(&v) && req.include_cluster_authorized_operations {
+        resp.cluster_authorized_operations = CLUSTER_OPS;
+    }
+    let ops = req.include_topic_authorized_operations;
+    let all = match &req.topics {
+        None => true,
+        Some(list) => list.is_empty() && v == 0,
+    };
+    if all {
+        resp.topics = c
+            .topics
+            .values()
+            .map(|t| topic_entry(&c, t, v, ops))
+            .collect();
+    } else if let Some(list) = req.topics {
+        for rt in list {
+            let found = match &rt.name {
+                Some(name) => c.topics.get(name.as_str()),
+                None => c.topic_by_id(rt.topic_id.as_u128()),
+            };
+            match found {
+                Some(t) => resp.topics.push(topic_entry(&c, t, v, ops)),
+                None => {
+                    let mut mt = MetadataResponseTopic::default();
+                    mt.name = rt.name.clone();
+                    if rt.name.is_some() {
+                        mt.error_code = err::UNKNOWN_TOPIC_OR_PARTITION;
+                    } else {
+                        mt.error_code = err::UNKNOWN_TOPIC_ID;
+                        if v >= 10 {
+                            mt.topic_id = rt.topic_id;
+                        }
+                    }
+                    resp.topics.push(mt);
+                }
+            }
+        }
+    }
+    resp
+}
+
+pub fn describe_cluster(ctx: &Ctx, req: DescribeClusterRequest) -> DescribeClusterResponse {
+    let v = ctx.version;
+    let c = ctx.shared.lock();
+    let mut resp = DescribeClusterResponse::default();
+    if v >= 1 {
+        resp.endpoint_type = 1;
+        if req.endpoint_type != 1 {
+            // Controller endpoints are not exposed separately (combined mode).
+            resp.error_code = 119; // UNSUPPORTED_ENDPOINT_TYPE
+            resp.error_message = Some(sb("The endpoint type is not supported"));
+            return resp;
+        }
+    }
+    resp.cluster_id = sb(c.cluster_id.clone());
+    resp.controller_id = KBrokerId(c.controller);
+    resp.brokers = c
+        .brokers
+        .values()
+        .filter(|b| b.up || (v >= 2 && req.include_fenced_brokers))
+        .map(|b| {
+            let mut db = DescribeClusterBroker::default();
+            db.broker_id = KBrokerId(b.id);
+            db.host = sb(c.host.clone());
+            db.port = i32::from(b.port);
+            db.rack = b.rack.as_deref().map(sb);
+            if v >= 2 {
+                db.is_fenced = !b.up;
+            }
+            db
+        })
+        .collect();
+    if req.include_cluster_authorized_operations {
+        resp.cluster_authorized_operations = CLUSTER_OPS;
+    }
+    resp
+}
+
+pub fn find_coordinator(ctx: &Ctx, req: FindCoordinatorRequest) -> FindCoordinatorResponse {
+    let v = ctx.version;
+    let c = ctx.shared.lock();
+    let lookup = |key: &str| -> Result<(i32, String, i32), (i16, String)> {
+        if req.key_type == 2 {
+            return Err((
+                err::INVALID_REQUEST,
+                "Share coordinators are not simulated".into(),
+            ));
+        }
+        if key.is_empty() && req.key_type == 0 {
+            return Err((err::INVALID_GROUP_ID, "The group id is empty".into()));
+        }
+        match groups::coordinator(&c, key) {
+            Some(id) => {
+                let port = c.brokers.get(&id).map(|b| i32::from(b.port)).unwrap_or(0);
+                Ok((id, c.host.clone(), port))
+            }
+            None => Err((
+                err::COORDINATOR_NOT_AVAILABLE,
+                "The coordinator is not available.".into(),
+            )),
+        }
+    };
+    let mut resp = FindCoordinatorResponse::default();
+    if v >= 4 {
+        resp.coordinators = req
+            .coordinator_keys
+            .iter()
+            .map(|key| {
+                let mut co = Coordinator::default();
+                co.key = key.clone();
+                match lookup(key.as_str()) {
+                    Ok((id, host, port)) => {
+                        co.node_id = KBrokerId(id);
+                        co.host = sb(host);
+                        co.port = port;
+                    }
+                    Err((code, msg)) => {
+                        co.node_id = KBrokerId(-1);
+                        co.port = -1;
+                        co.error_code = code;
+                        co.error_message = Some(sb(msg));
+                    }
+                }
+                co
+            })
+            .collect();
+    } else {
+        match lookup(req.key.as_str()) {
+            Ok((id, host, port)) => {
+                resp.node_id = KBrokerId(id);
+                resp.host = sb(host);
+                resp.port = port;
+                if v >= 1 {
+                    resp.error_message = None;
+                }
+            }
+            Err((code, msg)) => {
+                resp.error_code = code;
+                resp.node_id = KBrokerId(-1);
+                resp.port = -1;
+                if v >= 1 {
+                    resp.error_message = Some(sb(msg));
+                }
+            }
+        }
+    }
+    resp
+}
+
+pub fn init_producer_id(ctx: &Ctx, req: InitProducerIdRequest) -> InitProducerIdResponse {
+    let mut c = ctx.shared.lock();
+    let mut resp = InitProducerIdResponse::default();
+    if req.transactional_id.is_some() {
+        resp.error_code = err::TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+        resp.producer_id = (-1).into();
+        resp.producer_epoch = -1;
+        return resp;
+    }
+    if ctx.version >= 3 && req.producer_id.0 >= 0 {
+        resp.producer_id = req.producer_id;
+        resp.producer_epoch = req.producer_epoch.saturating_add(1);
+    } else {
+        resp.producer_id = c.next_producer_id.into();
+        c.next_producer_id += 1;
+        resp.producer_epoch = 0;
+    }
+    resp
+}

@@ -1,0 +1,593 @@
+//! `ballast-simcluster`: a simulated multi-broker Apache Kafka cluster that speaks the real Kafka
+//! wire protocol, for tests, benchmarks and `ballast demo`.
+//!
+//! Layers: [`state`] (a synchronous cluster model moved by simulated time) → `handlers` (one
+//! function per API key) → `server` (a tokio listener per broker) → `control` (HTTP) →
+//! [`SimCluster`] (this handle). See the crate README for the model, the control API and limits.
+
+mod clock;
+mod control;
+mod error;
+mod handlers;
+pub mod scenario;
+mod security;
+mod server;
+pub mod state;
+mod truth;
+mod util;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use ballast_model::snapshot::Snapshot;
+use serde::Deserialize;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+pub use crate::error::SimError;
+pub use crate::scenario::{generate, GenerateParams, Skew};
+pub use crate::security::{SecurityConfig, SecurityProtocol, TlsIdentity};
+pub use crate::state::BrokerId;
+pub use crate::truth::{
+    BrokerThrottle, BrokerTruth, MoveTruthEntry, ReassignmentTruth, ThrottleTruth, TopicThrottle,
+    Truth,
+};
+pub use crate::util::iso8601;
+
+use crate::clock::SimClock;
+use crate::state::{Cluster, NewPartition, Rates};
+
+/// Default bytes per second of one unthrottled replica copy: a 1 Gbit/s link.
+pub const DEFAULT_LINK_SPEED: f64 = 125_000_000.0;
+
+/// Where the cluster comes from.
+#[derive(Debug, Clone)]
+pub enum Scenario {
+    Snapshot(Snapshot),
+    Generate(GenerateParams),
+}
+
+/// Everything [`SimCluster::start`] needs.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    pub scenario: Scenario,
+    /// Brokers listen on base_port, base_port+1, … in broker id order; 0 picks free ports.
+    pub base_port: u16,
+    /// The control API's port; None: no control API; Some(0): a free port.
+    pub control_port: Option<u16>,
+    pub security: SecurityConfig,
+    /// Simulated seconds per real second.
+    pub speed: f64,
+    /// Bytes per second of one unthrottled replica copy.
+    pub link_speed: f64,
+    /// How often the background ticker advances simulated time.
+    pub tick: Duration,
+    /// Address the brokers and the control API listen on and advertise.
+    pub host: String,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            scenario: Scenario::Generate(GenerateParams::default()),
+            base_port: 0,
+            control_port: None,
+            security: SecurityConfig::default(),
+            speed: 1.0,
+            link_speed: DEFAULT_LINK_SPEED,
+            tick: Duration::from_millis(100),
+            host: "127.0.0.1".into(),
+        }
+    }
+}
+
+/// New producer and consumer rates (per second); None leaves a rate unchanged.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RatesUpdate {
+    pub producer_msg_rate: Option<f64>,
+    pub producer_byte_rate: Option<f64>,
+    pub consumer_msg_rate: Option<f64>,
+    pub consumer_byte_rate: Option<f64>,
+}
+
+/// A topic with traffic, added while the cluster runs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewTopic {
+    pub name: String,
+    pub partitions: i32,
+    #[serde(default = "default_rf")]
+    pub replication_factor: i32,
+    /// Size of each partition's replica when created.
+    #[serde(default)]
+    pub size_bytes: u64,
+    #[serde(default)]
+    pub producer_msg_rate: f64,
+    #[serde(default)]
+    pub producer_byte_rate: f64,
+    #[serde(default)]
+    pub consumer_msg_rate: f64,
+    #[serde(default)]
+    pub consumer_byte_rate: f64,
+    #[serde(default)]
+    pub configs: BTreeMap<String, String>,
+}
+
+fn default_rf() -> i32 {
+    3
+}
+
+/// State shared by the listeners, the ticker and the control API.
+pub(crate) struct Shared {
+    pub state: Mutex<Cluster>,
+    pub clock: SimClock,
+    pub host: String,
+    pub base_port: u16,
+    pub protocol: SecurityProtocol,
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    pub sasl: Option<security::SaslServer>,
+    pub listeners: Mutex<BTreeMap<BrokerId, server::Listener>>,
+    pub shutdown: watch::Sender<bool>,
+}
+
+impl Shared {
+    /// The model, advanced to now. Never hold it across an `.await`.
+    pub fn lock(&self) -> MutexGuard<'_, Cluster> {
+        let mut guard = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        guard.advance(self.clock.now_ms());
+        guard
+    }
+
+    pub fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    fn listeners(&self) -> MutexGuard<'_, BTreeMap<BrokerId, server::Listener>> {
+        self.listeners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub async fn stop_broker(&self, id: BrokerId) -> Result<(), SimError> {
+        {
+            let mut c = self.lock();
+            if !c.brokers.contains_key(&id) {
+                return Err(SimError::UnknownBroker(id));
+            }
+            let now = self.now();
+            c.stop_broker(id, now);
+        }
+        let listener = self.listeners().remove(&id);
+        if let Some(l) = listener {
+            l.close().await;
+        }
+        Ok(())
+    }
+
+    pub async fn start_broker(self: &Arc<Self>, id: BrokerId) -> Result<(), SimError> {
+        let port = {
+            let c = self.lock();
+            match c.brokers.get(&id) {
+                None => return Err(SimError::UnknownBroker(id)),
+                Some(b) if b.up && self.listeners().contains_key(&id) => return Ok(()),
+                Some(b) => b.port,
+            }
+        };
+        let listener = server::bind(self.clone(), id, port).await?;
+        let bound = listener.port;
+        self.listeners().insert(id, listener);
+        let mut c = self.lock();
+        if let Some(b) = c.brokers.get_mut(&id) {
+            b.port = bound;
+        }
+        let now = self.now();
+        c.start_broker(id, now);
+        Ok(())
+    }
+
+    pub async fn add_broker(self: &Arc<Self>, rack: Option<String>) -> Result<BrokerId, SimError> {
+        let (id, port) = {
+            let mut c = self.lock();
+            let id = c.brokers.keys().next_back().map(|i| i + 1).unwrap_or(1);
+            let port = if self.base_port == 0 {
+                0
+            } else {
+                c.brokers
+                    .values()
+                    .map(|b| b.port)
+                    .max()
+                    .unwrap_or(self.base_port.saturating_sub(1))
+                    .saturating_add(1)
+            };
+            let now = self.now();
+            c.add_broker(id, rack, false, now);
+            (id, port)
+        };
+        match server::bind(self.clone(), id, port).await {
+            Ok(listener) => {
+                let port = listener.port;
+                self.listeners().insert(id, listener);
+                let mut c = self.lock();
+                if let Some(b) = c.brokers.get_mut(&id) {
+                    b.port = port;
+                    b.up = true;
+                    b.down_since = None;
+                }
+                if c.controller < 0 {
+                    let now = self.now();
+                    c.start_broker(id, now);
+                }
+                tracing::info!(broker = id, port, "broker added");
+                Ok(id)
+            }
+            Err(e) => {
+                self.lock().brokers.remove(&id);
+                Err(e)
+            }
+        }
+    }
+
+    pub fn set_rates(
+        &self,
+        topic: &str,
+        partition: Option<i32>,
+        update: &RatesUpdate,
+    ) -> Result<(), SimError> {
+        for v in [
+            update.producer_msg_rate,
+            update.producer_byte_rate,
+            update.consumer_msg_rate,
+            update.consumer_byte_rate,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !v.is_finite() || v < 0.0 {
+                return Err(SimError::Invalid(
+                    "rates must be finite and not negative".into(),
+                ));
+            }
+        }
+        let mut c = self.lock();
+        let t = c
+            .topics
+            .get_mut(topic)
+            .ok_or_else(|| SimError::Invalid(format!("unknown topic {topic}")))?;
+        let count = t.partitions.len();
+        let range: Vec<usize> = match partition {
+            Some(p) if p >= 0 && (p as usize) < count => vec![p as usize],
+            Some(p) => {
+                return Err(SimError::Invalid(format!(
+                    "topic {topic} has no partition {p}"
+                )))
+            }
+            None => (0..count).collect(),
+        };
+        for i in range {
+            let r = &mut t.partitions[i].rates;
+            if let Some(v) = update.producer_msg_rate {
+                r.producer_msg = v;
+            }
+            if let Some(v) = update.producer_byte_rate {
+                r.producer_byte = v;
+            }
+            if let Some(v) = update.consumer_msg_rate {
+                r.consumer_msg = v;
+            }
+            if let Some(v) = update.consumer_byte_rate {
+                r.consumer_byte = v;
+            }
+        }
+        scenario::derive_groups(&mut c, topic);
+        Ok(())
+    }
+
+    pub fn add_topic(&self, spec: &NewTopic) -> Result<(), SimError> {
+        let mut c = self.lock();
+        if !handlers::valid_topic_name(&spec.name) {
+            return Err(SimError::Invalid(format!(
+                "invalid topic name {:?}",
+                spec.name
+            )));
+        }
+        if c.topics.contains_key(&spec.name) {
+            return Err(SimError::Invalid(format!(
+                "topic {} already exists",
+                spec.name
+            )));
+        }
+        if spec.partitions <= 0 || spec.replication_factor <= 0 {
+            return Err(SimError::Invalid(
+                "partitions and replicationFactor must be at least 1".into(),
+            ));
+        }
+        for (k, v) in &spec.configs {
+            let kind = state::configs::topic_kind(k).map_err(|e| SimError::Invalid(e.message))?;
+            state::configs::validate_value(k, kind, v).map_err(|e| SimError::Invalid(e.message))?;
+        }
+        let placement = c
+            .place(
+                &spec.name,
+                0,
+                spec.partitions,
+                spec.replication_factor as usize,
+            )
+            .map_err(|e| SimError::Invalid(e.message))?;
+        let rates = Rates {
+            producer_msg: spec.producer_msg_rate,
+            producer_byte: spec.producer_byte_rate,
+            consumer_msg: spec.consumer_msg_rate,
+            consumer_byte: spec.consumer_byte_rate,
+        };
+        if [
+            rates.producer_msg,
+            rates.producer_byte,
+            rates.consumer_msg,
+            rates.consumer_byte,
+        ]
+        .iter()
+        .any(|v| !v.is_finite() || *v < 0.0)
+        {
+            return Err(SimError::Invalid(
+                "rates must be finite and not negative".into(),
+            ));
+        }
+        let parts = placement
+            .into_iter()
+            .map(|replicas| NewPartition {
+                leader: replicas.first().copied(),
+                isr: replicas.clone(),
+                replicas,
+                size: spec.size_bytes as f64,
+                rates,
+                last_moved_at: None,
+            })
+            .collect();
+        c.insert_topic(&spec.name, spec.configs.clone(), parts);
+        scenario::derive_groups(&mut c, &spec.name);
+        Ok(())
+    }
+}
+
+/// A running simulated cluster. Dropping it stops every listener.
+pub struct SimCluster {
+    shared: Arc<Shared>,
+    ticker: Option<JoinHandle<()>>,
+    control: Option<(SocketAddr, JoinHandle<()>)>,
+}
+
+/// Reads and validates a `ballast.snapshot/v1` file.
+pub fn read_snapshot(path: &Path) -> Result<Snapshot, SimError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SimError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let snapshot: Snapshot = serde_json::from_str(&text).map_err(|e| SimError::Snapshot {
+        path: path.to_path_buf(),
+        problem: e.to_string(),
+    })?;
+    snapshot.validate().map_err(|e| SimError::Snapshot {
+        path: path.to_path_buf(),
+        problem: e.to_string(),
+    })?;
+    Ok(snapshot)
+}
+
+impl SimCluster {
+    /// Builds the scenario and binds every broker (and the control API). A port in use is an
+    /// error naming it.
+    pub async fn start(config: SimConfig) -> Result<SimCluster, SimError> {
+        let snapshot = match &config.scenario {
+            Scenario::Snapshot(s) => s.clone(),
+            Scenario::Generate(p) => {
+                if p.brokers == 0 {
+                    return Err(SimError::Scenario("at least one broker is needed".into()));
+                }
+                generate(p)
+            }
+        };
+        let start_ms = util::parse_iso8601(&snapshot.taken_at).unwrap_or_else(util::wall_ms);
+        let clock = SimClock::new(start_ms, config.speed);
+        let link_speed = if config.link_speed.is_finite() && config.link_speed > 0.0 {
+            config.link_speed
+        } else {
+            DEFAULT_LINK_SPEED
+        };
+        let mut cluster =
+            scenario::load(&snapshot, clock.now_ms(), link_speed).map_err(SimError::Scenario)?;
+        cluster.host = config.host.clone();
+        let sec = &config.security;
+        cluster.security_protocol = sec.protocol.name().to_string();
+        let tls = if sec.protocol.uses_tls() {
+            let identity = sec.tls.as_ref().ok_or_else(|| {
+                SimError::Security(format!(
+                    "{} needs a certificate and a key",
+                    sec.protocol.name()
+                ))
+            })?;
+            Some(security::tls_config(identity)?)
+        } else {
+            None
+        };
+        let sasl = if sec.protocol.uses_sasl() {
+            cluster.sasl_mechanisms = security::MECHANISMS.iter().map(|m| m.to_string()).collect();
+            Some(security::sasl_server(&sec.users, &cluster.cluster_id)?)
+        } else {
+            None
+        };
+        let (shutdown, _) = watch::channel(false);
+        let ids: Vec<(BrokerId, bool)> = cluster.brokers.values().map(|b| (b.id, b.up)).collect();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(cluster),
+            clock,
+            host: config.host.clone(),
+            base_port: config.base_port,
+            protocol: sec.protocol,
+            tls,
+            sasl,
+            listeners: Mutex::new(BTreeMap::new()),
+            shutdown,
+        });
+        // Every broker gets its port, stopped ones too (they bind when started).
+        for (i, (id, up)) in ids.iter().enumerate() {
+            let port = if config.base_port == 0 {
+                0
+            } else {
+                config
+                    .base_port
+                    .checked_add(i as u16)
+                    .ok_or_else(|| SimError::Invalid("ports run past 65535".into()))?
+            };
+            if *up {
+                let listener = match server::bind(shared.clone(), *id, port).await {
+                    Ok(l) => l,
+                    Err(e) => {
+                        let _ = shared.shutdown.send(true);
+                        return Err(e);
+                    }
+                };
+                let bound = listener.port;
+                shared.listeners().insert(*id, listener);
+                if let Some(b) = shared.lock().brokers.get_mut(id) {
+                    b.port = bound;
+                }
+            } else if let Some(b) = shared.lock().brokers.get_mut(id) {
+                b.port = port;
+            }
+        }
+        let control = match config.control_port {
+            Some(port) => match control::serve(shared.clone(), &config.host, port).await {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    let _ = shared.shutdown.send(true);
+                    return Err(e);
+                }
+            },
+            None => None,
+        };
+        let ticker = {
+            let shared = shared.clone();
+            let tick = config.tick.max(Duration::from_millis(1));
+            let mut stop = shared.shutdown.subscribe();
+            tokio::spawn(async move {
+                let mut interval = tokio::time::interval(tick);
+                interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tokio::select! {
+                        _ = interval.tick() => { drop(shared.lock()); }
+                        _ = stop.changed() => break,
+                    }
+                }
+            })
+        };
+        let c = SimCluster {
+            shared,
+            ticker: Some(ticker),
+            control,
+        };
+        tracing::info!(bootstrap = %c.bootstrap(), control = ?c.control_url(), "simulated cluster started");
+        Ok(c)
+    }
+
+    /// `host:port` of every broker, comma separated, in broker id order.
+    pub fn bootstrap(&self) -> String {
+        let c = self.shared.lock();
+        c.brokers
+            .values()
+            .map(|b| format!("{}:{}", self.shared.host, b.port))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// `host:port` of one broker.
+    pub fn broker_address(&self, id: BrokerId) -> Option<String> {
+        let c = self.shared.lock();
+        c.brokers
+            .get(&id)
+            .map(|b| format!("{}:{}", self.shared.host, b.port))
+    }
+
+    /// `http://host:port` of the control API, when it runs.
+    pub fn control_url(&self) -> Option<String> {
+        self.control
+            .as_ref()
+            .map(|(addr, _)| format!("http://{addr}"))
+    }
+
+    pub async fn stop_broker(&self, id: BrokerId) -> Result<(), SimError> {
+        self.shared.stop_broker(id).await
+    }
+
+    pub async fn start_broker(&self, id: BrokerId) -> Result<(), SimError> {
+        self.shared.start_broker(id).await
+    }
+
+    /// Adds an empty broker listening on the next port; returns its id.
+    pub async fn add_broker(&self, rack: Option<String>) -> Result<BrokerId, SimError> {
+        self.shared.add_broker(rack).await
+    }
+
+    /// Changes the rates of a topic (every partition) or one partition.
+    pub fn set_rates(
+        &self,
+        topic: &str,
+        partition: Option<i32>,
+        update: &RatesUpdate,
+    ) -> Result<(), SimError> {
+        self.shared.set_rates(topic, partition, update)
+    }
+
+    pub fn add_topic(&self, spec: &NewTopic) -> Result<(), SimError> {
+        self.shared.add_topic(spec)
+    }
+
+    pub fn truth(&self) -> Truth {
+        let c = self.shared.lock();
+        truth::build(&c, self.shared.clock.speed())
+    }
+
+    /// The current state as a `ballast.snapshot/v1` document.
+    pub fn snapshot(&self) -> Snapshot {
+        let c = self.shared.lock();
+        scenario::export(&c)
+    }
+
+    /// Simulated time, milliseconds since the epoch.
+    pub fn now_ms(&self) -> i64 {
+        self.shared.now()
+    }
+
+    /// Stops every listener, connection, the ticker and the control API.
+    pub async fn shutdown(mut self) {
+        let _ = self.shared.shutdown.send(true);
+        let listeners: Vec<server::Listener> = std::mem::take(&mut *self.shared.listeners())
+            .into_values()
+            .collect();
+        for l in listeners {
+            l.close().await;
+        }
+        if let Some(t) = self.ticker.take() {
+            let _ = t.await;
+        }
+        if let Some((_, t)) = self.control.take() {
+            t.abort();
+            let _ = t.await;
+        }
+    }
+}
+
+impl Drop for SimCluster {
+    fn drop(&mut self) {
+        let _ = self.shared.shutdown.send(true);
+        if let Some((_, t)) = self.control.take() {
+            t.abort();
+        }
+    }
+}

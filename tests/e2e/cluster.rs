@@ -1,0 +1,174 @@
+//! The real binary against a simulated cluster started in this test process.
+
+use std::time::Duration;
+
+use ballast_simcluster::{GenerateParams, Scenario, SimCluster, SimConfig};
+use serde_json::Value;
+
+use crate::support::{ballast_output, wait_for, Service};
+
+/// A small simulated cluster on free loopback ports, served by its own runtime thread.
+pub struct Sim {
+    pub bootstrap: String,
+    runtime: tokio::runtime::Runtime,
+    sim: Option<SimCluster>,
+}
+
+impl Sim {
+    pub fn start() -> Sim {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let sim = runtime
+            .block_on(SimCluster::start(SimConfig {
+                scenario: Scenario::Generate(GenerateParams {
+                    brokers: 3,
+                    racks: 3,
+                    topics: 4,
+                    partitions_per_topic: 6,
+                    ..GenerateParams::default()
+                }),
+                ..SimConfig::default()
+            }))
+            .expect("simulated cluster");
+        Sim {
+            bootstrap: sim.bootstrap(),
+            runtime,
+            sim: Some(sim),
+        }
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        if let Some(sim) = self.sim.take() {
+            self.runtime.block_on(sim.shutdown());
+        }
+    }
+}
+
+#[test]
+fn ready_turns_200_once_the_observer_has_read_the_brokers() {
+    let sim = Sim::start();
+    let service = Service::start_with(&[
+        ("BALLAST_KAFKA_BOOTSTRAP_SERVERS", sim.bootstrap.as_str()),
+        ("BALLAST_SAMPLE_INTERVAL", "1s"),
+    ]);
+    let body: Value = wait_for(Duration::from_secs(20), "ready 200", || {
+        let r = reqwest::blocking::get(service.url("/api/v1/ready")).ok()?;
+        (r.status().as_u16() == 200)
+            .then(|| r.json().ok())
+            .flatten()
+    });
+    assert_eq!(body["success"], true);
+    assert_eq!(body["data"]["ready"], true);
+}
+
+#[test]
+fn snapshot_writes_a_valid_snapshot_of_a_live_cluster_that_plan_accepts() {
+    let sim = Sim::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("cluster.json");
+    let out_text = out.to_string_lossy().into_owned();
+    let result = ballast_output(
+        &["snapshot", "--out", out_text.as_str(), "--window", "2s"],
+        &[("BALLAST_KAFKA_BOOTSTRAP_SERVERS", sim.bootstrap.as_str())],
+    );
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let text = std::fs::read_to_string(&out).expect("snapshot written");
+    let doc: Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(doc["format"], "ballast.snapshot/v1");
+    assert_eq!(doc["brokers"].as_array().map(Vec::len), Some(3));
+    assert_eq!(doc["partitions"].as_array().map(Vec::len), Some(24));
+    let busy = doc["partitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["producerMsgRate"].as_f64().is_some_and(|r| r > 0.0))
+        .count();
+    assert!(busy > 0, "rates were measured");
+
+    let planned = ballast_output(&["plan", "--snapshot", out_text.as_str()], &[]);
+    assert!(
+        planned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&planned.stderr)
+    );
+    let plan: Value = serde_json::from_slice(&planned.stdout).expect("plan json");
+    assert_eq!(plan["format"], "ballast.plan/v1");
+}
+
+#[test]
+fn snapshot_of_an_unreachable_cluster_fails_with_one_clear_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("cluster.json");
+    let out_text = out.to_string_lossy().into_owned();
+    let result = ballast_output(
+        &["snapshot", "--out", out_text.as_str(), "--window", "1s"],
+        &[("BALLAST_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9")],
+    );
+    assert_eq!(result.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(stderr.contains("cannot reach the cluster"), "{stderr}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn demo_runs_the_service_against_a_simulated_cluster_and_stops_cleanly() {
+    let port = crate::support::free_port();
+    let mut child = crate::support::ballast()
+        .args(["demo", "--port", &port.to_string()])
+        .env("TMPDIR", tempfile::tempdir().expect("tmp").keep())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start demo");
+    let url = format!("http://127.0.0.1:{port}/api/v1/ready");
+    let ready = wait_for(Duration::from_secs(30), "demo ready", || {
+        let r = reqwest::blocking::get(&url).ok()?;
+        (r.status().as_u16() == 200)
+            .then(|| r.json::<Value>().ok())
+            .flatten()
+    });
+    assert_eq!(ready["data"]["ready"], true);
+    // The observer's heartbeat reports what it read: the demo cluster's six brokers.
+    let health: Value = wait_for(Duration::from_secs(10), "observer detail", || {
+        let h: Value = reqwest::blocking::get(format!("http://127.0.0.1:{port}/api/v1/health"))
+            .and_then(|r| r.json())
+            .ok()?;
+        let brokers = h["data"]["workers"]
+            .as_array()?
+            .iter()
+            .find(|w| w["name"] == "observer")?["detail"]["brokers"]
+            .as_u64();
+        (brokers == Some(6)).then_some(h)
+    });
+    let pids: Vec<u32> = health["data"]["workers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w["pid"].as_u64().map(|p| p as u32))
+        .collect();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    let status = wait_for(Duration::from_secs(15), "demo exit", || {
+        child.try_wait().ok().flatten()
+    });
+    assert!(status.success(), "{status:?}");
+    for pid in pids {
+        assert!(
+            !crate::support::pid_running(pid),
+            "worker {pid} left behind"
+        );
+    }
+}
