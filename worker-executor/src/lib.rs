@@ -4,6 +4,10 @@
 //! Operations and moves arrive with the execution capability; at this stage the executor reports
 //! who holds the mutation slot, so a stuck lease is visible in its heartbeat.
 
+pub mod stale;
+pub mod throttle;
+pub mod waves;
+
 use ballast_runtime::{WorkerContext, WorkerError};
 use serde_json::json;
 

@@ -8,12 +8,14 @@
 //! is down), the benefit test and structural limits. Rules that need a history of readings (four
 //! readings, warm-up, three fresh confirmations) are the service's and live elsewhere.
 
+pub mod decision;
 mod model;
 mod plan;
 mod policy;
 mod search;
 pub mod time;
 
+pub use decision::{decide, Context, Decision, Reading};
 pub use plan::{
     plan, LoadSummary, Loads, Plan, PlannedMove, SearchStats, StructuralLimit, Tripped,
 };
