@@ -120,25 +120,17 @@ impl Client {
             }
             let response = conn.send(&request, version).await?;
             not_controller("CreateTopics", response.topics.iter().map(|t| t.error_code))?;
-            Ok(topics
-                .iter()
-                .map(|topic| {
-                    let found = response
-                        .topics
-                        .iter()
-                        .find(|t| t.name.0.as_str() == topic.name);
-                    TopicResult {
-                        name: topic.name.clone(),
-                        error: match found {
-                            Some(t) => ItemError::from_code(
-                                t.error_code,
-                                t.error_message.as_ref().map(|m| m.to_string()),
-                            ),
-                            None => missing(),
-                        },
-                    }
-                })
-                .collect())
+            Ok(topic_results(
+                topics.iter().map(|t| t.name.as_str()),
+                &response.topics,
+                |t| Some(t.name.0.as_str()),
+                |t| {
+                    (
+                        t.error_code,
+                        t.error_message.as_ref().map(|m| m.to_string()),
+                    )
+                },
+            ))
         })
         .await
     }
@@ -167,25 +159,17 @@ impl Client {
                 "DeleteTopics",
                 response.responses.iter().map(|t| t.error_code),
             )?;
-            Ok(names
-                .iter()
-                .map(|name| {
-                    let found = response
-                        .responses
-                        .iter()
-                        .find(|t| t.name.as_ref().is_some_and(|n| n.0.as_str() == name));
-                    TopicResult {
-                        name: name.clone(),
-                        error: match found {
-                            Some(t) => ItemError::from_code(
-                                t.error_code,
-                                t.error_message.as_ref().map(|m| m.to_string()),
-                            ),
-                            None => missing(),
-                        },
-                    }
-                })
-                .collect())
+            Ok(topic_results(
+                names.iter().map(String::as_str),
+                &response.responses,
+                |t| t.name.as_ref().map(|n| n.0.as_str()),
+                |t| {
+                    (
+                        t.error_code,
+                        t.error_message.as_ref().map(|m| m.to_string()),
+                    )
+                },
+            ))
         })
         .await
     }
@@ -225,25 +209,17 @@ impl Client {
                 "CreatePartitions",
                 response.results.iter().map(|t| t.error_code),
             )?;
-            Ok(topics
-                .iter()
-                .map(|np| {
-                    let found = response
-                        .results
-                        .iter()
-                        .find(|t| t.name.0.as_str() == np.topic);
-                    TopicResult {
-                        name: np.topic.clone(),
-                        error: match found {
-                            Some(t) => ItemError::from_code(
-                                t.error_code,
-                                t.error_message.as_ref().map(|m| m.to_string()),
-                            ),
-                            None => missing(),
-                        },
-                    }
-                })
-                .collect())
+            Ok(topic_results(
+                topics.iter().map(|np| np.topic.as_str()),
+                &response.results,
+                |t| Some(t.name.0.as_str()),
+                |t| {
+                    (
+                        t.error_code,
+                        t.error_message.as_ref().map(|m| m.to_string()),
+                    )
+                },
+            ))
         })
         .await
     }
@@ -500,6 +476,31 @@ impl Client {
 }
 
 /// The item was not in the broker's answer.
+/// One result per requested topic, in request order: the answer's item for that name (its error
+/// code and message), or an error when the broker's answer does not mention it.
+fn topic_results<'a, T>(
+    requested: impl Iterator<Item = &'a str>,
+    answered: &[T],
+    name_of: impl Fn(&T) -> Option<&str>,
+    error_of: impl Fn(&T) -> (i16, Option<String>),
+) -> Vec<TopicResult> {
+    requested
+        .map(|name| {
+            let error = match answered.iter().find(|t| name_of(t) == Some(name)) {
+                Some(t) => {
+                    let (code, message) = error_of(t);
+                    ItemError::from_code(code, message)
+                }
+                None => missing(),
+            };
+            TopicResult {
+                name: name.to_string(),
+                error,
+            }
+        })
+        .collect()
+}
+
 fn missing() -> Option<ItemError> {
     Some(ItemError {
         code: -1,
