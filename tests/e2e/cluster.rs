@@ -172,3 +172,66 @@ fn demo_runs_the_service_against_a_simulated_cluster_and_stops_cleanly() {
         );
     }
 }
+
+#[test]
+fn sim_prints_exactly_one_bootstrap_line_and_stops_on_sigterm() {
+    use std::io::{BufRead, BufReader, Read};
+    // Three consecutive free ports are likely around a free one; retry a few bases if taken.
+    for _attempt in 0..5 {
+        let base = crate::support::free_port();
+        if base > 65000 {
+            continue;
+        }
+        let mut child = crate::support::ballast()
+            .args([
+                "sim",
+                "--brokers",
+                "3",
+                "--racks",
+                "3",
+                "--topics",
+                "2",
+                "--partitions",
+                "2",
+            ])
+            .args(["--base-port", &base.to_string()])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start ballast sim");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        let read = stdout.read_line(&mut line).unwrap_or(0);
+        if read == 0 {
+            // A port was taken: the simulator exited with an error; try another base.
+            let _ = child.wait();
+            continue;
+        }
+        let expected = format!(
+            "bootstrap=127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}\n",
+            base,
+            base + 1,
+            base + 2
+        );
+        assert_eq!(line, expected);
+        for port in base..base + 3 {
+            std::net::TcpStream::connect(("127.0.0.1", port))
+                .expect("every broker accepts connections");
+        }
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .expect("SIGTERM");
+        let status = wait_for(Duration::from_secs(10), "sim exit", || {
+            child.try_wait().ok().flatten()
+        });
+        assert!(status.success(), "{status:?}");
+        let mut rest = String::new();
+        stdout.read_to_string(&mut rest).expect("rest of stdout");
+        assert_eq!(rest, "", "exactly one line on stdout");
+        return;
+    }
+    panic!("no free run of three ports found");
+}
