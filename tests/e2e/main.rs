@@ -4,6 +4,7 @@
 mod cluster;
 mod config;
 mod http;
+mod live;
 mod plan;
 mod supervisor;
 mod support;

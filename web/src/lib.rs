@@ -4,6 +4,8 @@
 //! they know comes from SQLite, written by the other processes.
 
 pub mod envelope;
+pub mod extract;
+pub mod kafka;
 mod metrics;
 mod middleware;
 mod routes;
@@ -32,19 +34,38 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub clock: Arc<dyn Clock>,
     pub metrics: Arc<metrics::HttpMetrics>,
+    pub kafka: kafka::KafkaHandle,
     pub started_at_ms: i64,
+    /// Set when the process stops: long-lived responses (server-sent events) end on it, so a
+    /// graceful shutdown is not held open by a client that never disconnects.
+    stop: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 impl AppState {
     pub fn new(store: Store, config: Arc<Config>, clock: Arc<dyn Clock>) -> Self {
         let started_at_ms = clock.now_ms();
+        let kafka = kafka::KafkaHandle::new(ballast_runtime::client_config(&config.kafka));
         Self {
             store,
             config,
             clock,
             metrics: Arc::new(metrics::HttpMetrics::new()),
+            kafka,
             started_at_ms,
+            stop: Arc::new(tokio::sync::watch::channel(false).0),
         }
+    }
+
+    /// Completes once the process is stopping.
+    pub async fn stopping(&self) {
+        let mut rx = self.stop.subscribe();
+        // An error means the sender is gone, which only happens when the process is ending.
+        let _ = rx.wait_for(|stop| *stop).await;
+    }
+
+    /// Ends long-lived responses; called when the process is told to stop.
+    pub fn stop(&self) {
+        self.stop.send_replace(true);
     }
 
     /// Runs store work on the blocking pool; a store failure becomes a 500 envelope.
@@ -89,8 +110,12 @@ pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
     info!(%addr, "listening");
     let state = AppState::new(ctx.store.clone(), ctx.config.clone(), ctx.clock.clone());
     let shutdown = ctx.shutdown.clone();
+    let stopping = state.clone();
     axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move { shutdown.requested().await })
+        .with_graceful_shutdown(async move {
+            shutdown.requested().await;
+            stopping.stop();
+        })
         .await
         .map_err(|source| WorkerError::Io {
             context: "http server failed".into(),

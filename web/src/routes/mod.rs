@@ -1,3 +1,5 @@
+mod live;
+mod observed;
 mod system;
 
 use axum::http::{Method, Uri};
@@ -12,6 +14,8 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/ready", get(system::ready))
         .route("/api/v1/version", get(system::version))
         .route("/metrics", get(system::metrics))
+        .merge(observed::routes())
+        .merge(live::routes())
 }
 
 pub async fn not_found(method: Method, uri: Uri) -> ApiError {

@@ -1,0 +1,189 @@
+//! Read endpoints that ask the cluster directly (through [`crate::kafka::KafkaHandle`]): topic and
+//! broker configuration, consumer groups, quotas, ACLs and messages. Every one is free (monitoring
+//! mode); the request/response shapes are documented in `docs/api/live.md`.
+//!
+//! Errors: malformed input is a 400 (the extractors of [`crate::extract`]), an unknown topic,
+//! partition, group or broker a 404, an unreachable cluster a 503 (and the client is dropped so
+//! the next request reconnects), an error answer of the cluster a 502.
+
+mod acls;
+mod configs;
+mod groups;
+mod messages;
+mod payload;
+mod quotas;
+mod tail;
+
+use std::future::Future;
+
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::Router;
+use ballast_kafka::Error as KafkaError;
+use tokio::task::JoinSet;
+
+use crate::{ApiError, AppState};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        // topics and configuration
+        .route("/api/v1/topics/{topic}/config", get(configs::topic_config))
+        .route(
+            "/api/v1/topics/{topic}/config/explicit",
+            get(configs::topic_config_explicit),
+        )
+        .route("/api/v1/config/defaults", get(configs::broker_defaults))
+        // consumer groups (a group named `summary` is shadowed by the summary)
+        .route("/api/v1/consumer-groups", get(groups::list))
+        .route("/api/v1/consumer-groups/summary", get(groups::summary))
+        .route("/api/v1/consumer-groups/{group}", get(groups::detail))
+        .route("/api/v1/consumer-groups/{group}/lag", get(groups::lag))
+        // quotas (PUT and DELETE on the entity paths are licensed and come later)
+        .route("/api/v1/quotas", get(quotas::list))
+        .route("/api/v1/quotas/resolve", post(quotas::resolve))
+        .route("/api/v1/quotas/default", get(quotas::default_pair))
+        .route("/api/v1/quotas/default-user", get(quotas::default_user))
+        .route(
+            "/api/v1/quotas/default-client-id",
+            get(quotas::default_client_id),
+        )
+        .route("/api/v1/quotas/user/{user}", get(quotas::user))
+        .route(
+            "/api/v1/quotas/user/{user}/{clientId}",
+            get(quotas::user_client),
+        )
+        .route(
+            "/api/v1/quotas/client-id/{clientId}",
+            get(quotas::client_id),
+        )
+        // ACLs
+        .route("/api/v1/acls", get(acls::list))
+        // messages
+        .route("/api/v1/topics/{topic}/messages", get(messages::range))
+        .route("/api/v1/topics/{topic}/messages/tail", get(tail::tail))
+        .route(
+            "/api/v1/topics/{topic}/messages/{partition}/{offset}",
+            get(messages::single),
+        )
+        .route(
+            "/api/v1/topics/{topic}/watermarks",
+            get(messages::watermarks),
+        )
+}
+
+/// Whether an error means the connection to the cluster is gone (or never came up): the request
+/// is answered 503 and the client dropped so the next request connects afresh.
+fn connection_level(err: &KafkaError) -> bool {
+    matches!(
+        err,
+        KafkaError::Connect { .. }
+            | KafkaError::ConnectTimeout { .. }
+            | KafkaError::Io { .. }
+            | KafkaError::Disconnected { .. }
+            | KafkaError::Timeout { .. }
+            | KafkaError::NoBrokerReachable { .. }
+            | KafkaError::Tls { .. }
+            | KafkaError::Authentication { .. }
+            | KafkaError::OAuth { .. }
+    )
+}
+
+/// The Kafka error name of an error the cluster answered with, if it is one.
+fn kafka_name(err: &KafkaError) -> Option<&'static str> {
+    match err {
+        KafkaError::Kafka { name, .. } => Some(name),
+        _ => None,
+    }
+}
+
+/// Maps a cluster error to the error envelope. Connection-level failures also drop the client
+/// (in the background, so this stays usable in `map_err`).
+fn fail(state: &AppState, err: KafkaError) -> ApiError {
+    let details = ballast_runtime::error_chain(&err);
+    if connection_level(&err) {
+        let handle = state.kafka.clone();
+        tokio::spawn(async move { handle.reset().await });
+        return ApiError::unavailable("cluster unavailable", details);
+    }
+    match (&err, kafka_name(&err)) {
+        (KafkaError::UnknownTopicOrPartition { .. }, _)
+        | (_, Some("UNKNOWN_TOPIC_OR_PARTITION" | "UNKNOWN_TOPIC_ID")) => {
+            ApiError::not_found("unknown topic or partition", details)
+        }
+        (_, Some("GROUP_ID_NOT_FOUND")) => ApiError::not_found("unknown consumer group", details),
+        (_, Some("INVALID_TOPIC_EXCEPTION")) => {
+            ApiError::bad_request("invalid topic name", details)
+        }
+        (KafkaError::UnknownBroker(_), _) => ApiError::not_found("unknown broker", details),
+        (KafkaError::InvalidArgument(_), _) => ApiError::bad_request("invalid request", details),
+        _ => ApiError::new(StatusCode::BAD_GATEWAY, "cluster error", details),
+    }
+}
+
+/// A list `limit`: 0 or absent selects `default`, more than `max` is clamped (as the MCP tools).
+fn row_limit(limit: Option<u32>, default: usize, max: usize) -> usize {
+    match limit {
+        None | Some(0) => default,
+        Some(n) => (n as usize).min(max),
+    }
+}
+
+/// An optional text filter; an empty value is no filter.
+fn non_empty(value: Option<String>) -> Option<String> {
+    value.filter(|v| !v.is_empty())
+}
+
+/// Runs `f` on every item with at most `concurrency` at a time, answers in input order. A task
+/// that panicked is a 500.
+async fn bounded<T, R, F, Fut>(items: Vec<T>, concurrency: usize, f: F) -> Result<Vec<R>, ApiError>
+where
+    T: Send + 'static,
+    R: Send + 'static,
+    F: Fn(T) -> Fut,
+    Fut: Future<Output = R> + Send + 'static,
+{
+    let mut out: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
+    let mut pending = items.into_iter().enumerate();
+    let mut set = JoinSet::new();
+    loop {
+        while set.len() < concurrency.max(1) {
+            let Some((index, item)) = pending.next() else {
+                break;
+            };
+            let fut = f(item);
+            set.spawn(async move { (index, fut.await) });
+        }
+        match set.join_next().await {
+            Some(Ok((index, result))) => out[index] = Some(result),
+            Some(Err(join)) => {
+                return Err(ApiError::internal("cluster read failed", join.to_string()))
+            }
+            None => break,
+        }
+    }
+    Ok(out.into_iter().flatten().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_default_on_zero_and_clamp_at_the_maximum() {
+        assert_eq!(row_limit(None, 20, 50), 20);
+        assert_eq!(row_limit(Some(0), 20, 50), 20);
+        assert_eq!(row_limit(Some(7), 20, 50), 7);
+        assert_eq!(row_limit(Some(5000), 20, 50), 50);
+    }
+
+    #[tokio::test]
+    async fn bounded_keeps_input_order() {
+        let out = bounded((0..20u64).collect(), 3, |i| async move {
+            tokio::time::sleep(std::time::Duration::from_millis(20 - i)).await;
+            i * 2
+        })
+        .await
+        .unwrap();
+        assert_eq!(out, (0..20u64).map(|i| i * 2).collect::<Vec<_>>());
+    }
+}

@@ -1,0 +1,690 @@
+//! Consumer groups: the list, a summary, one group with its members and offsets, and its lag per
+//! partition.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use axum::extract::State;
+use ballast_kafka::{
+    BrokerId, Client, CommittedOffset, GroupDescription, GroupListing, OffsetSpec, TopicPartition,
+    TopicPartitions,
+};
+use serde::{Deserialize, Serialize};
+
+use super::{bounded, fail, non_empty, row_limit};
+use crate::extract::{Path, Query};
+use crate::{ApiError, ApiOk, ApiResult, AppState};
+
+/// Groups whose offsets are read at the same time.
+const CONCURRENCY: usize = 8;
+/// `GET /consumer-groups` rows: default and maximum (as the MCP `list_consumer_groups`).
+const LIST_DEFAULT: usize = 100;
+const LIST_MAX: usize = 500;
+/// `GET /consumer-groups/summary` `topLagging` rows.
+const TOP_DEFAULT: usize = 10;
+const TOP_MAX: usize = 100;
+
+// ---------------------------------------------------------------------------------------------
+// shapes
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupRow {
+    group_id: String,
+    state: String,
+    protocol_type: String,
+    /// `classic`, `consumer`, ... (Kafka 3.8+); None before.
+    group_type: Option<String>,
+    coordinator: Option<BrokerId>,
+    members: usize,
+    /// Topics the group has committed offsets for or is assigned.
+    topics: Vec<String>,
+    /// Sum of the lag of every partition with a committed offset; None when it could not be read.
+    total_lag: Option<i64>,
+    /// Why `totalLag` is missing, or the group's own error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionLag {
+    topic: String,
+    partition: i32,
+    /// None when the group has no committed offset for the partition (only assigned).
+    committed_offset: Option<i64>,
+    /// The high watermark; None when it could not be read.
+    log_end_offset: Option<i64>,
+    /// `logEndOffset - committedOffset`, never below 0; None when either is unknown.
+    lag: Option<i64>,
+    /// The member the partition is assigned to, if any.
+    member_id: Option<String>,
+    client_id: Option<String>,
+    host: Option<String>,
+    /// The commit's metadata string, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TopicLag {
+    topic: String,
+    partitions: usize,
+    total_lag: i64,
+    max_lag: i64,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupList {
+    count: usize,
+    total: usize,
+    truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<String>,
+    groups: Vec<GroupRow>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    total_groups: usize,
+    by_state: BTreeMap<String, usize>,
+    by_protocol_type: BTreeMap<String, usize>,
+    total_members: usize,
+    total_lag: i64,
+    /// Groups with a lag above 0.
+    groups_with_lag: usize,
+    /// Groups whose lag could not be read (their error is in `topLagging` if they rank).
+    groups_without_lag: usize,
+    /// The groups with the largest lag, largest first (then group id).
+    top_lagging: Vec<GroupRow>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Member {
+    member_id: String,
+    group_instance_id: Option<String>,
+    client_id: String,
+    host: String,
+    assignment: Vec<TopicPartitions>,
+    /// Partitions assigned to this member.
+    partitions: usize,
+    /// Sum of the lag of the member's partitions.
+    lag: i64,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Detail {
+    group_id: String,
+    state: String,
+    protocol_type: String,
+    /// The assignor (e.g. `range`).
+    protocol: String,
+    coordinator: Option<BrokerId>,
+    members: Vec<Member>,
+    total_lag: i64,
+    topics: Vec<TopicLag>,
+    /// Every partition with a committed offset or an assignment, by topic and partition.
+    offsets: Vec<PartitionLag>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lag {
+    group_id: String,
+    state: String,
+    topic: Option<String>,
+    total_lag: i64,
+    max_lag: i64,
+    partition_count: usize,
+    topics: Vec<TopicLag>,
+    partitions: Vec<PartitionLag>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// queries
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListQuery {
+    /// Only groups in this state (case-insensitive), e.g. `Stable`, `Empty`.
+    state: Option<String>,
+    /// Only groups whose id contains this (case-insensitive).
+    search: Option<String>,
+    limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SummaryQuery {
+    limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DetailQuery {}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LagQuery {
+    topic: Option<String>,
+    /// `lag` (largest first, the default) or `partition` (topic, partition).
+    sort: Option<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// reading
+
+/// Offsets of one group joined with log-end offsets and its members' assignments.
+fn join_lag(
+    description: Option<&GroupDescription>,
+    committed: &[CommittedOffset],
+    ends: &HashMap<(String, i32), Result<i64, String>>,
+) -> Vec<PartitionLag> {
+    let mut owners: BTreeMap<(String, i32), (String, String, String)> = BTreeMap::new();
+    for m in description
+        .map(|d| d.members.as_slice())
+        .unwrap_or_default()
+    {
+        for tps in &m.assignment {
+            for p in &tps.partitions {
+                owners.insert(
+                    (tps.topic.clone(), *p),
+                    (m.member_id.clone(), m.client_id.clone(), m.host.clone()),
+                );
+            }
+        }
+    }
+    let mut rows: BTreeMap<(String, i32), PartitionLag> = BTreeMap::new();
+    let row = |topic: &str, partition: i32| PartitionLag {
+        topic: topic.to_string(),
+        partition,
+        committed_offset: None,
+        log_end_offset: None,
+        lag: None,
+        member_id: None,
+        client_id: None,
+        host: None,
+        metadata: None,
+        error: None,
+    };
+    for c in committed
+        .iter()
+        .filter(|c| c.offset.is_some() || c.error.is_some())
+    {
+        let mut r = row(&c.topic, c.partition);
+        r.committed_offset = c.offset;
+        r.metadata = c.metadata.clone().filter(|m| !m.is_empty());
+        r.error = c.error.as_ref().map(|e| e.to_string());
+        rows.insert((c.topic.clone(), c.partition), r);
+    }
+    for key in owners.keys() {
+        rows.entry(key.clone())
+            .or_insert_with(|| row(&key.0, key.1));
+    }
+    for (key, r) in rows.iter_mut() {
+        if let Some((member, client, host)) = owners.get(key) {
+            r.member_id = Some(member.clone());
+            r.client_id = Some(client.clone());
+            r.host = Some(host.clone());
+        }
+        match ends.get(key) {
+            Some(Ok(end)) => r.log_end_offset = Some(*end),
+            Some(Err(e)) if r.error.is_none() => r.error = Some(e.clone()),
+            _ => {}
+        }
+        if let (Some(end), Some(committed)) = (r.log_end_offset, r.committed_offset) {
+            r.lag = Some((end - committed).max(0));
+        }
+    }
+    rows.into_values().collect()
+}
+
+/// Log-end offsets of `partitions` (errors per partition).
+async fn log_ends(
+    client: &Client,
+    partitions: BTreeSet<(String, i32)>,
+) -> ballast_kafka::Result<HashMap<(String, i32), Result<i64, String>>> {
+    if partitions.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let tps: Vec<TopicPartition> = partitions
+        .iter()
+        .map(|(t, p)| TopicPartition::new(t.clone(), *p))
+        .collect();
+    let listed = client.list_offsets(&tps, OffsetSpec::Latest).await?;
+    Ok(listed
+        .into_iter()
+        .map(|o| {
+            let value = match (o.offset, o.error) {
+                (_, Some(e)) => Err(e.to_string()),
+                (Some(offset), None) => Ok(offset),
+                (None, None) => Err("no log-end offset".to_string()),
+            };
+            ((o.topic, o.partition), value)
+        })
+        .collect())
+}
+
+/// Describes `groups` and reads their offsets and lag: one entry per group, in order, with the
+/// committed-offset error as text when the offsets could not be read.
+async fn describe_with_lag(
+    state: &AppState,
+    client: &Client,
+    groups: &[String],
+) -> Result<Vec<(GroupDescription, Result<Vec<PartitionLag>, String>)>, ApiError> {
+    if groups.is_empty() {
+        return Ok(Vec::new());
+    }
+    let descriptions = client
+        .describe_groups(groups)
+        .await
+        .map_err(|e| fail(state, e))?;
+    let committed = bounded(groups.to_vec(), CONCURRENCY, |group| {
+        let client = client.clone();
+        async move { client.committed_offsets(&group, None).await }
+    })
+    .await?;
+    let mut wanted = BTreeSet::new();
+    for (d, c) in descriptions.iter().zip(&committed) {
+        if let Ok(offsets) = c {
+            wanted.extend(offsets.iter().map(|o| (o.topic.clone(), o.partition)));
+        }
+        for m in &d.members {
+            for tps in &m.assignment {
+                wanted.extend(tps.partitions.iter().map(|p| (tps.topic.clone(), *p)));
+            }
+        }
+    }
+    let ends = log_ends(client, wanted).await.map_err(|e| fail(state, e))?;
+    Ok(descriptions
+        .into_iter()
+        .zip(committed)
+        .map(|(d, c)| {
+            let lag = c
+                .map(|offsets| join_lag(Some(&d), &offsets, &ends))
+                .map_err(|e| ballast_runtime::error_chain(&e));
+            (d, lag)
+        })
+        .collect())
+}
+
+fn total_lag(rows: &[PartitionLag]) -> i64 {
+    rows.iter().filter_map(|r| r.lag).sum()
+}
+
+fn topics_of(rows: &[PartitionLag]) -> Vec<TopicLag> {
+    let mut by_topic: BTreeMap<&str, TopicLag> = BTreeMap::new();
+    for r in rows {
+        let t = by_topic.entry(&r.topic).or_insert_with(|| TopicLag {
+            topic: r.topic.clone(),
+            partitions: 0,
+            total_lag: 0,
+            max_lag: 0,
+        });
+        t.partitions += 1;
+        let lag = r.lag.unwrap_or(0);
+        t.total_lag += lag;
+        t.max_lag = t.max_lag.max(lag);
+    }
+    by_topic.into_values().collect()
+}
+
+fn row_of(
+    listing: Option<&GroupListing>,
+    d: &GroupDescription,
+    lag: &Result<Vec<PartitionLag>, String>,
+) -> GroupRow {
+    let state = if d.state.is_empty() {
+        listing.and_then(|l| l.state.clone()).unwrap_or_default()
+    } else {
+        d.state.clone()
+    };
+    let protocol_type = if d.protocol_type.is_empty() {
+        listing.map(|l| l.protocol_type.clone()).unwrap_or_default()
+    } else {
+        d.protocol_type.clone()
+    };
+    let topics: BTreeSet<String> = match lag {
+        Ok(rows) => rows.iter().map(|r| r.topic.clone()).collect(),
+        Err(_) => BTreeSet::new(),
+    };
+    GroupRow {
+        group_id: d.group_id.clone(),
+        state,
+        protocol_type,
+        group_type: listing.and_then(|l| l.group_type.clone()),
+        coordinator: d.coordinator.or(listing.map(|l| l.coordinator)),
+        members: d.members.len(),
+        topics: topics.into_iter().collect(),
+        total_lag: lag.as_ref().ok().map(|rows| total_lag(rows)),
+        error: d
+            .error
+            .as_ref()
+            .map(|e| e.to_string())
+            .or_else(|| lag.as_ref().err().cloned()),
+    }
+}
+
+/// Describes one group; an unknown group (GROUP_ID_NOT_FOUND, or `Dead` with nothing) is a 404.
+async fn describe_one(
+    state: &AppState,
+    client: &Client,
+    group: &str,
+) -> Result<(GroupDescription, Vec<PartitionLag>), ApiError> {
+    let mut described = describe_with_lag(state, client, &[group.to_string()]).await?;
+    let Some((d, lag)) = described.pop() else {
+        return Err(ApiError::internal(
+            "cluster read failed",
+            "no description of the group",
+        ));
+    };
+    let not_found = || {
+        ApiError::not_found(
+            "unknown consumer group",
+            format!("consumer group {group} does not exist"),
+        )
+    };
+    if let Some(e) = &d.error {
+        if e.name == "GROUP_ID_NOT_FOUND" {
+            return Err(not_found());
+        }
+        return Err(ApiError::new(
+            axum::http::StatusCode::BAD_GATEWAY,
+            "cluster error",
+            format!("describing consumer group {group} failed: {e}"),
+        ));
+    }
+    let lag =
+        lag.map_err(|e| ApiError::new(axum::http::StatusCode::BAD_GATEWAY, "cluster error", e))?;
+    if d.state.eq_ignore_ascii_case("dead") && d.members.is_empty() && lag.is_empty() {
+        return Err(not_found());
+    }
+    Ok((d, lag))
+}
+
+// ---------------------------------------------------------------------------------------------
+// handlers
+
+/// `GET /api/v1/consumer-groups`: groups by id, with members, coordinator and total lag.
+pub async fn list(
+    State(state): State<AppState>,
+    Query(q): Query<ListQuery>,
+) -> ApiResult<GroupList> {
+    let limit = row_limit(q.limit, LIST_DEFAULT, LIST_MAX);
+    let client = state.kafka.client().await?;
+    let listings = client.list_groups().await.map_err(|e| fail(&state, e))?;
+    let state_filter = non_empty(q.state).map(|s| s.to_lowercase());
+    let search = non_empty(q.search).map(|s| s.to_lowercase());
+    // ListGroups v4+ gives the state; older brokers give none and the filter needs DescribeGroups.
+    let states_known = listings.iter().all(|l| l.state.is_some());
+    let mut selected: Vec<&GroupListing> = listings
+        .iter()
+        .filter(|l| {
+            search
+                .as_ref()
+                .is_none_or(|s| l.group_id.to_lowercase().contains(s))
+        })
+        .filter(|l| match (&state_filter, &l.state) {
+            (Some(f), Some(s)) => s.to_lowercase() == *f,
+            _ => true,
+        })
+        .collect();
+    selected.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+    let mut rows = Vec::new();
+    let mut total = selected.len();
+    if states_known || state_filter.is_none() {
+        let page: Vec<String> = selected
+            .iter()
+            .take(limit)
+            .map(|l| l.group_id.clone())
+            .collect();
+        for (d, lag) in describe_with_lag(&state, &client, &page).await? {
+            let listing = selected.iter().find(|l| l.group_id == d.group_id).copied();
+            rows.push(row_of(listing, &d, &lag));
+        }
+    } else {
+        // Old brokers: describe every candidate to learn its state, then page.
+        let ids: Vec<String> = selected.iter().map(|l| l.group_id.clone()).collect();
+        let filter = state_filter.clone().unwrap_or_default();
+        let all = describe_with_lag(&state, &client, &ids).await?;
+        let matching: Vec<GroupRow> = all
+            .iter()
+            .map(|(d, lag)| {
+                let listing = selected.iter().find(|l| l.group_id == d.group_id).copied();
+                row_of(listing, d, lag)
+            })
+            .filter(|r| r.state.to_lowercase() == filter)
+            .collect();
+        total = matching.len();
+        rows = matching.into_iter().take(limit).collect();
+    }
+    let truncated = total > rows.len();
+    Ok(ApiOk(GroupList {
+        count: rows.len(),
+        total,
+        truncated,
+        hint: truncated
+            .then(|| format!("narrow with state or search, or raise limit (at most {LIST_MAX})")),
+        groups: rows,
+    }))
+}
+
+/// `GET /api/v1/consumer-groups/summary`: counts by state and protocol type, members, lag, and
+/// the groups with the largest lag.
+pub async fn summary(
+    State(state): State<AppState>,
+    Query(q): Query<SummaryQuery>,
+) -> ApiResult<Summary> {
+    let top = row_limit(q.limit, TOP_DEFAULT, TOP_MAX);
+    let client = state.kafka.client().await?;
+    let listings = client.list_groups().await.map_err(|e| fail(&state, e))?;
+    let ids: Vec<String> = listings.iter().map(|l| l.group_id.clone()).collect();
+    let described = describe_with_lag(&state, &client, &ids).await?;
+    let mut rows: Vec<GroupRow> = described
+        .iter()
+        .map(|(d, lag)| {
+            let listing = listings.iter().find(|l| l.group_id == d.group_id);
+            row_of(listing, d, lag)
+        })
+        .collect();
+    let mut by_state = BTreeMap::new();
+    let mut by_protocol_type = BTreeMap::new();
+    for r in &rows {
+        *by_state.entry(r.state.clone()).or_insert(0) += 1;
+        let protocol = if r.protocol_type.is_empty() {
+            "(none)".to_string()
+        } else {
+            r.protocol_type.clone()
+        };
+        *by_protocol_type.entry(protocol).or_insert(0) += 1;
+    }
+    let summary_total_lag = rows.iter().filter_map(|r| r.total_lag).sum();
+    let groups_with_lag = rows.iter().filter(|r| r.total_lag.unwrap_or(0) > 0).count();
+    let groups_without_lag = rows.iter().filter(|r| r.total_lag.is_none()).count();
+    let total_members = rows.iter().map(|r| r.members).sum();
+    rows.sort_by(|a, b| {
+        b.total_lag
+            .unwrap_or(-1)
+            .cmp(&a.total_lag.unwrap_or(-1))
+            .then_with(|| a.group_id.cmp(&b.group_id))
+    });
+    rows.truncate(top);
+    Ok(ApiOk(Summary {
+        total_groups: listings.len(),
+        by_state,
+        by_protocol_type,
+        total_members,
+        total_lag: summary_total_lag,
+        groups_with_lag,
+        groups_without_lag,
+        top_lagging: rows,
+    }))
+}
+
+/// `GET /api/v1/consumer-groups/{group}`: the group with its members, their assignments and the
+/// group's offsets with lag.
+pub async fn detail(
+    State(state): State<AppState>,
+    Path(group): Path<String>,
+    Query(_): Query<DetailQuery>,
+) -> ApiResult<Detail> {
+    let client = state.kafka.client().await?;
+    let (d, offsets) = describe_one(&state, &client, &group).await?;
+    let members = d
+        .members
+        .iter()
+        .map(|m| {
+            let mine = |r: &&PartitionLag| r.member_id.as_deref() == Some(m.member_id.as_str());
+            Member {
+                member_id: m.member_id.clone(),
+                group_instance_id: m.group_instance_id.clone(),
+                client_id: m.client_id.clone(),
+                host: m.host.clone(),
+                partitions: m.assignment.iter().map(|a| a.partitions.len()).sum(),
+                lag: offsets.iter().filter(mine).filter_map(|r| r.lag).sum(),
+                assignment: m.assignment.clone(),
+            }
+        })
+        .collect();
+    Ok(ApiOk(Detail {
+        group_id: d.group_id.clone(),
+        state: d.state.clone(),
+        protocol_type: d.protocol_type.clone(),
+        protocol: d.protocol.clone(),
+        coordinator: d.coordinator,
+        members,
+        total_lag: total_lag(&offsets),
+        topics: topics_of(&offsets),
+        offsets,
+    }))
+}
+
+/// `GET /api/v1/consumer-groups/{group}/lag`: committed offset, log end and lag per partition.
+pub async fn lag(
+    State(state): State<AppState>,
+    Path(group): Path<String>,
+    Query(q): Query<LagQuery>,
+) -> ApiResult<Lag> {
+    let by_lag = match q.sort.as_deref() {
+        None | Some("") | Some("lag") => true,
+        Some("partition") => false,
+        Some(other) => {
+            return Err(ApiError::bad_request(
+                "invalid query",
+                format!("sort: expected lag or partition, got {other:?}"),
+            ))
+        }
+    };
+    let topic = non_empty(q.topic);
+    let client = state.kafka.client().await?;
+    if let Some(t) = &topic {
+        let metadata = client
+            .metadata(Some(std::slice::from_ref(t)))
+            .await
+            .map_err(|e| fail(&state, e))?;
+        if metadata.topic(t).is_none_or(|info| info.error.is_some()) {
+            return Err(ApiError::not_found(
+                "unknown topic",
+                format!("topic {t} does not exist"),
+            ));
+        }
+    }
+    let (d, mut rows) = describe_one(&state, &client, &group).await?;
+    if let Some(t) = &topic {
+        rows.retain(|r| &r.topic == t);
+    }
+    if by_lag {
+        rows.sort_by(|a, b| {
+            b.lag
+                .unwrap_or(-1)
+                .cmp(&a.lag.unwrap_or(-1))
+                .then_with(|| a.topic.cmp(&b.topic))
+                .then_with(|| a.partition.cmp(&b.partition))
+        });
+    }
+    Ok(ApiOk(Lag {
+        group_id: d.group_id,
+        state: d.state,
+        topic,
+        total_lag: total_lag(&rows),
+        max_lag: rows.iter().filter_map(|r| r.lag).max().unwrap_or(0),
+        partition_count: rows.len(),
+        topics: topics_of(&rows),
+        partitions: rows,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ballast_kafka::GroupMember;
+
+    fn committed(topic: &str, partition: i32, offset: Option<i64>) -> CommittedOffset {
+        CommittedOffset {
+            topic: topic.into(),
+            partition,
+            offset,
+            leader_epoch: None,
+            metadata: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn lag_joins_commits_log_ends_and_assignments() {
+        let d = GroupDescription {
+            group_id: "g".into(),
+            state: "Stable".into(),
+            protocol_type: "consumer".into(),
+            protocol: "range".into(),
+            members: vec![GroupMember {
+                member_id: "m1".into(),
+                group_instance_id: None,
+                client_id: "c1".into(),
+                host: "/10.0.0.1".into(),
+                assignment: vec![TopicPartitions {
+                    topic: "t".into(),
+                    partitions: vec![0, 2],
+                }],
+            }],
+            coordinator: Some(1),
+            error: None,
+        };
+        let ends: HashMap<(String, i32), Result<i64, String>> = [
+            (("t".to_string(), 0), Ok(100)),
+            (("t".to_string(), 1), Ok(50)),
+            (("t".to_string(), 2), Ok(10)),
+        ]
+        .into_iter()
+        .collect();
+        let rows = join_lag(
+            Some(&d),
+            &[
+                committed("t", 0, Some(90)),
+                committed("t", 1, Some(60)),
+                committed("t", 3, None),
+            ],
+            &ends,
+        );
+        let lags: Vec<(i32, Option<i64>, Option<&str>)> = rows
+            .iter()
+            .map(|r| (r.partition, r.lag, r.member_id.as_deref()))
+            .collect();
+        assert_eq!(
+            lags,
+            vec![
+                (0, Some(10), Some("m1")),
+                (1, Some(0), None),
+                (2, None, Some("m1"))
+            ],
+            "a commit past the log end is lag 0; an assigned partition without commit has no lag"
+        );
+        assert_eq!(total_lag(&rows), 10);
+    }
+}
