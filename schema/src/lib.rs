@@ -19,6 +19,7 @@ mod cooldowns;
 mod error;
 mod health;
 mod migrate;
+mod observed;
 mod processes;
 mod settings;
 mod slot;
@@ -40,6 +41,12 @@ pub use cooldowns::Cooldown;
 pub use error::{FenceReason, StoreError};
 pub use health::{Heartbeat, Observation};
 pub use migrate::{MigrationReport, LATEST_VERSION};
+pub use observed::{
+    BrokerReading, ClusterFacts, Downsample, ObservedBroker, ObservedCluster, ObservedGroup,
+    ObservedGroupOffset, ObservedLogDir, ObservedPartition, ObservedReplica, ObservedTopic,
+    ObservedView, ObservedWrite, PartitionCounter, PartitionRates, PartitionTotals, ReadingsPolicy,
+    WriteStats,
+};
 pub use processes::{ProcessRecord, ProcessState};
 pub use settings::Setting;
 pub use slot::{Lease, SlotHolder};

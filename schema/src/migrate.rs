@@ -21,11 +21,18 @@ pub struct Migration {
 }
 
 /// Every migration this code knows, in order; `MIGRATIONS[i].version == i + 1`.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "0001_init",
-    sql: include_str!("../migrations/0001_init.sql"),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "0001_init",
+        sql: include_str!("../migrations/0001_init.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "0002_observed",
+        sql: include_str!("../migrations/0002_observed.sql"),
+    },
+];
 
 /// The schema version this code reads and writes: the newest migration.
 pub const LATEST_VERSION: u32 = MIGRATIONS.len() as u32;

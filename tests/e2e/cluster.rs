@@ -119,17 +119,30 @@ fn snapshot_of_an_unreachable_cluster_fails_with_one_clear_line() {
     assert!(!out.exists());
 }
 
+/// Kills the child if the test ends early (a failed assertion must not leave a demo running;
+/// its workers follow their supervisor out).
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn demo_runs_the_service_against_a_simulated_cluster_and_stops_cleanly() {
     let port = crate::support::free_port();
-    let mut child = crate::support::ballast()
-        .args(["demo", "--port", &port.to_string()])
-        .env("TMPDIR", tempfile::tempdir().expect("tmp").keep())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start demo");
+    let mut child = KillOnDrop(
+        crate::support::ballast()
+            .args(["demo", "--port", &port.to_string()])
+            .env("TMPDIR", tempfile::tempdir().expect("tmp").keep())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start demo"),
+    );
     let url = format!("http://127.0.0.1:{port}/api/v1/ready");
     let ready = wait_for(Duration::from_secs(30), "demo ready", || {
         let r = reqwest::blocking::get(&url).ok()?;
@@ -157,12 +170,12 @@ fn demo_runs_the_service_against_a_simulated_cluster_and_stops_cleanly() {
         .filter_map(|w| w["pid"].as_u64().map(|p| p as u32))
         .collect();
     nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::unistd::Pid::from_raw(child.0.id() as i32),
         nix::sys::signal::Signal::SIGTERM,
     )
     .expect("SIGTERM");
     let status = wait_for(Duration::from_secs(15), "demo exit", || {
-        child.try_wait().ok().flatten()
+        child.0.try_wait().ok().flatten()
     });
     assert!(status.success(), "{status:?}");
     for pid in pids {

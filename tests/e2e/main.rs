@@ -5,6 +5,7 @@ mod cluster;
 mod config;
 mod http;
 mod live;
+mod observed;
 mod plan;
 mod supervisor;
 mod support;

@@ -8,6 +8,8 @@ pub mod extract;
 pub mod kafka;
 mod metrics;
 mod middleware;
+/// The observer's latest sample in memory, shared by `/metrics` and the observed routes.
+mod observed_view;
 mod routes;
 
 use std::sync::Arc;

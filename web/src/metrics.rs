@@ -1,15 +1,18 @@
 //! `/metrics` in the Prometheus text format.
 //!
 //! Two sources: this process's own collectors (HTTP traffic, process figures) and figures read
-//! from the store at scrape time (worker restarts and heartbeats, written by other processes).
+//! from the store at scrape time (worker restarts and heartbeats, written by other processes; the
+//! observer's view of the cluster: broker loads, rack assessment, sampling duration).
 
 use prometheus::{
     Encoder, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry,
     TextEncoder,
 };
 
+use ballast_model::Load;
 use ballast_schema::ProcessState;
 
+use crate::observed_view;
 use crate::{ApiError, AppState};
 
 pub struct HttpMetrics {
@@ -131,6 +134,8 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
         .with_label_values(&[crate::VERSION, crate::COMMIT])
         .set(1);
 
+    let observed = observed_metrics(state, &scraped).await?;
+
     let mut families = state.metrics.registry.gather();
     families.extend(scraped.gather());
     families.sort_by(|a, b| a.name().cmp(b.name()));
@@ -138,7 +143,191 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
     TextEncoder::new()
         .encode(&families, &mut out)
         .map_err(metric_error)?;
-    String::from_utf8(out).map_err(|e| ApiError::internal("metrics encoding failed", e.to_string()))
+    let mut text = String::from_utf8(out)
+        .map_err(|e| ApiError::internal("metrics encoding failed", e.to_string()))?;
+    if let Some(block) = observed {
+        text.push_str(&block);
+    }
+    Ok(text)
+}
+
+fn gauge(registry: &Registry, name: &str, help: &str) -> Result<prometheus::Gauge, ApiError> {
+    let g = prometheus::Gauge::new(name, help).map_err(metric_error)?;
+    registry
+        .register(Box::new(g.clone()))
+        .map_err(metric_error)?;
+    Ok(g)
+}
+
+fn gauge_vec(
+    registry: &Registry,
+    name: &str,
+    help: &str,
+    labels: &[&str],
+) -> Result<GaugeVec, ApiError> {
+    let g = GaugeVec::new(Opts::new(name, help), labels).map_err(metric_error)?;
+    registry
+        .register(Box::new(g.clone()))
+        .map_err(metric_error)?;
+    Ok(g)
+}
+
+/// The observer's figures: whether the broker view is current, the rack assessment, the latest
+/// loads of every broker and the cost of sampling. Cluster figures are left out while the view is
+/// older than `BALLAST_READY_STALE_AFTER` (a scrape must not present old values as current).
+async fn observed_metrics(
+    state: &AppState,
+    registry: &Registry,
+) -> Result<Option<std::sync::Arc<String>>, ApiError> {
+    let observation = state.db(|store| store.observation("brokers")).await?;
+    let view = observed_view::current(state).await?;
+    let now = state.clock.now_ms();
+    let bound = state.config.timing.ready_stale_after.as_millis() as i64;
+    let fresh_observation = observation
+        .as_ref()
+        .is_some_and(|o| o.ok && now - o.observed_at_ms <= bound);
+    gauge(
+        registry,
+        "ballast_cluster_broker_observation_current",
+        "1 while the observer's latest broker discovery succeeded within BALLAST_READY_STALE_AFTER, 0 on failed or stale discovery",
+    )?
+    .set(f64::from(u8::from(fresh_observation)));
+
+    let status = gauge_vec(
+        registry,
+        "ballast_cluster_rack_assessment_status",
+        "1 for the current rack assessment status (complete: every broker has a rack; partial; no_racks; unavailable: no current view)",
+        &["status"],
+    )?;
+    let view = view.filter(|v| now - v.sampled_at_ms() <= bound);
+    let current = view
+        .as_ref()
+        .map_or("unavailable", |v| v.rack_assessment.status);
+    for s in observed_view::RACK_STATUSES
+        .iter()
+        .copied()
+        .chain(["unavailable"])
+    {
+        status
+            .with_label_values(&[s])
+            .set(f64::from(u8::from(s == current)));
+    }
+    let Some(v) = view else {
+        return Ok(None);
+    };
+    // The view's own figures change once per sample: encoded once per view.
+    let block = v.rendered("metrics", || {
+        let registry = Registry::new();
+        let mut out = Vec::new();
+        let encoded = view_metrics(&v, &registry).and_then(|()| {
+            TextEncoder::new()
+                .encode(&registry.gather(), &mut out)
+                .map_err(metric_error)
+        });
+        match encoded {
+            Ok(()) => String::from_utf8(out).unwrap_or_default(),
+            Err(e) => {
+                tracing::warn!(error = %e.details, "observed metrics not rendered");
+                String::new()
+            }
+        }
+    });
+    Ok(Some(block))
+}
+
+/// The figures of one view: not-rack-aware partitions, broker loads, broker and partition
+/// states, the observer's sampling cost and memory, coverage.
+fn view_metrics(v: &observed_view::View, registry: &Registry) -> Result<(), ApiError> {
+    if let Some(n) = v.rack_assessment.not_rack_aware_partitions {
+        gauge(
+            registry,
+            "ballast_cluster_not_rack_aware_partitions",
+            "partitions whose replicas span fewer than min(replication factor, racks) racks (only for a complete rack assessment)",
+        )?
+        .set(n as f64);
+    }
+    let loads = gauge_vec(
+        registry,
+        "ballast_broker_load",
+        "each broker's latest value of each of the seven loads (leaderCount, followerCount, diskBytes, producer/consumer msg and byte rates per second)",
+        &["broker_id", "load"],
+    )?;
+    for reading in &v.raw.latest_readings {
+        let id = reading.broker_id.to_string();
+        for (load, value) in Load::ALL.iter().zip(reading.values) {
+            if let Some(value) = value {
+                loads
+                    .with_label_values(&[id.as_str(), load.name()])
+                    .set(value);
+            }
+        }
+    }
+    let brokers = gauge_vec(
+        registry,
+        "ballast_cluster_brokers",
+        "brokers by state: alive (in the metadata) or down (holding replicas, missing from it)",
+        &["state"],
+    )?;
+    brokers
+        .with_label_values(&["alive"])
+        .set(v.alive.len() as f64);
+    brokers
+        .with_label_values(&["down"])
+        .set((v.raw.brokers.len() - v.alive.len()) as f64);
+    let partitions = gauge_vec(
+        registry,
+        "ballast_cluster_partitions",
+        "partitions by state: total, offline, under_replicated, under_min_isr, at_min_isr",
+        &["state"],
+    )?;
+    for (label, n) in [
+        ("total", v.parts.len()),
+        ("offline", v.offline.len()),
+        ("under_replicated", v.under_replicated.len()),
+        ("under_min_isr", v.under_min_isr.len()),
+        ("at_min_isr", v.at_min_isr.len()),
+    ] {
+        partitions.with_label_values(&[label]).set(n as f64);
+    }
+    let facts = &v.raw.cluster.facts;
+    gauge(
+        registry,
+        "ballast_observer_sample_duration_seconds",
+        "time the observer's latest sample took to read the cluster",
+    )?
+    .set(facts.sample_duration_ms as f64 / 1000.0);
+    gauge(
+        registry,
+        "ballast_observer_last_sample_timestamp_seconds",
+        "unix time of the observer's latest successful sample",
+    )?
+    .set(facts.sampled_at_ms as f64 / 1000.0);
+    if let Some(rss) = facts
+        .detail
+        .get("observerRssBytes")
+        .and_then(|r| r.as_f64())
+    {
+        gauge(
+            registry,
+            "ballast_observer_resident_memory_bytes",
+            "resident memory of the observer process at its latest sample",
+        )?
+        .set(rss);
+    }
+    let coverage = gauge_vec(
+        registry,
+        "ballast_cluster_coverage_ratio",
+        "fraction of the cluster the latest sample covers: log_dirs (brokers read), offsets (partitions read), rates (partitions with rates)",
+        &["part"],
+    )?;
+    coverage
+        .with_label_values(&["log_dirs"])
+        .set(v.coverage.log_dirs);
+    coverage
+        .with_label_values(&["offsets"])
+        .set(v.coverage.offsets);
+    coverage.with_label_values(&["rates"]).set(v.coverage.rates);
+    Ok(())
 }
 
 fn metric_error(err: prometheus::Error) -> ApiError {

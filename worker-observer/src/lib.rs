@@ -1,9 +1,12 @@
 //! The observer: how ballast knows the cluster.
 //!
-//! Each tick (every `BALLAST_SAMPLE_INTERVAL`) it reads the cluster ([`sample::take`]) and records
-//! the broker view's freshness (`observations`, which `/api/v1/ready` follows). Readings, state
-//! tables and proposal evaluation build on the same sample.
+//! Each tick (every `BALLAST_SAMPLE_INTERVAL`) it reads the cluster ([`sample::take`]), folds the
+//! sample into its rate history ([`derive::History::observe`]: counters, rolling rates, per-broker
+//! loads), writes the current view and the readings in one transaction
+//! ([`ballast_schema::Store::write_observed`]) and records the broker view's freshness
+//! (`observations`, which `/api/v1/ready` follows). Proposal evaluation builds on the same view.
 
+pub mod derive;
 pub mod sample;
 
 use std::sync::Arc;
@@ -12,7 +15,7 @@ use std::time::Duration;
 use ballast_config::BalanceConfig;
 use ballast_kafka::Client;
 use ballast_runtime::{client_config, error_chain, WorkerContext, WorkerError};
-use ballast_schema::Observation;
+use ballast_schema::{Observation, Store, StoreError};
 use serde_json::json;
 use tokio::sync::Mutex;
 use tracing::warn;
@@ -32,44 +35,178 @@ pub fn policy(balance: &BalanceConfig, move_cooldown: Duration) -> ballast_balan
 
 pub const NAME: &str = "observer";
 
+/// What the observer keeps between ticks: the cluster connection and the rate history (rebuilt
+/// from the store after a restart or a failed write).
+#[derive(Default)]
+pub struct Observer {
+    client: Option<Client>,
+    history: Option<derive::History>,
+}
+
 pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
     let interval = ctx.config.timing.sample_interval;
-    let client: Arc<Mutex<Option<Client>>> = Arc::new(Mutex::new(None));
+    let state: Arc<Mutex<Observer>> = Arc::new(Mutex::new(Observer::default()));
     ctx.tick_loop(interval, || {
         let ctx = ctx.clone();
-        let client = client.clone();
-        async move { observe(&ctx, &client).await }
+        let state = state.clone();
+        async move { observe(&ctx, &state).await }
     })
     .await;
     Ok(())
 }
 
-/// One pass: read the cluster and record what was seen (or why nothing was). A failed pass drops
+/// The windows the derivation follows, from the service's settings.
+pub fn windows(timing: &ballast_config::Timing) -> derive::Windows {
+    derive::Windows {
+        rate_window_ms: i64::try_from(timing.rate_window.as_millis()).unwrap_or(i64::MAX),
+        retention_ms: i64::try_from(timing.readings_retention.as_millis()).unwrap_or(i64::MAX),
+    }
+}
+
+/// Resident and peak resident memory of this process in bytes (Linux; zeros elsewhere).
+pub fn memory() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| -> u64 {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+            * 1024
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// What one tick did.
+#[derive(Debug, Clone)]
+pub struct TickReport {
+    pub sample: sample::Sample,
+    pub sample_ms: u64,
+    pub write_ms: u64,
+    pub stats: ballast_schema::WriteStats,
+}
+
+/// One full tick against an open store: read the cluster, derive, write the view and readings.
+/// The history is loaded from the store when `state` has none. Used by the worker and the
+/// benchmark.
+pub async fn tick(
+    client: &Client,
+    store: &Store,
+    state: &mut Option<derive::History>,
+    windows: derive::Windows,
+    now_ms: i64,
+) -> Result<TickReport, TickError> {
+    if state.is_none() {
+        // Before sampling, so the reload's temporary rows are freed before the sample grows.
+        let store = store.clone();
+        let loaded = tokio::task::spawn_blocking(move || {
+            Ok::<_, StoreError>(derive::History::from_store(
+                store.partition_totals()?,
+                store.group_offsets()?,
+                store.partition_counters()?,
+            ))
+        })
+        .await
+        .map_err(|e| TickError::Task(e.to_string()))?
+        .map_err(TickError::Store)?;
+        *state = Some(loaded);
+    }
+    let started = std::time::Instant::now();
+    let sample = sample::take(client, now_ms)
+        .await
+        .map_err(TickError::Cluster)?;
+    let sample_ms = started.elapsed().as_millis() as u64;
+    let Some(history) = state.as_mut() else {
+        return Err(TickError::Task("no history".into()));
+    };
+    let (rss, peak) = memory();
+    let facts = ballast_schema::ClusterFacts {
+        sample_duration_ms: sample_ms as i64,
+        detail: json!({
+            "timingsMs": sample.timings.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "observerRssBytes": rss,
+            "observerPeakRssBytes": peak,
+            "groupsError": sample.groups_error,
+        }),
+        ..ballast_schema::ClusterFacts::default()
+    };
+    let write = history.observe(&sample, windows, facts);
+    let written = std::time::Instant::now();
+    let store = store.clone();
+    let result = tokio::task::spawn_blocking(move || store.write_observed(&write)).await;
+    let stats = match result {
+        Ok(Ok(stats)) => stats,
+        Ok(Err(e)) => {
+            // The store did not take this sample: rebuild the history from it next time.
+            *state = None;
+            return Err(TickError::Store(e));
+        }
+        Err(e) => {
+            *state = None;
+            return Err(TickError::Task(e.to_string()));
+        }
+    };
+    Ok(TickReport {
+        sample,
+        sample_ms,
+        write_ms: written.elapsed().as_millis() as u64,
+        stats,
+    })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TickError {
+    #[error("cluster not read")]
+    Cluster(#[source] ballast_kafka::Error),
+    #[error("observed view not written")]
+    Store(#[source] StoreError),
+    #[error("store task failed: {0}")]
+    Task(String),
+}
+
+/// One pass: read the cluster and record what was seen (or why nothing was). A failed read drops
 /// the client so the next one reconnects.
 async fn observe(
     ctx: &WorkerContext,
-    client: &Mutex<Option<Client>>,
+    state: &Mutex<Observer>,
 ) -> Result<serde_json::Value, WorkerError> {
-    let mut slot = client.lock().await;
-    let started = std::time::Instant::now();
+    let mut state = state.lock().await;
+    let Observer { client, history } = &mut *state;
     let result = async {
-        if slot.is_none() {
-            *slot = Some(Client::connect(client_config(&ctx.config.kafka)).await?);
+        if client.is_none() {
+            *client = Some(
+                Client::connect(client_config(&ctx.config.kafka))
+                    .await
+                    .map_err(TickError::Cluster)?,
+            );
         }
-        match slot.as_ref() {
-            Some(c) => sample::take(c, ctx.now_ms()).await,
-            None => Err(ballast_kafka::Error::Config("no client".into())),
+        match client.as_ref() {
+            Some(c) => {
+                tick(
+                    c,
+                    &ctx.store,
+                    history,
+                    windows(&ctx.config.timing),
+                    ctx.now_ms(),
+                )
+                .await
+            }
+            None => Err(TickError::Task("no client".into())),
         }
     }
     .await;
     let now = ctx.now_ms();
     let (observation, status) = match result {
-        Ok(s) => {
+        Ok(report) => {
+            let s = &report.sample;
             let detail = json!({
                 "brokers": s.brokers.len(),
                 "partitions": s.partitions.len(),
-                "groups": s.committed.len(),
-                "sampleMs": started.elapsed().as_millis() as u64,
+                "groups": s.groups.len(),
+                "sampleMs": report.sample_ms,
+                "writeMs": report.write_ms,
+                "generation": report.stats.generation,
             });
             let observation = Observation {
                 kind: "brokers".into(),
@@ -81,9 +218,11 @@ async fn observe(
             (observation, detail)
         }
         Err(e) => {
-            *slot = None;
+            if matches!(e, TickError::Cluster(_)) {
+                *client = None;
+            }
             let error = error_chain(&e);
-            warn!(error = %error, "cluster not read");
+            warn!(error = %error, "cluster not observed");
             let observation = Observation {
                 kind: "brokers".into(),
                 observed_at_ms: now,

@@ -4,28 +4,58 @@
 //! over groups, byte rates from msg/s times the partition's bytes per message. No broker plugin.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
 
 use ballast_kafka::{Client, ConfigResource, OffsetSpec};
 use ballast_model::snapshot::{Snapshot, SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
 use ballast_model::{BrokerId, BrokerState, TopicPartition};
+use tokio::task::JoinSet;
 use tracing::warn;
+
+/// How many groups' committed offsets are fetched at once.
+const GROUP_CONCURRENCY: usize = 16;
 
 /// What one pass over the cluster saw.
 #[derive(Debug, Clone, Default)]
 pub struct Sample {
     pub at_ms: i64,
     pub cluster_id: Option<String>,
+    pub controller_id: Option<BrokerId>,
     /// Brokers in the metadata: id and rack.
     pub brokers: BTreeMap<BrokerId, Option<String>>,
+    /// Host and port of every broker in the metadata.
+    pub addresses: BTreeMap<BrokerId, (String, i32)>,
+    pub topics: BTreeMap<String, TopicMeta>,
     pub partitions: BTreeMap<TopicPartition, Placement>,
-    /// Size of every replica, by partition and broker.
-    pub replica_sizes: BTreeMap<(TopicPartition, BrokerId), u64>,
+    /// Every current replica a broker reported in its log dirs (future replicas are apart).
+    pub replicas: BTreeMap<(TopicPartition, BrokerId), ReplicaLog>,
+    /// Replicas being moved between log dirs of a broker (AlterReplicaLogDirs).
+    pub future_replicas: BTreeMap<(TopicPartition, BrokerId), ReplicaLog>,
+    /// The log dirs of every broker of the metadata, or why they could not be read.
+    pub log_dirs: BTreeMap<BrokerId, Result<Vec<DirInfo>, String>>,
     pub earliest: BTreeMap<TopicPartition, i64>,
     pub latest: BTreeMap<TopicPartition, i64>,
-    /// Committed offsets by group, then partition.
+    /// Committed offsets by group, then partition; a group whose offsets could not be read is
+    /// missing here but listed in `groups`.
     pub committed: BTreeMap<String, BTreeMap<TopicPartition, i64>>,
+    pub groups: BTreeMap<String, GroupInfo>,
     pub compacted: BTreeSet<String>,
     pub min_insync: BTreeMap<String, i32>,
+    /// Why the consumer groups could not be listed (then `groups` and `committed` are empty).
+    pub groups_error: Option<String>,
+    /// Reassignments in progress: replicas being added and removed.
+    pub reassigning: BTreeMap<TopicPartition, (Vec<BrokerId>, Vec<BrokerId>)>,
+    /// How long each step took, in milliseconds (for the benchmark and the heartbeat).
+    pub timings: Vec<(&'static str, u64)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TopicMeta {
+    pub id: Option<String>,
+    pub internal: bool,
+    pub retention_ms: Option<i64>,
+    pub retention_bytes: Option<i64>,
+    pub cleanup_policy: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -33,23 +63,106 @@ pub struct Placement {
     pub replicas: Vec<BrokerId>,
     pub leader: Option<BrokerId>,
     pub isr: Vec<BrokerId>,
+    pub leader_epoch: Option<i32>,
+    pub offline_replicas: Vec<BrokerId>,
 }
 
-/// Reads one sample. Parts that fail (a broker's log dirs, a group's offsets) are logged and
-/// left out: a partial view is still a view, and the next sample tries again.
+impl Placement {
+    pub fn new(replicas: Vec<BrokerId>, leader: Option<BrokerId>, isr: Vec<BrokerId>) -> Self {
+        Self {
+            replicas,
+            leader,
+            isr,
+            leader_epoch: None,
+            offline_replicas: Vec::new(),
+        }
+    }
+}
+
+/// One replica as its broker's DescribeLogDirs reported it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplicaLog {
+    pub dir: String,
+    pub size: u64,
+    pub offset_lag: i64,
+}
+
+/// One log directory of a broker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DirInfo {
+    pub path: String,
+    pub error: Option<String>,
+    pub total_bytes: Option<i64>,
+    pub usable_bytes: Option<i64>,
+    pub used_bytes: i64,
+    pub replicas: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GroupInfo {
+    pub state: Option<String>,
+    pub protocol_type: String,
+    pub members: Option<i32>,
+    pub coordinator: Option<BrokerId>,
+}
+
+impl Sample {
+    /// The size of a partition: its leader's replica, else the largest replica read.
+    pub fn partition_size(&self, tp: &TopicPartition, place: &Placement) -> Option<u64> {
+        place
+            .leader
+            .and_then(|l| self.replica_size(tp, l))
+            .or_else(|| {
+                place
+                    .replicas
+                    .iter()
+                    .filter_map(|r| self.replica_size(tp, *r))
+                    .max()
+            })
+    }
+
+    pub fn replica_size(&self, tp: &TopicPartition, broker: BrokerId) -> Option<u64> {
+        self.replicas.get(&(tp.clone(), broker)).map(|r| r.size)
+    }
+}
+
+fn step(timings: &mut Vec<(&'static str, u64)>, name: &'static str, since: &mut Instant) {
+    timings.push((name, since.elapsed().as_millis() as u64));
+    *since = Instant::now();
+}
+
+/// Reads one sample. Parts that fail (a broker's log dirs, a group's offsets, topic configs) are
+/// logged and left out: a partial view is still a view, and the next sample tries again. Only a
+/// cluster whose metadata cannot be read fails the sample.
 pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka::Error> {
+    let mut clock = Instant::now();
+    let mut timings = Vec::new();
     let meta = client.metadata(None).await?;
     let mut s = Sample {
         at_ms: now_ms,
         cluster_id: meta.cluster_id.clone(),
+        controller_id: meta.controller_id,
         ..Sample::default()
     };
     for b in &meta.brokers {
         s.brokers.insert(b.id, b.rack.clone());
+        s.addresses.insert(b.id, (b.host.clone(), b.port));
     }
     let mut all = Vec::new();
     for t in meta.topics.iter().filter(|t| t.error.is_none()) {
-        for p in t.partitions.iter().filter(|p| p.error.is_none()) {
+        s.topics.insert(
+            t.name.clone(),
+            TopicMeta {
+                id: t.id.clone(),
+                internal: t.internal,
+                ..TopicMeta::default()
+            },
+        );
+        for p in t
+            .partitions
+            .iter()
+            .filter(|p| p.error.is_none() || !p.replicas.is_empty())
+        {
             let tp = TopicPartition::new(t.name.clone(), p.partition);
             all.push(tp.clone());
             s.partitions.insert(
@@ -58,27 +171,52 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
                     replicas: p.replicas.clone(),
                     leader: p.leader,
                     isr: p.isr.clone(),
+                    leader_epoch: p.leader_epoch,
+                    offline_replicas: p.offline_replicas.clone(),
                 },
             );
         }
     }
+    step(&mut timings, "metadata", &mut clock);
+
     for (broker, dirs) in client.describe_all_log_dirs().await? {
         match dirs {
             Ok(dirs) => {
-                for r in dirs
-                    .dirs
-                    .iter()
-                    .flat_map(|d| &d.replicas)
-                    .filter(|r| !r.is_future)
-                {
-                    let tp = TopicPartition::new(r.topic.clone(), r.partition);
-                    s.replica_sizes
-                        .insert((tp, broker), u64::try_from(r.size).unwrap_or(0));
+                let mut infos = Vec::with_capacity(dirs.dirs.len());
+                for d in &dirs.dirs {
+                    infos.push(DirInfo {
+                        path: d.path.clone(),
+                        error: d.error.as_ref().map(|e| e.to_string()),
+                        total_bytes: d.total_bytes,
+                        usable_bytes: d.usable_bytes,
+                        used_bytes: d.used_bytes(),
+                        replicas: d.replicas.len() as i64,
+                    });
+                    for r in &d.replicas {
+                        let tp = TopicPartition::new(r.topic.clone(), r.partition);
+                        let log = ReplicaLog {
+                            dir: d.path.clone(),
+                            size: u64::try_from(r.size).unwrap_or(0),
+                            offset_lag: r.offset_lag.max(0),
+                        };
+                        if r.is_future {
+                            s.future_replicas.insert((tp, broker), log);
+                        } else {
+                            s.replicas.insert((tp, broker), log);
+                        }
+                    }
                 }
+                s.log_dirs.insert(broker, Ok(infos));
             }
-            Err(e) => warn!(broker, error = %e, "log dirs not read"),
+            Err(e) => {
+                warn!(broker, error = %e, "log dirs not read");
+                s.log_dirs
+                    .insert(broker, Err(ballast_runtime::error_chain(&e)));
+            }
         }
     }
+    step(&mut timings, "logDirs", &mut clock);
+
     for (spec, into) in [
         (OffsetSpec::Earliest, &mut s.earliest),
         (OffsetSpec::Latest, &mut s.latest),
@@ -89,44 +227,134 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
             }
         }
     }
-    for group in client.list_groups().await? {
-        match client.committed_offsets(&group.group_id, None).await {
+    step(&mut timings, "offsets", &mut clock);
+
+    let listing = match client.list_groups().await {
+        Ok(listing) => listing,
+        Err(e) => {
+            // Without the listing no group is read this time; the history keeps every group's
+            // last offsets so consumption is counted once they are read again.
+            warn!(error = %e, "consumer groups not listed");
+            s.groups_error = Some(ballast_runtime::error_chain(&e));
+            Vec::new()
+        }
+    };
+    for g in &listing {
+        s.groups.insert(
+            g.group_id.clone(),
+            GroupInfo {
+                state: g.state.clone(),
+                protocol_type: g.protocol_type.clone(),
+                members: None,
+                coordinator: Some(g.coordinator),
+            },
+        );
+    }
+    let ids: Vec<String> = listing.iter().map(|g| g.group_id.clone()).collect();
+    if !ids.is_empty() {
+        match client.describe_groups(&ids).await {
+            Ok(described) => {
+                for d in described.into_iter().filter(|d| d.error.is_none()) {
+                    if let Some(g) = s.groups.get_mut(&d.group_id) {
+                        g.state = Some(d.state.clone());
+                        g.members = i32::try_from(d.members.len()).ok();
+                        if !d.protocol_type.is_empty() {
+                            g.protocol_type = d.protocol_type.clone();
+                        }
+                        if d.coordinator.is_some() {
+                            g.coordinator = d.coordinator;
+                        }
+                    }
+                }
+            }
+            Err(e) => warn!(error = %e, "groups not described"),
+        }
+    }
+    let mut pending = ids.into_iter();
+    let mut running = JoinSet::new();
+    loop {
+        while running.len() < GROUP_CONCURRENCY {
+            let Some(group) = pending.next() else { break };
+            let c = client.clone();
+            running.spawn(async move {
+                let result = c.committed_offsets(&group, None).await;
+                (group, result)
+            });
+        }
+        let Some(done) = running.join_next().await else {
+            break;
+        };
+        let Ok((group, result)) = done else { continue };
+        match result {
             Ok(offsets) => {
-                let entry = s.committed.entry(group.group_id.clone()).or_default();
+                let entry = s.committed.entry(group).or_default();
                 for o in offsets.into_iter().filter(|o| o.error.is_none()) {
                     if let Some(offset) = o.offset {
                         entry.insert(TopicPartition::new(o.topic, o.partition), offset);
                     }
                 }
             }
-            Err(e) => warn!(group = %group.group_id, error = %e, "committed offsets not read"),
+            Err(e) => warn!(group = %group, error = %e, "committed offsets not read"),
         }
     }
-    let topics: Vec<ConfigResource> = meta
+    step(&mut timings, "groups", &mut clock);
+
+    let topics: Vec<ConfigResource> = s
         .topics
-        .iter()
-        .map(|t| ConfigResource::Topic(t.name.clone()))
+        .keys()
+        .map(|t| ConfigResource::Topic(t.clone()))
         .collect();
     if !topics.is_empty() {
-        for rc in client.describe_configs(&topics).await? {
-            let ConfigResource::Topic(name) = &rc.resource else {
-                continue;
-            };
-            for e in &rc.entries {
-                match (e.name.as_str(), e.value.as_deref()) {
-                    ("cleanup.policy", Some(v)) if v.split(',').any(|p| p.trim() == "compact") => {
-                        s.compacted.insert(name.clone());
-                    }
-                    ("min.insync.replicas", Some(v)) => {
-                        if let Ok(n) = v.parse() {
-                            s.min_insync.insert(name.clone(), n);
+        match client.describe_configs(&topics).await {
+            Ok(configs) => {
+                for rc in configs {
+                    let ConfigResource::Topic(name) = &rc.resource else {
+                        continue;
+                    };
+                    let Some(meta) = s.topics.get_mut(name) else {
+                        continue;
+                    };
+                    for e in &rc.entries {
+                        let Some(v) = e.value.as_deref() else {
+                            continue;
+                        };
+                        match e.name.as_str() {
+                            "cleanup.policy" => {
+                                if v.split(',').any(|p| p.trim() == "compact") {
+                                    s.compacted.insert(name.clone());
+                                }
+                                meta.cleanup_policy = Some(v.to_string());
+                            }
+                            "min.insync.replicas" => {
+                                if let Ok(n) = v.parse() {
+                                    s.min_insync.insert(name.clone(), n);
+                                }
+                            }
+                            "retention.ms" => meta.retention_ms = v.parse().ok(),
+                            "retention.bytes" => meta.retention_bytes = v.parse().ok(),
+                            _ => {}
                         }
                     }
-                    _ => {}
                 }
             }
+            Err(e) => warn!(error = %e, "topic configs not read"),
         }
     }
+    step(&mut timings, "configs", &mut clock);
+
+    match client.list_partition_reassignments(None).await {
+        Ok(list) => {
+            for r in list {
+                s.reassigning.insert(
+                    TopicPartition::new(r.topic, r.partition),
+                    (r.adding, r.removing),
+                );
+            }
+        }
+        Err(e) => warn!(error = %e, "reassignments not listed"),
+    }
+    step(&mut timings, "reassignments", &mut clock);
+    s.timings = timings;
     Ok(s)
 }
 
@@ -147,17 +375,7 @@ pub fn snapshot(first: &Sample, second: &Sample, taken_at: String) -> Snapshot {
     for (tp, place) in &second.partitions {
         referenced.extend(place.replicas.iter().copied());
         // A partition's size is its leader's replica size, else the largest replica.
-        let size = place
-            .leader
-            .and_then(|l| second.replica_sizes.get(&(tp.clone(), l)).copied())
-            .or_else(|| {
-                place
-                    .replicas
-                    .iter()
-                    .filter_map(|r| second.replica_sizes.get(&(tp.clone(), *r)).copied())
-                    .max()
-            })
-            .unwrap_or(0);
+        let size = second.partition_size(tp, place).unwrap_or(0);
         let messages = match (second.earliest.get(tp), second.latest.get(tp)) {
             (Some(e), Some(l)) if l > e => (l - e) as f64,
             _ => 0.0,
@@ -240,15 +458,16 @@ mod tests {
             ..Sample::default()
         };
         s.brokers.insert(1, Some("r1".into()));
-        s.partitions.insert(
-            tp(0),
-            Placement {
-                replicas: vec![1, 2],
-                leader: Some(1),
-                isr: vec![1],
+        s.partitions
+            .insert(tp(0), Placement::new(vec![1, 2], Some(1), vec![1]));
+        s.replicas.insert(
+            (tp(0), 1),
+            ReplicaLog {
+                dir: "/d".into(),
+                size: 1_000_000,
+                offset_lag: 0,
             },
         );
-        s.replica_sizes.insert((tp(0), 1), 1_000_000);
         s.earliest.insert(tp(0), 0);
         s.latest.insert(tp(0), latest);
         s.committed

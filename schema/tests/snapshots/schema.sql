@@ -31,6 +31,136 @@ CREATE TABLE audit_events (
     details          TEXT
 );
 
+-- table broker_readings on broker_readings
+CREATE TABLE broker_readings (
+    broker_id          INTEGER NOT NULL,
+    at_ms              INTEGER NOT NULL,
+    resolution_ms      INTEGER NOT NULL DEFAULT 0 CHECK (resolution_ms >= 0),
+    leader_count       REAL,
+    follower_count     REAL,
+    disk_bytes         REAL,
+    producer_msg_rate  REAL,
+    producer_byte_rate REAL,
+    consumer_msg_rate  REAL,
+    consumer_byte_rate REAL,
+    PRIMARY KEY (broker_id, at_ms)
+) WITHOUT ROWID;
+
+-- table cluster_brokers on cluster_brokers
+CREATE TABLE cluster_brokers (
+    broker_id      INTEGER PRIMARY KEY NOT NULL,
+    host           TEXT,
+    port           INTEGER,
+    rack           TEXT,
+    alive          INTEGER NOT NULL CHECK (alive IN (0, 1)),
+    first_seen_ms  INTEGER,
+    last_seen_ms   INTEGER,
+    log_dirs_read  INTEGER NOT NULL CHECK (log_dirs_read IN (0, 1)),
+    log_dirs_error TEXT
+);
+
+-- table cluster_log_dirs on cluster_log_dirs
+CREATE TABLE cluster_log_dirs (
+    broker_id    INTEGER NOT NULL,
+    path         TEXT NOT NULL,
+    error        TEXT,
+    total_bytes  INTEGER,
+    usable_bytes INTEGER,
+    used_bytes   INTEGER NOT NULL,
+    replicas     INTEGER NOT NULL,
+    PRIMARY KEY (broker_id, path)
+) WITHOUT ROWID;
+
+-- table cluster_partitions on cluster_partitions
+CREATE TABLE cluster_partitions (
+    topic              TEXT NOT NULL,
+    partition          INTEGER NOT NULL CHECK (partition >= 0),
+    leader             INTEGER,
+    leader_epoch       INTEGER,
+    replicas           TEXT NOT NULL CHECK (json_valid(replicas)),
+    isr                TEXT NOT NULL CHECK (json_valid(isr)),
+    offline_replicas   TEXT NOT NULL CHECK (json_valid(offline_replicas)),
+    adding             TEXT NOT NULL CHECK (json_valid(adding)),
+    removing           TEXT NOT NULL CHECK (json_valid(removing)),
+    size_bytes         INTEGER,
+    avg_size_bytes     REAL,
+    earliest_offset    INTEGER,
+    latest_offset      INTEGER,
+    offsets_at_ms      INTEGER,
+    produced_total     INTEGER NOT NULL,
+    consumed_total     INTEGER NOT NULL,
+    producer_msg_rate  REAL,
+    producer_byte_rate REAL,
+    consumer_msg_rate  REAL,
+    consumer_byte_rate REAL,
+    rate_window_ms     INTEGER,
+    PRIMARY KEY (topic, partition)
+) WITHOUT ROWID;
+
+-- table cluster_replicas on cluster_replicas
+CREATE TABLE cluster_replicas (
+    topic      TEXT NOT NULL,
+    partition  INTEGER NOT NULL,
+    broker_id  INTEGER NOT NULL,
+    is_future  INTEGER NOT NULL CHECK (is_future IN (0, 1)),
+    log_dir    TEXT,
+    size_bytes INTEGER,
+    offset_lag INTEGER,
+    PRIMARY KEY (topic, partition, broker_id, is_future)
+) WITHOUT ROWID;
+
+-- table cluster_state on cluster_state
+CREATE TABLE cluster_state (
+    id                  INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+    generation          INTEGER NOT NULL CHECK (generation > 0),
+    cluster_id          TEXT,
+    controller_id       INTEGER,
+    sampled_at_ms       INTEGER NOT NULL,
+    sample_duration_ms  INTEGER NOT NULL CHECK (sample_duration_ms >= 0),
+    first_sampled_at_ms INTEGER NOT NULL,
+    brokers             INTEGER NOT NULL CHECK (brokers >= 0),
+    log_dirs_read       INTEGER NOT NULL CHECK (log_dirs_read >= 0),
+    partitions          INTEGER NOT NULL CHECK (partitions >= 0),
+    offsets_read        INTEGER NOT NULL CHECK (offsets_read >= 0),
+    groups              INTEGER NOT NULL CHECK (groups >= 0),
+    groups_read         INTEGER NOT NULL CHECK (groups_read >= 0),
+    detail              TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(detail))
+);
+
+-- table cluster_topics on cluster_topics
+CREATE TABLE cluster_topics (
+    name               TEXT PRIMARY KEY NOT NULL,
+    topic_id           TEXT,
+    partitions         INTEGER NOT NULL CHECK (partitions >= 0),
+    replication_factor INTEGER NOT NULL CHECK (replication_factor >= 0),
+    internal           INTEGER NOT NULL CHECK (internal IN (0, 1)),
+    compacted          INTEGER NOT NULL CHECK (compacted IN (0, 1)),
+    min_insync         INTEGER,
+    retention_ms       INTEGER,
+    retention_bytes    INTEGER,
+    cleanup_policy     TEXT
+) WITHOUT ROWID;
+
+-- table consumer_group_offsets on consumer_group_offsets
+CREATE TABLE consumer_group_offsets (
+    group_id         TEXT NOT NULL,
+    topic            TEXT NOT NULL,
+    partition        INTEGER NOT NULL,
+    committed_offset INTEGER NOT NULL,
+    lag              INTEGER,
+    PRIMARY KEY (group_id, topic, partition)
+) WITHOUT ROWID;
+
+-- table consumer_groups on consumer_groups
+CREATE TABLE consumer_groups (
+    group_id      TEXT PRIMARY KEY NOT NULL,
+    state         TEXT,
+    protocol_type TEXT NOT NULL,
+    members       INTEGER,
+    coordinator   INTEGER,
+    offsets_read  INTEGER NOT NULL CHECK (offsets_read IN (0, 1))
+) WITHOUT ROWID;
+
 -- table cooldowns on cooldowns
 CREATE TABLE cooldowns (
     topic        TEXT NOT NULL,
@@ -68,6 +198,17 @@ CREATE TABLE observations (
     error          TEXT,
     detail         TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(detail))
 );
+
+-- table partition_counters on partition_counters
+CREATE TABLE partition_counters (
+    topic          TEXT NOT NULL,
+    partition      INTEGER NOT NULL,
+    at_ms          INTEGER NOT NULL,
+    produced_total INTEGER NOT NULL,
+    consumed_total INTEGER NOT NULL,
+    size_bytes     INTEGER,
+    PRIMARY KEY (topic, partition, at_ms)
+) WITHOUT ROWID;
 
 -- table processes on processes
 CREATE TABLE processes (
@@ -115,8 +256,14 @@ CREATE INDEX audit_events_related_event_id ON audit_events (related_event_id);
 -- index audit_events_user_id on audit_events
 CREATE INDEX audit_events_user_id ON audit_events (user_id);
 
+-- index broker_readings_at_ms on broker_readings
+CREATE INDEX broker_readings_at_ms ON broker_readings (at_ms);
+
 -- index cooldowns_moved_at_ms on cooldowns
 CREATE INDEX cooldowns_moved_at_ms ON cooldowns (moved_at_ms);
+
+-- index partition_counters_at_ms on partition_counters
+CREATE INDEX partition_counters_at_ms ON partition_counters (at_ms);
 
 -- trigger audit_events_are_append_only on audit_events
 CREATE TRIGGER audit_events_are_append_only

@@ -1,9 +1,89 @@
-//! Read endpoints served from what the observer recorded in SQLite.
+//! Read endpoints served from what the observer recorded in SQLite: the cluster, its health,
+//! log dirs, follower lag, partitions, racks, topic search, partition-count recommendations and
+//! activity scores. Every one is free (monitoring mode). Shapes and parameters are documented in
+//! `docs/api/observed.md`.
+//!
+//! They answer from the in-memory view of the latest sample ([`crate::observed_view`]),
+//! never from SQLite scans. While there is no sample, or the latest is older than
+//! `BALLAST_READY_STALE_AFTER`, they answer 503; a partial sample (a broker whose log dirs could
+//! not be read, partitions without rates yet) gives null values and a `coverage` object.
+//! Malformed input is a 400, an unknown topic or broker a 404, both in the error envelope.
 
+mod activity;
+mod cluster;
+mod lag;
+mod topics;
+
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
 use axum::Router;
+use ballast_model::BrokerId;
+use serde::Serialize;
 
-use crate::AppState;
+use crate::observed_view as view;
+use crate::{ApiError, AppState};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
+        .route("/api/v1/cluster", get(cluster::cluster))
+        .route("/api/v1/cluster/comprehensive", get(cluster::comprehensive))
+        .route("/api/v1/cluster/logdirs", get(cluster::logdirs))
+        .route("/api/v1/cluster/health", get(cluster::health))
+        .route("/api/v1/cluster/follower-lag", get(lag::follower_lag))
+        .route("/api/v1/partitions", get(cluster::partitions))
+        .route("/api/v1/brokers/racks", get(cluster::racks))
+        .route("/api/v1/topics/search", post(topics::search))
+        .route("/api/v1/optimize/partitions", get(topics::optimize))
+        .route("/api/v1/activity/partitions", get(activity::partitions))
+        .route("/api/v1/activity/topics", get(activity::topics))
+        .route("/api/v1/activity/brokers", get(activity::brokers))
+}
+
+/// `{"success": true, "data": <data>}` serialised straight to text (large answers never pass
+/// through a `serde_json::Value`).
+pub(crate) fn ok_json<T: Serialize + ?Sized>(data: &T) -> Result<Response, ApiError> {
+    let text = serde_json::to_string(data)
+        .map_err(|e| ApiError::internal("response encoding failed", e.to_string()))?;
+    Ok(ok_raw(&text))
+}
+
+/// The success envelope around already serialised `data`.
+pub(crate) fn ok_raw(data: &str) -> Response {
+    let mut body = String::with_capacity(data.len() + 26);
+    body.push_str("{\"success\":true,\"data\":");
+    body.push_str(data);
+    body.push('}');
+    ([(CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// `limit` as the spec's MCP tools read it: omitted or 0 selects the default, a value above the
+/// maximum is clamped to it.
+pub(crate) fn limit(requested: Option<usize>, default: usize, max: usize) -> usize {
+    match requested {
+        None | Some(0) => default,
+        Some(n) => n.min(max),
+    }
+}
+
+/// The index of topic `name`, or a 404 in the error envelope.
+pub(crate) fn known_topic(v: &view::View, name: &str) -> Result<usize, ApiError> {
+    v.topic(name).ok_or_else(|| {
+        ApiError::not_found(
+            "topic not found",
+            format!("topic {name:?} is not in the cluster"),
+        )
+    })
+}
+
+/// `id` if the cluster knows the broker, or a 404 in the error envelope.
+pub(crate) fn known_broker(v: &view::View, id: BrokerId) -> Result<BrokerId, ApiError> {
+    if v.brokers.contains_key(&id) {
+        Ok(id)
+    } else {
+        Err(ApiError::not_found(
+            "broker not found",
+            format!("broker {id} is not in the cluster"),
+        ))
+    }
 }

@@ -1,0 +1,237 @@
+//! `GET /api/v1/cluster/follower-lag`: the spec's follower-lag report, exactly its shape.
+//!
+//! Lag is each follower replica's offset lag as its broker reports it (DescribeLogDirs). Replicas
+//! whose lag is unknown (their broker is down or its log dirs were not read) are left out of the
+//! figures and show up in `urp_classification` instead. `partition_lag` lists the partitions
+//! with follower lag above zero or out-of-sync replicas, largest total lag first.
+
+use std::collections::BTreeMap;
+
+use axum::extract::State;
+use axum::response::Response;
+use ballast_model::BrokerId;
+use serde::{Deserialize, Serialize};
+
+use super::view::View;
+use super::{known_broker, known_topic, ok_json, ok_raw, view};
+use crate::extract::Query;
+use crate::{ApiError, AppState};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LagQuery {
+    topic: Option<String>,
+    broker: Option<BrokerId>,
+    summary: Option<bool>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BrokerLag {
+    pub broker_id: BrokerId,
+    pub total_lag: i64,
+    pub max_lag: i64,
+    pub replica_count: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TopicLag<'a> {
+    pub topic: &'a str,
+    pub total_lag: i64,
+    pub max_lag: i64,
+    pub partition_count: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReplicaLag {
+    pub broker_id: BrokerId,
+    pub offset_lag: i64,
+    pub is_leader: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PartitionLag<'a> {
+    pub topic: &'a str,
+    pub partition: i32,
+    pub replicas: Vec<ReplicaLag>,
+    #[serde(skip)]
+    total: i64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct UrpClass<'a> {
+    pub topic: &'a str,
+    pub partition: i32,
+    pub cause: &'static str,
+    pub lagging_brokers: Vec<BrokerId>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report<'a> {
+    pub cluster_total_lag: i64,
+    pub cluster_max_lag: i64,
+    pub broker_lag: Vec<BrokerLag>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topic_lag: Option<Vec<TopicLag<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition_lag: Option<Vec<PartitionLag<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub urp_classification: Option<Vec<UrpClass<'a>>>,
+}
+
+/// Why a partition is under-replicated: a replica's broker is down, a replica's log dir is
+/// offline, replicas being added by a reassignment are still copying, or followers fell behind.
+fn cause(v: &View, i: usize, out_of_sync: &[BrokerId]) -> &'static str {
+    let p = v.partition(i);
+    if out_of_sync.iter().any(|b| !v.alive.contains(b)) {
+        return "broker_down";
+    }
+    let offline_dir = out_of_sync.iter().any(|b| {
+        p.offline_replicas.contains(b)
+            || v.raw.replicas[v.parts[i].replicas.clone()].iter().any(|r| {
+                r.broker_id == *b
+                    && r.log_dir
+                        .as_ref()
+                        .is_some_and(|d| v.bad_dirs.contains(&(*b, d.clone())))
+            })
+    });
+    if offline_dir {
+        return "log_dir_offline";
+    }
+    if !p.adding.is_empty() && out_of_sync.iter().all(|b| p.adding.contains(b)) {
+        return "reassignment";
+    }
+    "follower_lag"
+}
+
+pub fn report<'a>(
+    v: &'a View,
+    topic: Option<usize>,
+    broker: Option<BrokerId>,
+    summary: bool,
+) -> Report<'a> {
+    let range = match topic {
+        Some(t) => v.topics[t].partitions.clone(),
+        None => 0..v.raw.partitions.len(),
+    };
+    let mut total = 0i64;
+    let mut max = 0i64;
+    let mut brokers: BTreeMap<BrokerId, BrokerLag> = BTreeMap::new();
+    let mut topics: BTreeMap<usize, TopicLag<'a>> = BTreeMap::new();
+    let mut partitions = Vec::new();
+    let mut urps = Vec::new();
+    for i in range {
+        let p = v.partition(i);
+        let s = &v.parts[i];
+        if broker.is_some_and(|b| !p.replicas.contains(&b)) {
+            continue;
+        }
+        let mut replicas = Vec::new();
+        let mut p_total = 0i64;
+        let mut p_max = 0i64;
+        for r in &v.raw.replicas[s.replicas.clone()] {
+            if r.is_future {
+                continue;
+            }
+            let is_leader = Some(r.broker_id) == p.leader;
+            let Some(lag) = r.offset_lag else { continue };
+            replicas.push(ReplicaLag {
+                broker_id: r.broker_id,
+                offset_lag: if is_leader { 0 } else { lag },
+                is_leader,
+            });
+            if is_leader || broker.is_some_and(|b| b != r.broker_id) {
+                continue;
+            }
+            total += lag;
+            max = max.max(lag);
+            p_total += lag;
+            p_max = p_max.max(lag);
+            let b = brokers.entry(r.broker_id).or_insert(BrokerLag {
+                broker_id: r.broker_id,
+                total_lag: 0,
+                max_lag: 0,
+                replica_count: 0,
+            });
+            b.total_lag += lag;
+            b.max_lag = b.max_lag.max(lag);
+            b.replica_count += 1;
+        }
+        if summary {
+            continue;
+        }
+        let t = topics.entry(s.topic).or_insert(TopicLag {
+            topic: &p.topic,
+            total_lag: 0,
+            max_lag: 0,
+            partition_count: 0,
+        });
+        t.total_lag += p_total;
+        t.max_lag = t.max_lag.max(p_max);
+        t.partition_count += 1;
+        let out_of_sync: Vec<BrokerId> = p
+            .replicas
+            .iter()
+            .copied()
+            .filter(|b| !p.isr.contains(b))
+            .collect();
+        if p_total > 0 || !out_of_sync.is_empty() {
+            partitions.push(PartitionLag {
+                topic: &p.topic,
+                partition: p.partition,
+                replicas,
+                total: p_total,
+            });
+        }
+        if s.under_replicated {
+            urps.push(UrpClass {
+                topic: &p.topic,
+                partition: p.partition,
+                cause: cause(v, i, &out_of_sync),
+                lagging_brokers: out_of_sync,
+            });
+        }
+    }
+    // Brokers in scope with no lagging follower still get a row.
+    for (id, st) in &v.brokers {
+        if broker.is_none_or(|b| b == *id) && st.replicas > 0 {
+            brokers.entry(*id).or_insert(BrokerLag {
+                broker_id: *id,
+                total_lag: 0,
+                max_lag: 0,
+                replica_count: 0,
+            });
+        }
+    }
+    partitions.sort_by(|a, b| {
+        b.total
+            .cmp(&a.total)
+            .then_with(|| (a.topic, a.partition).cmp(&(b.topic, b.partition)))
+    });
+    Report {
+        cluster_total_lag: total,
+        cluster_max_lag: max,
+        broker_lag: brokers.into_values().collect(),
+        topic_lag: (!summary).then(|| topics.into_values().collect()),
+        partition_lag: (!summary).then_some(partitions),
+        urp_classification: (!summary).then_some(urps),
+    }
+}
+
+pub async fn follower_lag(
+    State(state): State<AppState>,
+    Query(q): Query<LagQuery>,
+) -> Result<Response, ApiError> {
+    let v = view::require(&state).await?;
+    let topic = q.topic.as_deref().map(|t| known_topic(&v, t)).transpose()?;
+    let broker = q.broker.map(|b| known_broker(&v, b)).transpose()?;
+    let summary = q.summary.unwrap_or(false);
+    if broker.is_none() {
+        // The cluster's and each topic's report are rendered once per view.
+        let key = format!("lag:{topic:?}:{summary}");
+        let text = v.rendered(key, || {
+            serde_json::to_string(&report(&v, topic, None, summary)).unwrap_or_default()
+        });
+        return Ok(ok_raw(&text));
+    }
+    ok_json(&report(&v, topic, broker, summary))
+}

@@ -1,0 +1,671 @@
+//! The observed read endpoints over a hand-written view (`observed_common::fixture`): shapes,
+//! figures, filters, the 503 while data is unavailable and the error envelope on bad input.
+
+mod observed_common;
+
+use std::collections::BTreeSet;
+
+use observed_common::{assert_error, fixture, now_ms, Harness, MIB};
+use serde_json::Value;
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object()
+        .unwrap_or_else(|| panic!("an object: {v}"))
+        .keys()
+        .cloned()
+        .collect()
+}
+
+fn set(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+const READS: [&str; 12] = [
+    "/api/v1/cluster",
+    "/api/v1/cluster/comprehensive",
+    "/api/v1/cluster/logdirs",
+    "/api/v1/cluster/health",
+    "/api/v1/cluster/follower-lag",
+    "/api/v1/partitions",
+    "/api/v1/brokers/racks",
+    "/api/v1/optimize/partitions",
+    "/api/v1/activity/partitions",
+    "/api/v1/activity/topics",
+    "/api/v1/activity/brokers",
+    "/api/v1/cluster/follower-lag?summary=true",
+];
+
+#[tokio::test]
+async fn every_endpoint_answers_503_before_the_first_sample() {
+    let h = Harness::empty().await;
+    h.observed(now_ms(), false);
+    for path in READS {
+        let (status, body) = h.get(path).await;
+        let details = assert_error(status, &body, 503);
+        assert_eq!(body["error"], "cluster data unavailable", "{path}");
+        assert!(details.contains("connection refused"), "{path}: {details}");
+    }
+    let (status, body) = h.post("/api/v1/topics/search", "{}").await;
+    assert_error(status, &body, 503);
+}
+
+#[tokio::test]
+async fn a_sample_older_than_the_ready_bound_is_unavailable() {
+    let h = Harness::empty().await;
+    let old = now_ms() - 10 * 60_000;
+    h.store.write_observed(&fixture(old, true)).unwrap();
+    h.observed(old, true);
+    let (status, body) = h.get("/api/v1/cluster").await;
+    let details = assert_error(status, &body, 503);
+    assert!(details.contains("BALLAST_READY_STALE_AFTER"), "{details}");
+}
+
+#[tokio::test]
+async fn cluster_gives_counts_rates_and_coverage() {
+    let h = Harness::with_fixture().await;
+    let d = h.data("/api/v1/cluster").await;
+    assert_eq!(d["clusterId"], "fixture");
+    assert_eq!(d["controllerId"], 1);
+    assert_eq!(d["brokers"]["total"], 4);
+    assert_eq!(d["brokers"]["alive"], 3);
+    assert_eq!(d["brokers"]["down"], serde_json::json!([4]));
+    assert_eq!(d["topics"], 7);
+    assert_eq!(d["internalTopics"], 1);
+    assert_eq!(d["partitions"], 42);
+    assert_eq!(d["offlinePartitions"], 1);
+    assert_eq!(d["underReplicatedPartitions"], 4);
+    assert_eq!(d["consumerGroups"], 1);
+    assert_eq!(d["racks"], 3);
+    assert!(d["historySeconds"].as_i64().unwrap() >= 58);
+    // 24 MiB/s of clicks, 2500 KiB/s of orders, 400 B/s of the rest.
+    let produced = d["producerByteRate"].as_f64().unwrap();
+    assert!(
+        (produced - (24.0 * MIB + 2500.0 * 1024.0 + 400.0)).abs() < 1.0,
+        "{produced}"
+    );
+    // The dead partition has no rates and broker 4's log dirs were not read.
+    assert_eq!(d["coverage"]["brokers"], 3);
+    assert_eq!(d["coverage"]["ratesKnown"], 41);
+    assert_eq!(d["coverage"]["complete"], false);
+}
+
+#[tokio::test]
+async fn rates_are_null_with_coverage_until_partitions_have_two_readings() {
+    let h = Harness::empty().await;
+    let mut w = fixture(now_ms(), true);
+    for p in &mut w.partitions {
+        p.rates = None;
+    }
+    h.store.write_observed(&w).unwrap();
+    let d = h.data("/api/v1/cluster").await;
+    assert_eq!(d["producerMsgRate"], Value::Null);
+    assert_eq!(d["coverage"]["ratesKnown"], 0);
+    assert_eq!(d["coverage"]["rates"], 0.0);
+    let rows = h.data("/api/v1/partitions?fields=producerMsgRate").await;
+    assert!(rows["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["producerMsgRate"].is_null()));
+}
+
+#[tokio::test]
+async fn follower_lag_has_the_spec_shape_and_summary_omits_the_lists() {
+    let h = Harness::with_fixture().await;
+    let d = h.data("/api/v1/cluster/follower-lag").await;
+    assert_eq!(
+        keys(&d),
+        set(&[
+            "cluster_total_lag",
+            "cluster_max_lag",
+            "broker_lag",
+            "topic_lag",
+            "partition_lag",
+            "urp_classification"
+        ])
+    );
+    assert_eq!(d["cluster_total_lag"], 567);
+    assert_eq!(d["cluster_max_lag"], 500);
+    let brokers = d["broker_lag"].as_array().unwrap();
+    for b in brokers {
+        assert_eq!(
+            keys(b),
+            set(&["broker_id", "total_lag", "max_lag", "replica_count"])
+        );
+    }
+    let sum: i64 = brokers
+        .iter()
+        .map(|b| b["total_lag"].as_i64().unwrap())
+        .sum();
+    assert_eq!(sum, 567);
+    for t in d["topic_lag"].as_array().unwrap() {
+        assert_eq!(
+            keys(t),
+            set(&["topic", "total_lag", "max_lag", "partition_count"])
+        );
+    }
+    let parts = d["partition_lag"].as_array().unwrap();
+    assert_eq!(parts[0]["topic"], "orders");
+    assert_eq!(parts[0]["partition"], 0);
+    for p in parts {
+        assert_eq!(keys(p), set(&["topic", "partition", "replicas"]));
+        for r in p["replicas"].as_array().unwrap() {
+            assert_eq!(keys(r), set(&["broker_id", "offset_lag", "is_leader"]));
+        }
+    }
+    for u in d["urp_classification"].as_array().unwrap() {
+        assert_eq!(
+            keys(u),
+            set(&["topic", "partition", "cause", "lagging_brokers"])
+        );
+    }
+
+    let s = h.data("/api/v1/cluster/follower-lag?summary=true").await;
+    assert_eq!(
+        keys(&s),
+        set(&["cluster_total_lag", "cluster_max_lag", "broker_lag"])
+    );
+    assert_eq!(s["cluster_total_lag"], 567);
+    assert_eq!(s["broker_lag"], d["broker_lag"]);
+    let f = h.data("/api/v1/cluster/follower-lag?summary=false").await;
+    assert_eq!(f, d);
+}
+
+#[tokio::test]
+async fn urp_classification_names_the_cause_and_the_lagging_brokers() {
+    let h = Harness::with_fixture().await;
+    let d = h.data("/api/v1/cluster/follower-lag").await;
+    let urps: Vec<(String, i64, String, Value)> = d["urp_classification"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (
+                u["topic"].as_str().unwrap().to_string(),
+                u["partition"].as_i64().unwrap(),
+                u["cause"].as_str().unwrap().to_string(),
+                u["lagging_brokers"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        urps,
+        vec![
+            (
+                "audit".into(),
+                0,
+                "broker_down".into(),
+                serde_json::json!([3, 4])
+            ),
+            (
+                "moving".into(),
+                0,
+                "reassignment".into(),
+                serde_json::json!([3])
+            ),
+            (
+                "orders".into(),
+                0,
+                "follower_lag".into(),
+                serde_json::json!([3])
+            ),
+            (
+                "orders".into(),
+                1,
+                "broker_down".into(),
+                serde_json::json!([4])
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn follower_lag_filters_by_topic_and_broker() {
+    let h = Harness::with_fixture().await;
+    let d = h.data("/api/v1/cluster/follower-lag?topic=moving").await;
+    assert_eq!(d["cluster_total_lag"], 40);
+    assert_eq!(d["topic_lag"].as_array().unwrap().len(), 1);
+    let p = &d["partition_lag"][0];
+    assert_eq!(
+        p["replicas"],
+        serde_json::json!([
+            {"broker_id": 1, "offset_lag": 0, "is_leader": true},
+            {"broker_id": 2, "offset_lag": 0, "is_leader": false},
+            {"broker_id": 3, "offset_lag": 40, "is_leader": false},
+        ])
+    );
+    let d = h.data("/api/v1/cluster/follower-lag?broker=3").await;
+    assert_eq!(d["cluster_max_lag"], 500);
+    let brokers: Vec<i64> = d["broker_lag"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["broker_id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(brokers, vec![3]);
+    let d = h
+        .data("/api/v1/cluster/follower-lag?broker=1&topic=orders&summary=true")
+        .await;
+    assert!(d.get("partition_lag").is_none());
+}
+
+#[tokio::test]
+async fn health_lists_offline_under_replicated_and_min_isr_partitions() {
+    let h = Harness::with_fixture().await;
+    let d = h.data("/api/v1/cluster/health").await;
+    assert_eq!(d["status"], "critical");
+    assert_eq!(d["brokers"]["down"], serde_json::json!([4]));
+    assert_eq!(d["partitions"]["offline"], 1);
+    assert_eq!(d["partitions"]["underReplicated"], 4);
+    assert_eq!(d["partitions"]["underMinIsr"], 1);
+    assert_eq!(d["partitions"]["atMinIsr"], 33);
+    assert_eq!(d["offlinePartitions"][0]["topic"], "dead");
+    assert_eq!(d["underMinIsrPartitions"][0]["topic"], "audit");
+    assert_eq!(
+        d["underMinIsrPartitions"][0]["outOfSync"],
+        serde_json::json!([3, 4])
+    );
+    assert_eq!(d["rackAssessment"]["status"], "complete");
+    assert_eq!(d["rackAssessment"]["notRackAwarePartitions"], 1);
+    let capped = h.data("/api/v1/cluster/health?limit=5").await;
+    assert_eq!(capped["atMinIsrPartitions"].as_array().unwrap().len(), 5);
+    assert_eq!(capped["partitions"]["atMinIsr"], 33);
+    assert_eq!(capped["truncated"], true);
+}
+
+#[tokio::test]
+async fn partitions_minimal_and_fields_choose_the_row_fields() {
+    let h = Harness::with_fixture().await;
+    let all = h.data("/api/v1/partitions").await;
+    assert_eq!(all["total"], 42);
+    assert_eq!(all["partitions"].as_array().unwrap().len(), 42);
+    let row = &all["partitions"][0];
+    assert_eq!(row["topic"], "__consumer_offsets");
+    assert!(row.get("producerByteRate").is_some() && row.get("rackAware").is_some());
+
+    let minimal = h.data("/api/v1/partitions?minimal=true").await;
+    for r in minimal["partitions"].as_array().unwrap() {
+        assert_eq!(
+            keys(r),
+            set(&["topic", "partition", "leader", "replicas", "isr"])
+        );
+    }
+    let chosen = h
+        .data("/api/v1/partitions?fields=sizeBytes,%20leader&topic=orders")
+        .await;
+    assert_eq!(chosen["total"], 6);
+    for r in chosen["partitions"].as_array().unwrap() {
+        assert_eq!(keys(r), set(&["topic", "partition", "leader", "sizeBytes"]));
+    }
+    let page = h
+        .data("/api/v1/partitions?topic=idle&limit=5&offset=28")
+        .await;
+    assert_eq!(page["count"], 2);
+    assert_eq!(page["partitions"][0]["partition"], 28);
+    let on4 = h.data("/api/v1/partitions?brokerId=4&minimal=true").await;
+    assert_eq!(on4["total"], 3);
+}
+
+#[tokio::test]
+async fn racks_are_assessed_complete_only_when_every_broker_has_a_rack() {
+    let h = Harness::with_fixture().await;
+    let d = h.data("/api/v1/brokers/racks").await;
+    let a = &d["assessment"];
+    assert_eq!(a["status"], "complete");
+    assert_eq!(a["rackCount"], 3);
+    assert_eq!(a["notRackAwarePartitions"], 1);
+    assert_eq!(a["notRackAwareDetails"][0]["topic"], "orders");
+    assert_eq!(a["notRackAwareDetails"][0]["partition"], 1);
+    assert_eq!(a["notRackAwareDetails"][0]["expectedRacks"], 3);
+    assert_eq!(a["notRackAwareDetails"][0]["distinctRacks"], 2);
+    let r1 = &d["racks"][0];
+    assert_eq!(r1["rack"], "r1");
+    assert_eq!(r1["brokers"], serde_json::json!([1, 4]));
+    assert_eq!(r1["brokersAlive"], 1);
+
+    // A broker without a rack makes the assessment partial: no count is given.
+    let h = Harness::empty().await;
+    let mut w = fixture(now_ms(), true);
+    w.brokers[2].rack = None;
+    h.store.write_observed(&w).unwrap();
+    let d = h.data("/api/v1/brokers/racks").await;
+    assert_eq!(d["assessment"]["status"], "partial");
+    assert_eq!(d["assessment"]["notRackAwarePartitions"], Value::Null);
+    assert_eq!(d["brokersWithoutRack"], serde_json::json!([3]));
+    let mut w = fixture(now_ms(), true);
+    for b in &mut w.brokers {
+        b.rack = None;
+    }
+    h.store.write_observed(&w).unwrap();
+    let d = h.data("/api/v1/brokers/racks").await;
+    assert_eq!(d["assessment"]["status"], "no_racks");
+}
+
+#[tokio::test]
+async fn logdirs_summary_is_broker_level_and_a_down_broker_reads_null() {
+    let h = Harness::with_fixture().await;
+    let full = h.data("/api/v1/cluster/logdirs").await;
+    let b1 = &full["brokers"][0];
+    assert_eq!(b1["brokerId"], 1);
+    assert_eq!(b1["dirs"][0]["path"], "/var/lib/kafka/data-0");
+    assert!(b1["usedBytes"].as_i64().unwrap() > 0);
+    let b4 = &full["brokers"][3];
+    assert_eq!(b4["logDirsRead"], false);
+    assert_eq!(b4["usedBytes"], Value::Null);
+    assert_eq!(full["coverage"]["logDirs"], 1.0);
+    assert_eq!(full["topics"][0]["topic"], "orders");
+    assert!(full.get("partitions").is_none());
+
+    let summary = h.data("/api/v1/cluster/logdirs?summary=true").await;
+    assert!(summary["brokers"][0].get("dirs").is_none());
+    assert!(summary.get("topics").is_none());
+
+    let drill = h
+        .data("/api/v1/cluster/logdirs?topic=clicks&brokerId=2")
+        .await;
+    assert_eq!(drill["brokers"].as_array().unwrap().len(), 1);
+    let rows = drill["partitions"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows
+        .iter()
+        .all(|r| r["brokerId"] == 2 && r["topic"] == "clicks"));
+}
+
+#[tokio::test]
+async fn comprehensive_summary_omits_partition_arrays() {
+    let h = Harness::with_fixture().await;
+    let full = h.data("/api/v1/cluster/comprehensive").await;
+    let orders = full["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "orders")
+        .unwrap()
+        .clone();
+    assert_eq!(orders["partitions"].as_array().unwrap().len(), 6);
+    assert_eq!(orders["partitionCount"], 6);
+    assert_eq!(full["brokers"].as_array().unwrap().len(), 4);
+    assert_eq!(full["brokers"][0]["loads"]["leaderCount"], 16.0);
+    assert_eq!(full["consumerGroups"]["groups"][0]["totalLag"], 6000);
+    assert_eq!(full["health"]["offlinePartitions"], 1);
+
+    let summary = h.data("/api/v1/cluster/comprehensive?summary=true").await;
+    assert!(summary["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t.get("partitions").is_none() && t.get("partitionCount").is_some()));
+    assert_eq!(summary["cluster"]["partitions"], 42);
+}
+
+#[tokio::test]
+async fn topic_search_matches_names_without_internal_topics_by_default() {
+    let h = Harness::with_fixture().await;
+    let (status, body) = h.post("/api/v1/topics/search", r#"{"query": "O"}"#).await;
+    assert_eq!(status, 200, "{body}");
+    let names: Vec<&str> = body["data"]["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["moving", "orders"]);
+    let (_, body) = h
+        .post(
+            "/api/v1/topics/search",
+            r#"{"query": "__*", "match": "glob", "includeInternal": true}"#,
+        )
+        .await;
+    assert_eq!(body["data"]["total"], 1);
+    assert_eq!(body["data"]["topics"][0]["name"], "__consumer_offsets");
+    let (_, body) = h
+        .post("/api/v1/topics/search", r#"{"query": "", "limit": 2}"#)
+        .await;
+    assert_eq!(body["data"]["total"], 6);
+    assert_eq!(body["data"]["count"], 2);
+    assert_eq!(body["data"]["truncated"], true);
+    let (status, body) = h.post("/api/v1/topics/search", "").await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"]["total"], 6);
+}
+
+#[tokio::test]
+async fn partition_count_recommendations_carry_a_priority_and_a_reason() {
+    let h = Harness::with_fixture().await;
+    let d = h.data("/api/v1/optimize/partitions").await;
+    let recs: Vec<(String, String, String, i64, i64)> = d["recommendations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert!(!r["reason"].as_str().unwrap().is_empty());
+            (
+                r["topic"].as_str().unwrap().to_string(),
+                r["priority"].as_str().unwrap().to_string(),
+                r["kind"].as_str().unwrap().to_string(),
+                r["currentPartitions"].as_i64().unwrap(),
+                r["recommendedPartitions"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        recs,
+        vec![
+            ("clicks".into(), "High".into(), "increase".into(), 2, 6),
+            ("idle".into(), "Low".into(), "reduce".into(), 30, 3),
+            ("orders".into(), "Low".into(), "skew".into(), 6, 6),
+        ]
+    );
+    assert_eq!(d["byPriority"]["High"], 1);
+    assert_eq!(d["byPriority"]["Low"], 2);
+    let low = h
+        .data("/api/v1/optimize/partitions?priority=Low&limit=1")
+        .await;
+    assert_eq!(low["total"], 2);
+    assert_eq!(low["count"], 1);
+    assert_eq!(low["truncated"], true);
+    let one = h.data("/api/v1/optimize/partitions?topic=clicks").await;
+    assert_eq!(one["total"], 1);
+}
+
+#[tokio::test]
+async fn activity_scores_are_shares_of_traffic_that_sum_to_100() {
+    let h = Harness::with_fixture().await;
+    let d = h.data("/api/v1/activity/partitions?limit=1000").await;
+    let rows = d["partitions"].as_array().unwrap();
+    assert_eq!(d["total"], 42);
+    let sum: f64 = rows
+        .iter()
+        .map(|r| r["activityScore"].as_f64().unwrap())
+        .sum();
+    assert!((sum - 100.0).abs() < 1e-6, "{sum}");
+    // Plain: topic and partition order.
+    assert_eq!(rows[0]["topic"], "__consumer_offsets");
+    let sorted = h
+        .data("/api/v1/activity/partitions?sortBy=producerByteRate&limit=2")
+        .await;
+    assert_eq!(sorted["partitions"][0]["topic"], "clicks");
+    assert_eq!(sorted["partitions"][0]["partition"], 0);
+    assert_eq!(sorted["partitions"][0]["level"], "hot");
+    assert_eq!(sorted["truncated"], true);
+    let dead = h.data("/api/v1/activity/partitions?topic=dead").await;
+    assert_eq!(dead["partitions"][0]["level"], "unknown");
+    let led = h
+        .data("/api/v1/activity/partitions?brokerId=3&limit=1000")
+        .await;
+    assert!(led["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["leader"] == 3));
+
+    let topics = h.data("/api/v1/activity/topics").await;
+    assert_eq!(topics["topics"][0]["topic"], "clicks");
+    let orders = h
+        .data("/api/v1/activity/partitions?aggregate=topic&topic=orders")
+        .await;
+    assert_eq!(orders["topics"][0]["hottestPartition"]["partition"], 2);
+    let brokers = h.data("/api/v1/activity/brokers").await;
+    let sum: f64 = brokers["brokers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["activityScore"].as_f64().unwrap())
+        .sum();
+    assert!((sum - 100.0).abs() < 1e-6, "{sum}");
+    assert_eq!(brokers["brokers"].as_array().unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn bad_input_gives_the_error_envelope_with_a_4xx() {
+    let h = Harness::with_fixture().await;
+    let cases: [(&str, u16); 28] = [
+        ("/api/v1/cluster?verbose=true", 400),
+        ("/api/v1/brokers/racks?rack=r1", 400),
+        ("/api/v1/cluster/follower-lag?sumary=true", 400),
+        ("/api/v1/partitions?minimal=true&feilds=leader", 400),
+        ("/api/v1/cluster/comprehensive?summary=maybe", 400),
+        ("/api/v1/cluster/logdirs?summary=1x", 400),
+        ("/api/v1/cluster/logdirs?topic=nope", 404),
+        ("/api/v1/cluster/logdirs?brokerId=x", 400),
+        ("/api/v1/cluster/logdirs?brokerId=99", 404),
+        ("/api/v1/cluster/health?limit=-1", 400),
+        ("/api/v1/cluster/follower-lag?summary=maybe", 400),
+        ("/api/v1/cluster/follower-lag?broker=x", 400),
+        ("/api/v1/cluster/follower-lag?broker=99", 404),
+        ("/api/v1/cluster/follower-lag?topic=nope", 404),
+        ("/api/v1/partitions?minimal=yes", 400),
+        ("/api/v1/partitions?fields=bogus", 400),
+        ("/api/v1/partitions?topic=nope", 404),
+        ("/api/v1/partitions?brokerId=99", 404),
+        ("/api/v1/partitions?limit=ten", 400),
+        ("/api/v1/optimize/partitions?priority=urgent", 400),
+        ("/api/v1/optimize/partitions?topic=nope", 404),
+        ("/api/v1/activity/partitions?sortBy=bogus", 400),
+        ("/api/v1/activity/partitions?aggregate=broker", 400),
+        ("/api/v1/activity/partitions?topic=nope", 404),
+        ("/api/v1/activity/topics?topic=nope", 404),
+        ("/api/v1/activity/brokers?brokerId=99", 404),
+        ("/api/v1/activity/brokers?sortBy=bogus", 400),
+        ("/api/v1/brokers/racks/x", 404),
+    ];
+    for (path, expected) in cases {
+        let (status, body) = h.get(path).await;
+        assert_error(status, &body, expected);
+    }
+    for body in [
+        "{",
+        r#"{"query": 5}"#,
+        r#"{"quer": "x"}"#,
+        r#"{"match": "regex"}"#,
+        "[]",
+    ] {
+        let (status, response) = h.post("/api/v1/topics/search", body).await;
+        assert_error(status, &response, 400);
+    }
+}
+
+#[tokio::test]
+async fn metrics_expose_rack_assessment_observation_freshness_and_broker_loads() {
+    let h = Harness::with_fixture().await;
+    let (status, text) = h.text("/metrics").await;
+    assert_eq!(status, 200);
+    let samples = observed_common::parse_prometheus(&text);
+    let value = |name: &str, labels: &[(&str, &str)]| -> Option<f64> {
+        samples
+            .iter()
+            .find(|(n, l, _)| {
+                n == name
+                    && labels
+                        .iter()
+                        .all(|(k, v)| l.iter().any(|(lk, lv)| lk == k && lv == v))
+            })
+            .map(|(_, _, v)| *v)
+    };
+    assert_eq!(
+        value("ballast_cluster_broker_observation_current", &[]),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(
+            "ballast_cluster_rack_assessment_status",
+            &[("status", "complete")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(
+            "ballast_cluster_rack_assessment_status",
+            &[("status", "partial")]
+        ),
+        Some(0.0)
+    );
+    assert_eq!(
+        value("ballast_cluster_not_rack_aware_partitions", &[]),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(
+            "ballast_broker_load",
+            &[("broker_id", "1"), ("load", "leaderCount")]
+        ),
+        Some(16.0)
+    );
+    for load in [
+        "leaderCount",
+        "followerCount",
+        "diskBytes",
+        "producerMsgRate",
+        "producerByteRate",
+        "consumerMsgRate",
+        "consumerByteRate",
+    ] {
+        assert!(
+            value("ballast_broker_load", &[("broker_id", "2"), ("load", load)]).is_some(),
+            "{load}"
+        );
+    }
+    // Broker 4 is down: its disk is unknown, so no diskBytes sample.
+    assert_eq!(
+        value(
+            "ballast_broker_load",
+            &[("broker_id", "4"), ("load", "diskBytes")]
+        ),
+        None
+    );
+    assert_eq!(
+        value("ballast_observer_sample_duration_seconds", &[]),
+        Some(0.25)
+    );
+    assert_eq!(
+        value("ballast_cluster_partitions", &[("state", "offline")]),
+        Some(1.0)
+    );
+    assert_eq!(
+        value("ballast_cluster_brokers", &[("state", "down")]),
+        Some(1.0)
+    );
+    assert!(value("ballast_observer_resident_memory_bytes", &[]).is_some());
+    assert!(value("process_resident_memory_bytes", &[]).is_some());
+
+    // A failed discovery reads 0; a partial rack assessment gives no not-rack-aware count.
+    let h = Harness::empty().await;
+    let mut w = fixture(now_ms(), true);
+    w.brokers[0].rack = None;
+    h.store.write_observed(&w).unwrap();
+    h.observed(now_ms(), false);
+    let (_, text) = h.text("/metrics").await;
+    let samples = observed_common::parse_prometheus(&text);
+    let names: BTreeSet<&str> = samples.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert!(!names.contains("ballast_cluster_not_rack_aware_partitions"));
+    let current = samples
+        .iter()
+        .find(|(n, _, _)| n == "ballast_cluster_broker_observation_current")
+        .map(|(_, _, v)| *v);
+    assert_eq!(current, Some(0.0));
+    assert!(samples
+        .iter()
+        .any(|(n, l, v)| n == "ballast_cluster_rack_assessment_status"
+            && l.iter().any(|(k, val)| k == "status" && val == "partial")
+            && *v == 1.0));
+}

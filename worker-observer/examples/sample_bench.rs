@@ -1,0 +1,348 @@
+//! Observer benchmark: full ticks (sample + derive + write) against a simulated cluster running in
+//! its own process (`ballast sim`), so the figures are the observer's own: seconds per tick and
+//! the process's peak resident memory. With `--read-bench`, it then serves the written database
+//! with a real `ballast web` process and measures read latency under concurrent clients.
+//!
+//! ```sh
+//! cargo build --release -p ballast
+//! cargo run --release -p ballast-observer --example sample_bench -- \
+//!     --brokers 60 --partitions 60000 --groups 200 --read-bench
+//! ```
+//!
+//! Flags: `--brokers N` `--partitions N` (total) `--groups N` (approximate: the simulator gives a
+//! topic 0 to 3 groups, 1.4 on average) `--ticks N` (default 3) `--interval S` (seconds between
+//! ticks, default 10) `--bootstrap ADDR` (use a running cluster instead of starting one)
+//! `--ballast PATH` (default `target/release/ballast`) `--read-bench` `--clients N` (default 100)
+//! `--seconds S` (per endpoint, default 5).
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ballast_kafka::{Client, ClientConfig};
+use ballast_observer::derive::Windows;
+use ballast_schema::Store;
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn num(name: &str, default: u64) -> Result<u64, String> {
+    match arg(name) {
+        None => Ok(default),
+        Some(v) => v.parse().map_err(|_| format!("{name} needs a number")),
+    }
+}
+
+fn flag(name: &str) -> bool {
+    std::env::args().any(|a| a == name)
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+/// Kills the child (a process this benchmark started) when dropped.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn ballast_path() -> PathBuf {
+    arg("--ballast").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/release/ballast")
+    })
+}
+
+fn start_sim(brokers: u64, topics: u64, per_topic: u64) -> Result<(Reaped, String), String> {
+    let bin = ballast_path();
+    let mut child = Command::new(&bin)
+        .args([
+            "sim",
+            "--brokers",
+            &brokers.to_string(),
+            "--racks",
+            "3",
+            "--topics",
+            &topics.to_string(),
+            "--partitions",
+            &per_topic.to_string(),
+            "--base-port",
+            "0",
+        ])
+        .env("LOG_LEVEL", "WARN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| {
+            format!(
+                "cannot start {} (build it with `cargo build --release -p ballast`): {e}",
+                bin.display()
+            )
+        })?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .map_err(|e| e.to_string())?;
+    let bootstrap = line
+        .trim()
+        .strip_prefix("bootstrap=")
+        .ok_or_else(|| format!("unexpected first line from ballast sim: {line:?}"))?
+        .to_string();
+    Ok((Reaped(child), bootstrap))
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+async fn read_bench(
+    dir: &std::path::Path,
+    bootstrap: &str,
+    clients: usize,
+    seconds: u64,
+    topic: &str,
+) -> Result<(), String> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| e.to_string())?
+        .port();
+    let _web = Reaped(
+        Command::new(ballast_path())
+            .arg("web")
+            .env("BALLAST_DATA_DIR", dir)
+            .env("PORT", port.to_string())
+            .env("BALLAST_KAFKA_BOOTSTRAP_SERVERS", bootstrap)
+            .env("BALLAST_READY_STALE_AFTER", "1h")
+            .env("LOG_LEVEL", "WARN")
+            .stdin(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start ballast web: {e}"))?,
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(clients)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    loop {
+        if let Ok(r) = http.get(format!("{base}/api/v1/cluster")).send().await {
+            if r.status().is_success() {
+                break;
+            }
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            return Err("ballast web did not answer /api/v1/cluster within 60 s".into());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    println!(
+        "web: first answer (view loaded) after {:.2} s; {clients} concurrent clients, {seconds} s per endpoint",
+        started.elapsed().as_secs_f64()
+    );
+    println!(
+        "{:<58} {:>8} {:>9} {:>9} {:>9} {:>10}",
+        "endpoint", "req/s", "p50 ms", "p99 ms", "max ms", "bytes"
+    );
+    let paths = [
+        "/api/v1/cluster".to_string(),
+        "/api/v1/cluster/health".to_string(),
+        "/api/v1/cluster/follower-lag?summary=true".to_string(),
+        "/api/v1/brokers/racks".to_string(),
+        "/api/v1/cluster/logdirs?summary=true".to_string(),
+        format!("/api/v1/partitions?topic={topic}"),
+        format!("/api/v1/cluster/follower-lag?topic={topic}"),
+        "/api/v1/activity/partitions?sortBy=score".to_string(),
+        "/api/v1/activity/topics".to_string(),
+        "/api/v1/activity/brokers".to_string(),
+        "/api/v1/optimize/partitions".to_string(),
+        "/api/v1/cluster/comprehensive?summary=true".to_string(),
+        "/metrics".to_string(),
+        "/api/v1/partitions?minimal=true".to_string(),
+        "/api/v1/cluster/follower-lag".to_string(),
+        "/api/v1/cluster/comprehensive".to_string(),
+    ];
+    for path in paths {
+        let url = Arc::new(format!("{base}{path}"));
+        let deadline = Instant::now() + Duration::from_secs(seconds);
+        let mut tasks = tokio::task::JoinSet::new();
+        for _ in 0..clients {
+            let http = http.clone();
+            let url = url.clone();
+            tasks.spawn(async move {
+                let mut times = Vec::new();
+                let mut bytes = 0usize;
+                let mut errors = 0usize;
+                while Instant::now() < deadline {
+                    let t = Instant::now();
+                    match http.get(url.as_str()).send().await {
+                        Ok(r) if r.status().is_success() => match r.bytes().await {
+                            Ok(b) => {
+                                bytes = b.len();
+                                times.push(t.elapsed());
+                            }
+                            Err(_) => errors += 1,
+                        },
+                        _ => errors += 1,
+                    }
+                }
+                (times, bytes, errors)
+            });
+        }
+        let mut all = Vec::new();
+        let mut bytes = 0;
+        let mut errors = 0;
+        while let Some(Ok((times, b, e))) = tasks.join_next().await {
+            all.extend(times);
+            bytes = bytes.max(b);
+            errors += e;
+        }
+        all.sort();
+        println!(
+            "{:<58} {:>8.0} {:>9.1} {:>9.1} {:>9.1} {:>10}{}",
+            path,
+            all.len() as f64 / seconds as f64,
+            percentile(&all, 0.50).as_secs_f64() * 1000.0,
+            percentile(&all, 0.99).as_secs_f64() * 1000.0,
+            all.last().copied().unwrap_or_default().as_secs_f64() * 1000.0,
+            bytes,
+            if errors > 0 {
+                format!("  ({errors} errors)")
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<(), String> {
+    let brokers = num("--brokers", 60)?;
+    let partitions = num("--partitions", 60_000)?;
+    let groups = num("--groups", 200)?;
+    let ticks = num("--ticks", 3)?.max(1);
+    let interval = num("--interval", 10)?;
+    let clients = num("--clients", 100)? as usize;
+    let seconds = num("--seconds", 5)?;
+    let topics = (groups * 10 / 14).max(1);
+    let per_topic = partitions.div_ceil(topics);
+
+    let (sim, bootstrap) = match arg("--bootstrap") {
+        Some(b) => (None, b),
+        None => {
+            let started = Instant::now();
+            let (child, bootstrap) = start_sim(brokers, topics, per_topic)?;
+            println!(
+                "simulator (own process): {brokers} brokers, {topics} topics x {per_topic} partitions, RF 3, started in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+            (Some(child), bootstrap)
+        }
+    };
+
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let db = dir.path().join("ballast.db");
+    Store::migrate(&db).map_err(|e| e.to_string())?;
+    let store = Store::open(&db).map_err(|e| e.to_string())?;
+    let client = Client::connect(
+        ClientConfig::plaintext(&bootstrap).with_request_timeout(Duration::from_secs(30)),
+    )
+    .await
+    .map_err(|e| format!("cannot connect: {e}"))?;
+    let windows = Windows {
+        rate_window_ms: 30 * 60_000,
+        retention_ms: 7 * 24 * 3_600_000,
+    };
+    let mut history = None;
+    let mut first_topic = String::new();
+    for i in 0..ticks {
+        let started = Instant::now();
+        let report = ballast_observer::tick(&client, &store, &mut history, windows, now_ms())
+            .await
+            .map_err(|e| ballast_runtime::error_chain(&e))?;
+        let total = started.elapsed();
+        let s = &report.sample;
+        if first_topic.is_empty() {
+            first_topic = s.topics.keys().next().cloned().unwrap_or_default();
+        }
+        let (rss, peak) = ballast_observer::memory();
+        let steps: Vec<String> = s
+            .timings
+            .iter()
+            .map(|(k, v)| format!("{k} {:.2}", *v as f64 / 1000.0))
+            .collect();
+        println!(
+            "tick {}: {:.2} s total = sample {:.2} s ({}) + derive/write {:.2} s (write {:.2} s, {} rows); {} brokers, {} partitions, {} replicas, {} groups ({} group offsets); observer RSS {:.0} MiB, peak {:.0} MiB",
+            i + 1,
+            total.as_secs_f64(),
+            report.sample_ms as f64 / 1000.0,
+            steps.join(", "),
+            (total.as_millis() as u64).saturating_sub(report.sample_ms) as f64 / 1000.0,
+            report.write_ms as f64 / 1000.0,
+            report.stats.rows_written,
+            s.brokers.len(),
+            s.partitions.len(),
+            s.replicas.len(),
+            s.groups.len(),
+            s.committed.values().map(|c| c.len()).sum::<usize>(),
+            mib(rss),
+            mib(peak),
+        );
+        if i + 1 < ticks {
+            tokio::time::sleep(Duration::from_secs(interval)).await;
+        }
+    }
+    // A restarted observer first reloads its rate history from the database.
+    tokio::time::sleep(Duration::from_secs(interval)).await;
+    history = None;
+    let started = Instant::now();
+    let report = ballast_observer::tick(&client, &store, &mut history, windows, now_ms())
+        .await
+        .map_err(|e| ballast_runtime::error_chain(&e))?;
+    let (rss, peak) = ballast_observer::memory();
+    println!(
+        "tick after a restart (history reloaded from the database): {:.2} s total (sample {:.2} s, write {:.2} s); observer RSS {:.0} MiB, peak {:.0} MiB",
+        started.elapsed().as_secs_f64(),
+        report.sample_ms as f64 / 1000.0,
+        report.write_ms as f64 / 1000.0,
+        mib(rss),
+        mib(peak)
+    );
+    let (_, peak) = ballast_observer::memory();
+    println!(
+        "observer peak RSS over {} ticks: {:.0} MiB; database {:.0} MiB",
+        ticks + 1,
+        mib(peak),
+        mib(std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0)
+            + std::fs::metadata(dir.path().join("ballast.db-wal"))
+                .map(|m| m.len())
+                .unwrap_or(0))
+    );
+    drop(client);
+    drop(sim);
+    if flag("--read-bench") {
+        read_bench(dir.path(), &bootstrap, clients, seconds, &first_topic).await?;
+    }
+    Ok(())
+}

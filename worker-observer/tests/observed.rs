@@ -1,0 +1,276 @@
+//! Full observer ticks against the simulated cluster, written to a real store: the view and
+//! readings it leaves behind, and how it rides out outages, new and deleted topics.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use ballast_kafka::{Client, ClientConfig};
+use ballast_model::Load;
+use ballast_observer::derive::{History, Windows};
+use ballast_observer::tick;
+use ballast_schema::{ObservedView, Store};
+use ballast_simcluster::{GenerateParams, NewTopic, Scenario, SimCluster, SimConfig};
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+const WINDOWS: Windows = Windows {
+    rate_window_ms: 60_000,
+    retention_ms: 7 * 24 * 3_600_000,
+};
+
+fn close(measured: f64, configured: f64, relative: f64) -> bool {
+    (measured - configured).abs() <= relative * configured + 1.0
+}
+
+struct Setup {
+    sim: SimCluster,
+    client: Client,
+    store: Store,
+    history: Option<History>,
+    _dir: tempfile::TempDir,
+}
+
+impl Setup {
+    async fn start(params: GenerateParams) -> Setup {
+        let sim = SimCluster::start(SimConfig {
+            scenario: Scenario::Generate(params),
+            tick: Duration::from_millis(20),
+            ..SimConfig::default()
+        })
+        .await
+        .expect("simulated cluster starts");
+        let client = Client::connect(ClientConfig::plaintext(&sim.bootstrap()))
+            .await
+            .expect("client connects");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("ballast.db");
+        Store::migrate(&path).expect("migrate");
+        let store = Store::open(&path).expect("open");
+        Setup {
+            sim,
+            client,
+            store,
+            history: None,
+            _dir: dir,
+        }
+    }
+
+    async fn tick(&mut self) -> ObservedView {
+        tick(
+            &self.client,
+            &self.store,
+            &mut self.history,
+            WINDOWS,
+            now_ms(),
+        )
+        .await
+        .expect("tick");
+        self.store.observed_view().unwrap().expect("a view")
+    }
+}
+
+fn no_negative_rates(view: &ObservedView) {
+    for p in &view.partitions {
+        if let Some(r) = p.rates {
+            for v in [
+                r.producer_msg_rate,
+                r.producer_byte_rate,
+                r.consumer_msg_rate,
+                r.consumer_byte_rate,
+            ] {
+                assert!(
+                    v.is_finite() && v >= 0.0,
+                    "{}-{}: {r:?}",
+                    p.topic,
+                    p.partition
+                );
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rolling_rates_in_the_store_match_the_simulators_configured_rates() {
+    let mut s = Setup::start(GenerateParams {
+        brokers: 3,
+        racks: 3,
+        topics: 3,
+        partitions_per_topic: 4,
+        replication_factor: 2,
+        mean_partition_bytes: 50e6,
+        mean_msg_rate: 200.0,
+        msg_bytes: 500.0,
+        ..GenerateParams::default()
+    })
+    .await;
+    let configured = s.sim.snapshot();
+    let first = s.tick().await;
+    assert!(first.partitions.iter().all(|p| p.rates.is_none()));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    s.tick().await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let view = s.tick().await;
+    assert_eq!(view.cluster.generation, 3);
+    assert_eq!(view.partitions.len(), configured.partitions.len());
+    for c in &configured.partitions {
+        let m = view
+            .partitions
+            .iter()
+            .find(|m| m.topic == c.topic && m.partition == c.partition)
+            .expect("every partition observed");
+        let r = m.rates.expect("rates after three readings");
+        assert!(
+            close(r.producer_msg_rate, c.producer_msg_rate, 0.05),
+            "{}-{} producer {r:?} vs {}",
+            c.topic,
+            c.partition,
+            c.producer_msg_rate
+        );
+        assert!(
+            close(r.consumer_msg_rate, c.consumer_msg_rate, 0.05),
+            "{}-{} consumer {r:?} vs {}",
+            c.topic,
+            c.partition,
+            c.consumer_msg_rate
+        );
+        if !c.compacted {
+            assert!(
+                close(r.producer_byte_rate, c.producer_byte_rate, 0.10),
+                "{}-{} bytes {r:?} vs {}",
+                c.topic,
+                c.partition,
+                c.producer_byte_rate
+            );
+        }
+        assert!(r.window_ms >= 3_500, "{r:?}");
+    }
+    // Every broker has a reading of every load; leaders add up to the partitions.
+    assert_eq!(view.latest_readings.len(), 3);
+    let leaders: f64 = view
+        .latest_readings
+        .iter()
+        .map(|r| r.get(Load::LeaderCount).unwrap())
+        .sum();
+    assert_eq!(leaders as usize, view.partitions.len());
+    assert!(view
+        .latest_readings
+        .iter()
+        .all(|r| r.values.iter().all(Option::is_some)));
+    let produced: f64 = view
+        .latest_readings
+        .iter()
+        .map(|r| r.get(Load::ProducerMsgRate).unwrap())
+        .sum();
+    let configured_total: f64 = configured
+        .partitions
+        .iter()
+        .map(|p| p.producer_msg_rate)
+        .sum();
+    assert!(close(produced, configured_total, 0.05));
+    // The rest of the view: replicas with log dirs and lag, groups and their offsets.
+    assert!(view
+        .replicas
+        .iter()
+        .all(|r| r.log_dir.is_some() && r.offset_lag.is_some()));
+    assert!(!view.groups.is_empty());
+    assert!(view.group_offsets.iter().all(|o| o.lag.is_some()));
+    assert_eq!(view.cluster.facts.log_dirs_read, 3);
+    s.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outages_new_and_deleted_topics_give_no_failures_or_negative_rates() {
+    let mut s = Setup::start(GenerateParams {
+        brokers: 3,
+        racks: 3,
+        topics: 2,
+        partitions_per_topic: 3,
+        replication_factor: 3,
+        mean_partition_bytes: 10e6,
+        ..GenerateParams::default()
+    })
+    .await;
+    s.tick().await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    s.tick().await;
+
+    // A broker goes down: the tick still succeeds, the broker reads as down with its replicas.
+    s.sim.stop_broker(3).await.expect("stop broker");
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let view = s.tick().await;
+    no_negative_rates(&view);
+    let b3 = view
+        .brokers
+        .iter()
+        .find(|b| b.broker_id == 3)
+        .expect("kept");
+    assert!(!b3.alive);
+    assert!(!b3.log_dirs_read);
+    assert!(view.partitions.iter().all(|p| !p.isr.contains(&3)));
+    assert!(view.replicas.iter().any(|r| r.broker_id == 3));
+    assert_eq!(view.cluster.facts.brokers, 2);
+
+    // A topic is created: its partitions have no rate until their second reading.
+    s.sim
+        .add_topic(&NewTopic {
+            name: "fresh".into(),
+            partitions: 2,
+            replication_factor: 2,
+            size_bytes: 1000,
+            producer_msg_rate: 50.0,
+            producer_byte_rate: 5000.0,
+            consumer_msg_rate: 0.0,
+            consumer_byte_rate: 0.0,
+            configs: Default::default(),
+        })
+        .expect("add topic");
+    let view = s.tick().await;
+    let fresh: Vec<_> = view
+        .partitions
+        .iter()
+        .filter(|p| p.topic == "fresh")
+        .collect();
+    assert_eq!(fresh.len(), 2);
+    assert!(fresh.iter().all(|p| p.rates.is_none()));
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let view = s.tick().await;
+    no_negative_rates(&view);
+    assert!(view
+        .partitions
+        .iter()
+        .filter(|p| p.topic == "fresh")
+        .all(|p| p.rates.is_some()));
+
+    // The broker returns and a topic is deleted.
+    s.sim.start_broker(3).await.expect("start broker");
+    s.client
+        .delete_topics(&["fresh".to_string()])
+        .await
+        .expect("delete topic");
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let view = s.tick().await;
+    no_negative_rates(&view);
+    assert!(view.partitions.iter().all(|p| p.topic != "fresh"));
+    assert!(view.brokers.iter().all(|b| b.alive));
+    assert!(s
+        .store
+        .partition_counters()
+        .unwrap()
+        .iter()
+        .all(|c| c.topic != "fresh"));
+
+    // A restarted observer (no history in memory) carries on from the store.
+    s.history = None;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let view = s.tick().await;
+    no_negative_rates(&view);
+    assert!(view
+        .partitions
+        .iter()
+        .filter(|p| p.topic != "fresh")
+        .all(|p| p.rates.is_some()));
+    s.sim.shutdown().await;
+}
