@@ -21,6 +21,7 @@ mod health;
 mod migrate;
 mod observed;
 mod processes;
+mod proposals;
 mod settings;
 mod slot;
 mod util;
@@ -48,6 +49,9 @@ pub use observed::{
     WriteStats,
 };
 pub use processes::{ProcessRecord, ProcessState};
+pub use proposals::{
+    DeletedProposal, NewProposal, ProposalPage, ProposalReading, ProposalRecord, SavedProposal,
+};
 pub use settings::Setting;
 pub use slot::{Lease, SlotHolder};
 

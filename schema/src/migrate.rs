@@ -32,6 +32,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0002_observed",
         sql: include_str!("../migrations/0002_observed.sql"),
     },
+    Migration {
+        version: 3,
+        name: "0003_proposals",
+        sql: include_str!("../migrations/0003_proposals.sql"),
+    },
 ];
 
 /// The schema version this code reads and writes: the newest migration.

@@ -91,8 +91,8 @@ pub fn run(port: u16) -> ExitCode {
                 eprintln!(
                     "ballast demo: a simulated Kafka cluster of 6 brokers in 3 racks is running at {bootstrap}\n\
                      (broker 6 was just added and is empty; control API: {}).\n\
-                     The service:  http://127.0.0.1:{port}/api/v1/health   /api/v1/ready   /api/v1/version   /metrics\n\
-                     Not yet in this build: proposals over the API, the /ui dashboard.\n\
+                     The service:  http://127.0.0.1:{port}/api/v1/health   /api/v1/ready   /api/v1/proposals/current   /metrics\n\
+                     Not yet in this build: applying proposals, licensing, the /ui dashboard.\n\
                      Try offline planning on this cluster: BALLAST_KAFKA_BOOTSTRAP_SERVERS={bootstrap} ballast snapshot --out c.json && ballast plan --snapshot c.json\n\
                      Data directory: {data_dir}   (stop with Ctrl-C)",
                     sim.control_url().unwrap_or_else(|| "off".into()),

@@ -4,9 +4,11 @@
 //! sample into its rate history ([`derive::History::observe`]: counters, rolling rates, per-broker
 //! loads), writes the current view and the readings in one transaction
 //! ([`ballast_schema::Store::write_observed`]) and records the broker view's freshness
-//! (`observations`, which `/api/v1/ready` follows). Proposal evaluation builds on the same view.
+//! (`observations`, which `/api/v1/ready` follows). Then it evaluates a proposal on the view it
+//! just wrote ([`proposals::evaluate`]): plan, reading, decision, current proposal.
 
 pub mod derive;
+pub mod proposals;
 pub mod sample;
 
 use std::sync::Arc;
@@ -215,6 +217,27 @@ async fn observe(
                 error: None,
                 detail: detail.clone(),
             };
+            // A proposal on the view just written; a failure is logged and retried next tick.
+            let settings = proposals::Settings::from_config(&ctx.config);
+            let evaluated = ctx
+                .blocking(move |store| proposals::evaluate(store, &settings, now))
+                .await;
+            let mut detail = detail;
+            match evaluated {
+                Ok(Some(e)) => {
+                    detail["proposal"] = json!({
+                        "id": e.saved.id(),
+                        "moves": e.plan.moves.len(),
+                        "applicationAllowed": e.decision.application_allowed,
+                    });
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    let error = error_chain(&e);
+                    warn!(error = %error, "proposal not evaluated");
+                    detail["proposalError"] = json!(error);
+                }
+            }
             (observation, detail)
         }
         Err(e) => {

@@ -224,6 +224,30 @@ CREATE TABLE processes (
     updated_at_ms    INTEGER NOT NULL
 );
 
+-- table proposal_readings on proposal_readings
+CREATE TABLE proposal_readings (
+    at_ms   INTEGER PRIMARY KEY NOT NULL,
+    tripped TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(tripped) AND json_type(tripped) = 'array')
+);
+
+-- table proposals on proposals
+CREATE TABLE proposals (
+    id                  TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
+    created_at_ms       INTEGER NOT NULL,
+    checked_at_ms       INTEGER NOT NULL CHECK (checked_at_ms >= created_at_ms),
+    current             INTEGER NOT NULL DEFAULT 0 CHECK (current IN (0, 1)),
+    fingerprint         TEXT NOT NULL,
+    moves_digest        TEXT NOT NULL,
+    recommended         INTEGER NOT NULL CHECK (recommended IN (0, 1)),
+    application_allowed INTEGER NOT NULL CHECK (application_allowed IN (0, 1)),
+    moves               INTEGER NOT NULL CHECK (moves >= 0),
+    estimated_bytes     INTEGER NOT NULL CHECK (estimated_bytes >= 0),
+    balance_hold        INTEGER NOT NULL CHECK (balance_hold IN (0, 1)),
+    plan                TEXT NOT NULL CHECK (json_valid(plan)),
+    decision            TEXT NOT NULL CHECK (json_valid(decision)),
+    detail              TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(detail))
+);
+
 -- table schema_migrations on schema_migrations
 CREATE TABLE schema_migrations (
     version       INTEGER PRIMARY KEY NOT NULL,
@@ -264,6 +288,12 @@ CREATE INDEX cooldowns_moved_at_ms ON cooldowns (moved_at_ms);
 
 -- index partition_counters_at_ms on partition_counters
 CREATE INDEX partition_counters_at_ms ON partition_counters (at_ms);
+
+-- index proposals_by_created on proposals
+CREATE INDEX proposals_by_created ON proposals (created_at_ms DESC, id DESC);
+
+-- index proposals_one_current on proposals
+CREATE UNIQUE INDEX proposals_one_current ON proposals (current) WHERE current = 1;
 
 -- trigger audit_events_are_append_only on audit_events
 CREATE TRIGGER audit_events_are_append_only

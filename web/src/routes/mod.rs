@@ -1,5 +1,6 @@
 mod live;
 mod observed;
+mod proposals;
 mod system;
 
 use axum::http::{Method, Uri};
@@ -16,6 +17,7 @@ pub fn routes() -> Router<AppState> {
         .route("/metrics", get(system::metrics))
         .merge(observed::routes())
         .merge(live::routes())
+        .merge(proposals::routes())
 }
 
 pub async fn not_found(method: Method, uri: Uri) -> ApiError {

@@ -1,0 +1,297 @@
+//! `proposals` and `proposal_readings`: the observer's rebalancing proposals (exactly one of them
+//! current) and the readings of brokers beyond the trigger they are decided on.
+
+use ballast_model::BrokerId;
+use rusqlite::{params, OptionalExtension, Row};
+use serde::{Deserialize, Serialize};
+
+use crate::util::{json_col, json_text, require_non_empty};
+use crate::{Store, StoreError};
+
+/// One reading: the brokers beyond the trigger at `at_ms`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposalReading {
+    pub at_ms: i64,
+    pub tripped: Vec<BrokerId>,
+}
+
+/// A proposal the observer wants to keep as the current one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewProposal {
+    pub id: String,
+    /// Stable hash of the topology planned on.
+    pub fingerprint: String,
+    /// Stable hash of the moves.
+    pub moves_digest: String,
+    pub recommended: bool,
+    pub application_allowed: bool,
+    pub moves: u64,
+    pub estimated_bytes: u64,
+    pub balance_hold: bool,
+    pub plan: serde_json::Value,
+    pub decision: serde_json::Value,
+    pub detail: serde_json::Value,
+}
+
+/// A stored proposal. `plan` and `detail` are `Null` in list rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposalRecord {
+    pub id: String,
+    pub created_at_ms: i64,
+    pub checked_at_ms: i64,
+    pub current: bool,
+    pub fingerprint: String,
+    pub moves_digest: String,
+    pub recommended: bool,
+    pub application_allowed: bool,
+    pub moves: u64,
+    pub estimated_bytes: u64,
+    pub balance_hold: bool,
+    pub plan: serde_json::Value,
+    pub decision: serde_json::Value,
+    pub detail: serde_json::Value,
+}
+
+/// What [`Store::save_proposal`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SavedProposal {
+    /// A new current proposal was added.
+    Inserted { id: String },
+    /// The current proposal had the same fingerprint and moves: its check time and decision
+    /// were updated.
+    Rechecked { id: String },
+}
+
+impl SavedProposal {
+    pub fn id(&self) -> &str {
+        match self {
+            SavedProposal::Inserted { id } | SavedProposal::Rechecked { id } => id,
+        }
+    }
+}
+
+/// What [`Store::delete_proposal`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeletedProposal {
+    Deleted,
+    NotFound,
+    /// The current proposal is never deleted.
+    Current,
+}
+
+/// One page of proposals, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposalPage {
+    pub total: u64,
+    pub proposals: Vec<ProposalRecord>,
+}
+
+const SUMMARY_COLUMNS: &str =
+    "id, created_at_ms, checked_at_ms, current, fingerprint, moves_digest,
+    recommended, application_allowed, moves, estimated_bytes, balance_hold, decision";
+
+fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<ProposalRecord> {
+    Ok(ProposalRecord {
+        id: r.get(0)?,
+        created_at_ms: r.get(1)?,
+        checked_at_ms: r.get(2)?,
+        current: r.get(3)?,
+        fingerprint: r.get(4)?,
+        moves_digest: r.get(5)?,
+        recommended: r.get(6)?,
+        application_allowed: r.get(7)?,
+        moves: r.get::<_, i64>(8)?.max(0) as u64,
+        estimated_bytes: r.get::<_, i64>(9)?.max(0) as u64,
+        balance_hold: r.get(10)?,
+        decision: json_col(r, 11)?,
+        plan: serde_json::Value::Null,
+        detail: serde_json::Value::Null,
+    })
+}
+
+fn full_from_row(r: &Row<'_>) -> rusqlite::Result<ProposalRecord> {
+    let mut p = summary_from_row(r)?;
+    p.plan = json_col(r, 12)?;
+    p.detail = json_col(r, 13)?;
+    Ok(p)
+}
+
+fn to_i64(what: &str, v: u64) -> Result<i64, StoreError> {
+    i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{what} is too large: {v}")))
+}
+
+impl Store {
+    /// Records a reading at `at_ms` (replacing one at the same instant), keeps the newest `keep`
+    /// and returns them, oldest first.
+    pub fn record_proposal_reading(
+        &self,
+        reading: &ProposalReading,
+        keep: usize,
+    ) -> Result<Vec<ProposalReading>, StoreError> {
+        let tripped = serde_json::to_value(&reading.tripped)
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let keep = i64::try_from(keep.max(1)).unwrap_or(i64::MAX);
+        self.write(|tx| {
+            tx.prepare_cached(
+                "INSERT INTO proposal_readings (at_ms, tripped) VALUES (?1, ?2)
+                 ON CONFLICT (at_ms) DO UPDATE SET tripped = excluded.tripped",
+            )?
+            .execute(params![reading.at_ms, json_text(&tripped)])?;
+            tx.prepare_cached(
+                "DELETE FROM proposal_readings WHERE at_ms NOT IN
+                    (SELECT at_ms FROM proposal_readings ORDER BY at_ms DESC LIMIT ?1)",
+            )?
+            .execute([keep])?;
+            Ok(())
+        })?;
+        self.proposal_readings()
+    }
+
+    /// Every kept reading, oldest first.
+    pub fn proposal_readings(&self) -> Result<Vec<ProposalReading>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt =
+            conn.prepare_cached("SELECT at_ms, tripped FROM proposal_readings ORDER BY at_ms")?;
+        let rows = stmt.query_map([], |r| {
+            let tripped = json_col(r, 1)?;
+            Ok((r.get::<_, i64>(0)?, tripped))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (at_ms, tripped) = row?;
+            let tripped: Vec<BrokerId> =
+                serde_json::from_value(tripped).map_err(|e| StoreError::Invalid(e.to_string()))?;
+            out.push(ProposalReading { at_ms, tripped });
+        }
+        Ok(out)
+    }
+
+    /// Makes `p` the current proposal at `now_ms`. When the current one has the same fingerprint
+    /// and moves, only its `checked_at_ms` and decision change. Otherwise `p` is added as the
+    /// current one and proposals beyond the newest `keep` are deleted (never the current one).
+    pub fn save_proposal(
+        &self,
+        p: &NewProposal,
+        now_ms: i64,
+        keep: usize,
+    ) -> Result<SavedProposal, StoreError> {
+        require_non_empty("id", &p.id)?;
+        let moves = to_i64("moves", p.moves)?;
+        let bytes = to_i64("estimated_bytes", p.estimated_bytes)?;
+        let keep = i64::try_from(keep.max(1)).unwrap_or(i64::MAX);
+        self.write(|tx| {
+            let current: Option<(String, String, String, i64)> = tx
+                .prepare_cached(
+                    "SELECT id, fingerprint, moves_digest, created_at_ms FROM proposals
+                     WHERE current = 1",
+                )?
+                .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                .optional()?;
+            if let Some((id, fingerprint, digest, created)) = current {
+                if fingerprint == p.fingerprint && digest == p.moves_digest {
+                    tx.prepare_cached(
+                        "UPDATE proposals SET checked_at_ms = ?2, decision = ?3,
+                            application_allowed = ?4 WHERE id = ?1",
+                    )?
+                    .execute(params![
+                        id,
+                        now_ms.max(created),
+                        json_text(&p.decision),
+                        p.application_allowed
+                    ])?;
+                    return Ok(SavedProposal::Rechecked { id });
+                }
+            }
+            tx.prepare_cached("UPDATE proposals SET current = 0 WHERE current = 1")?
+                .execute([])?;
+            tx.prepare_cached(
+                "INSERT INTO proposals (id, created_at_ms, checked_at_ms, current, fingerprint,
+                    moves_digest, recommended, application_allowed, moves, estimated_bytes,
+                    balance_hold, plan, decision, detail)
+                 VALUES (?1, ?2, ?2, 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            )?
+            .execute(params![
+                p.id,
+                now_ms,
+                p.fingerprint,
+                p.moves_digest,
+                p.recommended,
+                p.application_allowed,
+                moves,
+                bytes,
+                p.balance_hold,
+                json_text(&p.plan),
+                json_text(&p.decision),
+                json_text(&p.detail),
+            ])?;
+            tx.prepare_cached(
+                "DELETE FROM proposals WHERE current = 0 AND id NOT IN
+                    (SELECT id FROM proposals ORDER BY created_at_ms DESC, id DESC LIMIT ?1)",
+            )?
+            .execute([keep])?;
+            Ok(SavedProposal::Inserted { id: p.id.clone() })
+        })
+    }
+
+    /// The current proposal, None before the first evaluation.
+    pub fn current_proposal(&self) -> Result<Option<ProposalRecord>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {SUMMARY_COLUMNS}, plan, detail FROM proposals WHERE current = 1"
+        ))?;
+        Ok(stmt.query_row([], full_from_row).optional()?)
+    }
+
+    /// One proposal by id, None when unknown.
+    pub fn proposal(&self, id: &str) -> Result<Option<ProposalRecord>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {SUMMARY_COLUMNS}, plan, detail FROM proposals WHERE id = ?1"
+        ))?;
+        Ok(stmt.query_row([id], full_from_row).optional()?)
+    }
+
+    /// Summary rows (no plan, no detail), newest first.
+    pub fn proposals(&self, limit: u64, offset: u64) -> Result<ProposalPage, StoreError> {
+        let limit = to_i64("limit", limit)?;
+        let offset = to_i64("offset", offset)?;
+        self.read(|tx| {
+            let total: i64 = tx
+                .prepare_cached("SELECT count(*) FROM proposals")?
+                .query_row([], |r| r.get(0))?;
+            let proposals = tx
+                .prepare_cached(&format!(
+                    "SELECT {SUMMARY_COLUMNS} FROM proposals
+                     ORDER BY created_at_ms DESC, id DESC LIMIT ?1 OFFSET ?2"
+                ))?
+                .query_map([limit, offset], summary_from_row)?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(ProposalPage {
+                total: total.max(0) as u64,
+                proposals,
+            })
+        })
+    }
+
+    /// Deletes a proposal that is not the current one.
+    pub fn delete_proposal(&self, id: &str) -> Result<DeletedProposal, StoreError> {
+        self.write(|tx| {
+            let current: Option<bool> = tx
+                .prepare_cached("SELECT current FROM proposals WHERE id = ?1")?
+                .query_row([id], |r| r.get(0))
+                .optional()?;
+            match current {
+                None => Ok(DeletedProposal::NotFound),
+                Some(true) => Ok(DeletedProposal::Current),
+                Some(false) => {
+                    tx.prepare_cached("DELETE FROM proposals WHERE id = ?1")?
+                        .execute([id])?;
+                    Ok(DeletedProposal::Deleted)
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,207 @@
+//! Rebalancing proposals, as the observer evaluated them (`proposals` in SQLite). Free
+//! (monitoring mode). Shapes: `docs/api/proposals.md`.
+//!
+//! The web process never plans: `POST /api/v1/proposals/generate` returns the current candidate
+//! and its decision, as the spec's `generate_proposal` does. Applying is not served here.
+
+use axum::routing::{get, post};
+use axum::Router;
+use ballast_runtime::format_rfc3339_ms;
+use ballast_schema::{DeletedProposal, ProposalRecord};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::extract::{Path, Query};
+use crate::{ApiError, ApiOk, ApiResult, AppState};
+
+pub const DEFAULT_LIMIT: u64 = 50;
+pub const MAX_LIMIT: u64 = 500;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/proposals", get(list))
+        .route("/api/v1/proposals/current", get(current))
+        .route("/api/v1/proposals/generate", post(current))
+        .route("/api/v1/proposals/{proposalId}", get(one).delete(delete))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    limit: Option<u64>,
+    offset: Option<u64>,
+}
+
+/// No query parameters are accepted (typos are refused).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoQuery {}
+
+fn candidate_available(p: &ProposalRecord) -> bool {
+    p.current && p.moves > 0
+}
+
+/// A list row: the summary columns and the proposal's own decision.
+fn summary(p: &ProposalRecord) -> Value {
+    json!({
+        "id": p.id,
+        "createdAt": format_rfc3339_ms(p.created_at_ms),
+        "checkedAt": format_rfc3339_ms(p.checked_at_ms),
+        "current": p.current,
+        "candidateAvailable": candidate_available(p),
+        "recommended": p.recommended,
+        "totalReassignments": p.moves,
+        "estimatedBytes": p.estimated_bytes,
+        "balanceHold": p.balance_hold,
+        "fingerprint": p.fingerprint,
+        "decision": p.decision,
+    })
+}
+
+/// The whole proposal: the spec's named fields from the stored plan, decision and detail.
+fn full(p: &ProposalRecord) -> Value {
+    let plan = &p.plan;
+    let field = |name: &str| plan.get(name).cloned().unwrap_or(Value::Null);
+    let moves = plan
+        .get("moves")
+        .cloned()
+        .unwrap_or_else(|| Value::Array(Vec::new()));
+    let total = moves.as_array().map_or(0, Vec::len);
+    let mut balance = Map::new();
+    if let Some(loads) = plan.get("loads").and_then(Value::as_object) {
+        for (name, l) in loads {
+            let get = |k: &str| l.get(k).cloned().unwrap_or(Value::Null);
+            balance.insert(
+                name.clone(),
+                json!({
+                    "imbalance": get("maxDistanceBefore"),
+                    "imbalanceAfter": get("maxDistanceAfter"),
+                    "counted": get("counted"),
+                    "noTraffic": get("noTraffic"),
+                    "belowFloor": get("belowFloor"),
+                    "triggered": get("triggered"),
+                    "largestDifference": get("largestDifference"),
+                    "busiestBroker": get("busiestBroker"),
+                    "quietestBroker": get("quietestBroker"),
+                }),
+            );
+        }
+    }
+    let detail = |name: &str, empty: Value| p.detail.get(name).cloned().unwrap_or(empty);
+    json!({
+        "id": p.id,
+        "createdAt": format_rfc3339_ms(p.created_at_ms),
+        "checkedAt": format_rfc3339_ms(p.checked_at_ms),
+        "current": p.current,
+        "candidateAvailable": candidate_available(p),
+        "recommended": p.recommended,
+        "reason": field("reason"),
+        "decision": p.decision,
+        "fingerprint": p.fingerprint,
+        "fairShare": {
+            "shares": detail("shares", json!([])),
+            "loads": field("loads"),
+        },
+        "topicSpread": { "atLimit": detail("topicSpreadAtLimit", json!({})) },
+        "benefitEvidence": {
+            "tripped": plan.get("tripped").cloned().unwrap_or_else(|| json!([])),
+            "topicBreaches": [],
+        },
+        "structuralLimits": plan.get("structuralLimits").cloned().unwrap_or_else(|| json!([])),
+        "metrics": {
+            "effective": field("effectiveAfter"),
+            "effectiveBefore": field("effectiveBefore"),
+            "evennessBefore": field("evennessBefore"),
+            "evennessAfter": field("evennessAfter"),
+        },
+        "movement": {
+            "estimatedBytes": p.estimated_bytes,
+            "search": field("search"),
+            "planningMs": field("elapsedMs"),
+        },
+        "balance": balance,
+        "balanceHold": p.balance_hold,
+        "downBrokers": plan.get("downBrokers").cloned().unwrap_or_else(|| json!([])),
+        "reassignments": moves,
+        "totalReassignments": total,
+        "reassignmentsTruncated": false,
+    })
+}
+
+fn no_proposal() -> ApiError {
+    ApiError::not_found(
+        "no proposal",
+        "the observer has not evaluated a proposal yet (it does after each successful sample)",
+    )
+}
+
+fn unknown(id: &str) -> ApiError {
+    ApiError::not_found("proposal not found", format!("no stored proposal {id:?}"))
+}
+
+async fn list(
+    state: axum::extract::State<AppState>,
+    Query(q): Query<ListQuery>,
+) -> ApiResult<Value> {
+    let limit = match q.limit {
+        None | Some(0) => DEFAULT_LIMIT,
+        Some(n) => n.min(MAX_LIMIT),
+    };
+    let offset = q.offset.unwrap_or(0);
+    if i64::try_from(offset).is_err() {
+        return Err(ApiError::bad_request("invalid query", "offset: too large"));
+    }
+    let page = state.db(move |s| s.proposals(limit, offset)).await?;
+    let rows: Vec<Value> = page.proposals.iter().map(summary).collect();
+    let count = rows.len() as u64;
+    Ok(ApiOk(json!({
+        "total": page.total,
+        "offset": offset,
+        "count": count,
+        "truncated": offset + count < page.total,
+        "proposals": rows,
+    })))
+}
+
+/// `GET /api/v1/proposals/current` and `POST /api/v1/proposals/generate`.
+async fn current(
+    state: axum::extract::State<AppState>,
+    Query(_): Query<NoQuery>,
+) -> ApiResult<Value> {
+    match state.db(|s| s.current_proposal()).await? {
+        Some(p) => Ok(ApiOk(full(&p))),
+        None => Err(no_proposal()),
+    }
+}
+
+async fn one(
+    state: axum::extract::State<AppState>,
+    Path(id): Path<String>,
+    Query(_): Query<NoQuery>,
+) -> ApiResult<Value> {
+    let key = id.clone();
+    match state.db(move |s| s.proposal(&key)).await? {
+        Some(p) => Ok(ApiOk(full(&p))),
+        None => Err(unknown(&id)),
+    }
+}
+
+async fn delete(
+    state: axum::extract::State<AppState>,
+    Path(id): Path<String>,
+    Query(_): Query<NoQuery>,
+) -> ApiResult<Value> {
+    let key = id.clone();
+    match state.db(move |s| s.delete_proposal(&key)).await? {
+        DeletedProposal::Deleted => Ok(ApiOk(json!({ "id": id, "deleted": true }))),
+        DeletedProposal::NotFound => Err(unknown(&id)),
+        DeletedProposal::Current => Err(ApiError::new(
+            axum::http::StatusCode::CONFLICT,
+            "proposal is current",
+            format!(
+                "{id} is the current proposal, which the observer keeps re-checking; only \
+                 proposals that are no longer current can be deleted"
+            ),
+        )),
+    }
+}
