@@ -136,6 +136,9 @@ fn demo_runs_the_service_against_a_simulated_cluster_and_stops_cleanly() {
     let mut child = KillOnDrop(
         crate::support::ballast()
             .args(["demo", "--port", &port.to_string()])
+            // Timings may be overridden: no warm-up and a fast sample so proposals come quickly.
+            .env("BALLAST_WARMUP", "0s")
+            .env("BALLAST_SAMPLE_INTERVAL", "1s")
             .env("TMPDIR", tempfile::tempdir().expect("tmp").keep())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
@@ -163,6 +166,24 @@ fn demo_runs_the_service_against_a_simulated_cluster_and_stops_cleanly() {
             .as_u64();
         (brokers == Some(6)).then_some(h)
     });
+    // The demo's newest broker is empty: a proposal moves data onto it, and it becomes
+    // applicable once the same broker has been beyond the trigger in four readings.
+    let url = format!("http://127.0.0.1:{port}/api/v1/proposals/current");
+    let proposal = wait_for(Duration::from_secs(30), "an applicable proposal", || {
+        let p: Value = reqwest::blocking::get(&url).ok()?.json().ok()?;
+        (p["data"]["decision"]["applicationAllowed"] == true).then_some(p)
+    });
+    let moves = proposal["data"]["reassignments"].as_array().expect("moves");
+    assert!(!moves.is_empty());
+    assert!(moves
+        .iter()
+        .all(|m| m["replicasAfter"].as_array().is_some()));
+    assert!(
+        moves.iter().any(|m| m["replicasAfter"]
+            .as_array()
+            .is_some_and(|r| r.contains(&serde_json::json!(6)))),
+        "moves go onto the new broker 6"
+    );
     let pids: Vec<u32> = health["data"]["workers"]
         .as_array()
         .into_iter()
