@@ -8,6 +8,7 @@
 mod clock;
 mod kafka;
 mod logging;
+pub mod topology;
 mod worker;
 
 pub use clock::{format_rfc3339_ms, Clock, SystemClock};

@@ -1,0 +1,134 @@
+//! The topology as the planner sees it, built from the observed view: shared by the observer
+//! (proposals), the web process (what-if, apply checks) and the executor (pre-flight), so the
+//! three agree on one fingerprint.
+
+use std::collections::{BTreeMap, HashMap};
+
+use ballast_model::snapshot::{Snapshot, SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
+use ballast_model::{BrokerId, BrokerState};
+use ballast_schema::{Cooldown, ObservedView};
+
+use crate::format_rfc3339_ms;
+
+/// A `ballast.snapshot/v1` of the observed view: brokers (down when not alive), every partition
+/// with its placement, window-averaged size (compacted topics: their steady size), rolling rates
+/// (0 until known) and `lastMovedAt` from the cooldowns.
+pub fn snapshot_from_view(view: &ObservedView, cooldowns: &[Cooldown]) -> Snapshot {
+    let topics: HashMap<&str, &ballast_schema::ObservedTopic> =
+        view.topics.iter().map(|t| (t.name.as_str(), t)).collect();
+    let moved: HashMap<(&str, i32), i64> = cooldowns
+        .iter()
+        .map(|c| ((c.topic.as_str(), c.partition), c.moved_at_ms))
+        .collect();
+    let mut brokers: BTreeMap<BrokerId, SnapshotBroker> = view
+        .brokers
+        .iter()
+        .map(|b| {
+            (
+                b.broker_id,
+                SnapshotBroker {
+                    id: b.broker_id,
+                    rack: b.rack.clone(),
+                    state: if b.alive {
+                        BrokerState::Alive
+                    } else {
+                        BrokerState::Down
+                    },
+                },
+            )
+        })
+        .collect();
+    let mut partitions = Vec::with_capacity(view.partitions.len());
+    for p in &view.partitions {
+        for r in &p.replicas {
+            brokers.entry(*r).or_insert(SnapshotBroker {
+                id: *r,
+                rack: None,
+                state: BrokerState::Down,
+            });
+        }
+        let topic = topics.get(p.topic.as_str());
+        let size = p
+            .avg_size_bytes
+            .or(p.size_bytes.map(|s| s as f64))
+            .unwrap_or(0.0)
+            .max(0.0);
+        let rates = p.rates.unwrap_or(ballast_schema::PartitionRates {
+            producer_msg_rate: 0.0,
+            producer_byte_rate: 0.0,
+            consumer_msg_rate: 0.0,
+            consumer_byte_rate: 0.0,
+            window_ms: 0,
+        });
+        partitions.push(SnapshotPartition {
+            topic: p.topic.clone(),
+            partition: p.partition,
+            replicas: p.replicas.clone(),
+            leader: p.leader,
+            isr: Some(p.isr.clone()),
+            size_bytes: size.round() as u64,
+            compacted: topic.is_some_and(|t| t.compacted),
+            min_insync_replicas: topic.and_then(|t| t.min_insync).unwrap_or(1),
+            producer_msg_rate: rates.producer_msg_rate,
+            producer_byte_rate: rates.producer_byte_rate,
+            consumer_msg_rate: rates.consumer_msg_rate,
+            consumer_byte_rate: rates.consumer_byte_rate,
+            last_moved_at: moved
+                .get(&(p.topic.as_str(), p.partition))
+                .map(|ms| format_rfc3339_ms(*ms)),
+        });
+    }
+    Snapshot {
+        format: SNAPSHOT_FORMAT.to_string(),
+        taken_at: format_rfc3339_ms(view.cluster.facts.sampled_at_ms),
+        cluster_id: view.cluster.facts.cluster_id.clone(),
+        brokers: brokers.into_values().collect(),
+        partitions,
+    }
+}
+
+/// FNV-1a, 64 bits: stable across builds and platforms.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+pub fn state_name(s: BrokerState) -> &'static str {
+    match s {
+        BrokerState::Alive => "alive",
+        BrokerState::Down => "down",
+        BrokerState::Maintenance => "maintenance",
+    }
+}
+
+/// A stable hash of the topology: brokers with their states and every partition's replicas, in
+/// id order (input order does not matter).
+pub fn fingerprint(snapshot: &Snapshot) -> String {
+    let mut brokers: Vec<(BrokerId, &'static str)> = snapshot
+        .brokers
+        .iter()
+        .map(|b| (b.id, state_name(b.state)))
+        .collect();
+    brokers.sort_unstable();
+    let mut parts: Vec<(&str, i32, &[BrokerId])> = snapshot
+        .partitions
+        .iter()
+        .map(|p| (p.topic.as_str(), p.partition, p.replicas.as_slice()))
+        .collect();
+    parts.sort_unstable();
+    let mut text = String::new();
+    for (id, state) in brokers {
+        text.push_str(&format!("b{id}:{state};"));
+    }
+    for (topic, partition, replicas) in parts {
+        text.push_str(&format!(
+            "p{}:{topic}/{partition}:{replicas:?};",
+            topic.len()
+        ));
+    }
+    format!("{:016x}", fnv1a(text.as_bytes()))
+}
