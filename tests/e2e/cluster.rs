@@ -139,6 +139,10 @@ fn demo_runs_the_service_against_a_simulated_cluster_and_stops_cleanly() {
             // Timings may be overridden: no warm-up and a fast sample so proposals come quickly.
             .env("BALLAST_WARMUP", "0s")
             .env("BALLAST_SAMPLE_INTERVAL", "1s")
+            // Small, fast moves so the apply below completes in seconds.
+            .env("BALLAST_PROPOSAL_MAX_PARTITIONS", "4")
+            .env("BALLAST_THROTTLE_RATE_MB", "1000")
+            .env("BALLAST_EXECUTOR_INTERVAL", "300ms")
             .env("TMPDIR", tempfile::tempdir().expect("tmp").keep())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
@@ -183,6 +187,42 @@ fn demo_runs_the_service_against_a_simulated_cluster_and_stops_cleanly() {
             .as_array()
             .is_some_and(|r| r.contains(&serde_json::json!(6)))),
         "moves go onto the new broker 6"
+    );
+    // Apply it: the executor runs exactly its moves to completion.
+    let http = reqwest::blocking::Client::new();
+    let applied: Value = http
+        .post(format!(
+            "http://127.0.0.1:{port}/api/v1/proposals/current/apply"
+        ))
+        .send()
+        .and_then(|r| r.json())
+        .expect("apply");
+    assert_eq!(applied["success"], true, "{applied}");
+    let op = applied["data"]["operationId"]
+        .as_str()
+        .expect("operation id")
+        .to_string();
+    let record = wait_for(
+        Duration::from_secs(60),
+        "the applied proposal completes",
+        || {
+            let r: Value = reqwest::blocking::get(format!(
+                "http://127.0.0.1:{port}/api/v1/reassignments/{op}"
+            ))
+            .ok()?
+            .json()
+            .ok()?;
+            (r["data"]["state"] == "Completed").then_some(r)
+        },
+    );
+    let partitions = record["data"]["partitions"].as_array().expect("moves");
+    assert_eq!(
+        partitions.len(),
+        applied["data"]["moves"].as_u64().unwrap_or(0) as usize
+    );
+    assert!(
+        partitions.iter().all(|m| m["state"] == "Completed"),
+        "{record}"
     );
     let pids: Vec<u32> = health["data"]["workers"]
         .as_array()

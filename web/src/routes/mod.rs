@@ -1,6 +1,7 @@
 mod live;
 mod observed;
 mod proposals;
+mod reassignments;
 mod system;
 
 use axum::http::{Method, Uri};
@@ -18,6 +19,7 @@ pub fn routes() -> Router<AppState> {
         .merge(observed::routes())
         .merge(live::routes())
         .merge(proposals::routes())
+        .merge(reassignments::routes())
 }
 
 pub async fn not_found(method: Method, uri: Uri) -> ApiError {
