@@ -16,6 +16,19 @@ pub struct Sim {
 
 impl Sim {
     pub fn start() -> Sim {
+        Sim::start_with(
+            GenerateParams {
+                brokers: 3,
+                racks: 3,
+                topics: 4,
+                partitions_per_topic: 6,
+                ..GenerateParams::default()
+            },
+            1.0,
+        )
+    }
+
+    pub fn start_with(params: GenerateParams, speed: f64) -> Sim {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -23,13 +36,8 @@ impl Sim {
             .expect("runtime");
         let sim = runtime
             .block_on(SimCluster::start(SimConfig {
-                scenario: Scenario::Generate(GenerateParams {
-                    brokers: 3,
-                    racks: 3,
-                    topics: 4,
-                    partitions_per_topic: 6,
-                    ..GenerateParams::default()
-                }),
+                scenario: Scenario::Generate(params),
+                speed,
                 ..SimConfig::default()
             }))
             .expect("simulated cluster");
@@ -38,6 +46,26 @@ impl Sim {
             runtime,
             sim: Some(sim),
         }
+    }
+}
+
+impl Sim {
+    fn cluster(&self) -> &SimCluster {
+        self.sim.as_ref().expect("running until dropped")
+    }
+
+    pub fn truth(&self) -> ballast_simcluster::Truth {
+        self.cluster().truth()
+    }
+
+    pub fn snapshot(&self) -> ballast_model::snapshot::Snapshot {
+        self.cluster().snapshot()
+    }
+
+    pub fn add_broker(&self) -> i32 {
+        self.runtime
+            .block_on(self.cluster().add_broker(None))
+            .expect("add a broker")
     }
 }
 
