@@ -50,8 +50,8 @@ pub use observed::{
     WriteStats,
 };
 pub use operations::{
-    holder_of, Busy, CancelRequest, Maintenance, MoveRecord, MoveState, MoveUpdate, NewMove,
-    NewOperation, OperationPage, OperationRecord, OperationState, Queued,
+    holder_of, Busy, CancelRequest, Maintenance, MoveRecord, MoveState, MoveStats, MoveUpdate,
+    NewMove, NewOperation, OperationPage, OperationRecord, OperationState, Queued,
 };
 pub use processes::{ProcessRecord, ProcessState};
 pub use proposals::{

@@ -290,6 +290,15 @@ pub enum CancelRequest {
     NotFound,
 }
 
+/// Move counts for metrics.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MoveStats {
+    /// Moves per state name (`pending`, `submitting`, `active`, ...).
+    pub by_state: std::collections::BTreeMap<String, u64>,
+    /// How long each completed move took, from its first submission to completion.
+    pub durations_ms: Vec<i64>,
+}
+
 /// A broker in maintenance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -714,6 +723,31 @@ impl Store {
                 updated_at_ms: now_ms,
                 ..op
             }))
+        })
+    }
+
+    /// For metrics: moves by state (all operations) and the durations (ms) of completed moves.
+    pub fn move_stats(&self) -> Result<MoveStats, StoreError> {
+        self.read(|tx| {
+            let mut by_state = std::collections::BTreeMap::new();
+            let mut stmt = tx.prepare_cached("SELECT state, count(*) FROM moves GROUP BY state")?;
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+            for row in rows {
+                let (state, n) = row?;
+                by_state.insert(state, n.max(0) as u64);
+            }
+            let durations_ms = tx
+                .prepare_cached(
+                    "SELECT finished_at_ms - started_at_ms FROM moves
+                     WHERE state = 'completed' AND started_at_ms IS NOT NULL
+                       AND finished_at_ms IS NOT NULL",
+                )?
+                .query_map([], |r| r.get::<_, i64>(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(MoveStats {
+                by_state,
+                durations_ms,
+            })
         })
     }
 

@@ -127,4 +127,13 @@ fn a_sigkilled_executor_resumes_mid_wave_and_finishes_with_no_duplicate_submissi
         truth.throttles
     );
     assert!(service.restarts("executor") >= 1);
+    let metrics = reqwest::blocking::get(service.url("/metrics"))
+        .and_then(|r| r.text())
+        .expect("metrics");
+    assert!(
+        metrics.contains("ballast_reassignment_completed_total 6"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("ballast_reassignment_active 0"));
+    assert!(metrics.contains("ballast_reassignment_duration_seconds_count 6"));
 }
