@@ -41,10 +41,13 @@ CREATE INDEX operations_created_at_ms ON operations (created_at_ms);
 -- the finished ones and `submitted` holds the replica list of the step in flight.
 -- `state`: pending → submitting (recorded, being sent) → active (accepted by the controller) →
 -- pending (next step) … → completed; or failed (with `reason`) or cancelled.
--- `cancel_confirmed` = 0 on a cancelled move the cluster may still be moving.
+-- `cancel_confirmed` = 0 on a cancelled move the cluster may still be moving. Moves of a higher
+-- `phase` start only when every move of the lower phases has finished (a drain moves leadership
+-- before replicas).
 CREATE TABLE moves (
     operation_id     TEXT NOT NULL REFERENCES operations (id) ON DELETE CASCADE,
     seq              INTEGER NOT NULL CHECK (seq >= 0),
+    phase            INTEGER NOT NULL DEFAULT 0 CHECK (phase >= 0),
     topic            TEXT NOT NULL CHECK (topic <> ''),
     partition        INTEGER NOT NULL CHECK (partition >= 0),
     source           TEXT NOT NULL CHECK (json_valid(source) AND json_type(source) = 'array'),

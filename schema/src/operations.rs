@@ -115,6 +115,9 @@ pub struct NewMove {
     pub steps: u32,
     /// Bytes the move copies (partition size × added replicas).
     pub bytes_total: u64,
+    /// Moves of a higher phase start after every move of the lower phases finished.
+    #[serde(default)]
+    pub phase: u32,
 }
 
 /// An operation to queue.
@@ -213,6 +216,7 @@ pub fn holder_of(operation_id: &str) -> String {
 pub struct MoveRecord {
     pub operation_id: String,
     pub seq: i64,
+    pub phase: u32,
     pub topic: String,
     pub partition: i32,
     pub source: Vec<i32>,
@@ -316,7 +320,7 @@ const OP_COLUMNS: &str = "id, kind, strategy, state, cancel_requested, method, u
 
 const MOVE_COLUMNS: &str = "operation_id, seq, topic, partition, source, target, state, step, \
     steps, submitted, submitted_at_ms, submissions, bytes_total, bytes_done, rate, reason, \
-    timed_out, cancel_confirmed, started_at_ms, finished_at_ms";
+    timed_out, cancel_confirmed, started_at_ms, finished_at_ms, phase";
 
 fn op_from_row(r: &Row<'_>) -> rusqlite::Result<OperationRecord> {
     let state: String = r.get(3)?;
@@ -381,6 +385,7 @@ fn move_from_row(r: &Row<'_>) -> rusqlite::Result<MoveRecord> {
         cancel_confirmed: r.get(17)?,
         started_at_ms: r.get(18)?,
         finished_at_ms: r.get(19)?,
+        phase: r.get(20)?,
     })
 }
 
@@ -475,8 +480,8 @@ impl Store {
             ])?;
             let mut stmt = tx.prepare_cached(
                 "INSERT INTO moves (operation_id, seq, topic, partition, source, target, steps,
-                    bytes_total)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    bytes_total, phase)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )?;
             for (seq, m) in op.moves.iter().enumerate() {
                 stmt.execute(params![
@@ -488,6 +493,7 @@ impl Store {
                     ids_text(&m.target),
                     m.steps,
                     i64_of(m.bytes_total),
+                    m.phase,
                 ])?;
             }
             Ok(Queued::Started {

@@ -25,6 +25,7 @@ fn op(moves: usize) -> NewOperation {
                 target: vec![4, 2, 3],
                 steps: 1,
                 bytes_total: 1000,
+                phase: 0,
             })
             .collect(),
         ..NewOperation::default()

@@ -396,6 +396,7 @@ impl Engine {
             .collect();
         let sizes = self.copied_bytes(client, moves, &tracked, &md).await;
         let mut updates = Vec::new();
+        let mut elect: Vec<TopicPartition> = Vec::new();
         for i in tracked {
             let m = &moves[i];
             let mut u = m.update();
@@ -420,6 +421,13 @@ impl Engine {
                 u.submitted = None;
                 self.progress.remove(&(m.operation_id.clone(), m.seq));
                 if u.step >= m.steps {
+                    // The target's first replica is the preferred leader: elect it when it does
+                    // not lead yet (a reassignment alone does not move leadership).
+                    if let (Some(first), Some((_, isr, leader))) = (m.target.first(), &live) {
+                        if *leader != Some(*first) && isr.contains(first) {
+                            elect.push(tp(m));
+                        }
+                    }
                     u.state = MoveState::Completed;
                     u.bytes_done = m.bytes_total;
                     u.finished_at_ms = Some(now_ms);
@@ -449,6 +457,28 @@ impl Engine {
         }
         self.store.update_moves(Some(lease), &updates, now_ms)?;
         apply_updates(moves, &updates);
+        if !elect.is_empty() {
+            match client
+                .elect_leaders(ballast_kafka::ElectionType::Preferred, Some(&elect))
+                .await
+            {
+                Ok(results) => {
+                    let failed: Vec<String> = results
+                        .iter()
+                        .filter_map(|r| {
+                            r.error
+                                .as_ref()
+                                .filter(|e| e.name != "ELECTION_NOT_NEEDED")
+                                .map(|e| format!("{}-{}: {}", r.topic, r.partition, e.name))
+                        })
+                        .collect();
+                    if !failed.is_empty() {
+                        warn!(?failed, "preferred leader election after moves refused");
+                    }
+                }
+                Err(e) => warn!(error = %e, "preferred leader election after moves failed"),
+            }
+        }
         Ok(())
     }
 
@@ -508,8 +538,14 @@ impl Engine {
         moves: &mut [MoveRecord],
         now_ms: i64,
     ) -> Result<usize, ExecError> {
+        // Moves of a higher phase wait until every move of the lower phases has finished.
+        let phase = moves
+            .iter()
+            .filter(|m| !m.state.is_finished())
+            .map(|m| m.phase)
+            .min();
         let pending: Vec<usize> = (0..moves.len())
-            .filter(|i| moves[*i].state == MoveState::Pending)
+            .filter(|i| moves[*i].state == MoveState::Pending && Some(moves[*i].phase) == phase)
             .collect();
         if pending.is_empty() {
             return Ok(0);
@@ -533,8 +569,22 @@ impl Engine {
                 *in_use.entry(b).or_default() += 1;
             }
         }
+        // A step adding a replica on a broker that is not up now waits for it.
+        let up: Option<BTreeSet<BrokerId>> = md
+            .as_ref()
+            .map(|md| md.brokers.iter().map(|b| b.id).collect());
         let waiting: Vec<Waiting> = pending
             .iter()
+            .filter(|i| {
+                let m = &moves[**i];
+                let from = step_source(m);
+                up.as_ref().is_none_or(|up| {
+                    step_target(m)
+                        .iter()
+                        .filter(|b| !from.contains(b))
+                        .all(|b| up.contains(b))
+                })
+            })
             .map(|i| {
                 let m = &moves[*i];
                 let from = step_source(m);

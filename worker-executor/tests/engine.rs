@@ -105,6 +105,7 @@ impl Bed {
                     target,
                     steps: 1,
                     bytes_total: p.size_bytes,
+                    phase: 0,
                 }
             })
             .collect();
@@ -317,6 +318,7 @@ async fn a_stale_plan_is_caught_before_submission_and_never_sent() {
         target: vec![bed.new_broker, other[1]],
         steps: 1,
         bytes_total: p.size_bytes,
+        phase: 0,
     }];
     let id = bed.queue_moves(moves);
     let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
@@ -396,5 +398,116 @@ async fn a_move_tracked_past_the_timeout_with_no_execution_driving_it_is_reverte
         engine.tick(&bed.client, now()).await.expect("tick");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_only_move_ends_with_its_first_replica_leading() {
+    let bed = bed(10.0, 50, 5, &[]).await;
+    let snap = bed.sim.snapshot();
+    let p = &snap.partitions[0];
+    let mut target = p.replicas.clone();
+    target.reverse();
+    let id = bed.queue_moves(vec![NewMove {
+        topic: p.topic.clone(),
+        partition: p.partition,
+        source: p.replicas.clone(),
+        target: target.clone(),
+        steps: 1,
+        bytes_total: 0,
+        phase: 0,
+    }]);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    assert_eq!(bed.state(&id), OperationState::Completed);
+    let after = bed.sim.snapshot();
+    let q = after
+        .partitions
+        .iter()
+        .find(|q| q.topic == p.topic && q.partition == p.partition)
+        .expect("partition");
+    assert_eq!(q.replicas, target);
+    assert_eq!(
+        q.leader,
+        Some(target[0]),
+        "the preferred leader was elected"
+    );
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_phase_starts_only_after_the_earlier_phase_finished() {
+    let bed = bed(10.0, 2, 5, &[]).await;
+    let snap = bed.sim.snapshot();
+    let moves: Vec<NewMove> = snap
+        .partitions
+        .iter()
+        .take(2)
+        .enumerate()
+        .map(|(i, p)| {
+            let mut target = p.replicas.clone();
+            target[0] = bed.new_broker;
+            NewMove {
+                topic: p.topic.clone(),
+                partition: p.partition,
+                source: p.replicas.clone(),
+                target,
+                steps: 1,
+                bytes_total: p.size_bytes,
+                phase: i as u32,
+            }
+        })
+        .collect();
+    let id = bed.queue_moves(moves);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    let mut overlap = false;
+    bed.run_until(&mut engine, |b| {
+        let m = b.store.moves(&id).expect("moves");
+        overlap |= m[0].state.is_in_flight() && m[1].state.is_in_flight();
+        b.state(&id).is_finished()
+    })
+    .await;
+    assert!(!overlap, "phase 1 waited for phase 0");
+    assert_eq!(bed.state(&id), OperationState::Completed);
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_destination_broker_dying_mid_move_loses_nothing_and_the_move_completes_when_it_returns()
+{
+    let bed = bed(4.0, 1, 5, &[]).await;
+    let id = bed.queue(2);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut engine, |b| {
+        b.store
+            .moves(&id)
+            .expect("moves")
+            .iter()
+            .all(|m| m.state == MoveState::Active)
+    })
+    .await;
+    bed.sim
+        .stop_broker(bed.new_broker)
+        .await
+        .expect("stop the destination");
+    for _ in 0..10 {
+        engine.tick(&bed.client, now()).await.expect("tick");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let moves = bed.store.moves(&id).expect("moves");
+    assert!(
+        moves.iter().all(|m| m.state == MoveState::Active),
+        "moves keep being tracked while their destination is down: {moves:?}"
+    );
+    assert_eq!(bed.state(&id), OperationState::Running);
+    bed.sim
+        .start_broker(bed.new_broker)
+        .await
+        .expect("start it again");
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    assert_eq!(bed.state(&id), OperationState::Completed);
+    assert!(!bed.throttles_set());
     bed.sim.shutdown().await;
 }

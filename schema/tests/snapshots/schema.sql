@@ -191,6 +191,7 @@ CREATE TABLE maintenance (
 CREATE TABLE moves (
     operation_id     TEXT NOT NULL REFERENCES operations (id) ON DELETE CASCADE,
     seq              INTEGER NOT NULL CHECK (seq >= 0),
+    phase            INTEGER NOT NULL DEFAULT 0 CHECK (phase >= 0),
     topic            TEXT NOT NULL CHECK (topic <> ''),
     partition        INTEGER NOT NULL CHECK (partition >= 0),
     source           TEXT NOT NULL CHECK (json_valid(source) AND json_type(source) = 'array'),

@@ -135,6 +135,7 @@ fn new_move(
         target: target.to_vec(),
         steps: waves::steps(source, target).len().max(1) as u32,
         bytes_total: bytes.saturating_mul(adding),
+        phase: 0,
     }
 }
 
