@@ -196,7 +196,13 @@ pub fn evaluate(
         return Ok(None);
     };
     let cooldowns = store.partitions_in_cooldown(now_ms, settings.policy.cooldown_ms)?;
-    let snapshot = snapshot_from_view(&view, &cooldowns);
+    let maintenance: BTreeSet<BrokerId> = store
+        .maintenance()?
+        .into_iter()
+        .map(|m| m.broker_id)
+        .collect();
+    let snapshot =
+        ballast_runtime::topology::snapshot_with_maintenance(&view, &cooldowns, &maintenance);
     let started = std::time::Instant::now();
     let mut plan = ballast_balancer::plan(&snapshot, &settings.policy, now_ms);
     plan.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;

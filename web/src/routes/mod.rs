@@ -1,3 +1,4 @@
+mod brokers;
 mod live;
 mod observed;
 mod proposals;
@@ -20,6 +21,7 @@ pub fn routes() -> Router<AppState> {
         .merge(live::routes())
         .merge(proposals::routes())
         .merge(reassignments::routes())
+        .merge(brokers::routes())
 }
 
 pub async fn not_found(method: Method, uri: Uri) -> ApiError {
