@@ -34,34 +34,158 @@ pub const MOVES_LISTED_MAX: usize = 100_000;
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WhatIfRequest {
-    pub scenarios: Vec<Scenario>,
+    pub scenarios: Vec<ScenarioSpec>,
     /// Moves (and new partitions' placements) listed; omitted or 0: [`MOVES_LISTED`].
     #[serde(default)]
     pub limit: Option<i64>,
 }
 
-/// One change to the cluster. Numbers are read wide (`i64`, `f64`) so that a negative or zero
-/// value is refused with a message naming its field rather than a parser error.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(
-    tag = "type",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase",
-    deny_unknown_fields
-)]
+/// One scenario as the request spells it: `type` and the fields of that type. A flat record
+/// (not a tagged enum) so that a wrong value is reported with its path
+/// (`scenarios[0].factor: invalid type ...`); [`ScenarioSpec::scenario`] checks which fields the
+/// type needs and allows. Numbers are read wide (`i64`, `f64`) so that a negative or zero value
+/// is refused with a message naming its field rather than a parser error.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScenarioSpec {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub count: Option<i64>,
+    pub broker_ids: Option<Vec<i64>>,
+    pub rack: Option<String>,
+    pub topic: Option<String>,
+    pub replication_factor: Option<i64>,
+    pub factor: Option<f64>,
+    pub size_factor: Option<f64>,
+    pub partitions: Option<i64>,
+    pub min_insync_replicas: Option<i64>,
+    pub size_bytes: Option<f64>,
+    pub producer_msg_rate: Option<f64>,
+    pub producer_byte_rate: Option<f64>,
+    pub consumer_msg_rate: Option<f64>,
+    pub consumer_byte_rate: Option<f64>,
+}
+
+/// The scenario types and the fields each allows (`type` aside).
+const SCENARIO_FIELDS: [(&str, &[&str]); 6] = [
+    ("addBrokers", &["count", "brokerIds", "rack"]),
+    ("removeBrokers", &["brokerIds"]),
+    ("decommissionBrokers", &["brokerIds"]),
+    ("changeReplicationFactor", &["topic", "replicationFactor"]),
+    ("scaleTraffic", &["factor", "topic", "sizeFactor"]),
+    (
+        "addTopic",
+        &[
+            "topic",
+            "partitions",
+            "replicationFactor",
+            "minInsyncReplicas",
+            "sizeBytes",
+            "producerMsgRate",
+            "producerByteRate",
+            "consumerMsgRate",
+            "consumerByteRate",
+        ],
+    ),
+];
+
+impl ScenarioSpec {
+    fn present(&self) -> [(&'static str, bool); 14] {
+        [
+            ("count", self.count.is_some()),
+            ("brokerIds", self.broker_ids.is_some()),
+            ("rack", self.rack.is_some()),
+            ("topic", self.topic.is_some()),
+            ("replicationFactor", self.replication_factor.is_some()),
+            ("factor", self.factor.is_some()),
+            ("sizeFactor", self.size_factor.is_some()),
+            ("partitions", self.partitions.is_some()),
+            ("minInsyncReplicas", self.min_insync_replicas.is_some()),
+            ("sizeBytes", self.size_bytes.is_some()),
+            ("producerMsgRate", self.producer_msg_rate.is_some()),
+            ("producerByteRate", self.producer_byte_rate.is_some()),
+            ("consumerMsgRate", self.consumer_msg_rate.is_some()),
+            ("consumerByteRate", self.consumer_byte_rate.is_some()),
+        ]
+    }
+
+    /// The scenario at index `i` of the request, or which field is wrong.
+    pub fn scenario(&self, i: usize) -> Result<Scenario, InputError> {
+        let kind = self.kind.as_str();
+        let Some((_, allowed)) = SCENARIO_FIELDS.iter().find(|(k, _)| *k == kind) else {
+            let known: Vec<&str> = SCENARIO_FIELDS.iter().map(|(k, _)| *k).collect();
+            return Err(InputError::new(
+                at(i, "type"),
+                format!("unknown scenario type {kind:?}; use {}", known.join(", ")),
+            ));
+        };
+        if let Some((name, _)) = self
+            .present()
+            .into_iter()
+            .find(|(name, present)| *present && !allowed.contains(name))
+        {
+            return Err(InputError::new(
+                at(i, name),
+                format!(
+                    "does not apply to {kind} (its fields: {})",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        fn need<T: Clone>(
+            i: usize,
+            kind: &str,
+            name: &str,
+            v: &Option<T>,
+        ) -> Result<T, InputError> {
+            v.clone()
+                .ok_or_else(|| InputError::new(at(i, name), format!("is required for {kind}")))
+        }
+        Ok(match kind {
+            "addBrokers" => Scenario::AddBrokers {
+                count: self.count,
+                broker_ids: self.broker_ids.clone(),
+                rack: self.rack.clone(),
+            },
+            "removeBrokers" | "decommissionBrokers" => Scenario::RemoveBrokers {
+                broker_ids: need(i, kind, "brokerIds", &self.broker_ids)?,
+            },
+            "changeReplicationFactor" => Scenario::ChangeReplicationFactor {
+                topic: need(i, kind, "topic", &self.topic)?,
+                replication_factor: need(i, kind, "replicationFactor", &self.replication_factor)?,
+            },
+            "scaleTraffic" => Scenario::ScaleTraffic {
+                factor: need(i, kind, "factor", &self.factor)?,
+                topic: self.topic.clone(),
+                size_factor: self.size_factor,
+            },
+            _ => Scenario::AddTopic {
+                topic: need(i, kind, "topic", &self.topic)?,
+                partitions: need(i, kind, "partitions", &self.partitions)?,
+                replication_factor: need(i, kind, "replicationFactor", &self.replication_factor)?,
+                min_insync_replicas: self.min_insync_replicas,
+                size_bytes: self.size_bytes.unwrap_or(0.0),
+                producer_msg_rate: self.producer_msg_rate.unwrap_or(0.0),
+                producer_byte_rate: self.producer_byte_rate.unwrap_or(0.0),
+                consumer_msg_rate: self.consumer_msg_rate.unwrap_or(0.0),
+                consumer_byte_rate: self.consumer_byte_rate.unwrap_or(0.0),
+            },
+        })
+    }
+}
+
+/// One change to the cluster, checked for the fields its type needs.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Scenario {
     /// New empty brokers: `count`, or explicit `brokerIds`, or both when they agree. Without a
     /// `rack`, each goes to the rack with the fewest brokers (when the cluster has racks).
     AddBrokers {
-        #[serde(default)]
         count: Option<i64>,
-        #[serde(default)]
         broker_ids: Option<Vec<i64>>,
-        #[serde(default)]
         rack: Option<String>,
     },
-    /// Decommission: every replica on these brokers moves elsewhere.
-    #[serde(alias = "decommissionBrokers")]
+    /// Decommission (`removeBrokers` or `decommissionBrokers`): every replica on these brokers
+    /// moves elsewhere.
     RemoveBrokers { broker_ids: Vec<i64> },
     /// Every partition of `topic` gets `replicationFactor` replicas.
     ChangeReplicationFactor {
@@ -72,9 +196,7 @@ pub enum Scenario {
     /// sizes by `sizeFactor` (default 1: sizes unchanged).
     ScaleTraffic {
         factor: f64,
-        #[serde(default)]
         topic: Option<String>,
-        #[serde(default)]
         size_factor: Option<f64>,
     },
     /// A new topic; sizes and rates are the topic's totals, spread evenly over its partitions.
@@ -82,18 +204,12 @@ pub enum Scenario {
         topic: String,
         partitions: i64,
         replication_factor: i64,
-        #[serde(default)]
         min_insync_replicas: Option<i64>,
         /// Bytes of one replica of every partition together.
-        #[serde(default)]
         size_bytes: f64,
-        #[serde(default)]
         producer_msg_rate: f64,
-        #[serde(default)]
         producer_byte_rate: f64,
-        #[serde(default)]
         consumer_msg_rate: f64,
-        #[serde(default)]
         consumer_byte_rate: f64,
     },
 }
@@ -398,9 +514,15 @@ pub fn simulate(
              scaleTraffic, addTopic)",
         ));
     }
+    let scenarios: Vec<Scenario> = request
+        .scenarios
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| spec.scenario(i))
+        .collect::<Result<_, _>>()?;
     let before = normalized(snapshot);
     let mut work = Work::new(&before);
-    for (i, scenario) in request.scenarios.iter().enumerate() {
+    for (i, scenario) in scenarios.iter().enumerate() {
         work.apply(i, scenario)?;
     }
     work.mark_removed();
@@ -1620,7 +1742,12 @@ mod tests {
             ]}"#,
         )
         .expect("parse");
-        let kinds: Vec<&str> = r.scenarios.iter().map(Scenario::kind).collect();
+        let kinds: Vec<&str> = r
+            .scenarios
+            .iter()
+            .enumerate()
+            .map(|(i, s)| s.scenario(i).expect("valid").kind())
+            .collect();
         assert_eq!(
             kinds,
             [
@@ -1634,11 +1761,27 @@ mod tests {
     }
 
     #[test]
-    fn unknown_scenario_fields_are_refused() {
+    fn unknown_fields_types_and_fields_of_another_type_are_refused() {
         let r = serde_json::from_str::<WhatIfRequest>(
             r#"{"scenarios": [{"type": "addBrokers", "count": 1, "racks": "r1"}]}"#,
         );
         assert!(r.is_err());
+        let field = |json: &str| -> String {
+            let r: WhatIfRequest = serde_json::from_str(json).expect("parse");
+            r.scenarios[0].scenario(0).expect_err("refused").field
+        };
+        assert_eq!(
+            field(r#"{"scenarios": [{"type": "explode"}]}"#),
+            "scenarios[0].type"
+        );
+        assert_eq!(
+            field(r#"{"scenarios": [{"type": "scaleTraffic", "factor": 2, "count": 1}]}"#),
+            "scenarios[0].count"
+        );
+        assert_eq!(
+            field(r#"{"scenarios": [{"type": "scaleTraffic"}]}"#),
+            "scenarios[0].factor"
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@ mod live;
 mod observed;
 mod proposals;
 mod reassignments;
+mod simulation;
 mod system;
 
 use axum::http::{Method, Uri};
@@ -20,6 +21,7 @@ pub fn routes() -> Router<AppState> {
         .merge(live::routes())
         .merge(proposals::routes())
         .merge(reassignments::routes())
+        .merge(simulation::routes())
 }
 
 pub async fn not_found(method: Method, uri: Uri) -> ApiError {
