@@ -406,7 +406,8 @@ pub struct SimulatedMove {
     pub cost_class: CostClass,
     /// Bytes copied: the partition's size per added replica.
     pub bytes: u64,
-    /// `replication-factor`, `broker-removal`, `repair` (a down broker) or `balance`.
+    /// `replication-factor`, `broker-removal`, `repair` (a replica on a down broker),
+    /// `maintenance` (a replica on a broker in maintenance, drained) or `balance`.
     pub cause: &'static str,
 }
 
@@ -1545,6 +1546,12 @@ fn report(
             .any(|r| before_state.get(r) == Some(&BrokerState::Down))
         {
             "repair"
+        } else if p
+            .replicas
+            .iter()
+            .any(|r| before_state.get(r) == Some(&BrokerState::Maintenance))
+        {
+            "maintenance"
         } else {
             "balance"
         };

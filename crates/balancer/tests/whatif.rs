@@ -473,3 +473,21 @@ fn scenario_json_names_are_the_documented_ones() {
         .enumerate()
         .all(|(i, s)| matches!(s.scenario(i), Ok(Scenario::RemoveBrokers { .. }))));
 }
+
+#[test]
+fn a_broker_already_in_maintenance_is_drained_and_its_moves_say_so() {
+    let c = Cluster::new(4, 0)
+        .topic("t", 8, GIB, |i| vec![i % 4 + 1, (i + 1) % 4 + 1])
+        .state(4, BrokerState::Maintenance);
+    let w = run(
+        &c,
+        r#"{"scenarios": [{"type": "scaleTraffic", "factor": 1}]}"#,
+    );
+    assert!(
+        w.moves.iter().any(|m| m.cause == "maintenance"),
+        "{:?}",
+        w.moves
+    );
+    let after = placement_after(&c, &w);
+    assert!(after.partitions.iter().all(|p| !p.replicas.contains(&4)));
+}

@@ -199,6 +199,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_simulation_policy_follows_the_balance_settings_without_the_partition_cap() {
+        let raw = ballast_config::RawConfig::from_pairs(
+            [
+                ("BALLAST_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9"),
+                ("BALLAST_BALANCE_THRESHOLD", "7"),
+                ("BALLAST_BALANCE_FLOOR", "bytes=3MB/s disk=5GiB"),
+                ("BALLAST_PROPOSAL_MAX_PARTITIONS", "10"),
+                ("BALLAST_MOVE_COOLDOWN", "20m"),
+            ]
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+            None,
+        )
+        .expect("raw config");
+        let config = Config::from_raw(&raw).expect("valid config");
+        let p = policy(&config);
+        assert_eq!(p.threshold_pct, 7.0);
+        assert_eq!(p.floor_bytes_per_sec, 3e6);
+        assert_eq!(p.floor_disk_bytes, 5.0 * (1u64 << 30) as f64);
+        assert_eq!(p.cooldown_ms, 20 * 60 * 1000);
+        assert_eq!(p.max_partitions, None);
+    }
+
+    #[test]
     fn the_throttle_is_the_stored_override_when_valid_and_never_above_the_maximum() {
         assert_eq!(throttle_from(Some("75"), 50, 1000).bytes_per_sec, 75e6);
         assert_eq!(throttle_from(Some("75"), 50, 1000).source, "setting");
