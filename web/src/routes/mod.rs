@@ -3,6 +3,7 @@ mod live;
 mod observed;
 mod proposals;
 mod reassignments;
+mod simulation;
 mod system;
 
 use axum::http::{Method, Uri};
@@ -22,6 +23,7 @@ pub fn routes() -> Router<AppState> {
         .merge(proposals::routes())
         .merge(reassignments::routes())
         .merge(brokers::routes())
+        .merge(simulation::routes())
 }
 
 pub async fn not_found(method: Method, uri: Uri) -> ApiError {
