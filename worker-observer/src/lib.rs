@@ -12,9 +12,7 @@ pub mod proposals;
 pub mod sample;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use ballast_config::BalanceConfig;
 use ballast_kafka::Client;
 use ballast_runtime::{client_config, error_chain, WorkerContext, WorkerError};
 use ballast_schema::{Observation, Store, StoreError};
@@ -22,18 +20,7 @@ use serde_json::json;
 use tokio::sync::Mutex;
 use tracing::warn;
 
-/// The planner's policy from the service's settings. The observer and `ballast plan` both build
-/// it here, so offline plans and the service's proposals follow the same rules.
-pub fn policy(balance: &BalanceConfig, move_cooldown: Duration) -> ballast_balancer::Policy {
-    ballast_balancer::Policy {
-        threshold_pct: balance.threshold_percent,
-        floor_bytes_per_sec: balance.floor.bytes_per_sec,
-        floor_disk_bytes: balance.floor.disk_bytes as f64,
-        cooldown_ms: i64::try_from(move_cooldown.as_millis()).unwrap_or(i64::MAX),
-        max_partitions: balance.proposal_max_partitions,
-        workers: balance.workers,
-    }
-}
+pub use ballast_runtime::topology::policy;
 
 pub const NAME: &str = "observer";
 

@@ -144,3 +144,19 @@ pub fn fingerprint(snapshot: &Snapshot) -> String {
     }
     format!("{:016x}", fnv1a(text.as_bytes()))
 }
+
+/// The planner's policy from the service's settings. The observer, `ballast plan` and the web
+/// process's what-if all build it here, so they follow the same rules.
+pub fn policy(
+    balance: &ballast_config::BalanceConfig,
+    move_cooldown: std::time::Duration,
+) -> ballast_balancer::Policy {
+    ballast_balancer::Policy {
+        threshold_pct: balance.threshold_percent,
+        floor_bytes_per_sec: balance.floor.bytes_per_sec,
+        floor_disk_bytes: balance.floor.disk_bytes as f64,
+        cooldown_ms: i64::try_from(move_cooldown.as_millis()).unwrap_or(i64::MAX),
+        max_partitions: balance.proposal_max_partitions,
+        workers: balance.workers,
+    }
+}

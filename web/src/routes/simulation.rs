@@ -8,7 +8,6 @@
 //! a broker, a rack) or an impossible scenario is a 400 whose `details` names the field.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use axum::extract::State;
 use axum::response::Response;
@@ -70,21 +69,13 @@ async fn throttle(state: &AppState) -> Result<Throttle, ApiError> {
     Ok(throttle_from(stored.as_deref(), t.rate_mb, t.max_rate_mb))
 }
 
-fn millis(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
-
-/// The planner's policy from the balance settings, as `ballast_observer::policy` maps them (the
-/// web process does not depend on the observer), without `BALLAST_PROPOSAL_MAX_PARTITIONS`: a
+/// The planner's policy from the balance settings (`ballast_runtime::topology::policy`, as the
+/// observer maps them), without `BALLAST_PROPOSAL_MAX_PARTITIONS`: a
 /// simulation shows every move a scenario needs, not the next proposal's share of them.
 pub fn policy(config: &Config) -> Policy {
     Policy {
-        threshold_pct: config.balance.threshold_percent,
-        floor_bytes_per_sec: config.balance.floor.bytes_per_sec,
-        floor_disk_bytes: config.balance.floor.disk_bytes as f64,
-        cooldown_ms: millis(config.timing.move_cooldown),
         max_partitions: None,
-        workers: config.balance.workers,
+        ..ballast_runtime::topology::policy(&config.balance, config.timing.move_cooldown)
     }
 }
 
