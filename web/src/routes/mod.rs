@@ -18,6 +18,7 @@ pub fn routes() -> Router<AppState> {
         .merge(observed::routes())
         .merge(live::routes())
         .merge(proposals::routes())
+        .merge(crate::license::routes())
 }
 
 pub async fn not_found(method: Method, uri: Uri) -> ApiError {
