@@ -4,6 +4,7 @@
 mod cluster;
 mod config;
 mod http;
+mod license;
 mod live;
 mod observed;
 mod plan;
