@@ -3,6 +3,7 @@
 
 mod cluster;
 mod config;
+mod execute;
 mod http;
 mod license;
 mod live;

@@ -182,6 +182,39 @@ impl LicenseRuntime {
         )
     }
 
+    /// For tests that exercise licensed routes: a runtime that trusts one fresh key, with a
+    /// license signed by it (valid from `now_ms` for a year) stored as the fetched token in
+    /// `store`. Put it in `AppState::license`. Only code can build this; it trusts no key a token
+    /// from outside could carry.
+    pub fn licensed_for_tests(
+        store: &ballast_schema::Store,
+        now_ms: i64,
+    ) -> Result<LicenseRuntime, ballast_schema::StoreError> {
+        let key = ballast_license::SigningKey::generate().map_err(|e| {
+            ballast_schema::StoreError::Invalid(format!("no test license key: {e}"))
+        })?;
+        let now = now_ms.div_euclid(1000);
+        let token = ballast_license::issue(
+            &ballast_license::Claims {
+                sub: "test".into(),
+                lic: "test".into(),
+                iat: now,
+                nbf: now,
+                exp: now + 365 * 86_400,
+                notes: Some("a license for tests".into()),
+            },
+            &key,
+        );
+        store.put_setting(TOKEN_SETTING, &token, now_ms)?;
+        Ok(LicenseRuntime::new(
+            Verifier::with_keys(vec![ballast_license::TrustedKey {
+                name: ballast_license::KeyName::Custom,
+                key: key.public_key(),
+            }]),
+            None,
+        ))
+    }
+
     /// Forgets the cached sources: the next evaluation reads them again.
     pub fn invalidate(&self) {
         if let Ok(mut cache) = self.cache.lock() {

@@ -1,6 +1,8 @@
+mod brokers;
 mod live;
 mod observed;
 mod proposals;
+mod reassignments;
 mod system;
 
 use axum::http::{Method, Uri};
@@ -18,6 +20,8 @@ pub fn routes() -> Router<AppState> {
         .merge(observed::routes())
         .merge(live::routes())
         .merge(proposals::routes())
+        .merge(reassignments::routes())
+        .merge(brokers::routes())
         .merge(crate::license::routes())
 }
 
