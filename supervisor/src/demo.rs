@@ -4,6 +4,10 @@
 //! The simulated cluster runs inside this process on its own runtime threads (six brokers in
 //! three racks; the newest broker was just added and is empty, so there is something to
 //! balance); the supervisor then runs on the main thread against it, exactly as `ballast run`.
+//!
+//! Trial: the simulator gets a fresh cluster id real Kafka cannot carry
+//! (`ballast-sim-demo-<16 hex>`), and the workers inherit it in `BALLAST_DEMO_TRIAL`; management
+//! features are on while they are connected to exactly that cluster (docs/license.md).
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -42,6 +46,12 @@ fn scenario() -> GenerateParams {
 }
 
 pub fn run(port: u16) -> ExitCode {
+    // The trial's cluster id, inherited by every worker. Set while this process has one thread
+    // (before any runtime starts), so changing the environment races with no reader.
+    let cluster_id = ballast_license::trial::new_demo_cluster_id();
+    std::env::set_var(ballast_license::DEMO_TRIAL_ENV, &cluster_id);
+    let mut snapshot = ballast_simcluster::generate(&scenario());
+    snapshot.cluster_id = Some(cluster_id);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("ballast-demo-sim")
@@ -55,7 +65,7 @@ pub fn run(port: u16) -> ExitCode {
         }
     };
     let sim = match runtime.block_on(SimCluster::start(SimConfig {
-        scenario: Scenario::Generate(scenario()),
+        scenario: Scenario::Snapshot(snapshot),
         control_port: Some(0),
         tick: Duration::from_millis(100),
         ..SimConfig::default()
@@ -77,8 +87,10 @@ pub fn run(port: u16) -> ExitCode {
         "BALLAST_KAFKA_BOOTSTRAP_SERVERS",
     ];
     vars.retain(|(k, _)| fixed.contains(&k.as_str()) || std::env::var(k).is_err());
+    // BALLAST_DEMO_TRIAL reaches the workers through the inherited environment; it is no
+    // setting, so it stays out of the configuration (no unknown-variable warning).
     let env = std::env::vars()
-        .filter(|(k, _)| !fixed.contains(&k.as_str()))
+        .filter(|(k, _)| !fixed.contains(&k.as_str()) && k != ballast_license::DEMO_TRIAL_ENV)
         .chain(vars);
     let code = match RawConfig::from_pairs(env, None) {
         Err(e) => {
@@ -92,10 +104,12 @@ pub fn run(port: u16) -> ExitCode {
                     "ballast demo: a simulated Kafka cluster of 6 brokers in 3 racks is running at {bootstrap}\n\
                      (broker 6 was just added and is empty; control API: {}).\n\
                      The service:  http://127.0.0.1:{port}/api/v1/health   /api/v1/ready   /api/v1/proposals/current   /metrics\n\
-                     Not yet in this build: applying proposals, licensing, the /ui dashboard.\n\
+                     Management features run on a {days}-day demo trial bound to this simulated cluster: /api/v1/license\n\
+                     Not yet in this build: applying proposals, the /ui dashboard.\n\
                      Try offline planning on this cluster: BALLAST_KAFKA_BOOTSTRAP_SERVERS={bootstrap} ballast snapshot --out c.json && ballast plan --snapshot c.json\n\
                      Data directory: {data_dir}   (stop with Ctrl-C)",
                     sim.control_url().unwrap_or_else(|| "off".into()),
+                    days = ballast_license::trial::TRIAL_DAYS,
                 );
                 crate::supervise(&raw, &config)
             }

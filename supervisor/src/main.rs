@@ -2,6 +2,7 @@
 //! The command line is a contract (shared/contracts/cli.md): add flags, never break these.
 
 mod demo;
+mod license_cmd;
 mod plan_cmd;
 mod restart;
 mod sim;
@@ -75,6 +76,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// License tokens: keygen, issue, inspect (vendor tooling)
+    License {
+        #[command(subcommand)]
+        command: license_cmd::LicenseCommand,
+    },
     /// Inspect configuration
     Config {
         #[command(subcommand)]
@@ -114,6 +120,7 @@ fn main() -> ExitCode {
             config,
         } => snapshot_cmd::run(&out, window, config.as_deref()),
         Command::Status { config, json } => status::run(config.as_deref(), json),
+        Command::License { command } => license_cmd::run(command),
         Command::Config { command } => match command {
             ConfigCommand::Check { config } => config_check(config.as_deref()),
             ConfigCommand::Example => {

@@ -34,7 +34,10 @@ fn a_sigkilled_executor_resumes_mid_wave_and_finishes_with_no_duplicate_submissi
         4.0,
     );
     let new_broker = sim.add_broker();
+    // Bulk reassignment is licensed.
+    let license = crate::license::dev_license();
     let service = Service::start_with(&[
+        ("LICENSE_STRING", license.as_str()),
         ("BALLAST_KAFKA_BOOTSTRAP_SERVERS", sim.bootstrap.as_str()),
         ("BALLAST_SAMPLE_INTERVAL", "1s"),
         ("BALLAST_EXECUTOR_INTERVAL", "200ms"),

@@ -5,6 +5,7 @@ mod cluster;
 mod config;
 mod execute;
 mod http;
+mod license;
 mod live;
 mod observed;
 mod plan;

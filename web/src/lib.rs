@@ -6,6 +6,8 @@
 pub mod envelope;
 pub mod extract;
 pub mod kafka;
+/// License enforcement: the licensed-route table, the 403 layer, `/api/v1/license`, auto-fetch.
+pub mod license;
 mod metrics;
 mod middleware;
 /// The observer's latest sample in memory, shared by `/metrics` and the observed routes.
@@ -38,6 +40,8 @@ pub struct AppState {
     pub metrics: Arc<metrics::HttpMetrics>,
     pub kafka: kafka::KafkaHandle,
     pub started_at_ms: i64,
+    /// The license: accepted keys, cached sources, auto-fetch (`license.rs`).
+    pub license: Arc<license::LicenseRuntime>,
     /// Set when the process stops: long-lived responses (server-sent events) end on it, so a
     /// graceful shutdown is not held open by a client that never disconnects.
     stop: Arc<tokio::sync::watch::Sender<bool>>,
@@ -54,6 +58,7 @@ impl AppState {
             metrics: Arc::new(metrics::HttpMetrics::new()),
             kafka,
             started_at_ms,
+            license: Arc::new(license::LicenseRuntime::for_this_build()),
             stop: Arc::new(tokio::sync::watch::channel(false).0),
         }
     }
@@ -95,6 +100,10 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
+            license::gate,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
             middleware::log_and_measure,
         ))
         .with_state(state)
@@ -111,6 +120,7 @@ pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
         })?;
     info!(%addr, "listening");
     let state = AppState::new(ctx.store.clone(), ctx.config.clone(), ctx.clock.clone());
+    license::spawn_fetcher(state.clone());
     let shutdown = ctx.shutdown.clone();
     let stopping = state.clone();
     axum::serve(listener, router(state))

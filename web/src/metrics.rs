@@ -139,6 +139,7 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
 
     let mut families = state.metrics.registry.gather();
     families.extend(scraped.gather());
+    families.extend(crate::license::metric_families(state).await?);
     families.sort_by(|a, b| a.name().cmp(b.name()));
     let mut out = Vec::new();
     TextEncoder::new()

@@ -313,9 +313,10 @@ async fn bad_acl_filters_and_quota_requests_are_400_and_writes_405() {
         .send()
         .await
         .unwrap();
-    assert_eq!(put.status().as_u16(), 405);
+    // Quota writes are licensed: without a license the gate refuses them before routing.
+    assert_eq!(put.status().as_u16(), 403);
     let body: Value = put.json().await.unwrap();
-    assert_error(405, &body, 405);
+    assert_eq!(body["error"]["code"], "LICENSE_INVALID", "{body}");
     let (status, body) = h.get("/api/v1/quotas/resolve").await;
     assert_error(status, &body, 405);
 }

@@ -88,10 +88,14 @@ async fn bed() -> Bed {
     )
     .await
     .expect("observe");
-    let state = ballast_web::AppState::new(
+    let mut state = ballast_web::AppState::new(
         store.clone(),
         config.clone(),
         Arc::new(ballast_runtime::SystemClock),
+    );
+    // The routes under test are licensed.
+    state.license = Arc::new(
+        ballast_web::license::LicenseRuntime::licensed_for_tests(&store, now()).expect("license"),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

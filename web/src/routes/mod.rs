@@ -24,6 +24,7 @@ pub fn routes() -> Router<AppState> {
         .merge(reassignments::routes())
         .merge(brokers::routes())
         .merge(simulation::routes())
+        .merge(crate::license::routes())
 }
 
 pub async fn not_found(method: Method, uri: Uri) -> ApiError {
