@@ -1,4 +1,6 @@
+mod audit;
 mod live;
+mod manage;
 mod observed;
 mod proposals;
 mod system;
@@ -18,6 +20,8 @@ pub fn routes() -> Router<AppState> {
         .merge(observed::routes())
         .merge(live::routes())
         .merge(proposals::routes())
+        .merge(manage::routes())
+        .merge(audit::routes())
 }
 
 pub async fn not_found(method: Method, uri: Uri) -> ApiError {
