@@ -308,7 +308,7 @@ async fn bad_acl_filters_and_quota_requests_are_400_and_writes_405() {
     }
     let put = h
         .http
-        .put(h.url("/api/v1/quotas/default"))
+        .put(h.url("/api/v1/quotas"))
         .body("{}")
         .send()
         .await
