@@ -76,11 +76,6 @@ impl HttpMetrics {
         self.audit_failures.with_label_values(&[error_type]).inc();
     }
 
-    /// The current value of `ballast_audit_events_failure_total{error_type}`.
-    pub fn audit_failures(&self, error_type: &str) -> u64 {
-        self.audit_failures.with_label_values(&[error_type]).get()
-    }
-
     pub fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {
         self.requests
             .with_label_values(&[method, route, &status.to_string()])

@@ -3,7 +3,9 @@
 mod manage_common;
 
 use ballast_kafka::{NewTopic, QuotaEntity, QuotaFilter, QuotaName};
-use ballast_schema::NewAuditEvent;
+use std::time::Duration;
+
+use ballast_schema::{NewAuditEvent, OpenOptions};
 use manage_common::{assert_error, assert_ok, serve, Harness};
 use serde_json::{json, Value};
 
@@ -458,4 +460,91 @@ async fn the_audit_log_filters_by_action_user_time_and_text_and_pages_newest_fir
         let (status, body) = get(bad).await;
         assert_error(status, &body, 400);
     }
+}
+
+/// Holds the database's write lock from a foreign connection for `hold`, as another process
+/// would (the only use of rusqlite outside `schema/`: it issues no statement of its own).
+fn hold_write_lock(path: std::path::PathBuf, hold: Duration) -> std::thread::JoinHandle<()> {
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        let mut conn = rusqlite::Connection::open(&path).expect("open");
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .expect("write lock");
+        locked_tx.send(()).expect("signal");
+        std::thread::sleep(hold);
+        tx.commit().expect("release");
+    });
+    locked_rx.recv().expect("locked");
+    handle
+}
+
+async fn failures(h: &Harness, error_type: &str) -> u64 {
+    let text = h
+        .http
+        .get(format!("{}/metrics", h.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let prefix = format!("ballast_audit_events_failure_total{{error_type=\"{error_type}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{prefix} missing"))
+}
+
+#[tokio::test]
+async fn audit_writes_are_retried_while_the_database_is_busy_and_counted_dropped_only_when_lost() {
+    let h = Harness::start_with(OpenOptions {
+        busy_timeout: Duration::from_millis(50),
+        ..OpenOptions::default()
+    })
+    .await;
+    let path = "/api/v1/quotas/user/hank";
+    let db = h.store.path().to_path_buf();
+
+    // Busy for a moment: the event is written by a later attempt.
+    let holder = hold_write_lock(db.clone(), Duration::from_millis(500));
+    let (status, body) = h
+        .put(path, json!({"values": {"producer_byte_rate": 100}}))
+        .await;
+    tokio::task::spawn_blocking(move || holder.join())
+        .await
+        .unwrap()
+        .unwrap();
+    let data = assert_ok(status, &body);
+    assert!(data["auditEventId"].as_i64().is_some(), "{data}");
+    let busy = failures(&h, "busy").await;
+    assert!(busy >= 1, "a retried attempt is counted");
+    assert_eq!(failures(&h, "dropped").await, 0);
+    assert_eq!(h.audit().len(), 1);
+
+    // Busy past every retry: the change stands, the event is lost, counted once as dropped.
+    let holder = hold_write_lock(db, Duration::from_millis(2500));
+    let (status, body) = h
+        .put(path, json!({"values": {"producer_byte_rate": 200}}))
+        .await;
+    let data = assert_ok(status, &body);
+    assert_eq!(data["auditEventId"], Value::Null, "{data}");
+    assert!(
+        data["auditError"]
+            .as_str()
+            .is_some_and(|e| e.contains("lost")),
+        "{data}"
+    );
+    assert_eq!(data["after"], json!({"producer_byte_rate": 200.0}));
+    assert_eq!(failures(&h, "dropped").await, 1);
+    assert_eq!(
+        failures(&h, "busy").await,
+        busy + 3,
+        "three retries, then given up"
+    );
+    tokio::task::spawn_blocking(move || holder.join())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(h.audit().len(), 1);
 }

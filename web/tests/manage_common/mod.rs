@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use ballast_config::{Config, RawConfig};
 use ballast_kafka::{Client, ClientConfig, NewTopic};
-use ballast_schema::{AuditEvent, AuditQuery, Store};
+use ballast_schema::{AuditEvent, AuditQuery, OpenOptions, Store};
 use ballast_simcluster::{GenerateParams, NewTopic as SimTopic, Scenario, SimCluster, SimConfig};
 use reqwest::Method;
 use serde_json::Value;
@@ -43,10 +43,18 @@ pub fn small_cluster() -> GenerateParams {
 /// Serves the router for `bootstrap` on a free port: its base URL, its store and the temp dir
 /// holding the database.
 pub async fn serve(bootstrap: &str) -> (String, Store, tempfile::TempDir) {
+    serve_with(bootstrap, OpenOptions::default()).await
+}
+
+/// `serve` with the web process's store opened with `options` (e.g. a short busy timeout).
+pub async fn serve_with(
+    bootstrap: &str,
+    options: OpenOptions,
+) -> (String, Store, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("ballast.db");
     Store::migrate(&db).expect("migrate");
-    let store = Store::open(&db).expect("open store");
+    let store = Store::open_with(&db, options).expect("open store");
     let raw = RawConfig::from_pairs(
         [
             ("BALLAST_KAFKA_BOOTSTRAP_SERVERS", bootstrap),
@@ -75,6 +83,10 @@ pub async fn serve(bootstrap: &str) -> (String, Store, tempfile::TempDir) {
 
 impl Harness {
     pub async fn start() -> Harness {
+        Harness::start_with(OpenOptions::default()).await
+    }
+
+    pub async fn start_with(options: OpenOptions) -> Harness {
         let sim = SimCluster::start(SimConfig {
             scenario: Scenario::Generate(small_cluster()),
             tick: Duration::from_millis(20),
@@ -89,7 +101,7 @@ impl Harness {
         )
         .await
         .expect("connect");
-        let (base, store, dir) = serve(&sim.bootstrap()).await;
+        let (base, store, dir) = serve_with(&sim.bootstrap(), options).await;
         Harness {
             sim,
             kafka,
