@@ -685,3 +685,20 @@ async fn metrics_expose_audit_event_failures_from_the_start() {
         assert!(text.contains(&line), "{line} missing");
     }
 }
+
+#[tokio::test]
+async fn a_topic_named_config_is_not_shadowed_by_the_bulk_route() {
+    let h = Harness::start().await;
+    h.create_topic(NewTopic::new("config", 1, 2)).await;
+    let (status, body) = h
+        .put(
+            "/api/v1/topics/config/config",
+            json!({"configs": {"retention.ms": 5000}}),
+        )
+        .await;
+    assert_ok(status, &body);
+    assert_eq!(
+        h.topic_override("config", "retention.ms").await.as_deref(),
+        Some("5000")
+    );
+}
