@@ -120,53 +120,66 @@ fn filter(v: &Option<String>) -> Option<&str> {
     v.as_deref().filter(|s| !s.trim().is_empty())
 }
 
+fn validate(e: &NewAuditEvent) -> Result<(), StoreError> {
+    require_non_empty("audit action", &e.action)?;
+    require_non_empty("audit method", &e.method)?;
+    if !(100..=599).contains(&e.status) {
+        return Err(StoreError::Invalid(format!(
+            "audit status must be 100..=599, got {}",
+            e.status
+        )));
+    }
+    Ok(())
+}
+
+/// Appends an event inside a caller's write transaction (so a change and its audit row commit
+/// together).
+pub(crate) fn insert_tx(
+    tx: &rusqlite::Transaction<'_>,
+    e: &NewAuditEvent,
+) -> Result<i64, StoreError> {
+    validate(e)?;
+    if let Some(related) = e.related_event_id {
+        let exists: Option<i64> = tx
+            .prepare_cached("SELECT id FROM audit_events WHERE id = ?1")?
+            .query_row([related], |r| r.get(0))
+            .optional()?;
+        if exists.is_none() {
+            return Err(StoreError::NotFound(format!(
+                "related audit event {related}"
+            )));
+        }
+    }
+    let id = tx
+        .prepare_cached(
+            "INSERT INTO audit_events (at_ms, action, method, user_id, requested_by, status,
+                target, summary, before, after, forced, related_event_id, details)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        )?
+        .insert(params![
+            e.at_ms,
+            e.action,
+            e.method,
+            e.user_id,
+            e.requested_by,
+            e.status,
+            e.target,
+            json_text(&e.summary),
+            e.before.as_ref().map(json_text),
+            e.after.as_ref().map(json_text),
+            e.forced,
+            e.related_event_id,
+            e.details,
+        ])?;
+    Ok(id)
+}
+
 impl Store {
     /// Appends an event and returns its id. Fails with [`StoreError::NotFound`] when
     /// `related_event_id` names no event.
     pub fn insert_audit(&self, e: &NewAuditEvent) -> Result<i64, StoreError> {
-        require_non_empty("audit action", &e.action)?;
-        require_non_empty("audit method", &e.method)?;
-        if !(100..=599).contains(&e.status) {
-            return Err(StoreError::Invalid(format!(
-                "audit status must be 100..=599, got {}",
-                e.status
-            )));
-        }
-        self.write(|tx| {
-            if let Some(related) = e.related_event_id {
-                let exists: Option<i64> = tx
-                    .prepare_cached("SELECT id FROM audit_events WHERE id = ?1")?
-                    .query_row([related], |r| r.get(0))
-                    .optional()?;
-                if exists.is_none() {
-                    return Err(StoreError::NotFound(format!(
-                        "related audit event {related}"
-                    )));
-                }
-            }
-            let id = tx
-                .prepare_cached(
-                    "INSERT INTO audit_events (at_ms, action, method, user_id, requested_by, status,
-                        target, summary, before, after, forced, related_event_id, details)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                )?
-                .insert(params![
-                    e.at_ms,
-                    e.action,
-                    e.method,
-                    e.user_id,
-                    e.requested_by,
-                    e.status,
-                    e.target,
-                    json_text(&e.summary),
-                    e.before.as_ref().map(json_text),
-                    e.after.as_ref().map(json_text),
-                    e.forced,
-                    e.related_event_id,
-                    e.details,
-                ])?;
-            Ok(id)
-        })
+        validate(e)?;
+        self.write(|tx| insert_tx(tx, e))
     }
 
     /// One event by id.

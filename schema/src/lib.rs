@@ -20,6 +20,7 @@ mod error;
 mod health;
 mod migrate;
 mod observed;
+mod operations;
 mod processes;
 mod proposals;
 mod settings;
@@ -47,6 +48,10 @@ pub use observed::{
     ObservedGroupOffset, ObservedLogDir, ObservedPartition, ObservedReplica, ObservedTopic,
     ObservedView, ObservedWrite, PartitionCounter, PartitionRates, PartitionTotals, ReadingsPolicy,
     WriteStats,
+};
+pub use operations::{
+    holder_of, Busy, CancelRequest, Maintenance, MoveRecord, MoveState, MoveStats, MoveUpdate,
+    NewMove, NewOperation, OperationPage, OperationRecord, OperationState, Queued,
 };
 pub use processes::{ProcessRecord, ProcessState};
 pub use proposals::{

@@ -37,6 +37,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0003_proposals",
         sql: include_str!("../migrations/0003_proposals.sql"),
     },
+    Migration {
+        version: 4,
+        name: "0004_operations",
+        sql: include_str!("../migrations/0004_operations.sql"),
+    },
 ];
 
 /// The schema version this code reads and writes: the newest migration.

@@ -105,6 +105,58 @@ pub(crate) fn check_fence(
     }
 }
 
+/// Takes the slot unconditionally (the caller checked it may): a new token, `holder` until
+/// `now_ms + ttl_ms`.
+pub(crate) fn take(
+    tx: &Transaction<'_>,
+    holder: &str,
+    purpose: &str,
+    operation_id: Option<&str>,
+    now_ms: i64,
+    ttl_ms: i64,
+) -> Result<Lease, StoreError> {
+    check_ttl(ttl_ms)?;
+    let expires_at_ms = now_ms.saturating_add(ttl_ms);
+    let token: i64 = tx
+        .prepare_cached(
+            "UPDATE mutation_slot
+             SET holder = ?1, purpose = ?2, operation_id = ?3, token = token + 1,
+                 acquired_at_ms = ?4, expires_at_ms = ?5
+             WHERE id = 1
+             RETURNING token",
+        )?
+        .query_row(
+            params![holder, purpose, operation_id, now_ms, expires_at_ms],
+            |r| r.get(0),
+        )?;
+    Ok(Lease {
+        token,
+        holder: holder.to_string(),
+        expires_at_ms,
+    })
+}
+
+/// Frees the slot if `lease` still holds it; false when it was no longer ours.
+pub(crate) fn release_tx(tx: &Transaction<'_>, lease: &Lease) -> Result<bool, StoreError> {
+    let n = tx
+        .prepare_cached(
+            "UPDATE mutation_slot
+             SET holder = NULL, purpose = NULL, operation_id = NULL,
+                 acquired_at_ms = NULL, expires_at_ms = NULL
+             WHERE id = 1 AND token = ?1 AND holder = ?2",
+        )?
+        .execute(params![lease.token, lease.holder])?;
+    Ok(n == 1)
+}
+
+/// The holder whose lease has not expired at `now_ms`.
+pub(crate) fn live_holder(
+    tx: &Transaction<'_>,
+    now_ms: i64,
+) -> Result<Option<SlotHolder>, StoreError> {
+    Ok(read_slot(tx)?.live_holder(now_ms))
+}
+
 fn check_ttl(ttl_ms: i64) -> Result<(), StoreError> {
     if ttl_ms <= 0 {
         return Err(StoreError::Invalid(format!(
@@ -129,7 +181,6 @@ impl Store {
     ) -> Result<Option<Lease>, StoreError> {
         require_non_empty("slot holder", holder)?;
         check_ttl(ttl_ms)?;
-        let expires_at_ms = now_ms.saturating_add(ttl_ms);
         self.write(|tx| {
             let row = read_slot(tx)?;
             if let Some(current) = row.live_holder(now_ms) {
@@ -137,23 +188,14 @@ impl Store {
                     return Ok(None);
                 }
             }
-            let token: i64 = tx
-                .prepare_cached(
-                    "UPDATE mutation_slot
-                     SET holder = ?1, purpose = ?2, operation_id = ?3, token = token + 1,
-                         acquired_at_ms = ?4, expires_at_ms = ?5
-                     WHERE id = 1
-                     RETURNING token",
-                )?
-                .query_row(
-                    params![holder, purpose, operation_id, now_ms, expires_at_ms],
-                    |r| r.get(0),
-                )?;
-            Ok(Some(Lease {
-                token,
-                holder: holder.to_string(),
-                expires_at_ms,
-            }))
+            Ok(Some(take(
+                tx,
+                holder,
+                purpose,
+                operation_id,
+                now_ms,
+                ttl_ms,
+            )?))
         })
     }
 
@@ -177,17 +219,7 @@ impl Store {
     /// Frees the slot if `lease` still holds it (expired or not, as long as nobody took it since).
     /// Returns false, changing nothing, when it was no longer ours.
     pub fn release_slot(&self, lease: &Lease) -> Result<bool, StoreError> {
-        self.write(|tx| {
-            let n = tx
-                .prepare_cached(
-                    "UPDATE mutation_slot
-                     SET holder = NULL, purpose = NULL, operation_id = NULL,
-                         acquired_at_ms = NULL, expires_at_ms = NULL
-                     WHERE id = 1 AND token = ?1 AND holder = ?2",
-                )?
-                .execute(params![lease.token, lease.holder])?;
-            Ok(n == 1)
-        })
+        self.write(|tx| release_tx(tx, lease))
     }
 
     /// The holder of the slot at `now_ms`, or `None` when it is free or the lease expired.

@@ -16,6 +16,19 @@ pub struct Sim {
 
 impl Sim {
     pub fn start() -> Sim {
+        Sim::start_with(
+            GenerateParams {
+                brokers: 3,
+                racks: 3,
+                topics: 4,
+                partitions_per_topic: 6,
+                ..GenerateParams::default()
+            },
+            1.0,
+        )
+    }
+
+    pub fn start_with(params: GenerateParams, speed: f64) -> Sim {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -23,13 +36,8 @@ impl Sim {
             .expect("runtime");
         let sim = runtime
             .block_on(SimCluster::start(SimConfig {
-                scenario: Scenario::Generate(GenerateParams {
-                    brokers: 3,
-                    racks: 3,
-                    topics: 4,
-                    partitions_per_topic: 6,
-                    ..GenerateParams::default()
-                }),
+                scenario: Scenario::Generate(params),
+                speed,
                 ..SimConfig::default()
             }))
             .expect("simulated cluster");
@@ -38,6 +46,26 @@ impl Sim {
             runtime,
             sim: Some(sim),
         }
+    }
+}
+
+impl Sim {
+    fn cluster(&self) -> &SimCluster {
+        self.sim.as_ref().expect("running until dropped")
+    }
+
+    pub fn truth(&self) -> ballast_simcluster::Truth {
+        self.cluster().truth()
+    }
+
+    pub fn snapshot(&self) -> ballast_model::snapshot::Snapshot {
+        self.cluster().snapshot()
+    }
+
+    pub fn add_broker(&self) -> i32 {
+        self.runtime
+            .block_on(self.cluster().add_broker(None))
+            .expect("add a broker")
     }
 }
 
@@ -139,6 +167,10 @@ fn demo_runs_the_service_against_a_simulated_cluster_and_stops_cleanly() {
             // Timings may be overridden: no warm-up and a fast sample so proposals come quickly.
             .env("BALLAST_WARMUP", "0s")
             .env("BALLAST_SAMPLE_INTERVAL", "1s")
+            // Small, fast moves so the apply below completes in seconds.
+            .env("BALLAST_PROPOSAL_MAX_PARTITIONS", "4")
+            .env("BALLAST_THROTTLE_RATE_MB", "1000")
+            .env("BALLAST_EXECUTOR_INTERVAL", "300ms")
             .env("TMPDIR", tempfile::tempdir().expect("tmp").keep())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
@@ -183,6 +215,42 @@ fn demo_runs_the_service_against_a_simulated_cluster_and_stops_cleanly() {
             .as_array()
             .is_some_and(|r| r.contains(&serde_json::json!(6)))),
         "moves go onto the new broker 6"
+    );
+    // Apply it: the executor runs exactly its moves to completion.
+    let http = reqwest::blocking::Client::new();
+    let applied: Value = http
+        .post(format!(
+            "http://127.0.0.1:{port}/api/v1/proposals/current/apply"
+        ))
+        .send()
+        .and_then(|r| r.json())
+        .expect("apply");
+    assert_eq!(applied["success"], true, "{applied}");
+    let op = applied["data"]["operationId"]
+        .as_str()
+        .expect("operation id")
+        .to_string();
+    let record = wait_for(
+        Duration::from_secs(60),
+        "the applied proposal completes",
+        || {
+            let r: Value = reqwest::blocking::get(format!(
+                "http://127.0.0.1:{port}/api/v1/reassignments/{op}"
+            ))
+            .ok()?
+            .json()
+            .ok()?;
+            (r["data"]["state"] == "Completed").then_some(r)
+        },
+    );
+    let partitions = record["data"]["partitions"].as_array().expect("moves");
+    assert_eq!(
+        partitions.len(),
+        applied["data"]["moves"].as_u64().unwrap_or(0) as usize
+    );
+    assert!(
+        partitions.iter().all(|m| m["state"] == "Completed"),
+        "{record}"
     );
     let pids: Vec<u32> = health["data"]["workers"]
         .as_array()

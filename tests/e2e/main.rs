@@ -3,6 +3,7 @@
 
 mod cluster;
 mod config;
+mod execute;
 mod http;
 mod live;
 mod observed;

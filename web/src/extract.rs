@@ -45,50 +45,48 @@ where
     }
 }
 
-/// A JSON request body with 400/415 envelopes: the body must be sent as `application/json` (or a
-/// `+json` type; a form post from another site cannot reach a mutation without a CORS preflight),
-/// must not be empty, and must decode as `T` (unknown fields are refused where `T` says so).
+/// `Json<T>` body with a 400 envelope on a missing content type, malformed JSON or wrong fields.
 #[derive(Debug, Clone)]
 pub struct Json<T>(pub T);
 
 impl<T, S> axum::extract::FromRequest<S> for Json<T>
 where
-    T: DeserializeOwned,
+    T: DeserializeOwned + Send,
     S: Send + Sync,
 {
     type Rejection = ApiError;
 
     async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, Self::Rejection> {
-        let json_type = req
-            .headers()
-            .get(axum::http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .map(|v| v.trim().to_ascii_lowercase())
-            .is_some_and(|v| v == "application/json" || v.ends_with("+json"));
-        if !json_type {
-            return Err(ApiError::new(
-                axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported media type",
-                "the body must be JSON sent with content-type: application/json",
-            ));
-        }
-        let bytes = axum::body::Bytes::from_request(req, state)
+        axum::Json::<T>::from_request(req, state)
             .await
-            .map_err(|e| ApiError::new(e.status(), "invalid body", e.body_text()))?;
-        parse_json(&bytes).map(Json)
+            .map(|axum::Json(v)| Json(v))
+            .map_err(|e| ApiError::bad_request("invalid request body", e.body_text()))
     }
 }
 
-/// Decodes a JSON body; an empty or malformed body is a 400 saying where it failed.
-pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::bad_request(
-            "invalid body",
-            "the request body is empty; a JSON object is expected",
-        ));
+/// A JSON body that may be left out: an empty body is `T::default()`; anything else must parse
+/// (400 envelope otherwise).
+#[derive(Debug, Clone)]
+pub struct OptionalJson<T>(pub T);
+
+impl<T, S> axum::extract::FromRequest<S> for OptionalJson<T>
+where
+    T: DeserializeOwned + Default + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(|e| ApiError::bad_request("invalid request body", e.body_text()))?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(OptionalJson(T::default()));
+        }
+        serde_json::from_slice(&bytes)
+            .map(OptionalJson)
+            .map_err(|e| ApiError::bad_request("invalid request body", e.to_string()))
     }
-    serde_json::from_slice(bytes).map_err(|e| ApiError::bad_request("invalid body", e.to_string()))
 }
 
 /// An instant given as Unix milliseconds (`1767225600000`) or RFC 3339 (`2026-01-01T00:00:00Z`,

@@ -157,6 +157,7 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
         .set(1);
 
     let observed = observed_metrics(state, &scraped).await?;
+    reassignment_metrics(state, &scraped).await?;
 
     let mut families = state.metrics.registry.gather();
     families.extend(scraped.gather());
@@ -171,6 +172,82 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
         text.push_str(&block);
     }
     Ok(text)
+}
+
+/// `ballast_reassignment_*`: moves active and pending, completed in total, how long completed
+/// moves took, and the moves each broker takes part in now (all read from SQLite).
+async fn reassignment_metrics(state: &AppState, registry: &Registry) -> Result<(), ApiError> {
+    let (stats, tracked) = state
+        .db(|s| Ok((s.move_stats()?, s.tracked_moves()?)))
+        .await?;
+    let n = |k: &str| stats.by_state.get(k).copied().unwrap_or(0) as f64;
+    gauge(
+        registry,
+        "ballast_reassignment_active",
+        "partition moves being moved by the cluster",
+    )?
+    .set(n("active") + n("submitting"));
+    gauge(
+        registry,
+        "ballast_reassignment_pending",
+        "partition moves queued for broker capacity",
+    )?
+    .set(n("pending"));
+    let completed = prometheus::IntCounter::new(
+        "ballast_reassignment_completed_total",
+        "partition moves completed",
+    )
+    .map_err(metric_error)?;
+    registry
+        .register(Box::new(completed.clone()))
+        .map_err(metric_error)?;
+    completed.inc_by(stats.by_state.get("completed").copied().unwrap_or(0));
+    let duration = prometheus::Histogram::with_opts(
+        prometheus::HistogramOpts::new(
+            "ballast_reassignment_duration_seconds",
+            "time from a move's first submission to its completion",
+        )
+        .buckets(vec![
+            1.0,
+            5.0,
+            15.0,
+            60.0,
+            300.0,
+            900.0,
+            3600.0,
+            4.0 * 3600.0,
+            12.0 * 3600.0,
+        ]),
+    )
+    .map_err(metric_error)?;
+    registry
+        .register(Box::new(duration.clone()))
+        .map_err(metric_error)?;
+    for ms in &stats.durations_ms {
+        duration.observe((*ms).max(0) as f64 / 1000.0);
+    }
+    let per_broker = gauge_vec(
+        registry,
+        "ballast_reassignment_broker_active_moves",
+        "in-flight partition moves each broker takes part in (adding or removing a replica)",
+        &["broker_id"],
+    )?;
+    let mut counts: std::collections::BTreeMap<i32, u64> = std::collections::BTreeMap::new();
+    for m in tracked.iter().filter(|m| m.state.is_in_flight()) {
+        let to = m.submitted.clone().unwrap_or_else(|| m.target.clone());
+        for b in to.iter().filter(|b| !m.source.contains(b)) {
+            *counts.entry(*b).or_default() += 1;
+        }
+        for b in m.source.iter().filter(|b| !to.contains(b)) {
+            *counts.entry(*b).or_default() += 1;
+        }
+    }
+    for (b, c) in counts {
+        per_broker
+            .with_label_values(&[b.to_string().as_str()])
+            .set(c as f64);
+    }
+    Ok(())
 }
 
 fn gauge(registry: &Registry, name: &str, help: &str) -> Result<prometheus::Gauge, ApiError> {

@@ -201,7 +201,7 @@ async fn bad_config_requests_are_4xx_change_nothing_and_record_nothing() {
         .await
         .unwrap();
     let status = response.status().as_u16();
-    assert_error(status, &response.json().await.unwrap(), 415);
+    assert_error(status, &response.json().await.unwrap(), 400);
 
     assert_eq!(h.audit().len(), events_before, "no audit row for a refusal");
     assert_eq!(

@@ -1,26 +1,70 @@
 //! The executor: runs queued reassignment operations one at a time behind the mutation slot.
 //!
 //! Architecture Invariant: the executor never re-plans; it executes exactly the stored moves.
-//! Operations and moves arrive with the execution capability; at this stage the executor reports
-//! who holds the mutation slot, so a stuck lease is visible in its heartbeat.
+//! The pure core: `stale` (the pre-submission stale-plan check), `waves` (one added replica per
+//! step, waves under the per-broker cap), `throttle` (exactly the moving replicas), `preflight`
+//! (hard and soft reasons). `engine` is the reconciling pass over SQLite and the cluster.
 
+pub mod engine;
+pub mod preflight;
 pub mod stale;
 pub mod throttle;
 pub mod waves;
 
-use ballast_runtime::{WorkerContext, WorkerError};
+use std::sync::Arc;
+
+use ballast_kafka::Client;
+use ballast_runtime::{client_config, WorkerContext, WorkerError};
 use serde_json::json;
+use tokio::sync::Mutex;
+use tracing::warn;
+
+pub use engine::{Engine, Report, THROTTLE_RATE_KEY};
 
 pub const NAME: &str = "executor";
 
+struct State {
+    engine: Engine,
+    client: Option<Client>,
+}
+
 pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
-    let interval = ctx.config.timing.heartbeat_interval;
+    let interval = ctx.config.timing.executor_interval;
+    let state = Arc::new(Mutex::new(State {
+        engine: Engine::new(ctx.store.clone(), ctx.config.clone()),
+        client: None,
+    }));
     ctx.tick_loop(interval, || {
         let ctx = ctx.clone();
+        let state = state.clone();
         async move {
+            let mut s = state.lock().await;
+            if s.client.is_none() {
+                match Client::connect(client_config(&ctx.config.kafka)).await {
+                    Ok(c) => s.client = Some(c),
+                    Err(e) => {
+                        let now = ctx.now_ms();
+                        let slot = ctx.blocking(move |store| store.slot(now)).await?;
+                        return Ok(json!({ "slot": slot, "cluster": e.to_string() }));
+                    }
+                }
+            }
+            let Some(client) = s.client.clone() else {
+                return Ok(json!({}));
+            };
             let now = ctx.now_ms();
-            let slot = ctx.blocking(move |store| store.slot(now)).await?;
-            Ok(json!({ "slot": slot }))
+            // The engine calls the store synchronously: short statements on a small database, on
+            // a worker thread of the multi-threaded runtime.
+            match s.engine.tick(&client, now).await {
+                Ok(report) => Ok(json!({ "report": report })),
+                Err(e) => {
+                    warn!(error = %ballast_runtime::error_chain(&e), "executor pass failed");
+                    if matches!(e, engine::ExecError::Cluster(_)) {
+                        s.client = None;
+                    }
+                    Ok(json!({ "error": ballast_runtime::error_chain(&e) }))
+                }
+            }
         }
     })
     .await;

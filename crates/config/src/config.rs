@@ -223,6 +223,8 @@ pub struct Timing {
     pub ready_stale_after: Duration,
     /// `BALLAST_HEARTBEAT_INTERVAL`
     pub heartbeat_interval: Duration,
+    /// `BALLAST_EXECUTOR_INTERVAL`
+    pub executor_interval: Duration,
     /// `BALLAST_SLOT_LEASE_TTL`
     pub slot_lease_ttl: Duration,
     /// `BALLAST_RESTART_BACKOFF_INITIAL`
@@ -477,6 +479,7 @@ fn read_timing(r: &mut Reader) -> Timing {
         readings_retention: positive("BALLAST_READINGS_RETENTION"),
         ready_stale_after: positive("BALLAST_READY_STALE_AFTER"),
         heartbeat_interval: positive("BALLAST_HEARTBEAT_INTERVAL"),
+        executor_interval: positive("BALLAST_EXECUTOR_INTERVAL"),
         slot_lease_ttl: positive("BALLAST_SLOT_LEASE_TTL"),
         warmup: r.duration("BALLAST_WARMUP"),
         move_cooldown: r.duration("BALLAST_MOVE_COOLDOWN"),

@@ -382,6 +382,12 @@ pub static SETTINGS: &[SettingSpec] = &[
         "how often each worker records a heartbeat",
     ),
     setting(
+        "BALLAST_EXECUTOR_INTERVAL",
+        Some("2s"),
+        "timing",
+        "how often the executor checks progress and submits the next wave",
+    ),
+    setting(
         "BALLAST_SLOT_LEASE_TTL",
         Some("30s"),
         "timing",

@@ -178,6 +178,42 @@ CREATE TABLE heartbeats (
     detail TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(detail))
 );
 
+-- table maintenance on maintenance
+CREATE TABLE maintenance (
+    broker_id     INTEGER PRIMARY KEY NOT NULL,
+    entered_at_ms INTEGER NOT NULL,
+    requested_by  TEXT,
+    operation_id  TEXT,
+    reason        TEXT
+);
+
+-- table moves on moves
+CREATE TABLE moves (
+    operation_id     TEXT NOT NULL REFERENCES operations (id) ON DELETE CASCADE,
+    seq              INTEGER NOT NULL CHECK (seq >= 0),
+    phase            INTEGER NOT NULL DEFAULT 0 CHECK (phase >= 0),
+    topic            TEXT NOT NULL CHECK (topic <> ''),
+    partition        INTEGER NOT NULL CHECK (partition >= 0),
+    source           TEXT NOT NULL CHECK (json_valid(source) AND json_type(source) = 'array'),
+    target           TEXT NOT NULL CHECK (json_valid(target) AND json_type(target) = 'array'),
+    state            TEXT NOT NULL DEFAULT 'pending'
+                     CHECK (state IN ('pending', 'submitting', 'active', 'completed', 'failed', 'cancelled')),
+    step             INTEGER NOT NULL DEFAULT 0 CHECK (step >= 0),
+    steps            INTEGER NOT NULL CHECK (steps >= 1),
+    submitted        TEXT CHECK (submitted IS NULL OR json_valid(submitted)),
+    submitted_at_ms  INTEGER,
+    submissions      INTEGER NOT NULL DEFAULT 0 CHECK (submissions >= 0),
+    bytes_total      INTEGER NOT NULL DEFAULT 0 CHECK (bytes_total >= 0),
+    bytes_done       INTEGER NOT NULL DEFAULT 0 CHECK (bytes_done >= 0),
+    rate             REAL,
+    reason           TEXT,
+    timed_out        INTEGER NOT NULL DEFAULT 0 CHECK (timed_out IN (0, 1)),
+    cancel_confirmed INTEGER NOT NULL DEFAULT 1 CHECK (cancel_confirmed IN (0, 1)),
+    started_at_ms    INTEGER,
+    finished_at_ms   INTEGER,
+    PRIMARY KEY (operation_id, seq)
+);
+
 -- table mutation_slot on mutation_slot
 CREATE TABLE mutation_slot (
     id             INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
@@ -197,6 +233,31 @@ CREATE TABLE observations (
     ok             INTEGER NOT NULL CHECK (ok IN (0, 1)),
     error          TEXT,
     detail         TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(detail))
+);
+
+-- table operations on operations
+CREATE TABLE operations (
+    id               TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),
+    kind             TEXT NOT NULL CHECK (kind <> ''),
+    strategy         TEXT NOT NULL CHECK (strategy <> ''),
+    state            TEXT NOT NULL DEFAULT 'pending'
+                     CHECK (state IN ('pending', 'running', 'completed', 'failed', 'cancelled')),
+    cancel_requested INTEGER NOT NULL DEFAULT 0 CHECK (cancel_requested IN (0, 1)),
+    method           TEXT NOT NULL CHECK (method <> ''),
+    user_id          TEXT,
+    requested_by     TEXT,
+    description      TEXT,
+    proposal_id      TEXT,
+    fingerprint      TEXT,
+    forced           INTEGER NOT NULL DEFAULT 0 CHECK (forced IN (0, 1)),
+    slot_token       INTEGER,
+    audit_event_id   INTEGER REFERENCES audit_events (id),
+    reason           TEXT,
+    detail           TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(detail)),
+    created_at_ms    INTEGER NOT NULL,
+    started_at_ms    INTEGER,
+    finished_at_ms   INTEGER,
+    updated_at_ms    INTEGER NOT NULL
 );
 
 -- table partition_counters on partition_counters
@@ -285,6 +346,18 @@ CREATE INDEX broker_readings_at_ms ON broker_readings (at_ms);
 
 -- index cooldowns_moved_at_ms on cooldowns
 CREATE INDEX cooldowns_moved_at_ms ON cooldowns (moved_at_ms);
+
+-- index moves_partition on moves
+CREATE INDEX moves_partition ON moves (topic, partition);
+
+-- index moves_state on moves
+CREATE INDEX moves_state ON moves (state);
+
+-- index operations_created_at_ms on operations
+CREATE INDEX operations_created_at_ms ON operations (created_at_ms);
+
+-- index operations_state on operations
+CREATE INDEX operations_state ON operations (state);
 
 -- index partition_counters_at_ms on partition_counters
 CREATE INDEX partition_counters_at_ms ON partition_counters (at_ms);

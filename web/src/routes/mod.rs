@@ -3,6 +3,7 @@ mod live;
 mod manage;
 mod observed;
 mod proposals;
+mod reassignments;
 mod system;
 
 use axum::http::{Method, Uri};
@@ -20,6 +21,7 @@ pub fn routes() -> Router<AppState> {
         .merge(observed::routes())
         .merge(live::routes())
         .merge(proposals::routes())
+        .merge(reassignments::routes())
         .merge(manage::routes())
         .merge(audit::routes())
 }

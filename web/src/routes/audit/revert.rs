@@ -24,7 +24,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use ballast_kafka::{AclBinding, BrokerId, Client, QuotaEntity, TopicPartition};
-use ballast_schema::AuditEvent;
+use ballast_schema::{AuditEvent, NewAuditEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -564,36 +564,7 @@ pub async fn revert(
     }
     let changes = r.changes();
     let now_ms = state.clock.now_ms();
-    let mut execution_id = format!("revert-{}-{now_ms}", r.event.id);
-    let (state_name, before, after) = match &r.plan {
-        Plan::Reassignment { before, .. } => {
-            let moves: Vec<(TopicPartition, Vec<BrokerId>)> = changes
-                .iter()
-                .filter_map(|c| {
-                    let topic = c.item.get("topic")?.as_str()?;
-                    let partition = i32::try_from(c.item.get("partition")?.as_i64()?).ok()?;
-                    let tp = TopicPartition::new(topic, partition);
-                    let replicas = before.get(&tp)?.clone();
-                    Some((tp, replicas))
-                })
-                .collect();
-            execution_id = queue_reassignment_revert(&state, &actor, &r.event, &moves).await?;
-            let placement = |pick: fn(&Item) -> &Value| {
-                json!({ "partitions": changes.iter().map(|c| {
-                    json!({ "topic": c.item["topic"], "partition": c.item["partition"], "replicas": pick(c) })
-                }).collect::<Vec<_>>() })
-            };
-            (
-                "queued",
-                placement(|c| &c.current),
-                placement(|c| &c.revert_to),
-            )
-        }
-        plan => {
-            let after = apply(&state, &client, plan, &r.current).await?;
-            ("completed", current_json(plan, &r.current), after)
-        }
-    };
+    // The `audit.revert` event, in the reverted event's shape.
     let mut event = actor.event(
         now_ms,
         "audit.revert",
@@ -605,12 +576,53 @@ pub async fn revert(
         "kind": kind_name(&r.plan),
         "revertedEventId": r.event.id,
         "revertedAction": r.event.action,
-        "executionId": execution_id,
         "changes": changes.len(),
     });
-    event.before = Some(before);
-    event.after = Some(after);
-    let audit = record(&state, event).await;
+    let (execution_id, state_name, audit) = match &r.plan {
+        Plan::Reassignment { before, .. } => {
+            let moves: Vec<(TopicPartition, Vec<BrokerId>)> = changes
+                .iter()
+                .filter_map(|c| {
+                    let topic = c.item.get("topic")?.as_str()?;
+                    let partition = i32::try_from(c.item.get("partition")?.as_i64()?).ok()?;
+                    let tp = TopicPartition::new(topic, partition);
+                    let replicas = before.get(&tp)?.clone();
+                    Some((tp, replicas))
+                })
+                .collect();
+            let placement = |pick: fn(&Item) -> &Value| {
+                Value::Array(
+                    changes
+                        .iter()
+                        .map(|c| {
+                            json!({ "topic": c.item["topic"], "partition": c.item["partition"], "replicas": pick(c) })
+                        })
+                        .collect(),
+                )
+            };
+            event.before = Some(placement(|c| &c.current));
+            event.after = Some(placement(|c| &c.revert_to));
+            let queued = queue_reassignment_revert(&state, &actor, &r.event, &moves, event).await?;
+            (
+                queued.operation_id,
+                "queued",
+                Audited {
+                    audit_event_id: Some(queued.audit_event_id),
+                    audit_error: None,
+                },
+            )
+        }
+        plan => {
+            let after = apply(&state, &client, plan, &r.current).await?;
+            let execution_id = format!("revert-{}-{now_ms}", r.event.id);
+            event.before = Some(current_json(plan, &r.current));
+            event.after = Some(after);
+            if let Value::Object(summary) = &mut event.summary {
+                summary.insert("executionId".into(), json!(execution_id));
+            }
+            (execution_id, "completed", record(&state, event).await)
+        }
+    };
     Ok(Accepted(Reverted {
         execution_id,
         event_id: r.event.id,
@@ -710,18 +722,30 @@ async fn apply(
     }
 }
 
-/// Queues the reassignment that puts `moves` (partition → replicas recorded before the audited
-/// change) back, through the executor's operation queue, and returns the operation's id.
+/// What [`queue_reassignment_revert`] queued.
+pub(crate) struct QueuedRevert {
+    /// The operation's id, answered as `executionId`.
+    pub operation_id: String,
+    /// The id of the `audit.revert` event written with it.
+    pub audit_event_id: i64,
+}
+
+/// Queues the reassignment that puts `moves` (partition → the replicas recorded before the
+/// audited change) back as one operation of the executor, with `audit` (the `audit.revert`
+/// event: `relatedEventId` the reverted event, `before` the live placement, `after` the target
+/// placement, both `[{topic, partition, replicas}]`) written in the same transaction
+/// (`Store::queue_operation`), and returns their ids. The live cluster-health pre-flight and the
+/// slot rules of every partition-moving mutation apply (409 while another one holds the slot).
 ///
-/// Not wired yet: the executor's operation tables are being built. Until then every reassignment
-/// revert is refused here, after its preview and fingerprint checks passed and before anything
-/// is sent to the cluster or recorded.
+/// Not wired yet: every reassignment revert is refused here with 501, after its preview and
+/// fingerprint checks passed and before anything is sent to the cluster or recorded.
 pub(crate) async fn queue_reassignment_revert(
     _state: &AppState,
     _actor: &Actor,
     event: &AuditEvent,
     moves: &[(TopicPartition, Vec<BrokerId>)],
-) -> Result<String, ApiError> {
+    _audit: NewAuditEvent,
+) -> Result<QueuedRevert, ApiError> {
     Err(ApiError::new(
         StatusCode::NOT_IMPLEMENTED,
         "reassignment revert is not available yet",

@@ -280,13 +280,13 @@ pub async fn create(
 ) -> ApiResult<Created> {
     if body.bindings.is_empty() {
         return Err(ApiError::bad_request(
-            "invalid body",
+            "invalid request body",
             "bindings must list at least one binding",
         ));
     }
     if body.bindings.len() > MAX_BINDINGS {
         return Err(ApiError::bad_request(
-            "invalid body",
+            "invalid request body",
             format!("at most {MAX_BINDINGS} bindings per request"),
         ));
     }
@@ -361,7 +361,7 @@ pub async fn update(
         .map_err(|e| ApiError::bad_request(e.error, format!("to: {}", e.details)))?;
     if from == to {
         return Err(ApiError::bad_request(
-            "invalid body",
+            "invalid request body",
             "from and to are the same binding",
         ));
     }

@@ -92,7 +92,7 @@ fn config_value(topic: &str, key: &str, v: &Value) -> Result<Option<String>, Api
         Value::Number(n) => Ok(Some(n.to_string())),
         Value::Bool(b) => Ok(Some(b.to_string())),
         _ => Err(ApiError::bad_request(
-            "invalid body",
+            "invalid request body",
             format!(
                 "{topic}: value of {key} must be a string, a number, a boolean or null (remove the override)"
             ),
@@ -104,13 +104,13 @@ fn requested(topic: &str, configs: &BTreeMap<String, Value>) -> Result<Overrides
     check_name("topic", topic)?;
     if configs.is_empty() {
         return Err(ApiError::bad_request(
-            "invalid body",
+            "invalid request body",
             format!("{topic}: configs must name at least one key"),
         ));
     }
     if configs.len() > MAX_KEYS {
         return Err(ApiError::bad_request(
-            "invalid body",
+            "invalid request body",
             format!("{topic}: at most {MAX_KEYS} keys per topic"),
         ));
     }
@@ -119,7 +119,7 @@ fn requested(topic: &str, configs: &BTreeMap<String, Value>) -> Result<Overrides
         .map(|(key, value)| {
             if key.is_empty() || key.chars().any(|c| c.is_whitespace() || c.is_control()) {
                 return Err(ApiError::bad_request(
-                    "invalid body",
+                    "invalid request body",
                     format!("{topic}: {key:?} is not a configuration name"),
                 ));
             }
@@ -322,20 +322,20 @@ pub async fn bulk_update(
         } => updates.into_iter().map(|u| (u.topic, u.configs)).collect(),
         _ => {
             return Err(ApiError::bad_request(
-                "invalid body",
+                "invalid request body",
                 "give either topics with configs, or updates (a list of topic and configs)",
             ))
         }
     };
     if entries.is_empty() {
         return Err(ApiError::bad_request(
-            "invalid body",
+            "invalid request body",
             "name at least one topic",
         ));
     }
     if entries.len() > MAX_TOPICS {
         return Err(ApiError::bad_request(
-            "invalid body",
+            "invalid request body",
             format!("at most {MAX_TOPICS} topics per request"),
         ));
     }
@@ -344,7 +344,7 @@ pub async fn bulk_update(
         let overrides = requested(topic, configs)?;
         if wanted.insert(topic.clone(), overrides).is_some() {
             return Err(ApiError::bad_request(
-                "invalid body",
+                "invalid request body",
                 format!("topic {topic} is listed more than once"),
             ));
         }

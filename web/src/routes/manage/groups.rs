@@ -102,7 +102,7 @@ pub struct DeleteResult {
 }
 
 fn invalid(details: impl Into<String>) -> ApiError {
-    ApiError::bad_request("invalid body", details)
+    ApiError::bad_request("invalid request body", details)
 }
 
 impl Strategy {

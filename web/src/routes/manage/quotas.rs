@@ -47,7 +47,7 @@ pub struct QuotaChange {
 fn validate(body: PutBody) -> Result<Values, ApiError> {
     if body.values.is_empty() {
         return Err(ApiError::bad_request(
-            "invalid body",
+            "invalid request body",
             "values must set at least one quota (DELETE removes an entity's quotas)",
         ));
     }
@@ -56,7 +56,7 @@ fn validate(body: PutBody) -> Result<Values, ApiError> {
         .map(|(key, value)| {
             if !CLIENT_KEYS.contains(&key.as_str()) {
                 return Err(ApiError::bad_request(
-                    "invalid body",
+                    "invalid request body",
                     format!(
                         "{key:?} is not a client quota; expected one of {}",
                         CLIENT_KEYS.join(", ")
@@ -66,7 +66,7 @@ fn validate(body: PutBody) -> Result<Values, ApiError> {
             match value.as_f64() {
                 Some(v) if v.is_finite() && v > 0.0 => Ok((key, v)),
                 _ => Err(ApiError::bad_request(
-                    "invalid body",
+                    "invalid request body",
                     format!("{key}: expected a number above 0, got {value}"),
                 )),
             }

@@ -1,0 +1,175 @@
+//! Reassignment operations: queuing takes the slot with the operation, one runs at a time, the
+//! executor's writes are fenced, finishing releases the slot, cancel is a request.
+
+mod common;
+
+use ballast_schema::{
+    CancelRequest, MoveState, NewAuditEvent, NewMove, NewOperation, OperationState, Queued,
+};
+use common::fresh_store;
+
+const T0: i64 = 1_800_000_000_000;
+
+fn op(moves: usize) -> NewOperation {
+    NewOperation {
+        kind: "bulk".into(),
+        strategy: "BULK_MANUAL".into(),
+        method: "POST".into(),
+        requested_by: Some("alice".into()),
+        detail: serde_json::json!({}),
+        moves: (0..moves)
+            .map(|p| NewMove {
+                topic: "orders".into(),
+                partition: p as i32,
+                source: vec![1, 2, 3],
+                target: vec![4, 2, 3],
+                steps: 1,
+                bytes_total: 1000,
+                phase: 0,
+            })
+            .collect(),
+        ..NewOperation::default()
+    }
+}
+
+fn audit() -> NewAuditEvent {
+    NewAuditEvent {
+        at_ms: T0,
+        action: "reassignments.apply".into(),
+        method: "POST".into(),
+        status: 200,
+        summary: serde_json::json!({}),
+        ..NewAuditEvent::default()
+    }
+}
+
+#[test]
+fn queuing_takes_the_slot_and_a_second_mutation_is_refused_until_the_first_finishes() {
+    let (_dir, store) = fresh_store();
+    let Queued::Started {
+        id,
+        lease,
+        audit_event_id,
+    } = store
+        .queue_operation(&op(2), Some(&audit()), T0, 30_000)
+        .unwrap()
+    else {
+        panic!("the slot is free");
+    };
+    assert!(audit_event_id.is_some());
+    let holder = store.slot(T0).unwrap().expect("held");
+    assert_eq!(holder.operation_id.as_deref(), Some(id.as_str()));
+
+    // Refused while held, and refused while the operation is unfinished even after the lease
+    // expired (an executor that was down for longer than the lease).
+    assert!(matches!(
+        store.queue_operation(&op(1), None, T0 + 1, 30_000).unwrap(),
+        Queued::Busy(_)
+    ));
+    let Queued::Busy(busy) = store
+        .queue_operation(&op(1), None, T0 + 60_000, 30_000)
+        .unwrap()
+    else {
+        panic!("an unfinished operation keeps the slot busy");
+    };
+    assert_eq!(busy.operation_id.as_deref(), Some(id.as_str()));
+    assert!(store
+        .acquire_idle_slot("web:election", "election", T0 + 1, 1_000)
+        .unwrap()
+        .is_err());
+
+    store.start_operation(&lease, &id, T0 + 5).unwrap();
+    store
+        .finish_operation(
+            Some(&lease),
+            &id,
+            OperationState::Completed,
+            None,
+            None,
+            T0 + 10,
+        )
+        .unwrap();
+    assert_eq!(
+        store.slot(T0 + 10).unwrap(),
+        None,
+        "finishing released the slot"
+    );
+    assert!(matches!(
+        store
+            .queue_operation(&op(1), None, T0 + 11, 30_000)
+            .unwrap(),
+        Queued::Started { .. }
+    ));
+}
+
+#[test]
+fn a_busy_queue_writes_nothing_and_an_invalid_operation_is_refused() {
+    let (_dir, store) = fresh_store();
+    assert!(store.queue_operation(&op(0), None, T0, 30_000).is_err());
+    assert_eq!(store.operations(None, 10, 0).unwrap().total, 0);
+    assert!(store.slot(T0).unwrap().is_none());
+}
+
+#[test]
+fn move_updates_by_a_superseded_executor_are_fenced() {
+    let (_dir, store) = fresh_store();
+    let Queued::Started { id, lease, .. } = store.queue_operation(&op(1), None, T0, 1_000).unwrap()
+    else {
+        panic!("free");
+    };
+    let mut u = store.moves(&id).unwrap()[0].update();
+    u.state = MoveState::Submitting;
+    u.submitted = Some(vec![4, 2, 3]);
+    store
+        .update_moves(Some(&lease), &[u.clone()], T0 + 1)
+        .unwrap();
+    assert_eq!(store.tracked_moves().unwrap().len(), 1);
+
+    // The lease expires and the executor re-acquires for the operation: the old lease is stale.
+    let renewed = store
+        .acquire_slot(&lease.holder, "reassignment", Some(&id), T0 + 5_000, 1_000)
+        .unwrap()
+        .expect("free again");
+    u.state = MoveState::Active;
+    let err = store
+        .update_moves(Some(&lease), &[u.clone()], T0 + 5_001)
+        .unwrap_err();
+    assert!(err.is_fenced(), "{err}");
+    store
+        .update_moves(Some(&renewed), &[u], T0 + 5_001)
+        .unwrap();
+    assert_eq!(store.moves(&id).unwrap()[0].state, MoveState::Active);
+}
+
+#[test]
+fn cancel_is_a_request_on_an_unfinished_operation_only() {
+    let (_dir, store) = fresh_store();
+    let Queued::Started { id, lease, .. } =
+        store.queue_operation(&op(1), None, T0, 30_000).unwrap()
+    else {
+        panic!("free");
+    };
+    assert!(matches!(
+        store.request_cancel(&id, T0 + 1).unwrap(),
+        CancelRequest::Requested(o) if o.cancel_requested
+    ));
+    assert!(store.operation(&id).unwrap().unwrap().cancel_requested);
+    store
+        .finish_operation(
+            Some(&lease),
+            &id,
+            OperationState::Cancelled,
+            Some("cancelled"),
+            None,
+            T0 + 2,
+        )
+        .unwrap();
+    assert!(matches!(
+        store.request_cancel(&id, T0 + 3).unwrap(),
+        CancelRequest::AlreadyFinished(_)
+    ));
+    assert_eq!(
+        store.request_cancel("op-nope", T0).unwrap(),
+        CancelRequest::NotFound
+    );
+}

@@ -1,0 +1,1313 @@
+//! Partition-moving requests and their tracking: proposal apply, single-partition and bulk
+//! reassignment, the reassignment list, one record, cancel, and the throttle tuning endpoint.
+//! Shapes: `docs/api/reassignments.md`.
+//!
+//! A live request validates, runs the cluster-health pre-flight and queues an operation for the
+//! executor (`Store::queue_operation`: the slot, the operation, its moves and the audit event in
+//! one transaction). The web process never sends a reassignment itself.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::Router;
+use ballast_executor::{preflight, waves, THROTTLE_RATE_KEY};
+use ballast_model::BrokerId;
+use ballast_runtime::format_rfc3339_ms;
+use ballast_schema::{
+    CancelRequest, MoveRecord, MoveState, NewAuditEvent, NewMove, NewOperation, OperationRecord,
+    OperationState, ProposalRecord, Queued,
+};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::extract::{Json, Path, Query};
+use crate::{observed_view, ApiError, ApiOk, ApiResult, AppState};
+
+pub const DEFAULT_LIMIT: u64 = 50;
+pub const MAX_LIMIT: u64 = 500;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/proposals/current/apply", post(apply_current))
+        .route("/api/v1/proposals/{proposalId}/apply", post(apply_one))
+        .route("/api/v1/topics/{topic}/partitions/bulk", post(bulk))
+        .route(
+            "/api/v1/topics/{topic}/partitions/{partition}/redistribute",
+            post(single),
+        )
+        .route("/api/v1/reassignments", get(list))
+        .route(
+            "/api/v1/reassignments/throttle",
+            get(throttle_get).put(throttle_put),
+        )
+        .route("/api/v1/reassignments/{id}", get(one))
+        .route("/api/v1/reassignments/{id}/cancel", post(cancel))
+}
+
+/// Who is asking: the `X-Ballast-User` header, else `anonymous` (no authentication is
+/// configured). Recorded as both the acting user and the requester of REST mutations.
+pub fn requester(headers: &HeaderMap) -> String {
+    headers
+        .get("x-ballast-user")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty() && v.len() <= 200)
+        .unwrap_or("anonymous")
+        .to_string()
+}
+
+fn conflict(error: impl Into<String>, details: impl Into<String>) -> ApiError {
+    ApiError::new(StatusCode::CONFLICT, error, details)
+}
+
+fn millis(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForceQuery {
+    force: Option<bool>,
+}
+
+/// Runs the live pre-flight: hard reasons are a 409 whatever `force` says; soft ones join
+/// `soft` (the caller decides with `force`).
+async fn preflight_live(
+    state: &AppState,
+    soft: &mut Vec<String>,
+) -> Result<preflight::Assessment, ApiError> {
+    let client = state.kafka.client().await?;
+    let view = observed_view::current(state).await?;
+    let facts = preflight::gather(
+        &client,
+        view.as_ref().map(|v| &v.raw),
+        &BTreeSet::new(),
+        None,
+    )
+    .await
+    .map_err(|e| {
+        ApiError::unavailable(
+            "cluster health could not be read for the pre-flight",
+            ballast_runtime::error_chain(&e),
+        )
+    })?;
+    let assessment = preflight::assess(&facts);
+    if !assessment.hard.is_empty() {
+        return Err(conflict("pre-flight blocked", assessment.message(true)));
+    }
+    soft.extend(assessment.soft.iter().cloned());
+    Ok(assessment)
+}
+
+/// Queues an operation or answers 409 while another mutation holds the slot.
+async fn queue(
+    state: &AppState,
+    op: NewOperation,
+    audit: NewAuditEvent,
+) -> Result<String, ApiError> {
+    let now = state.clock.now_ms();
+    let ttl = millis(state.config.timing.slot_lease_ttl);
+    let queued = state
+        .db(move |s| s.queue_operation(&op, Some(&audit), now, ttl))
+        .await?;
+    match queued {
+        Queued::Started { id, .. } => Ok(id),
+        Queued::Busy(b) => Err(conflict(
+            "another mutating reassignment is running",
+            b.message(),
+        )),
+    }
+}
+
+fn new_move(
+    topic: &str,
+    partition: i32,
+    source: &[BrokerId],
+    target: &[BrokerId],
+    bytes: u64,
+) -> NewMove {
+    let adding = target.iter().filter(|b| !source.contains(b)).count() as u64;
+    NewMove {
+        topic: topic.to_string(),
+        partition,
+        source: source.to_vec(),
+        target: target.to_vec(),
+        steps: waves::steps(source, target).len().max(1) as u32,
+        bytes_total: bytes.saturating_mul(adding),
+        phase: 0,
+    }
+}
+
+// ------------------------------------------------------------------------- proposal apply
+
+async fn apply_current(
+    state: axum::extract::State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<ForceQuery>,
+) -> ApiResult<Value> {
+    let p = state.db(|s| s.current_proposal()).await?.ok_or_else(|| {
+        ApiError::not_found(
+            "no current proposal",
+            "the observer has not evaluated one yet",
+        )
+    })?;
+    apply(&state, &headers, p, q.force.unwrap_or(false)).await
+}
+
+async fn apply_one(
+    state: axum::extract::State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<ForceQuery>,
+) -> ApiResult<Value> {
+    let wanted = id.clone();
+    let p = state
+        .db(move |s| s.proposal(&wanted))
+        .await?
+        .ok_or_else(|| ApiError::not_found("proposal not found", format!("no proposal {id}")))?;
+    apply(&state, &headers, p, q.force.unwrap_or(false)).await
+}
+
+/// The spec's rules for applying a balancing proposal.
+async fn apply(
+    state: &AppState,
+    headers: &HeaderMap,
+    p: ProposalRecord,
+    force: bool,
+) -> ApiResult<Value> {
+    // Never overridable: a proposal that is no longer current (a changed plan is a new proposal).
+    if !p.current {
+        return Err(conflict(
+            "proposal is not current",
+            format!("{} was replaced by a newer plan; review the current proposal (force=true does not override this)", p.id),
+        ));
+    }
+    let plan_moves: Vec<PlanMove> =
+        serde_json::from_value(p.plan.get("moves").cloned().unwrap_or(Value::Null))
+            .unwrap_or_default();
+    if plan_moves.is_empty() {
+        return Err(conflict(
+            "nothing to apply",
+            format!("proposal {} has no moves", p.id),
+        ));
+    }
+    let now = state.clock.now_ms();
+    let mut soft: Vec<String> = Vec::new();
+    let freshness = millis(state.config.timing.proposal_freshness);
+    if now - p.checked_at_ms > freshness {
+        soft.push(format!(
+            "checkedAt {} is older than {}",
+            format_rfc3339_ms(p.checked_at_ms),
+            humantime_text(state.config.timing.proposal_freshness)
+        ));
+    }
+    if !p.application_allowed {
+        let next = p
+            .decision
+            .get("nextAction")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        soft.push(format!("decision.applicationAllowed is false ({next})"));
+    }
+    if !state.config.throttle.managed {
+        soft.push("throttles_externally_managed: BALLAST_THROTTLE_MANAGED=false, ballast does not set replication throttles".into());
+    }
+    // The topology planned on, against the latest observed one.
+    let view = observed_view::current(state).await?;
+    let maintenance: BTreeSet<BrokerId> = state
+        .db(|s| s.maintenance())
+        .await?
+        .into_iter()
+        .map(|m| m.broker_id)
+        .collect();
+    if let Some(v) = &view {
+        let snapshot = ballast_runtime::topology::snapshot_from_view(&v.raw, &[]);
+        let current = ballast_runtime::topology::fingerprint(&snapshot);
+        if current != p.fingerprint {
+            soft.push(format!(
+                "topology fingerprint changed since planning ({} → {current})",
+                p.fingerprint
+            ));
+        }
+    }
+    preflight_live(state, &mut soft).await?;
+    if !soft.is_empty() && !force {
+        return Err(conflict(
+            "proposal cannot be applied now",
+            format!(
+                "{} (re-submit with force=true to override)",
+                soft.join("; ")
+            ),
+        ));
+    }
+    // Unhealthy brokers dropped from the targets and substituted back where possible.
+    let alive: BTreeSet<BrokerId> = view.as_ref().map(|v| v.alive.clone()).unwrap_or_default();
+    let counts: BTreeMap<BrokerId, usize> = view
+        .as_ref()
+        .map(|v| {
+            let mut c: BTreeMap<BrokerId, usize> = alive.iter().map(|b| (*b, 0)).collect();
+            for p in &v.raw.partitions {
+                for r in &p.replicas {
+                    *c.entry(*r).or_default() += 1;
+                }
+            }
+            c
+        })
+        .unwrap_or_default();
+    let mut moves = Vec::new();
+    let mut skipped = Vec::new();
+    for m in &plan_moves {
+        match healthy_target(&m.replicas_after, &alive, &maintenance, &counts) {
+            Some(target) => moves.push(NewMove {
+                // The plan's bytes are already the move's total copy.
+                bytes_total: m.bytes,
+                ..new_move(&m.topic, m.partition, &m.replicas_before, &target, 0)
+            }),
+            None => skipped.push(format!("{}-{}", m.topic, m.partition)),
+        }
+    }
+    if moves.is_empty() {
+        return Err(conflict(
+            "nothing to apply",
+            "no safe replica set could be formed for any move",
+        ));
+    }
+    let user = requester(headers);
+    let forced = force && !soft.is_empty();
+    let count = moves.len();
+    let op = NewOperation {
+        kind: "proposal".into(),
+        strategy: "PROPOSAL".into(),
+        method: "POST".into(),
+        user_id: Some(user.clone()),
+        requested_by: Some(user.clone()),
+        description: Some(format!("apply proposal {}", p.id)),
+        proposal_id: Some(p.id.clone()),
+        fingerprint: Some(p.fingerprint.clone()),
+        forced,
+        detail: json!({ "skipped": skipped, "overridden": if forced { soft.clone() } else { vec![] } }),
+        moves: moves.clone(),
+    };
+    let audit = NewAuditEvent {
+        at_ms: now,
+        action: "reassignments.apply".into(),
+        method: "POST".into(),
+        user_id: Some(user.clone()),
+        requested_by: Some(user),
+        status: 200,
+        target: Some(format!("proposal {}", p.id)),
+        summary: json!({
+            "source": "proposal",
+            "proposalId": p.id,
+            "moves": count,
+            "estimatedBytes": p.estimated_bytes,
+            "skipped": skipped,
+        }),
+        before: Some(json!(moves
+            .iter()
+            .map(|m| json!({"topic": m.topic, "partition": m.partition, "replicas": m.source}))
+            .collect::<Vec<_>>())),
+        after: Some(json!(moves
+            .iter()
+            .map(|m| json!({"topic": m.topic, "partition": m.partition, "replicas": m.target}))
+            .collect::<Vec<_>>())),
+        forced,
+        details: forced.then(|| format!("forced override: {}", soft.join("; "))),
+        ..NewAuditEvent::default()
+    };
+    let id = queue(state, op, audit).await?;
+    Ok(ApiOk(json!({
+        "started": true,
+        "operationId": id,
+        "proposalId": p.id,
+        "moves": count,
+        "skipped": skipped,
+        "forced": forced,
+        "overridden": if forced { soft } else { Vec::new() },
+    })))
+}
+
+/// The fields of a `ballast.plan/v1` move that apply needs.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PlanMove {
+    topic: String,
+    partition: i32,
+    replicas_before: Vec<BrokerId>,
+    replicas_after: Vec<BrokerId>,
+    #[serde(default)]
+    bytes: u64,
+}
+
+fn humantime_text(d: std::time::Duration) -> String {
+    format!("{} s", d.as_secs())
+}
+
+/// `target` with brokers that are down or in maintenance replaced by the least-loaded healthy
+/// broker not already in the set; None when no safe set of the same size can be formed.
+fn healthy_target(
+    target: &[BrokerId],
+    alive: &BTreeSet<BrokerId>,
+    maintenance: &BTreeSet<BrokerId>,
+    counts: &BTreeMap<BrokerId, usize>,
+) -> Option<Vec<BrokerId>> {
+    let healthy = |b: &BrokerId| alive.contains(b) && !maintenance.contains(b);
+    if alive.is_empty() || target.iter().all(healthy) {
+        return Some(target.to_vec());
+    }
+    let mut out: Vec<BrokerId> = Vec::with_capacity(target.len());
+    for b in target {
+        if healthy(b) {
+            out.push(*b);
+            continue;
+        }
+        let sub = counts
+            .iter()
+            .filter(|(c, _)| healthy(c) && !out.contains(c) && !target.contains(c))
+            .min_by_key(|(c, n)| (**n, **c))
+            .map(|(c, _)| *c)?;
+        out.push(sub);
+    }
+    Some(out)
+}
+
+// ------------------------------------------------------------------------- explicit replicas
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SingleBody {
+    replicas: Option<Vec<i64>>,
+    preview: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BulkEntry {
+    partition: i64,
+    replicas: Option<Vec<i64>>,
+    preview: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BulkBody {
+    description: Option<String>,
+    partitions: Vec<BulkEntry>,
+}
+
+/// What is known of a partition's placement.
+#[derive(Debug, Clone)]
+struct Placement {
+    replicas: Vec<BrokerId>,
+    size: u64,
+}
+
+/// The facts a replica set is checked against.
+struct Context {
+    topic: String,
+    partitions: BTreeMap<i32, Placement>,
+    min_insync: i32,
+    brokers: BTreeSet<BrokerId>,
+    maintenance: BTreeSet<BrokerId>,
+}
+
+/// Why an explicit replica set is refused: (status, message). 400 for a malformed set, 409 for
+/// one the cluster's state refuses.
+fn check_replicas(
+    ctx: &Context,
+    partition: i32,
+    replicas: &[i64],
+) -> Result<Vec<BrokerId>, (StatusCode, String)> {
+    let bad = |m: String| Err((StatusCode::BAD_REQUEST, m));
+    if replicas.is_empty() {
+        return bad("replicas must not be empty".into());
+    }
+    if let Some(n) = replicas
+        .iter()
+        .find(|b| **b < 0 || **b > i64::from(i32::MAX))
+    {
+        return bad(format!("replicas must be broker ids (0 or more), got {n}"));
+    }
+    let ids: Vec<BrokerId> = replicas.iter().map(|b| *b as BrokerId).collect();
+    let unique: BTreeSet<BrokerId> = ids.iter().copied().collect();
+    if unique.len() != ids.len() {
+        return bad(format!("replicas hold a broker more than once: {ids:?}"));
+    }
+    let Some(place) = ctx.partitions.get(&partition) else {
+        return Err((
+            StatusCode::NOT_FOUND,
+            format!("topic {} has no partition {partition}", ctx.topic),
+        ));
+    };
+    let floor = (place.replicas.len() as i32).max(ctx.min_insync + 1) as usize;
+    if ids.len() < floor {
+        return Err((
+            StatusCode::CONFLICT,
+            format!(
+                "{} replicas is below the floor of {floor}: max(original replication factor {}, min.insync.replicas {} + 1)",
+                ids.len(),
+                place.replicas.len(),
+                ctx.min_insync
+            ),
+        ));
+    }
+    if let Some(b) = ids.iter().find(|b| !ctx.brokers.contains(b)) {
+        return Err((
+            StatusCode::CONFLICT,
+            format!("broker {b} is not available in the cluster"),
+        ));
+    }
+    if let Some(b) = ids
+        .iter()
+        .find(|b| ctx.maintenance.contains(b) && !place.replicas.contains(b))
+    {
+        return Err((
+            StatusCode::CONFLICT,
+            format!("broker {b} is in maintenance: nothing is moved onto it"),
+        ));
+    }
+    Ok(ids)
+}
+
+/// The placement of `topic` from the observed view (previews, no broker contacted).
+async fn cached_context(state: &AppState, topic: &str) -> Result<Context, ApiError> {
+    let view = observed_view::require(state).await?;
+    let age = state.clock.now_ms() - view.sampled_at_ms();
+    if age > millis(state.config.timing.topic_preview_max_age) {
+        return Err(ApiError::unavailable(
+            "cached metadata is too old for a preview",
+            format!("the latest sample is {} s old", age / 1000),
+        ));
+    }
+    let Some(t) = view.raw.topics.iter().find(|t| t.name == topic) else {
+        return Err(ApiError::not_found(
+            "topic not found",
+            format!("no topic {topic}"),
+        ));
+    };
+    let partitions = view
+        .raw
+        .partitions
+        .iter()
+        .filter(|p| p.topic == topic)
+        .map(|p| {
+            (
+                p.partition,
+                Placement {
+                    replicas: p.replicas.clone(),
+                    size: p.size_bytes.unwrap_or(0).max(0) as u64,
+                },
+            )
+        })
+        .collect();
+    let maintenance = maintenance_set(state).await?;
+    Ok(Context {
+        topic: topic.to_string(),
+        partitions,
+        min_insync: t.min_insync.unwrap_or(1),
+        brokers: view.alive.clone(),
+        maintenance,
+    })
+}
+
+async fn maintenance_set(state: &AppState) -> Result<BTreeSet<BrokerId>, ApiError> {
+    Ok(state
+        .db(|s| s.maintenance())
+        .await?
+        .into_iter()
+        .map(|m| m.broker_id)
+        .collect())
+}
+
+/// The placement of `topic` read live from the cluster (a refresh of its metadata). Err(503)
+/// when it cannot be read.
+async fn live_context(state: &AppState, topic: &str) -> Result<Context, ApiError> {
+    let unreadable = |e: &dyn std::error::Error| {
+        ApiError::unavailable(
+            "partition placement could not be read; nothing was changed",
+            ballast_runtime::error_chain(e),
+        )
+    };
+    let client = state.kafka.client().await?;
+    let md = client
+        .metadata(Some(&[topic.to_string()]))
+        .await
+        .map_err(|e| unreadable(&e))?;
+    let Some(t) = md.topic(topic).filter(|t| t.error.is_none()) else {
+        return Err(ApiError::not_found(
+            "topic not found",
+            format!("no topic {topic}"),
+        ));
+    };
+    let view = observed_view::current(state).await?;
+    let sizes: BTreeMap<i32, u64> = view
+        .as_ref()
+        .map(|v| {
+            v.raw
+                .partitions
+                .iter()
+                .filter(|p| p.topic == topic)
+                .map(|p| (p.partition, p.size_bytes.unwrap_or(0).max(0) as u64))
+                .collect()
+        })
+        .unwrap_or_default();
+    let min_insync = match view
+        .as_ref()
+        .and_then(|v| v.raw.topics.iter().find(|x| x.name == topic))
+        .and_then(|x| x.min_insync)
+    {
+        Some(m) => m,
+        None => client
+            .describe_config(&ballast_kafka::ConfigResource::Topic(topic.to_string()))
+            .await
+            .ok()
+            .and_then(|entries| {
+                entries
+                    .into_iter()
+                    .find(|e| e.name == "min.insync.replicas")
+                    .and_then(|e| e.value)
+                    .and_then(|v| v.parse().ok())
+            })
+            .unwrap_or(1),
+    };
+    let partitions = t
+        .partitions
+        .iter()
+        .map(|p| {
+            (
+                p.partition,
+                Placement {
+                    replicas: p.replicas.clone(),
+                    size: sizes.get(&p.partition).copied().unwrap_or(0),
+                },
+            )
+        })
+        .collect();
+    Ok(Context {
+        topic: topic.to_string(),
+        partitions,
+        min_insync,
+        brokers: md.brokers.iter().map(|b| b.id).collect(),
+        maintenance: maintenance_set(state).await?,
+    })
+}
+
+/// Without explicit replicas: the partition's replicas with any broker that is down or in
+/// maintenance replaced, then its busiest broker swapped for the least busy one when they
+/// differ by more than one replica. Keeps the replication factor.
+fn choose_replicas(
+    ctx: &Context,
+    partition: i32,
+    counts: &BTreeMap<BrokerId, usize>,
+) -> Option<Vec<BrokerId>> {
+    let place = ctx.partitions.get(&partition)?;
+    let healthy = |b: &BrokerId| ctx.brokers.contains(b) && !ctx.maintenance.contains(b);
+    let eligible: BTreeMap<BrokerId, usize> = ctx
+        .brokers
+        .iter()
+        .filter(|b| healthy(b))
+        .map(|b| (*b, counts.get(b).copied().unwrap_or(0)))
+        .collect();
+    let mut out = healthy_target(&place.replicas, &ctx.brokers, &ctx.maintenance, &eligible)?;
+    let least = eligible
+        .iter()
+        .filter(|(b, _)| !out.contains(b))
+        .min_by_key(|(b, n)| (**n, **b))
+        .map(|(b, n)| (*b, *n));
+    let busiest = out
+        .iter()
+        .map(|b| (*b, eligible.get(b).copied().unwrap_or(0)))
+        .max_by_key(|(b, n)| (*n, std::cmp::Reverse(*b)));
+    if let (Some((l, ln)), Some((h, hn))) = (least, busiest) {
+        if hn > ln + 1 {
+            for r in out.iter_mut() {
+                if *r == h {
+                    *r = l;
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+fn replica_counts(ctx_view: Option<&observed_view::View>) -> BTreeMap<BrokerId, usize> {
+    let mut c = BTreeMap::new();
+    if let Some(v) = ctx_view {
+        for p in &v.raw.partitions {
+            for r in &p.replicas {
+                *c.entry(*r).or_default() += 1;
+            }
+        }
+    }
+    c
+}
+
+fn changes(before: &[BrokerId], after: &[BrokerId]) -> Value {
+    json!({
+        "currentReplicas": before,
+        "replicas": after,
+        "adding": after.iter().filter(|b| !before.contains(b)).collect::<Vec<_>>(),
+        "removing": before.iter().filter(|b| !after.contains(b)).collect::<Vec<_>>(),
+        "leaderChange": before.first() != after.first(),
+    })
+}
+
+fn partition_id(p: i64) -> Result<i32, String> {
+    i32::try_from(p)
+        .ok()
+        .filter(|p| *p >= 0)
+        .ok_or_else(|| format!("partition must be 0 or more, got {p}"))
+}
+
+async fn single(
+    state: axum::extract::State<AppState>,
+    headers: HeaderMap,
+    Path((topic, partition)): Path<(String, i32)>,
+    Query(q): Query<ForceQuery>,
+    Json(body): Json<SingleBody>,
+) -> ApiResult<Value> {
+    if partition < 0 {
+        return Err(ApiError::bad_request(
+            "invalid partition",
+            format!("partition must be 0 or more, got {partition}"),
+        ));
+    }
+    let preview = body.preview.unwrap_or(false);
+    let ctx = if preview {
+        cached_context(&state, &topic).await?
+    } else {
+        live_context(&state, &topic).await?
+    };
+    let Some(place) = ctx.partitions.get(&partition).cloned() else {
+        return Err(ApiError::not_found(
+            "partition not found",
+            format!("topic {topic} has no partition {partition}"),
+        ));
+    };
+    let target = match &body.replicas {
+        Some(r) => check_replicas(&ctx, partition, r)
+            .map_err(|(status, m)| ApiError::new(status, "invalid replica set", m))?,
+        None => {
+            let view = observed_view::current(&state).await?;
+            choose_replicas(&ctx, partition, &replica_counts(view.as_deref()))
+                .ok_or_else(|| conflict("no safe replica set", "not enough healthy brokers"))?
+        }
+    };
+    let mut result = changes(&place.replicas, &target);
+    result["topic"] = json!(topic);
+    result["partition"] = json!(partition);
+    result["preview"] = json!(preview);
+    if preview || target == place.replicas {
+        result["started"] = json!(false);
+        if target == place.replicas {
+            result["message"] = json!("the partition already has these replicas: nothing to move");
+        }
+        return Ok(ApiOk(result));
+    }
+    let mut soft = Vec::new();
+    preflight_live(&state, &mut soft).await?;
+    let force = q.force.unwrap_or(false);
+    if !soft.is_empty() && !force {
+        return Err(conflict(
+            "reassignment cannot start now",
+            format!(
+                "{} (re-submit with force=true to override)",
+                soft.join("; ")
+            ),
+        ));
+    }
+    let user = requester(&headers);
+    let forced = force && !soft.is_empty();
+    let mv = new_move(&topic, partition, &place.replicas, &target, place.size);
+    let op = NewOperation {
+        kind: "redistribute".into(),
+        strategy: "PARTITION".into(),
+        method: "POST".into(),
+        user_id: Some(user.clone()),
+        requested_by: Some(user.clone()),
+        description: Some(format!("redistribute {topic}-{partition}")),
+        forced,
+        detail: json!({ "overridden": if forced { soft.clone() } else { vec![] } }),
+        moves: vec![mv],
+        ..NewOperation::default()
+    };
+    let audit = partition_audit(
+        &user,
+        &topic,
+        partition,
+        &place.replicas,
+        &target,
+        forced,
+        &soft,
+        state.clock.now_ms(),
+    );
+    let id = queue(&state, op, audit).await?;
+    result["started"] = json!(true);
+    result["operationId"] = json!(id);
+    Ok(ApiOk(result))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn partition_audit(
+    user: &str,
+    topic: &str,
+    partition: i32,
+    before: &[BrokerId],
+    after: &[BrokerId],
+    forced: bool,
+    soft: &[String],
+    now: i64,
+) -> NewAuditEvent {
+    NewAuditEvent {
+        at_ms: now,
+        action: "reassignments.apply".into(),
+        method: "POST".into(),
+        user_id: Some(user.to_string()),
+        requested_by: Some(user.to_string()),
+        status: 200,
+        target: Some(format!("{topic}-{partition}")),
+        summary: json!({ "topic": topic, "partition": partition, "replicas": after }),
+        before: Some(json!({ "topic": topic, "partition": partition, "replicas": before })),
+        after: Some(json!({ "topic": topic, "partition": partition, "replicas": after })),
+        forced,
+        details: forced.then(|| format!("forced override: {}", soft.join("; "))),
+        ..NewAuditEvent::default()
+    }
+}
+
+async fn bulk(
+    state: axum::extract::State<AppState>,
+    headers: HeaderMap,
+    Path(topic): Path<String>,
+    Query(q): Query<ForceQuery>,
+    Json(body): Json<BulkBody>,
+) -> ApiResult<Value> {
+    if body.partitions.is_empty() {
+        return Err(ApiError::bad_request(
+            "empty partitions list",
+            "a bulk reassignment needs at least one entry in partitions",
+        ));
+    }
+    let any_live = body.partitions.iter().any(|e| !e.preview.unwrap_or(false));
+    // Previews plan from cached metadata; live entries from a refresh of the topic. A request
+    // of previews only contacts no broker.
+    let cached = cached_context(&state, &topic).await;
+    let live = if any_live {
+        Some(live_context(&state, &topic).await)
+    } else {
+        None
+    };
+    if let Some(Err(e)) = &live {
+        if e.status == StatusCode::NOT_FOUND {
+            return Err(e.clone());
+        }
+    }
+    if !any_live {
+        // Only previews: the cached view must serve them.
+        cached.as_ref().map_err(Clone::clone)?;
+    }
+    let mut seen: BTreeMap<i64, usize> = BTreeMap::new();
+    for e in &body.partitions {
+        *seen.entry(e.partition).or_default() += 1;
+    }
+    let view = observed_view::current(&state).await?;
+    let counts = replica_counts(view.as_deref());
+    let mut results: Vec<Value> = Vec::with_capacity(body.partitions.len());
+    let mut to_move: Vec<(i32, Vec<BrokerId>, Vec<BrokerId>, u64)> = Vec::new();
+    for e in &body.partitions {
+        let preview = e.preview.unwrap_or(false);
+        let mut r = json!({ "partition": e.partition, "preview": preview });
+        let outcome: Result<(Vec<BrokerId>, Vec<BrokerId>, u64), String> = (|| {
+            let partition = partition_id(e.partition)?;
+            if seen.get(&e.partition).copied().unwrap_or(0) > 1 {
+                return Err(format!("partition {partition} is listed more than once; every entry for it is rejected"));
+            }
+            let ctx = if preview {
+                cached
+                    .as_ref()
+                    .map_err(|err| format!("{}: {}", err.error, err.details))?
+            } else {
+                match &live {
+                    Some(Ok(c)) => c,
+                    Some(Err(err)) => return Err(format!("{}: {}", err.error, err.details)),
+                    None => return Err("placement not read".into()),
+                }
+            };
+            let place = ctx
+                .partitions
+                .get(&partition)
+                .ok_or_else(|| format!("topic {topic} has no partition {partition}"))?;
+            let target = match &e.replicas {
+                Some(list) => check_replicas(ctx, partition, list).map_err(|(_, m)| m)?,
+                None => choose_replicas(ctx, partition, &counts)
+                    .ok_or_else(|| "no safe replica set: not enough healthy brokers".to_string())?,
+            };
+            Ok((place.replicas.clone(), target, place.size))
+        })();
+        match outcome {
+            Ok((before, after, size)) => {
+                if let (Value::Object(m), Value::Object(c)) = (&mut r, changes(&before, &after)) {
+                    m.extend(c);
+                }
+                r["success"] = json!(true);
+                if !preview && before != after {
+                    if let Ok(p) = partition_id(e.partition) {
+                        to_move.push((p, before, after, size));
+                    }
+                }
+            }
+            Err(msg) => {
+                r["success"] = json!(false);
+                r["error"] = json!(msg);
+            }
+        }
+        results.push(r);
+    }
+    if !any_live {
+        return Ok(ApiOk(json!({ "results": results })));
+    }
+    if to_move.is_empty() {
+        return Ok(ApiOk(json!({
+            "results": results,
+            "started": false,
+            "message": "no live entry can be executed: nothing was started",
+        })));
+    }
+    let mut soft = Vec::new();
+    preflight_live(&state, &mut soft).await?;
+    let force = q.force.unwrap_or(false);
+    if !soft.is_empty() && !force {
+        return Err(conflict(
+            "bulk reassignment cannot start now",
+            format!(
+                "{} (re-submit with force=true to override)",
+                soft.join("; ")
+            ),
+        ));
+    }
+    let forced = force && !soft.is_empty();
+    let user = requester(&headers);
+    let now = state.clock.now_ms();
+    let moves: Vec<NewMove> = to_move
+        .iter()
+        .map(|(p, before, after, size)| new_move(&topic, *p, before, after, *size))
+        .collect();
+    let count = moves.len();
+    let op = NewOperation {
+        kind: "bulk".into(),
+        strategy: "BULK_MANUAL".into(),
+        method: "POST".into(),
+        user_id: Some(user.clone()),
+        requested_by: Some(user.clone()),
+        description: body.description.clone(),
+        forced,
+        detail: json!({ "topic": topic, "overridden": if forced { soft.clone() } else { vec![] } }),
+        moves,
+        ..NewOperation::default()
+    };
+    let audit = NewAuditEvent {
+        at_ms: now,
+        action: "reassignments.apply".into(),
+        method: "POST".into(),
+        user_id: Some(user.clone()),
+        requested_by: Some(user),
+        status: 200,
+        target: Some(topic.clone()),
+        summary: json!({
+            "strategy": "BULK_MANUAL",
+            "topic": topic,
+            "description": body.description,
+            "entries": results,
+        }),
+        before: Some(json!(to_move
+            .iter()
+            .map(|(p, b, _, _)| json!({"topic": topic, "partition": p, "replicas": b}))
+            .collect::<Vec<_>>())),
+        after: Some(json!(to_move
+            .iter()
+            .map(|(p, _, a, _)| json!({"topic": topic, "partition": p, "replicas": a}))
+            .collect::<Vec<_>>())),
+        forced,
+        details: forced.then(|| format!("forced override: {}", soft.join("; "))),
+        ..NewAuditEvent::default()
+    };
+    let id = queue(&state, op, audit).await?;
+    let rejected = results.iter().filter(|r| r["success"] == false).count();
+    Ok(ApiOk(json!({
+        "results": results,
+        "started": true,
+        "bulkId": id,
+        "message": format!("started {count} partition moves as operation {id}{}", if rejected > 0 { format!("; {rejected} entries rejected") } else { String::new() }),
+    })))
+}
+
+// ------------------------------------------------------------------------- tracking
+
+fn state_name(s: MoveState) -> &'static str {
+    match s {
+        MoveState::Pending => "Pending",
+        MoveState::Submitting | MoveState::Active => "Active",
+        MoveState::Completed => "Completed",
+        MoveState::Failed => "Failed",
+        MoveState::Cancelled => "Cancelled",
+    }
+}
+
+fn op_state_name(s: OperationState) -> &'static str {
+    match s {
+        OperationState::Pending => "Pending",
+        OperationState::Running => "Active",
+        OperationState::Completed => "Completed",
+        OperationState::Failed => "Failed",
+        OperationState::Cancelled => "Cancelled",
+    }
+}
+
+fn move_json(m: &MoveRecord) -> Value {
+    let remaining = m.bytes_total.saturating_sub(m.bytes_done);
+    let eta = m
+        .rate
+        .filter(|r| *r > 0.0 && m.state.is_in_flight())
+        .map(|r| (remaining as f64 / r).ceil());
+    json!({
+        "topic": m.topic,
+        "partition": m.partition,
+        "state": state_name(m.state),
+        "sourceReplicas": m.source,
+        "targetReplicas": m.target,
+        "step": m.step,
+        "steps": m.steps,
+        "submittedReplicas": m.submitted,
+        "submittedAt": m.submitted_at_ms.map(format_rfc3339_ms),
+        "submissions": m.submissions,
+        "bytesTotal": m.bytes_total,
+        "bytesDone": m.bytes_done,
+        "rateBytesPerSecond": m.rate,
+        "etaSeconds": eta,
+        "reason": m.reason,
+        "timedOut": m.timed_out,
+        "cancelConfirmed": m.cancel_confirmed,
+        "startedAt": m.started_at_ms.map(format_rfc3339_ms),
+        "finishedAt": m.finished_at_ms.map(format_rfc3339_ms),
+    })
+}
+
+fn op_json(o: &OperationRecord, moves: &[MoveRecord], with_moves: bool) -> Value {
+    let mut by_state: BTreeMap<&str, usize> =
+        ["Pending", "Active", "Completed", "Failed", "Cancelled"]
+            .into_iter()
+            .map(|s| (s, 0))
+            .collect();
+    for m in moves {
+        *by_state.entry(state_name(m.state)).or_default() += 1;
+    }
+    let total: u64 = moves.iter().map(|m| m.bytes_total).sum();
+    let done: u64 = moves.iter().map(|m| m.bytes_done).sum();
+    let rate: f64 = moves
+        .iter()
+        .filter(|m| m.state.is_in_flight())
+        .filter_map(|m| m.rate)
+        .sum();
+    let unfinished_bytes: u64 = moves
+        .iter()
+        .filter(|m| !m.state.is_finished())
+        .map(|m| m.bytes_total.saturating_sub(m.bytes_done))
+        .sum();
+    let eta =
+        (rate > 0.0 && !o.state.is_finished()).then(|| (unfinished_bytes as f64 / rate).ceil());
+    let mut v = json!({
+        "id": o.id,
+        "kind": o.kind,
+        "strategy": o.strategy,
+        "state": op_state_name(o.state),
+        "cancelRequested": o.cancel_requested,
+        "method": o.method,
+        "userId": o.user_id,
+        "requestedBy": o.requested_by,
+        "description": o.description,
+        "proposalId": o.proposal_id,
+        "forced": o.forced,
+        "reason": o.reason,
+        "createdAt": format_rfc3339_ms(o.created_at_ms),
+        "startedAt": o.started_at_ms.map(format_rfc3339_ms),
+        "finishedAt": o.finished_at_ms.map(format_rfc3339_ms),
+        "totalMoves": moves.len(),
+        "moves": by_state,
+        "bytesTotal": total,
+        "bytesDone": done,
+        "rateBytesPerSecond": rate,
+        "etaSeconds": eta,
+        "auditEventId": o.audit_event_id,
+    });
+    if with_moves {
+        v["partitions"] = json!(moves.iter().map(move_json).collect::<Vec<_>>());
+    }
+    v
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    state: Option<String>,
+    limit: Option<u64>,
+    offset: Option<u64>,
+}
+
+async fn list(
+    state: axum::extract::State<AppState>,
+    Query(q): Query<ListQuery>,
+) -> ApiResult<Value> {
+    let filter = match q.state.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        None => None,
+        Some("pending") => Some(OperationState::Pending),
+        Some("active") | Some("running") => Some(OperationState::Running),
+        Some("completed") => Some(OperationState::Completed),
+        Some("failed") => Some(OperationState::Failed),
+        Some("cancelled") => Some(OperationState::Cancelled),
+        Some(other) => {
+            return Err(ApiError::bad_request(
+                "invalid state",
+                format!(
+                    "state must be Pending, Active, Completed, Failed or Cancelled, got {other:?}"
+                ),
+            ))
+        }
+    };
+    let limit = q.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
+    let offset = q.offset.unwrap_or(0);
+    let (page, moves) = state
+        .db(move |s| {
+            let page = s.operations(filter, limit, offset)?;
+            let moves = page
+                .operations
+                .iter()
+                .map(|o| s.moves(&o.id))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((page, moves))
+        })
+        .await?;
+    let now = state.clock.now_ms();
+    let slot = state.db(move |s| s.slot(now)).await?;
+    let rows: Vec<Value> = page
+        .operations
+        .iter()
+        .zip(&moves)
+        .map(|(o, m)| op_json(o, m, false))
+        .collect();
+    Ok(ApiOk(json!({
+        "reassignments": rows,
+        "total": page.total,
+        "limit": limit,
+        "offset": offset,
+        "slot": slot,
+    })))
+}
+
+async fn one(state: axum::extract::State<AppState>, Path(id): Path<String>) -> ApiResult<Value> {
+    let wanted = id.clone();
+    let found = state
+        .db(move |s| {
+            Ok(match s.operation(&wanted)? {
+                Some(o) => {
+                    let m = s.moves(&o.id)?;
+                    Some((o, m))
+                }
+                None => None,
+            })
+        })
+        .await?;
+    let Some((o, m)) = found else {
+        return Err(ApiError::not_found(
+            "reassignment not found",
+            format!("no reassignment {id}"),
+        ));
+    };
+    Ok(ApiOk(op_json(&o, &m, true)))
+}
+
+async fn cancel(
+    state: axum::extract::State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> ApiResult<Value> {
+    let now = state.clock.now_ms();
+    let wanted = id.clone();
+    let outcome = state.db(move |s| s.request_cancel(&wanted, now)).await?;
+    match outcome {
+        CancelRequest::NotFound => Err(ApiError::not_found(
+            "reassignment not found",
+            format!("no reassignment {id}"),
+        )),
+        CancelRequest::AlreadyFinished(o) => Err(conflict(
+            "reassignment already finished",
+            format!("{} is {}", o.id, op_state_name(o.state)),
+        )),
+        CancelRequest::Requested(o) => {
+            let user = requester(&headers);
+            let audit = NewAuditEvent {
+                at_ms: now,
+                action: "reassignments.cancel".into(),
+                method: "POST".into(),
+                user_id: Some(user.clone()),
+                requested_by: Some(user),
+                status: 202,
+                target: Some(o.id.clone()),
+                summary: json!({ "operation": o.id }),
+                related_event_id: o.audit_event_id,
+                ..NewAuditEvent::default()
+            };
+            state.db(move |s| s.insert_audit(&audit)).await?;
+            Ok(ApiOk(json!({
+                "id": o.id,
+                "state": "Cancelling",
+                "message": "cancellation requested: in-flight moves are cancelled through the cluster, completed moves stay",
+            })))
+        }
+    }
+}
+
+// ------------------------------------------------------------------------- throttle tuning
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ThrottleBody {
+    rate_mb: i64,
+}
+
+async fn throttle_value(state: &AppState) -> Result<Value, ApiError> {
+    let set = state.db(|s| s.setting(THROTTLE_RATE_KEY)).await?;
+    let t = &state.config.throttle;
+    let current = set
+        .as_deref()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(t.rate_mb)
+        .min(t.max_rate_mb);
+    Ok(json!({
+        "rateMb": current,
+        "configuredRateMb": t.rate_mb,
+        "maxRateMb": t.max_rate_mb,
+        "managed": t.managed,
+        "overridden": set.is_some(),
+    }))
+}
+
+async fn throttle_get(state: axum::extract::State<AppState>) -> ApiResult<Value> {
+    Ok(ApiOk(throttle_value(&state).await?))
+}
+
+async fn throttle_put(
+    state: axum::extract::State<AppState>,
+    headers: HeaderMap,
+    Json(body): Json<ThrottleBody>,
+) -> ApiResult<Value> {
+    let max = state.config.throttle.max_rate_mb;
+    if body.rate_mb < 1 || body.rate_mb as u64 > max {
+        return Err(ApiError::bad_request(
+            "invalid throttle rate",
+            format!(
+                "rateMb must be between 1 and {max} (BALLAST_THROTTLE_MAX_RATE_MB), got {}",
+                body.rate_mb
+            ),
+        ));
+    }
+    let before = throttle_value(&state).await?;
+    let now = state.clock.now_ms();
+    let user = requester(&headers);
+    let value = body.rate_mb.to_string();
+    let audit = NewAuditEvent {
+        at_ms: now,
+        action: "throttle.update".into(),
+        method: "PUT".into(),
+        user_id: Some(user.clone()),
+        requested_by: Some(user),
+        status: 200,
+        target: Some("replication throttle".into()),
+        summary: json!({ "rateMb": body.rate_mb }),
+        before: Some(json!({ "rateMb": before["rateMb"] })),
+        after: Some(json!({ "rateMb": body.rate_mb })),
+        ..NewAuditEvent::default()
+    };
+    state
+        .db(move |s| {
+            s.put_setting(THROTTLE_RATE_KEY, &value, now)?;
+            s.insert_audit(&audit)
+        })
+        .await?;
+    Ok(ApiOk(throttle_value(&state).await?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> Context {
+        Context {
+            topic: "orders".into(),
+            partitions: [(
+                0,
+                Placement {
+                    replicas: vec![1, 2, 3],
+                    size: 10,
+                },
+            )]
+            .into_iter()
+            .collect(),
+            min_insync: 2,
+            brokers: [1, 2, 3, 4, 5].into_iter().collect(),
+            maintenance: [5].into_iter().collect(),
+        }
+    }
+
+    #[test]
+    fn an_explicit_replica_set_is_rejected_when_empty_duplicate_or_negative() {
+        for bad in [vec![], vec![1, 1, 2], vec![1, -2, 3]] {
+            let err = check_replicas(&ctx(), 0, &bad).unwrap_err();
+            assert_eq!(err.0, StatusCode::BAD_REQUEST, "{bad:?}: {}", err.1);
+        }
+    }
+
+    #[test]
+    fn an_explicit_replica_set_below_the_replication_factor_floor_is_rejected() {
+        let err = check_replicas(&ctx(), 0, &[1, 2]).unwrap_err();
+        assert_eq!(err.0, StatusCode::CONFLICT);
+        assert!(err.1.contains("floor of 3"), "{}", err.1);
+        // min.insync.replicas + 1 raises the floor above the replication factor.
+        let mut c = ctx();
+        c.min_insync = 3;
+        let err = check_replicas(&c, 0, &[1, 2, 4]).unwrap_err();
+        assert!(err.1.contains("floor of 4"), "{}", err.1);
+        assert_eq!(
+            check_replicas(&ctx(), 0, &[4, 2, 3]).unwrap(),
+            vec![4, 2, 3]
+        );
+    }
+
+    #[test]
+    fn nothing_is_moved_onto_an_unknown_or_maintenance_broker() {
+        assert_eq!(
+            check_replicas(&ctx(), 0, &[9, 2, 3]).unwrap_err().0,
+            StatusCode::CONFLICT
+        );
+        assert_eq!(
+            check_replicas(&ctx(), 0, &[5, 2, 3]).unwrap_err().0,
+            StatusCode::CONFLICT
+        );
+    }
+
+    #[test]
+    fn unhealthy_target_brokers_are_substituted_back_up_to_the_original_factor() {
+        let alive: BTreeSet<BrokerId> = [1, 2, 3, 4].into_iter().collect();
+        let counts: BTreeMap<BrokerId, usize> =
+            [(1, 5), (2, 5), (3, 1), (4, 0)].into_iter().collect();
+        let none = BTreeSet::new();
+        assert_eq!(
+            healthy_target(&[1, 9, 2], &alive, &none, &counts),
+            Some(vec![1, 4, 2])
+        );
+        // No healthy broker left to substitute: the partition is skipped.
+        let small: BTreeSet<BrokerId> = [1, 2].into_iter().collect();
+        let c2: BTreeMap<BrokerId, usize> = [(1, 0), (2, 0)].into_iter().collect();
+        assert_eq!(healthy_target(&[1, 2, 9], &small, &none, &c2), None);
+    }
+}

@@ -1,0 +1,1002 @@
+//! The executor's reconciling pass. Each [`Engine::tick`] reads the operation it runs and the
+//! live cluster, and moves everything one step on: track what is in flight, submit the next wave,
+//! keep throttles equal to exactly the moving replicas, finish, cancel, time out.
+//!
+//! Every submission is recorded (`submitting`) before it is sent, fenced by the operation's
+//! lease; the next pass learns from the cluster whether it arrived. So a killed executor resumes
+//! from SQLite and never sends a step twice: a step the cluster has (in flight or done) is
+//! tracked, and only a step the cluster never saw is sent again.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use ballast_config::Config;
+use ballast_kafka::{AlterConfigOp, Client, ClusterMetadata, ConfigResource, TopicPartition};
+use ballast_model::BrokerId;
+use ballast_schema::{
+    Lease, MoveRecord, MoveState, MoveUpdate, NewAuditEvent, OperationRecord, OperationState,
+    Store, StoreError,
+};
+use serde_json::{json, Value};
+use tracing::{info, warn};
+
+use crate::preflight;
+use crate::stale::{self, Verdict};
+use crate::throttle::{self, Found, Moving, Target, Throttles};
+use crate::waves::{self, Waiting};
+
+/// The settings key of the throttle rate changed at run time (MB/s).
+pub const THROTTLE_RATE_KEY: &str = "throttle.rate_mb";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("database")]
+    Store(#[from] StoreError),
+    #[error("cluster")]
+    Cluster(#[from] ballast_kafka::Error),
+}
+
+/// What the executor keeps between passes. Everything that matters is in SQLite; this is only
+/// what makes the next pass cheaper (the lease, the throttles applied, the last progress).
+pub struct Engine {
+    store: Store,
+    config: Arc<Config>,
+    lease: Option<Lease>,
+    /// Throttles this process set (or found at start and has not cleared yet).
+    applied: Throttles,
+    found: Found,
+    started: bool,
+    /// Last progress per move: (bytes done, at ms), for the rate.
+    progress: BTreeMap<(String, i64), (u64, i64)>,
+}
+
+/// What a pass did, for the heartbeat.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub operation: Option<String>,
+    pub state: Option<String>,
+    pub submitted: usize,
+    pub in_flight: usize,
+    pub pending: usize,
+    pub finished: bool,
+    pub throttle_changes: usize,
+    pub note: Option<String>,
+}
+
+fn millis(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn tp(m: &MoveRecord) -> TopicPartition {
+    TopicPartition::new(m.topic.clone(), m.partition)
+}
+
+fn same_set(a: &[BrokerId], b: &[BrokerId]) -> bool {
+    let a: BTreeSet<_> = a.iter().collect();
+    let b: BTreeSet<_> = b.iter().collect();
+    a == b
+}
+
+/// The replica list a move's current step goes to.
+fn step_target(m: &MoveRecord) -> Vec<BrokerId> {
+    let all = waves::steps(&m.source, &m.target);
+    let i = (m.step as usize).min(all.len().saturating_sub(1));
+    all.get(i).cloned().unwrap_or_else(|| m.target.clone())
+}
+
+/// The replica list a move's current step starts from.
+fn step_source(m: &MoveRecord) -> Vec<BrokerId> {
+    if m.step == 0 {
+        return m.source.clone();
+    }
+    let all = waves::steps(&m.source, &m.target);
+    all.get(m.step as usize - 1)
+        .cloned()
+        .unwrap_or_else(|| m.source.clone())
+}
+
+fn live_replicas(
+    md: &ClusterMetadata,
+    m: &MoveRecord,
+) -> Option<(Vec<BrokerId>, Vec<BrokerId>, Option<BrokerId>)> {
+    md.partition(&tp(m))
+        .map(|p| (p.replicas.clone(), p.isr.clone(), p.leader))
+}
+
+/// Brokers a step keeps busy: the ones added, the ones removed and the leader the copies come
+/// from (the simulator and Kafka's own tools count moves per broker the same way).
+fn participants(from: &[BrokerId], to: &[BrokerId], leader: Option<BrokerId>) -> Vec<BrokerId> {
+    let mut out: BTreeSet<BrokerId> = BTreeSet::new();
+    let adding: Vec<BrokerId> = to.iter().copied().filter(|b| !from.contains(b)).collect();
+    out.extend(adding.iter().copied());
+    out.extend(from.iter().copied().filter(|b| !to.contains(b)));
+    if !adding.is_empty() {
+        if let Some(l) = leader.or(from.first().copied()) {
+            out.insert(l);
+        }
+    }
+    out.into_iter().collect()
+}
+
+fn moving_of(m: &MoveRecord) -> Moving {
+    let from = step_source(m);
+    let to = m.submitted.clone().unwrap_or_else(|| step_target(m));
+    Moving {
+        topic: m.topic.clone(),
+        partition: m.partition,
+        adding: to.iter().copied().filter(|b| !from.contains(b)).collect(),
+        source: from,
+    }
+}
+
+impl Engine {
+    pub fn new(store: Store, config: Arc<Config>) -> Engine {
+        Engine {
+            store,
+            config,
+            lease: None,
+            applied: Throttles::default(),
+            found: Found::new(),
+            started: false,
+            progress: BTreeMap::new(),
+        }
+    }
+
+    fn managed(&self) -> bool {
+        self.config.throttle.managed
+    }
+
+    /// The throttle rate in MB/s: the run-time setting when valid, else the configured one;
+    /// never above the maximum.
+    pub fn rate_mb(&self) -> u64 {
+        let configured = self.config.throttle.rate_mb;
+        let set = self
+            .store
+            .setting(THROTTLE_RATE_KEY)
+            .ok()
+            .flatten()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|v| *v > 0);
+        set.unwrap_or(configured)
+            .min(self.config.throttle.max_rate_mb)
+    }
+
+    /// One pass at `now_ms`.
+    pub async fn tick(&mut self, client: &Client, now_ms: i64) -> Result<Report, ExecError> {
+        if !self.started {
+            self.scan_throttles(client).await?;
+            self.started = true;
+        }
+        let mut report = Report::default();
+        self.track_undriven(client, now_ms).await?;
+        let Some(op) = self.store.next_operation()? else {
+            self.lease = None;
+            report.throttle_changes = self.reconcile_throttles(client, &[]).await?;
+            return Ok(report);
+        };
+        report.operation = Some(op.id.clone());
+        let Some(lease) = self.hold(&op, now_ms)? else {
+            report.note = Some("waiting for the mutation slot".into());
+            return Ok(report);
+        };
+        if op.cancel_requested {
+            self.cancel(client, &op, &lease, now_ms).await?;
+            report.state = Some("cancelled".into());
+            report.finished = true;
+            return Ok(report);
+        }
+        if op.state == OperationState::Pending {
+            self.store.start_operation(&lease, &op.id, now_ms)?;
+            info!(operation = %op.id, kind = %op.kind, "operation started");
+        }
+        let mut moves = self.store.moves(&op.id)?;
+        self.track(client, &lease, &mut moves, now_ms).await?;
+        report.submitted = self
+            .submit_wave(client, &op, &lease, &mut moves, now_ms)
+            .await?;
+        let in_flight: Vec<MoveRecord> = moves
+            .iter()
+            .filter(|m| m.state.is_in_flight())
+            .cloned()
+            .collect();
+        report.in_flight = in_flight.len();
+        report.pending = moves
+            .iter()
+            .filter(|m| m.state == MoveState::Pending)
+            .count();
+        if moves.iter().all(|m| m.state.is_finished()) {
+            report.throttle_changes = self.reconcile_throttles(client, &[]).await?;
+            self.finish(&op, &lease, &moves, now_ms)?;
+            report.finished = true;
+            report.state = Some("finished".into());
+        } else {
+            report.throttle_changes = self.reconcile_throttles(client, &in_flight).await?;
+            report.state = Some("running".into());
+        }
+        Ok(report)
+    }
+
+    /// The operation's lease: renewed, or re-taken under the operation's holder name when it
+    /// expired (an executor that was down). None while someone else holds the slot.
+    fn hold(&mut self, op: &OperationRecord, now_ms: i64) -> Result<Option<Lease>, StoreError> {
+        let ttl = millis(self.config.timing.slot_lease_ttl);
+        let candidate = match &self.lease {
+            Some(l) if l.holder == op.holder() => Some(l.clone()),
+            _ => op.slot_token.map(|token| Lease {
+                token,
+                holder: op.holder(),
+                expires_at_ms: 0,
+            }),
+        };
+        if let Some(l) = candidate {
+            match self.store.renew_slot(&l, now_ms, ttl) {
+                Ok(renewed) => {
+                    self.lease = Some(renewed.clone());
+                    return Ok(Some(renewed));
+                }
+                Err(e) if e.is_fenced() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let taken =
+            self.store
+                .acquire_slot(&op.holder(), "reassignment", Some(&op.id), now_ms, ttl)?;
+        self.lease = taken.clone();
+        Ok(taken)
+    }
+
+    /// Reads which throttle configs are set anywhere in the cluster (leftovers of an earlier run
+    /// or another tool): the first reconcile clears what is not wanted.
+    async fn scan_throttles(&mut self, client: &Client) -> Result<(), ExecError> {
+        if !self.managed() {
+            return Ok(());
+        }
+        let md = client.metadata(None).await?;
+        let mut resources: Vec<ConfigResource> = md
+            .brokers
+            .iter()
+            .map(|b| ConfigResource::Broker(b.id))
+            .collect();
+        resources.push(ConfigResource::BrokerDefaults);
+        resources.extend(
+            md.topics
+                .iter()
+                .map(|t| ConfigResource::Topic(t.name.clone())),
+        );
+        let configs = client.describe_configs(&resources).await?;
+        let mut found = Found::new();
+        for rc in configs {
+            for e in &rc.entries {
+                let Some(name) = throttle::throttle_name(&e.name) else {
+                    continue;
+                };
+                let dynamic = matches!(
+                    e.source,
+                    ballast_kafka::ConfigSource::DynamicTopicConfig
+                        | ballast_kafka::ConfigSource::DynamicBrokerConfig
+                        | ballast_kafka::ConfigSource::DynamicDefaultBrokerConfig
+                );
+                if !dynamic || e.value.as_deref().is_none_or(str::is_empty) {
+                    continue;
+                }
+                let target = match &rc.resource {
+                    ConfigResource::Broker(b) => Target::Broker(*b),
+                    ConfigResource::BrokerDefaults => Target::BrokerDefaults,
+                    ConfigResource::Topic(t) => Target::Topic(t.clone()),
+                };
+                found.entry(target).or_default().insert(name);
+            }
+        }
+        if !found.is_empty() {
+            info!(
+                targets = found.len(),
+                "replication throttles found set at start"
+            );
+        }
+        self.found = found;
+        Ok(())
+    }
+
+    /// Makes the cluster's throttles exactly those of `in_flight` (and of tracked moves of other
+    /// operations). Returns the number of config changes sent.
+    async fn reconcile_throttles(
+        &mut self,
+        client: &Client,
+        in_flight: &[MoveRecord],
+    ) -> Result<usize, ExecError> {
+        if !self.managed() {
+            return Ok(0);
+        }
+        let mut moving: Vec<Moving> = in_flight.iter().map(moving_of).collect();
+        let seen: BTreeSet<(String, i64)> = in_flight
+            .iter()
+            .map(|m| (m.operation_id.clone(), m.seq))
+            .collect();
+        for m in self.store.tracked_moves()? {
+            if m.state.is_in_flight() && !seen.contains(&(m.operation_id.clone(), m.seq)) {
+                moving.push(moving_of(&m));
+            }
+        }
+        let desired = throttle::for_moves(&moving, self.rate_mb());
+        let changes = throttle::changes(&self.applied, &self.found, &desired);
+        if changes.is_empty() {
+            self.applied = desired;
+            return Ok(0);
+        }
+        let mut by_resource: BTreeMap<Target, Vec<AlterConfigOp>> = BTreeMap::new();
+        for c in &changes {
+            let op = match &c.value {
+                Some(v) => AlterConfigOp::Set {
+                    name: c.name.to_string(),
+                    value: v.clone(),
+                },
+                None => AlterConfigOp::Delete {
+                    name: c.name.to_string(),
+                },
+            };
+            by_resource.entry(c.target.clone()).or_default().push(op);
+        }
+        let request: Vec<(ConfigResource, Vec<AlterConfigOp>)> = by_resource
+            .into_iter()
+            .map(|(t, ops)| {
+                let r = match t {
+                    Target::Broker(b) => ConfigResource::Broker(b),
+                    Target::BrokerDefaults => ConfigResource::BrokerDefaults,
+                    Target::Topic(t) => ConfigResource::Topic(t),
+                };
+                (r, ops)
+            })
+            .collect();
+        let results = client.incremental_alter_configs(&request, false).await?;
+        let failed: Vec<String> = results
+            .iter()
+            .filter_map(|r| {
+                r.error
+                    .as_ref()
+                    .map(|e| format!("{:?}: {}", r.resource, e.name))
+            })
+            .collect();
+        // A deleted topic or a stopped broker cannot keep a throttle: nothing to retry there.
+        if !failed.is_empty() {
+            warn!(failed = ?failed, "some throttle changes were refused");
+        }
+        self.applied = desired;
+        self.found.clear();
+        Ok(changes.len())
+    }
+
+    /// Learns from the cluster what happened to every in-flight move of the running operation.
+    async fn track(
+        &mut self,
+        client: &Client,
+        lease: &Lease,
+        moves: &mut [MoveRecord],
+        now_ms: i64,
+    ) -> Result<(), ExecError> {
+        let tracked: Vec<usize> = (0..moves.len())
+            .filter(|i| moves[*i].state.is_in_flight())
+            .collect();
+        if tracked.is_empty() {
+            return Ok(());
+        }
+        let tps: Vec<TopicPartition> = tracked.iter().map(|i| tp(&moves[*i])).collect();
+        let topics: Vec<String> = tps
+            .iter()
+            .map(|t| t.topic.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let md = client.metadata(Some(&topics)).await?;
+        let ongoing: BTreeSet<TopicPartition> = client
+            .list_partition_reassignments(Some(&tps))
+            .await?
+            .into_iter()
+            .map(|r| TopicPartition::new(r.topic, r.partition))
+            .collect();
+        let sizes = self.copied_bytes(client, moves, &tracked, &md).await;
+        let mut updates = Vec::new();
+        let mut elect: Vec<TopicPartition> = Vec::new();
+        for i in tracked {
+            let m = &moves[i];
+            let mut u = m.update();
+            let target = m.submitted.clone().unwrap_or_else(|| step_target(m));
+            let live = live_replicas(&md, m);
+            if ongoing.contains(&tp(m)) {
+                u.state = MoveState::Active;
+                let step_bytes = m.bytes_total / u64::from(m.steps.max(1));
+                let done = u64::from(m.step) * step_bytes
+                    + sizes.get(&i).copied().unwrap_or(0).min(step_bytes);
+                u.bytes_done = done.max(m.bytes_done).min(m.bytes_total);
+                let key = (m.operation_id.clone(), m.seq);
+                if let Some((before, at)) = self.progress.get(&key) {
+                    let dt = (now_ms - at) as f64 / 1000.0;
+                    if dt > 0.0 && u.bytes_done >= *before {
+                        u.rate = Some((u.bytes_done - before) as f64 / dt);
+                    }
+                }
+                self.progress.insert(key, (u.bytes_done, now_ms));
+            } else if live.as_ref().is_some_and(|(r, _, _)| same_set(r, &target)) {
+                u.step = m.step + 1;
+                u.submitted = None;
+                self.progress.remove(&(m.operation_id.clone(), m.seq));
+                if u.step >= m.steps {
+                    // The target's first replica is the preferred leader: elect it when it does
+                    // not lead yet (a reassignment alone does not move leadership).
+                    if let (Some(first), Some((_, isr, leader))) = (m.target.first(), &live) {
+                        if *leader != Some(*first) && isr.contains(first) {
+                            elect.push(tp(m));
+                        }
+                    }
+                    u.state = MoveState::Completed;
+                    u.bytes_done = m.bytes_total;
+                    u.finished_at_ms = Some(now_ms);
+                    u.reason = None;
+                } else {
+                    u.state = MoveState::Pending;
+                    u.bytes_done = m.bytes_total / u64::from(m.steps.max(1)) * u64::from(u.step);
+                }
+            } else if m.state == MoveState::Submitting {
+                // Recorded but never seen by the cluster (the executor stopped in between):
+                // back to pending; sending it again is not a duplicate.
+                u.state = MoveState::Pending;
+                u.submitted = None;
+            } else {
+                u.state = MoveState::Failed;
+                u.finished_at_ms = Some(now_ms);
+                u.reason = Some(match live {
+                    Some((r, _, _)) => format!(
+                        "the reassignment ended with replicas {r:?} instead of {target:?} (cancelled or changed outside this operation)"
+                    ),
+                    None => "the partition no longer exists".to_string(),
+                });
+            }
+            if u != m.update() {
+                updates.push(u);
+            }
+        }
+        self.store.update_moves(Some(lease), &updates, now_ms)?;
+        apply_updates(moves, &updates);
+        if !elect.is_empty() {
+            match client
+                .elect_leaders(ballast_kafka::ElectionType::Preferred, Some(&elect))
+                .await
+            {
+                Ok(results) => {
+                    let failed: Vec<String> = results
+                        .iter()
+                        .filter_map(|r| {
+                            r.error
+                                .as_ref()
+                                .filter(|e| e.name != "ELECTION_NOT_NEEDED")
+                                .map(|e| format!("{}-{}: {}", r.topic, r.partition, e.name))
+                        })
+                        .collect();
+                    if !failed.is_empty() {
+                        warn!(?failed, "preferred leader election after moves refused");
+                    }
+                }
+                Err(e) => warn!(error = %e, "preferred leader election after moves failed"),
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes the adding replicas of in-flight moves hold now, by move index (best effort).
+    async fn copied_bytes(
+        &self,
+        client: &Client,
+        moves: &[MoveRecord],
+        idx: &[usize],
+        md: &ClusterMetadata,
+    ) -> BTreeMap<usize, u64> {
+        let mut by_broker: BTreeMap<BrokerId, Vec<usize>> = BTreeMap::new();
+        for i in idx {
+            let m = &moves[*i];
+            let to = m.submitted.clone().unwrap_or_else(|| step_target(m));
+            let from = step_source(m);
+            for b in to.iter().filter(|b| !from.contains(b)) {
+                by_broker.entry(*b).or_default().push(*i);
+            }
+        }
+        let mut out: BTreeMap<usize, u64> = BTreeMap::new();
+        for (broker, list) in by_broker {
+            if md.broker(broker).is_none() {
+                continue;
+            }
+            let topics: Vec<String> = list
+                .iter()
+                .map(|i| moves[*i].topic.clone())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let Ok(dirs) = client.describe_log_dirs(broker, Some(&topics)).await else {
+                continue;
+            };
+            for i in list {
+                let m = &moves[i];
+                let size: i64 = dirs
+                    .dirs
+                    .iter()
+                    .flat_map(|d| d.replicas.iter())
+                    .filter(|r| r.topic == m.topic && r.partition == m.partition)
+                    .map(|r| r.size)
+                    .max()
+                    .unwrap_or(0);
+                *out.entry(i).or_default() += size.max(0) as u64;
+            }
+        }
+        out
+    }
+
+    /// Submits the next wave of pending moves, after the pre-flight and the stale-plan check.
+    async fn submit_wave(
+        &mut self,
+        client: &Client,
+        op: &OperationRecord,
+        lease: &Lease,
+        moves: &mut [MoveRecord],
+        now_ms: i64,
+    ) -> Result<usize, ExecError> {
+        // Moves of a higher phase wait until every move of the lower phases has finished.
+        let phase = moves
+            .iter()
+            .filter(|m| !m.state.is_finished())
+            .map(|m| m.phase)
+            .min();
+        let pending: Vec<usize> = (0..moves.len())
+            .filter(|i| moves[*i].state == MoveState::Pending && Some(moves[*i].phase) == phase)
+            .collect();
+        if pending.is_empty() {
+            return Ok(0);
+        }
+        let topics: Vec<String> = pending
+            .iter()
+            .map(|i| moves[*i].topic.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        // The refresh of the affected topics, once per wave. If it fails the wave is submitted
+        // without the stale-plan check (the spec's rule); the cluster still refuses nonsense.
+        let md = client.metadata(Some(&topics)).await.ok();
+        let min_isr = self.min_isr();
+        let mut in_use: BTreeMap<BrokerId, usize> = BTreeMap::new();
+        for m in moves.iter().filter(|m| m.state.is_in_flight()) {
+            let from = step_source(m);
+            let to = m.submitted.clone().unwrap_or_else(|| step_target(m));
+            let leader = md.as_ref().and_then(|md| md.leader(&tp(m)));
+            for b in participants(&from, &to, leader) {
+                *in_use.entry(b).or_default() += 1;
+            }
+        }
+        // A step adding a replica on a broker that is not up now waits for it.
+        let up: Option<BTreeSet<BrokerId>> = md
+            .as_ref()
+            .map(|md| md.brokers.iter().map(|b| b.id).collect());
+        let waiting: Vec<Waiting> = pending
+            .iter()
+            .filter(|i| {
+                let m = &moves[**i];
+                let from = step_source(m);
+                up.as_ref().is_none_or(|up| {
+                    step_target(m)
+                        .iter()
+                        .filter(|b| !from.contains(b))
+                        .all(|b| up.contains(b))
+                })
+            })
+            .map(|i| {
+                let m = &moves[*i];
+                let from = step_source(m);
+                let to = step_target(m);
+                let live = md.as_ref().and_then(|md| live_replicas(md, m));
+                let (isr, leader) = live
+                    .map(|(_, isr, leader)| (isr.len() as i32, leader))
+                    .unwrap_or((from.len() as i32, None));
+                let min = min_isr.get(&m.topic).copied().unwrap_or(1);
+                Waiting {
+                    id: *i as u64,
+                    brokers: participants(&from, &to, leader),
+                    isr_margin: isr - min,
+                    bytes: m.bytes_total / u64::from(m.steps.max(1)),
+                }
+            })
+            .collect();
+        let cap = self.config.throttle.move_max_per_broker as usize;
+        let wave: Vec<usize> = waves::next_wave(&waiting, &in_use, cap.max(1))
+            .into_iter()
+            .map(|id| id as usize)
+            .collect();
+        if wave.is_empty() {
+            return Ok(0);
+        }
+        // Hard pre-flight before every wave (soft reasons were decided when the request came).
+        let ours: BTreeSet<TopicPartition> = moves
+            .iter()
+            .filter(|m| m.state.is_in_flight())
+            .map(tp)
+            .collect();
+        let view = self.store.observed_view().ok().flatten();
+        let facts = preflight::gather(client, view.as_ref(), &ours, None).await?;
+        let assessment = preflight::assess(&facts);
+        if !assessment.hard.is_empty() {
+            let reason = assessment.message(true);
+            warn!(operation = %op.id, %reason, "wave held back by the pre-flight");
+            let updates: Vec<MoveUpdate> = pending
+                .iter()
+                .map(|i| {
+                    let mut u = moves[*i].update();
+                    u.state = MoveState::Failed;
+                    u.reason = Some(reason.clone());
+                    u.finished_at_ms = Some(now_ms);
+                    u
+                })
+                .collect();
+            self.store.update_moves(Some(lease), &updates, now_ms)?;
+            apply_updates(moves, &updates);
+            return Ok(0);
+        }
+        // The stale-plan check, with one reread of the partitions that look stale.
+        let mut stale_ones: Vec<usize> = Vec::new();
+        if let Some(md) = &md {
+            for i in &wave {
+                let m = &moves[*i];
+                if let Some((live, _, _)) = live_replicas(md, m) {
+                    if matches!(stale::check(&m.source, &m.target, &live), Verdict::Stale(_)) {
+                        stale_ones.push(*i);
+                    }
+                }
+            }
+        }
+        let mut updates: Vec<MoveUpdate> = Vec::new();
+        if !stale_ones.is_empty() {
+            let reread_topics: Vec<String> = stale_ones
+                .iter()
+                .map(|i| moves[*i].topic.clone())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            if let Ok(md2) = client.metadata(Some(&reread_topics)).await {
+                for i in &stale_ones {
+                    let m = &moves[*i];
+                    let Some((live, _, _)) = live_replicas(&md2, m) else {
+                        continue;
+                    };
+                    if let Verdict::Stale(reason) = stale::check(&m.source, &m.target, &live) {
+                        let mut u = m.update();
+                        u.state = MoveState::Failed;
+                        u.reason = Some(reason);
+                        u.finished_at_ms = Some(now_ms);
+                        updates.push(u);
+                    }
+                }
+            }
+        }
+        let failed_now: BTreeSet<i64> = updates.iter().map(|u| u.seq).collect();
+        let sending: Vec<usize> = wave
+            .into_iter()
+            .filter(|i| !failed_now.contains(&moves[*i].seq))
+            .collect();
+        for i in &sending {
+            let m = &moves[*i];
+            let mut u = m.update();
+            u.state = MoveState::Submitting;
+            u.submitted = Some(step_target(m));
+            u.submitted_at_ms = Some(now_ms);
+            u.submissions = m.submissions + 1;
+            u.started_at_ms = m.started_at_ms.or(Some(now_ms));
+            updates.push(u);
+        }
+        self.store.update_moves(Some(lease), &updates, now_ms)?;
+        apply_updates(moves, &updates);
+        if sending.is_empty() {
+            return Ok(0);
+        }
+        // Throttles first, so no copy runs unthrottled.
+        let in_flight: Vec<MoveRecord> = moves
+            .iter()
+            .filter(|m| m.state.is_in_flight())
+            .cloned()
+            .collect();
+        self.reconcile_throttles(client, &in_flight).await?;
+        let request: Vec<(TopicPartition, Option<Vec<BrokerId>>)> = sending
+            .iter()
+            .map(|i| (tp(&moves[*i]), Some(step_target(&moves[*i]))))
+            .collect();
+        let results = match client.alter_partition_reassignments(&request).await {
+            Ok(r) => r,
+            Err(e) => {
+                // Unknown whether it arrived: the moves stay `submitting` and the next pass asks
+                // the cluster.
+                warn!(operation = %op.id, error = %e, "submission failed; will check the cluster");
+                return Ok(0);
+            }
+        };
+        let mut after: Vec<MoveUpdate> = Vec::new();
+        for (i, r) in sending.iter().zip(results) {
+            let m = &moves[*i];
+            let mut u = m.update();
+            match r.error {
+                None => u.state = MoveState::Active,
+                Some(e) => {
+                    u.state = MoveState::Failed;
+                    u.finished_at_ms = Some(now_ms);
+                    u.reason = Some(format!(
+                        "the controller refused the reassignment: {}{}",
+                        e.name,
+                        e.message.map(|m| format!(" ({m})")).unwrap_or_default()
+                    ));
+                }
+            }
+            after.push(u);
+        }
+        self.store.update_moves(Some(lease), &after, now_ms)?;
+        apply_updates(moves, &after);
+        info!(operation = %op.id, moves = sending.len(), "wave submitted");
+        Ok(sending.len())
+    }
+
+    fn min_isr(&self) -> BTreeMap<String, i32> {
+        self.store
+            .observed_view()
+            .ok()
+            .flatten()
+            .map(|v| {
+                v.topics
+                    .iter()
+                    .filter_map(|t| t.min_insync.map(|m| (t.name.clone(), m)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Every move is finished: record cooldowns, audit failures, release the slot.
+    fn finish(
+        &mut self,
+        op: &OperationRecord,
+        lease: &Lease,
+        moves: &[MoveRecord],
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        for m in moves.iter().filter(|m| m.state == MoveState::Completed) {
+            self.store
+                .record_move(&m.topic, m.partition, Some(&op.id), now_ms)?;
+        }
+        let failed: Vec<&MoveRecord> = moves
+            .iter()
+            .filter(|m| m.state == MoveState::Failed)
+            .collect();
+        let completed = moves
+            .iter()
+            .filter(|m| m.state == MoveState::Completed)
+            .count();
+        let (state, reason) = if failed.is_empty() {
+            (OperationState::Completed, None)
+        } else if completed == 0 {
+            (
+                OperationState::Failed,
+                Some(format!("all {} moves failed", failed.len())),
+            )
+        } else {
+            (
+                OperationState::Completed,
+                Some(format!("{} of {} moves failed", failed.len(), moves.len())),
+            )
+        };
+        let audit = (!failed.is_empty()).then(|| NewAuditEvent {
+            at_ms: now_ms,
+            action: "reassignments.apply".into(),
+            method: op.method.clone(),
+            user_id: op.user_id.clone(),
+            requested_by: op.requested_by.clone(),
+            status: 500,
+            target: Some(op.id.clone()),
+            summary: json!({
+                "operation": op.id,
+                "failed": failed.iter().map(|m| json!({
+                    "topic": m.topic, "partition": m.partition, "reason": m.reason,
+                })).collect::<Vec<Value>>(),
+            }),
+            related_event_id: op.audit_event_id,
+            details: reason.clone(),
+            ..NewAuditEvent::default()
+        });
+        self.store.finish_operation(
+            Some(lease),
+            &op.id,
+            state,
+            reason.as_deref(),
+            audit.as_ref(),
+            now_ms,
+        )?;
+        self.lease = None;
+        info!(operation = %op.id, state = state.as_str(), "operation finished");
+        Ok(())
+    }
+
+    /// Cancels an operation: in-flight moves are cancelled through the protocol, pending ones
+    /// never start, completed ones stay. A cancellation the cluster does not confirm stays
+    /// tracked (`cancel_confirmed` = 0) until it does or the move times out.
+    async fn cancel(
+        &mut self,
+        client: &Client,
+        op: &OperationRecord,
+        lease: &Lease,
+        now_ms: i64,
+    ) -> Result<(), ExecError> {
+        let mut moves = self.store.moves(&op.id)?;
+        // First learn what finished meanwhile: those stay as they are.
+        self.track(client, lease, &mut moves, now_ms).await?;
+        let in_flight: Vec<usize> = (0..moves.len())
+            .filter(|i| moves[*i].state.is_in_flight())
+            .collect();
+        let mut confirmed: BTreeSet<usize> = BTreeSet::new();
+        if !in_flight.is_empty() {
+            let request: Vec<(TopicPartition, Option<Vec<BrokerId>>)> =
+                in_flight.iter().map(|i| (tp(&moves[*i]), None)).collect();
+            match client.alter_partition_reassignments(&request).await {
+                Ok(results) => {
+                    for (i, r) in in_flight.iter().zip(results) {
+                        if r.error.is_none() {
+                            confirmed.insert(*i);
+                        }
+                    }
+                }
+                Err(e) => warn!(operation = %op.id, error = %e, "cancellation not confirmed"),
+            }
+        }
+        let mut updates = Vec::new();
+        for (i, m) in moves.iter().enumerate() {
+            if m.state.is_finished() {
+                continue;
+            }
+            let mut u = m.update();
+            u.state = MoveState::Cancelled;
+            u.finished_at_ms = Some(now_ms);
+            u.cancel_confirmed = !m.state.is_in_flight() || confirmed.contains(&i);
+            u.reason = Some(if u.cancel_confirmed {
+                "cancelled".to_string()
+            } else {
+                "cancelled; the cluster has not confirmed the cancellation yet".to_string()
+            });
+            updates.push(u);
+        }
+        self.store.update_moves(Some(lease), &updates, now_ms)?;
+        apply_updates(&mut moves, &updates);
+        self.reconcile_throttles(client, &[]).await?;
+        for m in moves.iter().filter(|m| m.state == MoveState::Completed) {
+            self.store
+                .record_move(&m.topic, m.partition, Some(&op.id), now_ms)?;
+        }
+        self.store.finish_operation(
+            Some(lease),
+            &op.id,
+            OperationState::Cancelled,
+            Some("cancelled on request"),
+            None,
+            now_ms,
+        )?;
+        self.lease = None;
+        info!(operation = %op.id, "operation cancelled");
+        Ok(())
+    }
+
+    /// Moves tracked with no execution driving them (a cancellation not confirmed yet, moves of
+    /// an operation that ended): confirmed when the cluster is done with them; reverted to their
+    /// original replicas, shown as timed out and audited once `BALLAST_MOVE_TIMEOUT` has passed
+    /// since their last submission.
+    async fn track_undriven(&mut self, client: &Client, now_ms: i64) -> Result<(), ExecError> {
+        let running: Option<String> = self
+            .store
+            .next_operation()?
+            .filter(|o| o.state == OperationState::Running)
+            .map(|o| o.id);
+        let undriven: Vec<MoveRecord> = self
+            .store
+            .tracked_moves()?
+            .into_iter()
+            .filter(|m| Some(&m.operation_id) != running.as_ref())
+            .collect();
+        if undriven.is_empty() {
+            return Ok(());
+        }
+        let tps: Vec<TopicPartition> = undriven.iter().map(tp).collect();
+        let ongoing: BTreeSet<TopicPartition> = client
+            .list_partition_reassignments(Some(&tps))
+            .await?
+            .into_iter()
+            .map(|r| TopicPartition::new(r.topic, r.partition))
+            .collect();
+        let timeout = millis(self.config.timing.move_timeout);
+        let mut updates = Vec::new();
+        for m in &undriven {
+            let mut u = m.update();
+            if !ongoing.contains(&tp(m)) {
+                if m.state == MoveState::Cancelled {
+                    u.cancel_confirmed = true;
+                    u.reason = Some("cancelled".into());
+                } else {
+                    u.state = MoveState::Failed;
+                    u.reason = Some("no longer driven by an operation".into());
+                    u.finished_at_ms = Some(now_ms);
+                }
+                updates.push(u);
+                continue;
+            }
+            let last = m.submitted_at_ms.unwrap_or(m.started_at_ms.unwrap_or(0));
+            if now_ms - last < timeout {
+                continue;
+            }
+            let results = client
+                .alter_partition_reassignments(&[(tp(m), Some(m.source.clone()))])
+                .await?;
+            let refused = results.into_iter().find_map(|r| r.error);
+            u.state = MoveState::Cancelled;
+            u.timed_out = true;
+            u.cancel_confirmed = refused.is_none();
+            u.finished_at_ms = Some(now_ms);
+            u.reason = Some(format!(
+                "timed out: tracked {} after its last submission with no execution driving it; reverted to the original replicas {:?}",
+                humantime::format_duration(self.config.timing.move_timeout),
+                m.source
+            ));
+            self.store.insert_audit(&NewAuditEvent {
+                at_ms: now_ms,
+                action: "reassignments.timeout".into(),
+                method: "INTERNAL".into(),
+                user_id: Some("pilot".into()),
+                requested_by: Some("pilot".into()),
+                status: if refused.is_none() { 200 } else { 500 },
+                target: Some(format!("{}-{}", m.topic, m.partition)),
+                summary: json!({
+                    "operation": m.operation_id,
+                    "topic": m.topic,
+                    "partition": m.partition,
+                    "revertedTo": m.source,
+                }),
+                before: Some(json!({ "replicas": m.submitted })),
+                after: Some(json!({ "replicas": m.source })),
+                details: refused.map(|e| e.name.to_string()),
+                ..NewAuditEvent::default()
+            })?;
+            warn!(operation = %m.operation_id, topic = %m.topic, partition = m.partition, "tracked move timed out and was reverted");
+            updates.push(u);
+        }
+        self.store.update_moves(None, &updates, now_ms)?;
+        Ok(())
+    }
+}
+
+fn apply_updates(moves: &mut [MoveRecord], updates: &[MoveUpdate]) {
+    for u in updates {
+        if let Some(m) = moves
+            .iter_mut()
+            .find(|m| m.seq == u.seq && m.operation_id == u.operation_id)
+        {
+            m.state = u.state;
+            m.step = u.step;
+            m.submitted = u.submitted.clone();
+            m.submitted_at_ms = u.submitted_at_ms;
+            m.submissions = u.submissions;
+            m.bytes_done = u.bytes_done;
+            m.rate = u.rate;
+            m.reason = u.reason.clone();
+            m.timed_out = u.timed_out;
+            m.cancel_confirmed = u.cancel_confirmed;
+            m.started_at_ms = u.started_at_ms;
+            m.finished_at_ms = u.finished_at_ms;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_keeps_busy_the_brokers_added_removed_and_the_leader() {
+        assert_eq!(participants(&[1, 2, 3], &[4, 2, 3], Some(2)), vec![1, 2, 4]);
+        // Leadership only: nothing is copied, no broker is kept busy by a copy.
+        assert!(participants(&[1, 2, 3], &[2, 1, 3], Some(1)).is_empty());
+    }
+}

@@ -1,0 +1,513 @@
+//! The executor's engine against the simulated cluster (real wire protocol): operations queued in
+//! SQLite run to completion under the per-broker cap with throttles present during and absent
+//! after; a restarted engine resumes without sending anything twice; cancel; the stale-plan check;
+//! the timeout of a move no execution drives.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ballast_config::{Config, RawConfig};
+use ballast_executor::Engine;
+use ballast_kafka::{Client, ClientConfig};
+use ballast_schema::{MoveState, NewMove, NewOperation, OperationState, Queued, Store};
+use ballast_simcluster::{GenerateParams, Scenario, SimCluster, SimConfig};
+
+struct Bed {
+    sim: SimCluster,
+    client: Client,
+    store: Store,
+    config: Arc<Config>,
+    new_broker: i32,
+    _dir: tempfile::TempDir,
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Four brokers and an empty fifth; two topics of four 20 MB partitions, RF 2; the simulator runs
+/// `speed` times real time; moves throttled to `rate_mb` MB/s, at most `cap` per broker.
+async fn bed(speed: f64, rate_mb: u64, cap: u32, extra: &[(&str, &str)]) -> Bed {
+    let sim = SimCluster::start(SimConfig {
+        scenario: Scenario::Generate(GenerateParams {
+            brokers: 4,
+            racks: 0,
+            topics: 2,
+            partitions_per_topic: 4,
+            replication_factor: 2,
+            seed: 3,
+            mean_partition_bytes: 20e6,
+            mean_msg_rate: 0.0,
+            msg_bytes: 100.0,
+            ..GenerateParams::default()
+        }),
+        base_port: 0,
+        speed,
+        tick: Duration::from_millis(20),
+        ..SimConfig::default()
+    })
+    .await
+    .expect("simulated cluster");
+    let new_broker = sim.add_broker(None).await.expect("add a broker");
+    let client = Client::connect(
+        ClientConfig::plaintext(&sim.bootstrap())
+            .with_request_timeout(Duration::from_secs(5))
+            .with_retries(5, Duration::from_millis(50)),
+    )
+    .await
+    .expect("connect");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("ballast.db");
+    Store::migrate(&db).expect("migrate");
+    let store = Store::open(&db).expect("open");
+    let rate = rate_mb.to_string();
+    let cap = cap.to_string();
+    let mut pairs: Vec<(String, String)> = [
+        ("BALLAST_KAFKA_BOOTSTRAP_SERVERS", sim.bootstrap().as_str()),
+        ("BALLAST_DATA_DIR", dir.path().to_str().expect("utf-8")),
+        ("BALLAST_THROTTLE_RATE_MB", rate.as_str()),
+        ("BALLAST_MOVE_MAX_PER_BROKER", cap.as_str()),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    pairs.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let raw = RawConfig::from_pairs(pairs, None).expect("raw config");
+    let config = Arc::new(Config::from_raw(&raw).expect("config"));
+    Bed {
+        sim,
+        client,
+        store,
+        config,
+        new_broker,
+        _dir: dir,
+    }
+}
+
+impl Bed {
+    /// Moves the first replica of `count` partitions onto the new broker, as one operation.
+    fn queue(&self, count: usize) -> String {
+        let snap = self.sim.snapshot();
+        let moves: Vec<NewMove> = snap
+            .partitions
+            .iter()
+            .take(count)
+            .map(|p| {
+                let mut target = p.replicas.clone();
+                target[0] = self.new_broker;
+                NewMove {
+                    topic: p.topic.clone(),
+                    partition: p.partition,
+                    source: p.replicas.clone(),
+                    target,
+                    steps: 1,
+                    bytes_total: p.size_bytes,
+                    phase: 0,
+                }
+            })
+            .collect();
+        self.queue_moves(moves)
+    }
+
+    fn queue_moves(&self, moves: Vec<NewMove>) -> String {
+        let op = NewOperation {
+            kind: "bulk".into(),
+            strategy: "BULK_MANUAL".into(),
+            method: "POST".into(),
+            detail: serde_json::json!({}),
+            moves,
+            ..NewOperation::default()
+        };
+        match self
+            .store
+            .queue_operation(&op, None, now(), 30_000)
+            .expect("queue")
+        {
+            Queued::Started { id, .. } => id,
+            Queued::Busy(b) => panic!("busy: {}", b.message()),
+        }
+    }
+
+    fn state(&self, id: &str) -> OperationState {
+        self.store
+            .operation(id)
+            .expect("read")
+            .expect("exists")
+            .state
+    }
+
+    fn throttles_set(&self) -> bool {
+        let t = self.sim.truth().throttles;
+        !t.brokers.is_empty() || !t.topics.is_empty()
+    }
+
+    /// Ticks until `done` or 40 s; returns whether throttles were seen while moves ran.
+    async fn run_until(&self, engine: &mut Engine, mut done: impl FnMut(&Bed) -> bool) -> bool {
+        let mut saw_throttles = false;
+        let deadline = std::time::Instant::now() + Duration::from_secs(40);
+        while !done(self) {
+            assert!(std::time::Instant::now() < deadline, "timed out");
+            engine.tick(&self.client, now()).await.expect("tick");
+            if !self.sim.truth().reassignments.in_flight.is_empty() {
+                saw_throttles |= self.throttles_set();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        saw_throttles
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_move_completes_under_the_per_broker_cap_with_throttles_during_and_none_after() {
+    let bed = bed(10.0, 2, 2, &[]).await;
+    let id = bed.queue(6);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    let saw = bed
+        .run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    assert_eq!(bed.state(&id), OperationState::Completed);
+    let moves = bed.store.moves(&id).expect("moves");
+    assert!(
+        moves.iter().all(|m| m.state == MoveState::Completed),
+        "{moves:?}"
+    );
+    // The cluster is where the moves said.
+    let snap = bed.sim.snapshot();
+    for m in &moves {
+        let p = snap
+            .partitions
+            .iter()
+            .find(|p| p.topic == m.topic && p.partition == m.partition)
+            .expect("partition");
+        assert_eq!(p.replicas, m.target);
+    }
+    let truth = bed.sim.truth();
+    for b in &truth.brokers {
+        assert!(
+            b.max_concurrent_moves_as_participant <= 2,
+            "broker {} took part in {} concurrent moves",
+            b.id,
+            b.max_concurrent_moves_as_participant
+        );
+    }
+    assert!(saw, "throttles were set while moves ran");
+    assert!(
+        !bed.throttles_set(),
+        "no throttle is left behind: {:?}",
+        truth.throttles
+    );
+    assert_eq!(
+        bed.store.slot(now()).expect("slot"),
+        None,
+        "the slot is free"
+    );
+    assert_eq!(
+        bed.store
+            .partitions_in_cooldown(now(), 3_600_000)
+            .expect("cooldowns")
+            .len(),
+        6
+    );
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_engine_resumes_tracking_and_submits_nothing_twice() {
+    let bed = bed(5.0, 2, 2, &[]).await;
+    let id = bed.queue(4);
+    let mut first = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut first, |b| {
+        b.store
+            .moves(&id)
+            .expect("moves")
+            .iter()
+            .any(|m| m.state == MoveState::Active)
+    })
+    .await;
+    drop(first);
+    // A step recorded but never sent (the process died between the two): shown as submitting.
+    let moves = bed.store.moves(&id).expect("moves");
+    let waiting = moves
+        .iter()
+        .find(|m| m.state == MoveState::Pending)
+        .expect("a move still waits");
+    let mut u = waiting.update();
+    u.state = MoveState::Submitting;
+    u.submitted = Some(waiting.target.clone());
+    u.submissions = 1;
+    u.submitted_at_ms = Some(now());
+    bed.store
+        .update_moves(None, &[u], now())
+        .expect("fake a crash");
+
+    let mut second = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut second, |b| b.state(&id).is_finished())
+        .await;
+    assert_eq!(bed.state(&id), OperationState::Completed);
+    let truth = bed.sim.truth();
+    for m in bed.store.moves(&id).expect("moves") {
+        let seen = truth
+            .reassignments
+            .finished
+            .iter()
+            .chain(truth.reassignments.in_flight.iter())
+            .filter(|r| r.record.topic == m.topic && r.record.partition == m.partition)
+            .count();
+        assert_eq!(
+            seen, 1,
+            "{}-{} reached the cluster exactly once",
+            m.topic, m.partition
+        );
+    }
+    assert!(!bed.throttles_set());
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_mid_run_cancels_in_flight_moves_keeps_completed_ones_and_clears_throttles() {
+    let bed = bed(2.0, 1, 1, &[]).await;
+    let id = bed.queue(4);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut engine, |b| {
+        b.store
+            .moves(&id)
+            .expect("moves")
+            .iter()
+            .any(|m| m.state == MoveState::Active)
+    })
+    .await;
+    bed.store.request_cancel(&id, now()).expect("cancel");
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    assert_eq!(bed.state(&id), OperationState::Cancelled);
+    let moves = bed.store.moves(&id).expect("moves");
+    assert!(moves
+        .iter()
+        .all(|m| matches!(m.state, MoveState::Cancelled | MoveState::Completed)));
+    assert!(moves.iter().any(|m| m.state == MoveState::Cancelled));
+    assert!(bed.sim.truth().reassignments.in_flight.is_empty());
+    assert!(!bed.throttles_set(), "{:?}", bed.sim.truth().throttles);
+    // Cancelled moves are back on their original replicas.
+    let snap = bed.sim.snapshot();
+    for m in moves.iter().filter(|m| m.state == MoveState::Cancelled) {
+        let p = snap
+            .partitions
+            .iter()
+            .find(|p| p.topic == m.topic && p.partition == m.partition)
+            .expect("partition");
+        assert_eq!(p.replicas, m.source);
+    }
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_plan_is_caught_before_submission_and_never_sent() {
+    let bed = bed(10.0, 50, 5, &[]).await;
+    let snap = bed.sim.snapshot();
+    let p = &snap.partitions[0];
+    // Planned on replicas the partition does not have: a broker both keep is missing live.
+    let other: Vec<i32> = (1..=4).filter(|b| !p.replicas.contains(b)).collect();
+    let planned_source = vec![other[0], other[1]];
+    let moves = vec![NewMove {
+        topic: p.topic.clone(),
+        partition: p.partition,
+        source: planned_source.clone(),
+        target: vec![bed.new_broker, other[1]],
+        steps: 1,
+        bytes_total: p.size_bytes,
+        phase: 0,
+    }];
+    let id = bed.queue_moves(moves);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    let m = &bed.store.moves(&id).expect("moves")[0];
+    assert_eq!(m.state, MoveState::Failed);
+    let reason = m.reason.clone().unwrap_or_default();
+    assert!(reason.starts_with("stale plan: live replicas"), "{reason}");
+    assert_eq!(m.submissions, 0);
+    let truth = bed.sim.truth();
+    assert!(truth.reassignments.finished.is_empty() && truth.reassignments.in_flight.is_empty());
+    // A failure adds a status 500 audit event.
+    let page = bed
+        .store
+        .list_audit(&ballast_schema::AuditQuery::default())
+        .expect("audit");
+    assert!(page.events.iter().any(|e| e.status == 500));
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_tracked_past_the_timeout_with_no_execution_driving_it_is_reverted_and_audited() {
+    let bed = bed(1.0, 1, 5, &[("BALLAST_MOVE_TIMEOUT", "3s")]).await;
+    let id = bed.queue(1);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut engine, |b| {
+        b.store.moves(&id).expect("moves")[0].state == MoveState::Active
+    })
+    .await;
+    // The operation ends while its move is still in flight: nothing drives the move any more.
+    bed.store
+        .finish_operation(
+            None,
+            &id,
+            OperationState::Failed,
+            Some("abandoned"),
+            None,
+            now(),
+        )
+        .expect("finish");
+    let source = bed.store.moves(&id).expect("moves")[0].source.clone();
+    bed.run_until(&mut engine, |b| {
+        b.store.moves(&id).expect("moves")[0].timed_out
+    })
+    .await;
+    let m = &bed.store.moves(&id).expect("moves")[0];
+    assert_eq!(m.state, MoveState::Cancelled);
+    assert!(m.reason.as_deref().unwrap_or("").starts_with("timed out"));
+    let page = bed
+        .store
+        .list_audit(&ballast_schema::AuditQuery {
+            action: Some("reassignments.timeout".into()),
+            ..Default::default()
+        })
+        .expect("audit");
+    assert_eq!(page.events.len(), 1);
+    assert_eq!(page.events[0].method, "INTERNAL");
+    assert_eq!(page.events[0].user_id.as_deref(), Some("pilot"));
+    // The partition goes back to its original replicas.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let snap = bed.sim.snapshot();
+        let p = snap
+            .partitions
+            .iter()
+            .find(|p| p.topic == m.topic && p.partition == m.partition)
+            .expect("partition");
+        if p.replicas == source && bed.sim.truth().reassignments.in_flight.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not reverted: {:?}",
+            p.replicas
+        );
+        engine.tick(&bed.client, now()).await.expect("tick");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_only_move_ends_with_its_first_replica_leading() {
+    let bed = bed(10.0, 50, 5, &[]).await;
+    let snap = bed.sim.snapshot();
+    let p = &snap.partitions[0];
+    let mut target = p.replicas.clone();
+    target.reverse();
+    let id = bed.queue_moves(vec![NewMove {
+        topic: p.topic.clone(),
+        partition: p.partition,
+        source: p.replicas.clone(),
+        target: target.clone(),
+        steps: 1,
+        bytes_total: 0,
+        phase: 0,
+    }]);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    assert_eq!(bed.state(&id), OperationState::Completed);
+    let after = bed.sim.snapshot();
+    let q = after
+        .partitions
+        .iter()
+        .find(|q| q.topic == p.topic && q.partition == p.partition)
+        .expect("partition");
+    assert_eq!(q.replicas, target);
+    assert_eq!(
+        q.leader,
+        Some(target[0]),
+        "the preferred leader was elected"
+    );
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_phase_starts_only_after_the_earlier_phase_finished() {
+    let bed = bed(10.0, 2, 5, &[]).await;
+    let snap = bed.sim.snapshot();
+    let moves: Vec<NewMove> = snap
+        .partitions
+        .iter()
+        .take(2)
+        .enumerate()
+        .map(|(i, p)| {
+            let mut target = p.replicas.clone();
+            target[0] = bed.new_broker;
+            NewMove {
+                topic: p.topic.clone(),
+                partition: p.partition,
+                source: p.replicas.clone(),
+                target,
+                steps: 1,
+                bytes_total: p.size_bytes,
+                phase: i as u32,
+            }
+        })
+        .collect();
+    let id = bed.queue_moves(moves);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    let mut overlap = false;
+    bed.run_until(&mut engine, |b| {
+        let m = b.store.moves(&id).expect("moves");
+        overlap |= m[0].state.is_in_flight() && m[1].state.is_in_flight();
+        b.state(&id).is_finished()
+    })
+    .await;
+    assert!(!overlap, "phase 1 waited for phase 0");
+    assert_eq!(bed.state(&id), OperationState::Completed);
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_destination_broker_dying_mid_move_loses_nothing_and_the_move_completes_when_it_returns()
+{
+    let bed = bed(4.0, 1, 5, &[]).await;
+    let id = bed.queue(2);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut engine, |b| {
+        b.store
+            .moves(&id)
+            .expect("moves")
+            .iter()
+            .all(|m| m.state == MoveState::Active)
+    })
+    .await;
+    bed.sim
+        .stop_broker(bed.new_broker)
+        .await
+        .expect("stop the destination");
+    for _ in 0..10 {
+        engine.tick(&bed.client, now()).await.expect("tick");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let moves = bed.store.moves(&id).expect("moves");
+    assert!(
+        moves.iter().all(|m| m.state == MoveState::Active),
+        "moves keep being tracked while their destination is down: {moves:?}"
+    );
+    assert_eq!(bed.state(&id), OperationState::Running);
+    bed.sim
+        .start_broker(bed.new_broker)
+        .await
+        .expect("start it again");
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    assert_eq!(bed.state(&id), OperationState::Completed);
+    assert!(!bed.throttles_set());
+    bed.sim.shutdown().await;
+}
