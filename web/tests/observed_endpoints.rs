@@ -669,3 +669,44 @@ async fn metrics_expose_rack_assessment_observation_freshness_and_broker_loads()
             && l.iter().any(|(k, val)| k == "status" && val == "partial")
             && *v == 1.0));
 }
+
+#[tokio::test]
+async fn broker_load_history_gives_each_reading_in_range_and_refuses_bad_ranges() {
+    let h = Harness::with_fixture().await;
+    // Ten minutes at 300 points: buckets of 2 s, one reading each.
+    let since = now_ms() - 600_000;
+    let d = h
+        .data(&format!("/api/v1/brokers/1/loads/history?since={since}"))
+        .await;
+    assert_eq!(d["brokerId"], 1);
+    let readings = d["readings"].as_u64().expect("count");
+    assert!(readings >= 1, "{d}");
+    let points = d["points"].as_array().expect("points");
+    assert_eq!(points.len() as u64, readings, "one point per reading: {d}");
+    assert!(points[0]["values"]["leaderCount"].is_number(), "{d}");
+    assert_eq!(d["loads"].as_array().map(Vec::len), Some(7));
+    let one = h
+        .data("/api/v1/brokers/1/loads/history?load=diskBytes&maxPoints=1")
+        .await;
+    assert_eq!(
+        one["points"].as_array().map(Vec::len),
+        Some(1),
+        "bucketed: {one}"
+    );
+    assert_eq!(
+        one["points"][0]["values"].as_object().map(|m| m.len()),
+        Some(1)
+    );
+    let all = h.data("/api/v1/brokers/loads/history").await;
+    assert_eq!(all["brokers"].as_array().map(Vec::len), Some(4));
+    for (path, expected) in [
+        ("/api/v1/brokers/99/loads/history", 404),
+        ("/api/v1/brokers/1/loads/history?load=bogus", 400),
+        ("/api/v1/brokers/1/loads/history?since=yesterday", 400),
+        ("/api/v1/brokers/1/loads/history?since=2000&until=1000", 400),
+        ("/api/v1/brokers/1/loads/history?maxPoints=0", 400),
+    ] {
+        let (status, body) = h.get(path).await;
+        assert_error(status, &body, expected);
+    }
+}

@@ -6,6 +6,7 @@
 //! (hard and soft reasons). `engine` is the reconciling pass over SQLite and the cluster.
 
 pub mod engine;
+pub mod placement;
 pub mod preflight;
 pub mod stale;
 pub mod throttle;

@@ -511,3 +511,68 @@ async fn a_destination_broker_dying_mid_move_loses_nothing_and_the_move_complete
     assert!(!bed.throttles_set());
     bed.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leftover_throttles_are_cleared_at_start_when_ballast_owns_them() {
+    use ballast_kafka::{AlterConfigOp, ConfigResource};
+    let bed = bed(10.0, 50, 5, &[]).await;
+    let snap = bed.sim.snapshot();
+    let topic = snap.partitions[0].topic.clone();
+    let set = |name: &str, value: &str| AlterConfigOp::Set {
+        name: name.to_string(),
+        value: value.to_string(),
+    };
+    bed.client
+        .incremental_alter_configs(
+            &[
+                (
+                    ConfigResource::Broker(1),
+                    vec![set("leader.replication.throttled.rate", "1000")],
+                ),
+                (
+                    ConfigResource::BrokerDefaults,
+                    vec![set("follower.replication.throttled.rate", "1000")],
+                ),
+                (
+                    ConfigResource::Topic(topic),
+                    vec![set("leader.replication.throttled.replicas", "0:1")],
+                ),
+            ],
+            false,
+        )
+        .await
+        .expect("leave throttles behind");
+    assert!(bed.throttles_set());
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    engine.tick(&bed.client, now()).await.expect("tick");
+    assert!(!bed.throttles_set(), "{:?}", bed.sim.truth().throttles);
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_throttles_externally_managed_ballast_sets_and_clears_none() {
+    use ballast_kafka::{AlterConfigOp, ConfigResource};
+    let bed = bed(10.0, 2, 5, &[("BALLAST_THROTTLE_MANAGED", "false")]).await;
+    bed.client
+        .incremental_alter_configs(
+            &[(
+                ConfigResource::Broker(1),
+                vec![AlterConfigOp::Set {
+                    name: "leader.replication.throttled.rate".into(),
+                    value: "5000000".into(),
+                }],
+            )],
+            false,
+        )
+        .await
+        .expect("an operator's own throttle");
+    let id = bed.queue(2);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    assert_eq!(bed.state(&id), OperationState::Completed);
+    let t = bed.sim.truth().throttles;
+    assert_eq!(t.brokers.len(), 1, "the operator's throttle stays: {t:?}");
+    assert!(t.topics.is_empty(), "ballast set no replica lists: {t:?}");
+    bed.sim.shutdown().await;
+}

@@ -99,7 +99,8 @@ fn by_load(values: impl Fn(usize) -> Value) -> Value {
 /// What the API shows beyond the plan: `shares` (every broker with its seven loads and its
 /// distance from fair share, before and after the plan; `null` distances for brokers that take
 /// no load) and `topicSpreadAtLimit` (`topic@broker` pairs at their topic's spread cap,
-/// `ceil(partitions × rf / eligible brokers)`, in the planned placement).
+/// `ceil(partitions × rf / eligible brokers)`, in the planned placement) and `topicBreaches`
+/// (`topic`/broker pairs beyond that cap before the plan, with the count the plan leaves).
 pub fn detail(snapshot: &Snapshot, plan: &Plan) -> Value {
     let after = ballast_balancer::apply_plan(snapshot, plan, None);
     let before_loads = broker_loads(snapshot);
@@ -182,7 +183,31 @@ pub fn detail(snapshot: &Snapshot, plan: &Plan) -> Value {
             }
         }
     }
-    json!({ "shares": shares, "topicSpreadAtLimit": at_limit })
+    // Breaches: a topic holding more replicas on a broker than its spread cap, before the plan,
+    // with what the plan leaves there.
+    let mut before_counts: BTreeMap<(&str, BrokerId), u64> = BTreeMap::new();
+    for p in &snapshot.partitions {
+        for r in &p.replicas {
+            *before_counts.entry((p.topic.as_str(), *r)).or_insert(0) += 1;
+        }
+    }
+    let mut breaches: Vec<Value> = Vec::new();
+    if !eligible.is_empty() {
+        for ((topic, broker), count) in &before_counts {
+            let (n, rf) = partitions.get(topic).copied().unwrap_or((0, 0));
+            let cap = (n * rf).div_ceil(eligible.len() as u64);
+            if *count > cap {
+                breaches.push(json!({
+                    "topic": topic,
+                    "brokerId": broker,
+                    "replicas": count,
+                    "cap": cap,
+                    "replicasAfter": replicas.get(&(*topic, *broker)).copied().unwrap_or(0),
+                }));
+            }
+        }
+    }
+    json!({ "shares": shares, "topicSpreadAtLimit": at_limit, "topicBreaches": breaches })
 }
 
 /// One evaluation at `now_ms`: plan the observed view, record the reading, decide, and keep the
@@ -196,7 +221,13 @@ pub fn evaluate(
         return Ok(None);
     };
     let cooldowns = store.partitions_in_cooldown(now_ms, settings.policy.cooldown_ms)?;
-    let snapshot = snapshot_from_view(&view, &cooldowns);
+    let maintenance: BTreeSet<BrokerId> = store
+        .maintenance()?
+        .into_iter()
+        .map(|m| m.broker_id)
+        .collect();
+    let snapshot =
+        ballast_runtime::topology::snapshot_with_maintenance(&view, &cooldowns, &maintenance);
     let started = std::time::Instant::now();
     let mut plan = ballast_balancer::plan(&snapshot, &settings.policy, now_ms);
     plan.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -251,4 +282,59 @@ pub fn evaluate(
         decision,
         fingerprint,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ballast_model::snapshot::{SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
+    use ballast_model::BrokerState;
+
+    fn partition(topic: &str, partition: i32, replicas: &[BrokerId]) -> SnapshotPartition {
+        SnapshotPartition {
+            topic: topic.into(),
+            partition,
+            replicas: replicas.to_vec(),
+            leader: replicas.first().copied(),
+            isr: Some(replicas.to_vec()),
+            size_bytes: 1_000_000,
+            compacted: false,
+            min_insync_replicas: 1,
+            producer_msg_rate: 0.0,
+            producer_byte_rate: 0.0,
+            consumer_msg_rate: 0.0,
+            consumer_byte_rate: 0.0,
+            last_moved_at: None,
+        }
+    }
+
+    #[test]
+    fn topic_breaches_name_topics_beyond_their_spread_cap_on_a_broker() {
+        let snapshot = Snapshot {
+            format: SNAPSHOT_FORMAT.to_string(),
+            taken_at: "2026-01-01T00:00:00Z".into(),
+            cluster_id: None,
+            brokers: (1..=2)
+                .map(|id| SnapshotBroker {
+                    id,
+                    rack: None,
+                    state: BrokerState::Alive,
+                })
+                .collect(),
+            partitions: vec![
+                partition("orders", 0, &[1]),
+                partition("orders", 1, &[1]),
+                partition("clicks", 0, &[1]),
+                partition("clicks", 1, &[2]),
+            ],
+        };
+        let plan = ballast_balancer::plan(&snapshot, &Policy::default(), 0);
+        let d = detail(&snapshot, &plan);
+        let breaches = d["topicBreaches"].as_array().expect("array");
+        assert_eq!(breaches.len(), 1, "{d}");
+        assert_eq!(breaches[0]["topic"], "orders");
+        assert_eq!(breaches[0]["brokerId"], 1);
+        assert_eq!(breaches[0]["replicas"], 2);
+        assert_eq!(breaches[0]["cap"], 1);
+    }
 }

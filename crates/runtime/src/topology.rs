@@ -2,7 +2,7 @@
 //! (proposals), the web process (what-if, apply checks) and the executor (pre-flight), so the
 //! three agree on one fingerprint.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use ballast_model::snapshot::{Snapshot, SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
 use ballast_model::{BrokerId, BrokerState};
@@ -14,6 +14,16 @@ use crate::format_rfc3339_ms;
 /// with its placement, window-averaged size (compacted topics: their steady size), rolling rates
 /// (0 until known) and `lastMovedAt` from the cooldowns.
 pub fn snapshot_from_view(view: &ObservedView, cooldowns: &[Cooldown]) -> Snapshot {
+    snapshot_with_maintenance(view, cooldowns, &BTreeSet::new())
+}
+
+/// [`snapshot_from_view`] with the brokers an operator put in maintenance in state
+/// `maintenance` (the planner drains them and plans nothing onto them).
+pub fn snapshot_with_maintenance(
+    view: &ObservedView,
+    cooldowns: &[Cooldown],
+    maintenance: &BTreeSet<BrokerId>,
+) -> Snapshot {
     let topics: HashMap<&str, &ballast_schema::ObservedTopic> =
         view.topics.iter().map(|t| (t.name.as_str(), t)).collect();
     let moved: HashMap<(&str, i32), i64> = cooldowns
@@ -29,7 +39,9 @@ pub fn snapshot_from_view(view: &ObservedView, cooldowns: &[Cooldown]) -> Snapsh
                 SnapshotBroker {
                     id: b.broker_id,
                     rack: b.rack.clone(),
-                    state: if b.alive {
+                    state: if maintenance.contains(&b.broker_id) {
+                        BrokerState::Maintenance
+                    } else if b.alive {
                         BrokerState::Alive
                     } else {
                         BrokerState::Down

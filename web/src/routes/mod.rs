@@ -1,4 +1,5 @@
 mod audit;
+mod brokers;
 mod live;
 mod manage;
 mod observed;
@@ -22,6 +23,7 @@ pub fn routes() -> Router<AppState> {
         .merge(live::routes())
         .merge(proposals::routes())
         .merge(reassignments::routes())
+        .merge(brokers::routes())
         .merge(manage::routes())
         .merge(audit::routes())
 }

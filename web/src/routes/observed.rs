@@ -11,6 +11,7 @@
 
 mod activity;
 mod cluster;
+mod history;
 mod lag;
 mod topics;
 
@@ -33,6 +34,11 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/cluster/follower-lag", get(lag::follower_lag))
         .route("/api/v1/partitions", get(cluster::partitions))
         .route("/api/v1/brokers/racks", get(cluster::racks))
+        .route("/api/v1/brokers/loads/history", get(history::all))
+        .route(
+            "/api/v1/brokers/{brokerId}/loads/history",
+            get(history::broker),
+        )
         .route("/api/v1/topics/search", post(topics::search))
         .route("/api/v1/optimize/partitions", get(topics::optimize))
         .route("/api/v1/activity/partitions", get(activity::partitions))

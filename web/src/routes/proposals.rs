@@ -105,7 +105,7 @@ fn full(p: &ProposalRecord) -> Value {
         "topicSpread": { "atLimit": detail("topicSpreadAtLimit", json!({})) },
         "benefitEvidence": {
             "tripped": plan.get("tripped").cloned().unwrap_or_else(|| json!([])),
-            "topicBreaches": [],
+            "topicBreaches": detail("topicBreaches", json!([])),
         },
         "structuralLimits": plan.get("structuralLimits").cloned().unwrap_or_else(|| json!([])),
         "metrics": {

@@ -21,7 +21,7 @@ use ballast_schema::{
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::extract::{Json, Path, Query};
+use crate::extract::{Json, OptionalJson, Path, Query};
 use crate::{observed_view, ApiError, ApiOk, ApiResult, AppState};
 
 pub const DEFAULT_LIMIT: u64 = 50;
@@ -31,6 +31,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/proposals/current/apply", post(apply_current))
         .route("/api/v1/proposals/{proposalId}/apply", post(apply_one))
+        .route("/api/v1/topics/{topic}/redistribute", post(topic_spread))
         .route("/api/v1/topics/{topic}/partitions/bulk", post(bulk))
         .route(
             "/api/v1/topics/{topic}/partitions/{partition}/redistribute",
@@ -57,7 +58,7 @@ pub fn requester(headers: &HeaderMap) -> String {
         .to_string()
 }
 
-fn conflict(error: impl Into<String>, details: impl Into<String>) -> ApiError {
+pub(crate) fn conflict(error: impl Into<String>, details: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::CONFLICT, error, details)
 }
 
@@ -71,9 +72,9 @@ struct ForceQuery {
     force: Option<bool>,
 }
 
-/// Runs the live pre-flight: hard reasons are a 409 whatever `force` says; soft ones join
+/// Runs the live pre-flight (shared with the maintenance drain): hard reasons are a 409 whatever `force` says; soft ones join
 /// `soft` (the caller decides with `force`).
-async fn preflight_live(
+pub(crate) async fn preflight_live(
     state: &AppState,
     soft: &mut Vec<String>,
 ) -> Result<preflight::Assessment, ApiError> {
@@ -101,7 +102,7 @@ async fn preflight_live(
 }
 
 /// Queues an operation or answers 409 while another mutation holds the slot.
-async fn queue(
+pub(crate) async fn queue(
     state: &AppState,
     op: NewOperation,
     audit: NewAuditEvent,
@@ -120,7 +121,7 @@ async fn queue(
     }
 }
 
-fn new_move(
+pub(crate) fn new_move(
     topic: &str,
     partition: i32,
     source: &[BrokerId],
@@ -222,7 +223,8 @@ async fn apply(
         .map(|m| m.broker_id)
         .collect();
     if let Some(v) = &view {
-        let snapshot = ballast_runtime::topology::snapshot_from_view(&v.raw, &[]);
+        let snapshot =
+            ballast_runtime::topology::snapshot_with_maintenance(&v.raw, &[], &maintenance);
         let current = ballast_runtime::topology::fingerprint(&snapshot);
         if current != p.fingerprint {
             soft.push(format!(
@@ -940,6 +942,205 @@ async fn bulk(
         "bulkId": id,
         "message": format!("started {count} partition moves as operation {id}{}", if rejected > 0 { format!("; {rejected} entries rejected") } else { String::new() }),
     })))
+}
+
+// ------------------------------------------------------------------------- topic redistribution
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TopicBody {
+    preview: Option<bool>,
+    /// The brokers to spread over; default every broker that is up and not in maintenance.
+    brokers: Option<Vec<i64>>,
+}
+
+/// Racks of the brokers the observer knows.
+pub(crate) fn racks(view: Option<&observed_view::View>) -> BTreeMap<BrokerId, Option<String>> {
+    view.map(|v| {
+        v.raw
+            .brokers
+            .iter()
+            .map(|b| (b.broker_id, b.rack.clone()))
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+async fn topic_spread(
+    state: axum::extract::State<AppState>,
+    headers: HeaderMap,
+    Path(topic): Path<String>,
+    Query(q): Query<ForceQuery>,
+    OptionalJson(body): OptionalJson<TopicBody>,
+) -> ApiResult<Value> {
+    let preview = body.preview.unwrap_or(false);
+    // Validate the selection before reading anything.
+    let selected: Option<BTreeSet<BrokerId>> = match &body.brokers {
+        None => None,
+        Some(list) => {
+            if list.is_empty() {
+                return Err(ApiError::bad_request(
+                    "invalid brokers",
+                    "brokers must not be empty when given",
+                ));
+            }
+            if let Some(b) = list.iter().find(|b| **b < 0 || **b > i64::from(i32::MAX)) {
+                return Err(ApiError::bad_request(
+                    "invalid brokers",
+                    format!("broker ids are 0 or more, got {b}"),
+                ));
+            }
+            let set: BTreeSet<BrokerId> = list.iter().map(|b| *b as BrokerId).collect();
+            if set.len() != list.len() {
+                return Err(ApiError::bad_request(
+                    "invalid brokers",
+                    "a broker is listed more than once",
+                ));
+            }
+            Some(set)
+        }
+    };
+    let ctx = if preview {
+        cached_context(&state, &topic).await?
+    } else {
+        live_context(&state, &topic).await?
+    };
+    let eligible: BTreeSet<BrokerId> = match selected {
+        Some(set) => {
+            if let Some(b) = set.iter().find(|b| !ctx.brokers.contains(b)) {
+                return Err(conflict(
+                    "broker unavailable",
+                    format!("broker {b} is not available in the cluster"),
+                ));
+            }
+            if let Some(b) = set.iter().find(|b| ctx.maintenance.contains(b)) {
+                return Err(conflict(
+                    "broker in maintenance",
+                    format!("broker {b} is in maintenance"),
+                ));
+            }
+            set
+        }
+        None => ctx.brokers.difference(&ctx.maintenance).copied().collect(),
+    };
+    let max_rf = ctx
+        .partitions
+        .values()
+        .map(|p| p.replicas.len())
+        .max()
+        .unwrap_or(0);
+    if eligible.len() < max_rf {
+        return Err(conflict(
+            "too few brokers",
+            format!(
+                "{} brokers cannot hold replication factor {max_rf}",
+                eligible.len()
+            ),
+        ));
+    }
+    let view = observed_view::current(&state).await?;
+    let parts: Vec<ballast_executor::placement::Part> = ctx
+        .partitions
+        .iter()
+        .map(|(p, place)| ballast_executor::placement::Part {
+            topic: topic.clone(),
+            partition: *p,
+            replicas: place.replicas.clone(),
+            isr: place.replicas.clone(),
+            leader: place.replicas.first().copied(),
+        })
+        .collect();
+    let planned =
+        ballast_executor::placement::spread_topic(&parts, &eligible, &racks(view.as_deref()));
+    let sizes: BTreeMap<i32, u64> = ctx.partitions.iter().map(|(p, pl)| (*p, pl.size)).collect();
+    let moves: Vec<NewMove> = planned
+        .iter()
+        .map(|m| {
+            new_move(
+                &topic,
+                m.partition,
+                &m.source,
+                &m.target,
+                sizes.get(&m.partition).copied().unwrap_or(0),
+            )
+        })
+        .collect();
+    let bytes: u64 = moves.iter().map(|m| m.bytes_total).sum();
+    let rows: Vec<Value> = planned
+        .iter()
+        .map(|m| {
+            let mut v = changes(&m.source, &m.target);
+            v["partition"] = json!(m.partition);
+            v
+        })
+        .collect();
+    let mut answer = json!({
+        "topic": topic,
+        "preview": preview,
+        "brokers": eligible,
+        "moves": rows,
+        "totalMoves": rows.len(),
+        "estimatedBytes": bytes,
+    });
+    if preview {
+        return Ok(ApiOk(answer));
+    }
+    if moves.is_empty() {
+        answer["started"] = json!(false);
+        answer["message"] = json!("the topic is already spread evenly over these brokers");
+        return Ok(ApiOk(answer));
+    }
+    let mut soft = Vec::new();
+    preflight_live(&state, &mut soft).await?;
+    let force = q.force.unwrap_or(false);
+    if !soft.is_empty() && !force {
+        return Err(conflict(
+            "redistribution cannot start now",
+            format!(
+                "{} (re-submit with force=true to override)",
+                soft.join("; ")
+            ),
+        ));
+    }
+    let forced = force && !soft.is_empty();
+    let user = requester(&headers);
+    let op = NewOperation {
+        kind: "redistribute".into(),
+        strategy: "TOPIC".into(),
+        method: "POST".into(),
+        user_id: Some(user.clone()),
+        requested_by: Some(user.clone()),
+        description: Some(format!("redistribute topic {topic}")),
+        forced,
+        detail: json!({ "topic": topic, "brokers": eligible, "overridden": if forced { soft.clone() } else { vec![] } }),
+        moves,
+        ..NewOperation::default()
+    };
+    let audit = NewAuditEvent {
+        at_ms: state.clock.now_ms(),
+        action: "reassignments.apply".into(),
+        method: "POST".into(),
+        user_id: Some(user.clone()),
+        requested_by: Some(user),
+        status: 200,
+        target: Some(topic.clone()),
+        summary: json!({ "strategy": "TOPIC", "topic": topic, "moves": rows.len(), "estimatedBytes": bytes }),
+        before: Some(json!(planned
+            .iter()
+            .map(|m| json!({"topic": topic, "partition": m.partition, "replicas": m.source}))
+            .collect::<Vec<_>>())),
+        after: Some(json!(planned
+            .iter()
+            .map(|m| json!({"topic": topic, "partition": m.partition, "replicas": m.target}))
+            .collect::<Vec<_>>())),
+        forced,
+        details: forced.then(|| format!("forced override: {}", soft.join("; "))),
+        ..NewAuditEvent::default()
+    };
+    let id = queue(&state, op, audit).await?;
+    answer["started"] = json!(true);
+    answer["operationId"] = json!(id);
+    Ok(ApiOk(answer))
 }
 
 // ------------------------------------------------------------------------- tracking

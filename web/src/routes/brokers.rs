@@ -1,0 +1,608 @@
+//! Broker operations: maintenance (enter drains the broker, exit ends it), log-directory moves,
+//! and preferred leader elections (cluster-wide and per topic). Shapes:
+//! `docs/api/reassignments.md`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use axum::http::HeaderMap;
+use axum::routing::post;
+use axum::Router;
+use ballast_executor::placement::{self, Part};
+use ballast_kafka::{ElectionType, ReplicaLogDirMove, TopicPartition};
+use ballast_model::BrokerId;
+use ballast_schema::{Maintenance, NewAuditEvent, NewOperation};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::reassignments::{conflict, new_move, preflight_live, queue, racks, requester};
+use crate::extract::{OptionalJson, Path, Query};
+use crate::{observed_view, ApiError, ApiOk, ApiResult, AppState};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/api/v1/brokers/{brokerId}/maintenance",
+            post(enter).delete(exit),
+        )
+        .route(
+            "/api/v1/brokers/{brokerId}/logdirs/move",
+            post(logdirs_move),
+        )
+        .route("/api/v1/preferred-leader-election", post(elect_cluster))
+        .route(
+            "/api/v1/topics/{topic}/preferred-leader-election",
+            post(elect_topic),
+        )
+}
+
+fn millis(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn cluster_error(what: &str, e: &dyn std::error::Error) -> ApiError {
+    ApiError::unavailable(what.to_string(), ballast_runtime::error_chain(e))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForceQuery {
+    force: Option<bool>,
+}
+
+// ------------------------------------------------------------------------- maintenance
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EnterBody {
+    reason: Option<String>,
+    /// Move leadership and replicas off the broker (default true).
+    drain: Option<bool>,
+}
+
+async fn enter(
+    state: axum::extract::State<AppState>,
+    headers: HeaderMap,
+    Path(broker): Path<i32>,
+    Query(q): Query<ForceQuery>,
+    OptionalJson(body): OptionalJson<EnterBody>,
+) -> ApiResult<Value> {
+    let in_maintenance = state.db(|s| s.maintenance()).await?;
+    if in_maintenance.iter().any(|m| m.broker_id == broker) {
+        return Err(conflict(
+            "broker already in maintenance",
+            format!("broker {broker} is in maintenance; DELETE the maintenance to end it"),
+        ));
+    }
+    let client = state.kafka.client().await?;
+    let md = client.metadata(None).await.map_err(|e| {
+        cluster_error(
+            "cluster metadata could not be read; nothing was changed",
+            &e,
+        )
+    })?;
+    let view = observed_view::current(&state).await?;
+    let known = md.broker(broker).is_some()
+        || view
+            .as_ref()
+            .is_some_and(|v| v.raw.brokers.iter().any(|b| b.broker_id == broker));
+    if !known {
+        return Err(ApiError::not_found(
+            "broker not found",
+            format!("no broker {broker}"),
+        ));
+    }
+    let maintenance: BTreeSet<BrokerId> = in_maintenance.iter().map(|m| m.broker_id).collect();
+    let eligible: BTreeSet<BrokerId> = md
+        .brokers
+        .iter()
+        .map(|b| b.id)
+        .filter(|b| *b != broker && !maintenance.contains(b))
+        .collect();
+    let parts: Vec<Part> = md
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().map(move |p| Part {
+                topic: t.name.clone(),
+                partition: p.partition,
+                replicas: p.replicas.clone(),
+                isr: p.isr.clone(),
+                leader: p.leader,
+            })
+        })
+        .collect();
+    let mut load: BTreeMap<BrokerId, usize> = BTreeMap::new();
+    for p in &parts {
+        for r in &p.replicas {
+            *load.entry(*r).or_default() += 1;
+        }
+    }
+    let drain = body.drain.unwrap_or(true);
+    let plan = placement::drain(broker, &parts, &eligible, &racks(view.as_deref()), &load);
+    let user = requester(&headers);
+    let now = state.clock.now_ms();
+    let sizes: BTreeMap<(String, i32), u64> = view
+        .as_ref()
+        .map(|v| {
+            v.raw
+                .partitions
+                .iter()
+                .map(|p| {
+                    (
+                        (p.topic.clone(), p.partition),
+                        p.size_bytes.unwrap_or(0).max(0) as u64,
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut moves = Vec::new();
+    for (phase, list) in [(0u32, &plan.leadership), (1u32, &plan.replicas)] {
+        for m in list {
+            let size = sizes
+                .get(&(m.topic.clone(), m.partition))
+                .copied()
+                .unwrap_or(0);
+            let mut nm = new_move(&m.topic, m.partition, &m.source, &m.target, size);
+            nm.phase = phase;
+            moves.push(nm);
+        }
+    }
+    let skipped: Vec<Value> = plan
+        .skipped
+        .iter()
+        .map(|(t, p, why)| json!({ "topic": t, "partition": p, "reason": why }))
+        .collect();
+    let mut operation_id = None;
+    if drain && !moves.is_empty() {
+        let mut soft = Vec::new();
+        preflight_live(&state, &mut soft).await?;
+        let force = q.force.unwrap_or(false);
+        if !soft.is_empty() && !force {
+            return Err(conflict(
+                "maintenance drain cannot start now",
+                format!(
+                    "{} (re-submit with force=true to override)",
+                    soft.join("; ")
+                ),
+            ));
+        }
+        let forced = force && !soft.is_empty();
+        let op = NewOperation {
+            kind: "maintenance".into(),
+            strategy: "DRAIN".into(),
+            method: "POST".into(),
+            user_id: Some(user.clone()),
+            requested_by: Some(user.clone()),
+            description: Some(format!("drain broker {broker} for maintenance")),
+            forced,
+            detail: json!({ "broker": broker, "skipped": skipped }),
+            moves,
+            ..NewOperation::default()
+        };
+        let audit = NewAuditEvent {
+            at_ms: now,
+            action: "brokers.maintenance.enter".into(),
+            method: "POST".into(),
+            user_id: Some(user.clone()),
+            requested_by: Some(user.clone()),
+            status: 200,
+            target: Some(format!("broker {broker}")),
+            summary: json!({
+                "broker": broker,
+                "leadershipMoves": plan.leadership.len(),
+                "replicaMoves": plan.replicas.len(),
+                "skipped": skipped,
+                "reason": body.reason,
+            }),
+            before: Some(json!(plan
+                .replicas
+                .iter()
+                .map(|m| json!({"topic": m.topic, "partition": m.partition, "replicas": m.source}))
+                .collect::<Vec<_>>())),
+            after: Some(json!(plan
+                .replicas
+                .iter()
+                .map(|m| json!({"topic": m.topic, "partition": m.partition, "replicas": m.target}))
+                .collect::<Vec<_>>())),
+            forced,
+            details: forced.then(|| format!("forced override: {}", soft.join("; "))),
+            ..NewAuditEvent::default()
+        };
+        operation_id = Some(queue(&state, op, audit).await?);
+    } else {
+        let audit = NewAuditEvent {
+            at_ms: now,
+            action: "brokers.maintenance.enter".into(),
+            method: "POST".into(),
+            user_id: Some(user.clone()),
+            requested_by: Some(user.clone()),
+            status: 200,
+            target: Some(format!("broker {broker}")),
+            summary: json!({ "broker": broker, "drain": false, "reason": body.reason }),
+            ..NewAuditEvent::default()
+        };
+        state.db(move |s| s.insert_audit(&audit)).await?;
+    }
+    let record = Maintenance {
+        broker_id: broker,
+        entered_at_ms: now,
+        requested_by: Some(user),
+        operation_id: operation_id.clone(),
+        reason: body.reason.clone(),
+    };
+    state.db(move |s| s.enter_maintenance(&record)).await?;
+    Ok(ApiOk(json!({
+        "brokerId": broker,
+        "maintenance": true,
+        "drain": drain,
+        "operationId": operation_id,
+        "leadershipMoves": plan.leadership.len(),
+        "replicaMoves": plan.replicas.len(),
+        "skipped": skipped,
+    })))
+}
+
+async fn exit(
+    state: axum::extract::State<AppState>,
+    headers: HeaderMap,
+    Path(broker): Path<i32>,
+) -> ApiResult<Value> {
+    let removed = state.db(move |s| s.exit_maintenance(broker)).await?;
+    if !removed {
+        return Err(ApiError::not_found(
+            "broker not in maintenance",
+            format!("broker {broker} is not in maintenance"),
+        ));
+    }
+    let user = requester(&headers);
+    let audit = NewAuditEvent {
+        at_ms: state.clock.now_ms(),
+        action: "brokers.maintenance.exit".into(),
+        method: "DELETE".into(),
+        user_id: Some(user.clone()),
+        requested_by: Some(user),
+        status: 200,
+        target: Some(format!("broker {broker}")),
+        summary: json!({ "broker": broker }),
+        ..NewAuditEvent::default()
+    };
+    state.db(move |s| s.insert_audit(&audit)).await?;
+    Ok(ApiOk(json!({
+        "brokerId": broker,
+        "maintenance": false,
+        "message": "maintenance ended: the next proposal moves partitions back onto the broker",
+    })))
+}
+
+// ------------------------------------------------------------------------- log directories
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DirMove {
+    topic: String,
+    partition: i32,
+    path: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LogDirsBody {
+    /// Explicit replica moves.
+    moves: Option<Vec<DirMove>>,
+    /// Or: every replica in directory `from` moves to directory `to`.
+    from: Option<String>,
+    to: Option<String>,
+}
+
+async fn logdirs_move(
+    state: axum::extract::State<AppState>,
+    headers: HeaderMap,
+    Path(broker): Path<i32>,
+    OptionalJson(body): OptionalJson<LogDirsBody>,
+) -> ApiResult<Value> {
+    let explicit = body.moves.clone().unwrap_or_default();
+    let by_dir = (body.from.as_deref(), body.to.as_deref());
+    match (&body.moves, by_dir) {
+        (Some(m), (None, None)) if !m.is_empty() => {}
+        (None, (Some(f), Some(t))) if !f.is_empty() && !t.is_empty() && f != t => {}
+        _ => {
+            return Err(ApiError::bad_request(
+                "invalid log-directory move",
+                "give either a non-empty moves list [{topic, partition, path}] or from and to (two different directories)",
+            ))
+        }
+    }
+    let client = state.kafka.client().await?;
+    let dirs = client
+        .describe_log_dirs(broker, None)
+        .await
+        .map_err(|e| match e {
+            ballast_kafka::Error::UnknownBroker(_) => {
+                ApiError::not_found("broker not found", format!("no broker {broker} is up"))
+            }
+            e => cluster_error("log directories could not be read; nothing was changed", &e),
+        })?;
+    let online: BTreeSet<&str> = dirs
+        .dirs
+        .iter()
+        .filter(|d| d.error.is_none())
+        .map(|d| d.path.as_str())
+        .collect();
+    let mut current: BTreeMap<(String, i32), String> = BTreeMap::new();
+    for d in &dirs.dirs {
+        for r in d.replicas.iter().filter(|r| !r.is_future) {
+            current.insert((r.topic.clone(), r.partition), d.path.clone());
+        }
+    }
+    let moves: Vec<ReplicaLogDirMove> = if explicit.is_empty() {
+        let (Some(from), Some(to)) = (body.from.as_deref(), body.to.as_deref()) else {
+            return Err(ApiError::bad_request(
+                "invalid log-directory move",
+                "from and to are required",
+            ));
+        };
+        if !dirs.dirs.iter().any(|d| d.path == from) {
+            return Err(ApiError::bad_request(
+                "unknown log directory",
+                format!("broker {broker} has no log directory {from}"),
+            ));
+        }
+        current
+            .iter()
+            .filter(|(_, dir)| dir.as_str() == from)
+            .map(|((t, p), _)| ReplicaLogDirMove {
+                topic: t.clone(),
+                partition: *p,
+                path: to.to_string(),
+            })
+            .collect()
+    } else {
+        explicit
+            .iter()
+            .map(|m| ReplicaLogDirMove {
+                topic: m.topic.clone(),
+                partition: m.partition,
+                path: m.path.clone(),
+            })
+            .collect()
+    };
+    for m in &moves {
+        if !online.contains(m.path.as_str()) {
+            return Err(ApiError::bad_request(
+                "unknown log directory",
+                format!(
+                    "{} is not an online log directory of broker {broker}",
+                    m.path
+                ),
+            ));
+        }
+        if !current.contains_key(&(m.topic.clone(), m.partition)) {
+            return Err(ApiError::bad_request(
+                "no such replica",
+                format!(
+                    "broker {broker} holds no replica of {}-{}",
+                    m.topic, m.partition
+                ),
+            ));
+        }
+    }
+    if moves.is_empty() {
+        return Ok(ApiOk(
+            json!({ "brokerId": broker, "results": [], "message": "nothing to move" }),
+        ));
+    }
+    let now = state.clock.now_ms();
+    let ttl = millis(state.config.timing.slot_lease_ttl);
+    let holder = format!("web:logdirs:{broker}:{now}");
+    let lease = match state
+        .db({
+            let holder = holder.clone();
+            move |s| s.acquire_idle_slot(&holder, "log-directory move", now, ttl)
+        })
+        .await?
+    {
+        Ok(l) => l,
+        Err(busy) => return Err(conflict("another mutation is running", busy.message())),
+    };
+    let result = client.alter_replica_log_dirs(broker, &moves).await;
+    let release = lease.clone();
+    state.db(move |s| s.release_slot(&release)).await?;
+    let results =
+        result.map_err(|e| cluster_error("the log-directory move was not accepted", &e))?;
+    let rows: Vec<Value> = moves
+        .iter()
+        .zip(&results)
+        .map(|(m, r)| {
+            json!({
+                "topic": m.topic,
+                "partition": m.partition,
+                "from": current.get(&(m.topic.clone(), m.partition)),
+                "to": m.path,
+                "success": r.error.is_none(),
+                "error": r.error.as_ref().map(|e| e.name),
+            })
+        })
+        .collect();
+    let user = requester(&headers);
+    let audit = NewAuditEvent {
+        at_ms: now,
+        action: "logdirs.move".into(),
+        method: "POST".into(),
+        user_id: Some(user.clone()),
+        requested_by: Some(user),
+        status: 200,
+        target: Some(format!("broker {broker}")),
+        summary: json!({ "broker": broker, "moves": rows.len() }),
+        before: Some(json!(moves.iter().map(|m| json!({"topic": m.topic, "partition": m.partition, "path": current.get(&(m.topic.clone(), m.partition))})).collect::<Vec<_>>())),
+        after: Some(json!(moves.iter().map(|m| json!({"topic": m.topic, "partition": m.partition, "path": m.path})).collect::<Vec<_>>())),
+        ..NewAuditEvent::default()
+    };
+    state.db(move |s| s.insert_audit(&audit)).await?;
+    Ok(ApiOk(json!({ "brokerId": broker, "results": rows })))
+}
+
+// ------------------------------------------------------------------------- elections
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PartitionRef {
+    topic: String,
+    partition: i32,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClusterElection {
+    /// Only these partitions; default every partition whose preferred leader does not lead.
+    partitions: Option<Vec<PartitionRef>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TopicElection {
+    /// When given it must be the topic of the path.
+    topic: Option<String>,
+    partitions: Option<Vec<i32>>,
+}
+
+async fn elect_cluster(
+    state: axum::extract::State<AppState>,
+    headers: HeaderMap,
+    OptionalJson(body): OptionalJson<ClusterElection>,
+) -> ApiResult<Value> {
+    let tps: Option<Vec<TopicPartition>> = body.partitions.map(|list| {
+        list.into_iter()
+            .map(|p| TopicPartition::new(p.topic, p.partition))
+            .collect()
+    });
+    if tps.as_ref().is_some_and(|t| t.is_empty()) {
+        return Err(ApiError::bad_request(
+            "invalid election",
+            "partitions must not be empty when given",
+        ));
+    }
+    elect(&state, &headers, tps, "cluster".to_string()).await
+}
+
+async fn elect_topic(
+    state: axum::extract::State<AppState>,
+    headers: HeaderMap,
+    Path(topic): Path<String>,
+    OptionalJson(body): OptionalJson<TopicElection>,
+) -> ApiResult<Value> {
+    if let Some(other) = body.topic.as_deref().filter(|t| *t != topic) {
+        return Err(ApiError::bad_request(
+            "topic mismatch",
+            format!("the body names topic {other} but the path names {topic}: a topic election affects only its topic"),
+        ));
+    }
+    let client = state.kafka.client().await?;
+    let md = client
+        .metadata(Some(std::slice::from_ref(&topic)))
+        .await
+        .map_err(|e| cluster_error("topic metadata could not be read; nothing was changed", &e))?;
+    let Some(t) = md.topic(&topic).filter(|t| t.error.is_none()) else {
+        return Err(ApiError::not_found(
+            "topic not found",
+            format!("no topic {topic}"),
+        ));
+    };
+    let all: BTreeSet<i32> = t.partitions.iter().map(|p| p.partition).collect();
+    let chosen: Vec<i32> = match body.partitions {
+        Some(list) => {
+            if list.is_empty() {
+                return Err(ApiError::bad_request(
+                    "invalid election",
+                    "partitions must not be empty when given",
+                ));
+            }
+            if let Some(p) = list.iter().find(|p| !all.contains(p)) {
+                return Err(ApiError::not_found(
+                    "partition not found",
+                    format!("topic {topic} has no partition {p}"),
+                ));
+            }
+            list
+        }
+        None => all.into_iter().collect(),
+    };
+    let tps = chosen
+        .into_iter()
+        .map(|p| TopicPartition::new(topic.clone(), p))
+        .collect();
+    elect(&state, &headers, Some(tps), topic).await
+}
+
+async fn elect(
+    state: &AppState,
+    headers: &HeaderMap,
+    tps: Option<Vec<TopicPartition>>,
+    target: String,
+) -> ApiResult<Value> {
+    let client = state.kafka.client().await?;
+    let now = state.clock.now_ms();
+    let ttl = millis(state.config.timing.slot_lease_ttl);
+    let holder = format!("web:election:{now}");
+    let lease = match state
+        .db(move |s| s.acquire_idle_slot(&holder, "preferred leader election", now, ttl))
+        .await?
+    {
+        Ok(l) => l,
+        Err(busy) => return Err(conflict("another mutation is running", busy.message())),
+    };
+    let result = client
+        .elect_leaders(ElectionType::Preferred, tps.as_deref())
+        .await;
+    let release = lease.clone();
+    state.db(move |s| s.release_slot(&release)).await?;
+    let results = result.map_err(|e| cluster_error("the election was not accepted", &e))?;
+    let mut elected = 0;
+    let mut not_needed = 0;
+    let mut failed = 0;
+    let rows: Vec<Value> = results
+        .iter()
+        .map(|r| {
+            let outcome = match &r.error {
+                None => {
+                    elected += 1;
+                    "elected"
+                }
+                Some(e) if e.name == "ELECTION_NOT_NEEDED" => {
+                    not_needed += 1;
+                    "not needed"
+                }
+                Some(_) => {
+                    failed += 1;
+                    "failed"
+                }
+            };
+            json!({
+                "topic": r.topic,
+                "partition": r.partition,
+                "outcome": outcome,
+                "error": r.error.as_ref().filter(|e| e.name != "ELECTION_NOT_NEEDED").map(|e| e.name),
+            })
+        })
+        .collect();
+    let user = requester(headers);
+    let audit = NewAuditEvent {
+        at_ms: now,
+        action: "leaders.elect".into(),
+        method: "POST".into(),
+        user_id: Some(user.clone()),
+        requested_by: Some(user),
+        status: if failed > 0 && elected == 0 { 500 } else { 200 },
+        target: Some(target.clone()),
+        summary: json!({ "scope": target, "elected": elected, "notNeeded": not_needed, "failed": failed }),
+        ..NewAuditEvent::default()
+    };
+    state.db(move |s| s.insert_audit(&audit)).await?;
+    Ok(ApiOk(json!({
+        "scope": target,
+        "elected": elected,
+        "notNeeded": not_needed,
+        "failed": failed,
+        "results": rows,
+    })))
+}

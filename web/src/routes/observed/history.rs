@@ -1,0 +1,201 @@
+//! Load history per broker from `broker_readings` (raw samples, older ones downsampled): the
+//! seven loads over a time range, bucketed to at most `maxPoints` points. Free.
+
+use std::collections::BTreeMap;
+
+use axum::extract::State;
+use ballast_model::{BrokerId, Load};
+use ballast_runtime::format_rfc3339_ms;
+use ballast_schema::BrokerReading;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::extract::{Path, Query};
+use crate::{ApiError, ApiOk, ApiResult, AppState};
+
+pub const DEFAULT_RANGE_MS: i64 = 24 * 3_600_000;
+pub const DEFAULT_POINTS: usize = 300;
+pub const MAX_POINTS: usize = 2_000;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HistoryQuery {
+    /// RFC 3339 time or unix milliseconds; default 24 hours before `until`.
+    since: Option<String>,
+    /// RFC 3339 time or unix milliseconds; default now.
+    until: Option<String>,
+    /// One load name (e.g. `diskBytes`); default all seven.
+    load: Option<String>,
+    max_points: Option<usize>,
+}
+
+fn parse_time(name: &str, v: &str) -> Result<i64, ApiError> {
+    if let Ok(ms) = v.trim().parse::<i64>() {
+        return Ok(ms);
+    }
+    humantime::parse_rfc3339_weak(v.trim())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as i64)
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                format!("invalid {name}"),
+                format!("{name} must be an RFC 3339 time or unix milliseconds, got {v:?}"),
+            )
+        })
+}
+
+struct Range {
+    since: i64,
+    until: i64,
+    loads: Vec<Load>,
+    points: usize,
+}
+
+fn range(q: &HistoryQuery, now: i64) -> Result<Range, ApiError> {
+    let until = q
+        .until
+        .as_deref()
+        .map(|v| parse_time("until", v))
+        .transpose()?
+        .unwrap_or(now);
+    let since = q
+        .since
+        .as_deref()
+        .map(|v| parse_time("since", v))
+        .transpose()?
+        .unwrap_or(until - DEFAULT_RANGE_MS);
+    if since >= until {
+        return Err(ApiError::bad_request(
+            "invalid range",
+            "since must be before until",
+        ));
+    }
+    let loads = match q.load.as_deref() {
+        None => Load::ALL.to_vec(),
+        Some(name) => vec![Load::ALL
+            .iter()
+            .copied()
+            .find(|l| l.name() == name)
+            .ok_or_else(|| {
+                ApiError::bad_request(
+                    "invalid load",
+                    format!(
+                        "load must be one of {}, got {name:?}",
+                        Load::ALL
+                            .iter()
+                            .map(|l| l.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            })?],
+    };
+    let points = q.max_points.unwrap_or(DEFAULT_POINTS);
+    if points == 0 || points > MAX_POINTS {
+        return Err(ApiError::bad_request(
+            "invalid maxPoints",
+            format!("maxPoints must be 1 to {MAX_POINTS}"),
+        ));
+    }
+    Ok(Range {
+        since,
+        until,
+        loads,
+        points,
+    })
+}
+
+/// One broker's readings averaged into at most `r.points` equal time buckets.
+fn series(readings: &[&BrokerReading], r: &Range) -> Vec<Value> {
+    let width = ((r.until - r.since) as f64 / r.points as f64).max(1.0);
+    let mut buckets: BTreeMap<i64, (i64, [f64; 7], [u32; 7])> = BTreeMap::new();
+    for reading in readings {
+        let b = ((reading.at_ms - r.since) as f64 / width) as i64;
+        let e = buckets
+            .entry(b)
+            .or_insert((reading.at_ms, [0.0; 7], [0; 7]));
+        e.0 = e.0.max(reading.at_ms);
+        for (i, v) in reading.values.iter().enumerate() {
+            if let Some(v) = v {
+                e.1[i] += v;
+                e.2[i] += 1;
+            }
+        }
+    }
+    buckets
+        .into_values()
+        .map(|(at, sums, counts)| {
+            let mut values = Map::new();
+            for load in &r.loads {
+                let i = Load::ALL.iter().position(|l| l == load).unwrap_or(0);
+                let v = (counts[i] > 0).then(|| sums[i] / f64::from(counts[i]));
+                values.insert(load.name().to_string(), json!(v));
+            }
+            json!({ "at": format_rfc3339_ms(at), "atMs": at, "values": values })
+        })
+        .collect()
+}
+
+async fn load(
+    state: &AppState,
+    broker: Option<BrokerId>,
+    q: &HistoryQuery,
+) -> Result<(Range, Vec<BrokerReading>), ApiError> {
+    let r = range(q, state.clock.now_ms())?;
+    let (since, until) = (r.since, r.until);
+    let readings = state
+        .db(move |s| s.broker_readings(broker, since, until))
+        .await?;
+    Ok((r, readings))
+}
+
+/// `GET /api/v1/brokers/{brokerId}/loads/history`
+pub async fn broker(
+    State(state): State<AppState>,
+    Path(broker): Path<BrokerId>,
+    Query(q): Query<HistoryQuery>,
+) -> ApiResult<Value> {
+    let view = crate::observed_view::current(&state).await?;
+    let known = view
+        .as_ref()
+        .is_some_and(|v| v.raw.brokers.iter().any(|b| b.broker_id == broker));
+    if !known {
+        return Err(ApiError::not_found(
+            "broker not found",
+            format!("no broker {broker} was observed"),
+        ));
+    }
+    let (r, readings) = load(&state, Some(broker), &q).await?;
+    let refs: Vec<&BrokerReading> = readings.iter().collect();
+    Ok(ApiOk(json!({
+        "brokerId": broker,
+        "since": format_rfc3339_ms(r.since),
+        "until": format_rfc3339_ms(r.until),
+        "loads": r.loads.iter().map(|l| l.name()).collect::<Vec<_>>(),
+        "readings": readings.len(),
+        "points": series(&refs, &r),
+    })))
+}
+
+/// `GET /api/v1/brokers/loads/history`: every broker, same shape per broker.
+pub async fn all(State(state): State<AppState>, Query(q): Query<HistoryQuery>) -> ApiResult<Value> {
+    let (r, readings) = load(&state, None, &q).await?;
+    let mut by_broker: BTreeMap<BrokerId, Vec<&BrokerReading>> = BTreeMap::new();
+    for reading in &readings {
+        by_broker
+            .entry(reading.broker_id)
+            .or_default()
+            .push(reading);
+    }
+    let brokers: Vec<Value> = by_broker
+        .iter()
+        .map(|(b, list)| json!({ "brokerId": b, "readings": list.len(), "points": series(list, &r) }))
+        .collect();
+    Ok(ApiOk(json!({
+        "since": format_rfc3339_ms(r.since),
+        "until": format_rfc3339_ms(r.until),
+        "loads": r.loads.iter().map(|l| l.name()).collect::<Vec<_>>(),
+        "brokers": brokers,
+    })))
+}
