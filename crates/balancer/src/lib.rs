@@ -7,19 +7,25 @@
 //! loads, which loads count and trigger, a deterministic greedy search (or repairs while a broker
 //! is down), the benefit test and structural limits. Rules that need a history of readings (four
 //! readings, warm-up, three fresh confirmations) are the service's and live elsewhere.
+//!
+//! [`whatif::simulate`] plans a cluster changed by operator scenarios; [`blast::analyze`] works
+//! out what the failure of brokers or a rack does. Both are pure like the planner.
 
+pub mod blast;
 pub mod decision;
 mod model;
 mod plan;
 mod policy;
 mod search;
 pub mod time;
+pub mod whatif;
 
 pub use decision::{decide, Context, Decision, Reading};
 pub use plan::{
     plan, LoadSummary, Loads, Plan, PlannedMove, SearchStats, StructuralLimit, Tripped,
 };
 pub use policy::Policy;
+pub use whatif::{simulate, InputError, WhatIf, WhatIfRequest};
 
 use ballast_model::{BrokerId, BrokerState, Load, LoadKind};
 use serde::Serialize;

@@ -5,6 +5,7 @@ mod manage;
 mod observed;
 mod proposals;
 mod reassignments;
+mod simulation;
 mod system;
 
 use axum::http::{Method, Uri};
@@ -24,6 +25,7 @@ pub fn routes() -> Router<AppState> {
         .merge(proposals::routes())
         .merge(reassignments::routes())
         .merge(brokers::routes())
+        .merge(simulation::routes())
         .merge(manage::routes())
         .merge(audit::routes())
 }
