@@ -19,6 +19,9 @@ pub struct HttpMetrics {
     registry: Registry,
     requests: IntCounterVec,
     duration: HistogramVec,
+    /// `ballast_audit_events_failure_total{error_type}`: audit writes that failed and were
+    /// retried (`busy`, `pool`), and events that were lost (`dropped`).
+    audit_failures: IntCounterVec,
 }
 
 impl HttpMetrics {
@@ -40,9 +43,22 @@ impl HttpMetrics {
             &["method", "route"],
         )
         .expect("valid metric definition");
+        let audit_failures = IntCounterVec::new(
+            Opts::new(
+                "ballast_audit_events_failure_total",
+                "audit event writes that failed: error_type busy or pool counts attempts that were retried, dropped counts events that were lost",
+            ),
+            &["error_type"],
+        )
+        .expect("valid metric definition");
+        // Present from the start, so a scrape shows 0 rather than nothing.
+        for error_type in crate::audit::FAILURE_TYPES {
+            audit_failures.with_label_values(&[error_type]);
+        }
         // Registration only fails on duplicate names, which these fixed definitions cannot have.
         let _ = registry.register(Box::new(requests.clone()));
         let _ = registry.register(Box::new(duration.clone()));
+        let _ = registry.register(Box::new(audit_failures.clone()));
         #[cfg(target_os = "linux")]
         let _ = registry.register(Box::new(
             prometheus::process_collector::ProcessCollector::for_self(),
@@ -51,7 +67,13 @@ impl HttpMetrics {
             registry,
             requests,
             duration,
+            audit_failures,
         }
+    }
+
+    /// Counts one failed audit write of `error_type` (see [`crate::audit::FAILURE_TYPES`]).
+    pub fn audit_failure(&self, error_type: &str) {
+        self.audit_failures.with_label_values(&[error_type]).inc();
     }
 
     pub fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {

@@ -6,12 +6,12 @@
 //! partition, group or broker a 404, an unreachable cluster a 503 (and the client is dropped so
 //! the next request reconnects), an error answer of the cluster a 502.
 
-mod acls;
+pub(super) mod acls;
 mod configs;
 mod groups;
 mod messages;
 mod payload;
-mod quotas;
+pub(super) mod quotas;
 mod tail;
 
 use std::future::Future;
@@ -89,7 +89,7 @@ fn connection_level(err: &KafkaError) -> bool {
 }
 
 /// The Kafka error name of an error the cluster answered with, if it is one.
-fn kafka_name(err: &KafkaError) -> Option<&'static str> {
+pub(super) fn kafka_name(err: &KafkaError) -> Option<&'static str> {
     match err {
         KafkaError::Kafka { name, .. } => Some(name),
         _ => None,
@@ -98,7 +98,7 @@ fn kafka_name(err: &KafkaError) -> Option<&'static str> {
 
 /// Maps a cluster error to the error envelope. Connection-level failures also drop the client
 /// (in the background, so this stays usable in `map_err`).
-fn fail(state: &AppState, err: KafkaError) -> ApiError {
+pub(super) fn fail(state: &AppState, err: KafkaError) -> ApiError {
     let details = ballast_runtime::error_chain(&err);
     if connection_level(&err) {
         let handle = state.kafka.clone();

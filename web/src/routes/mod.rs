@@ -1,5 +1,7 @@
+mod audit;
 mod brokers;
 mod live;
+mod manage;
 mod observed;
 mod proposals;
 mod reassignments;
@@ -25,6 +27,8 @@ pub fn routes() -> Router<AppState> {
         .merge(brokers::routes())
         .merge(simulation::routes())
         .merge(crate::license::routes())
+        .merge(manage::routes())
+        .merge(audit::routes())
 }
 
 pub async fn not_found(method: Method, uri: Uri) -> ApiError {

@@ -17,14 +17,14 @@ const LIST_MAX: usize = 500;
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AclQuery {
-    principal: Option<String>,
-    resource_type: Option<String>,
-    resource_name: Option<String>,
-    pattern_type: Option<String>,
-    operation: Option<String>,
-    permission_type: Option<String>,
-    host: Option<String>,
-    limit: Option<u32>,
+    pub(crate) principal: Option<String>,
+    pub(crate) resource_type: Option<String>,
+    pub(crate) resource_name: Option<String>,
+    pub(crate) pattern_type: Option<String>,
+    pub(crate) operation: Option<String>,
+    pub(crate) permission_type: Option<String>,
+    pub(crate) host: Option<String>,
+    pub(crate) limit: Option<u32>,
 }
 
 #[derive(Debug, Serialize)]
@@ -57,7 +57,7 @@ fn invalid(param: &str, value: &str, allowed: &str) -> ApiError {
     )
 }
 
-fn resource_type(v: &str) -> Result<Option<AclResourceType>, ApiError> {
+pub(crate) fn resource_type(v: &str) -> Result<Option<AclResourceType>, ApiError> {
     Ok(Some(match normalize(v).as_str() {
         "any" => return Ok(None),
         "topic" => AclResourceType::Topic,
@@ -76,7 +76,7 @@ fn resource_type(v: &str) -> Result<Option<AclResourceType>, ApiError> {
     }))
 }
 
-fn pattern_type(v: &str) -> Result<AclPatternFilter, ApiError> {
+pub(crate) fn pattern_type(v: &str) -> Result<AclPatternFilter, ApiError> {
     Ok(match normalize(v).as_str() {
         "any" => AclPatternFilter::Any,
         "match" => AclPatternFilter::Match,
@@ -86,7 +86,7 @@ fn pattern_type(v: &str) -> Result<AclPatternFilter, ApiError> {
     })
 }
 
-fn operation(v: &str) -> Result<Option<AclOperation>, ApiError> {
+pub(crate) fn operation(v: &str) -> Result<Option<AclOperation>, ApiError> {
     use AclOperation::*;
     let all = [
         All,
@@ -117,7 +117,7 @@ fn operation(v: &str) -> Result<Option<AclOperation>, ApiError> {
         })
 }
 
-fn permission_type(v: &str) -> Result<Option<AclPermissionType>, ApiError> {
+pub(crate) fn permission_type(v: &str) -> Result<Option<AclPermissionType>, ApiError> {
     Ok(Some(match normalize(v).as_str() {
         "any" => return Ok(None),
         "allow" => AclPermissionType::Allow,
@@ -126,7 +126,7 @@ fn permission_type(v: &str) -> Result<Option<AclPermissionType>, ApiError> {
     }))
 }
 
-fn filter_of(q: &AclQuery) -> Result<AclFilter, ApiError> {
+pub(crate) fn filter_of(q: &AclQuery) -> Result<AclFilter, ApiError> {
     let text = |v: &Option<String>| non_empty(v.clone());
     let principal = text(&q.principal);
     if let Some(p) = &principal {
@@ -162,7 +162,7 @@ fn filter_of(q: &AclQuery) -> Result<AclFilter, ApiError> {
 
 /// Resource type, resource name, principal (as the MCP `list_acls`), then the rest for a total
 /// order.
-fn sort_key(b: &AclBinding) -> (String, String, String, String, String, String, String) {
+pub(crate) fn sort_key(b: &AclBinding) -> (String, String, String, String, String, String, String) {
     (
         format!("{:?}", b.resource_type),
         b.resource_name.clone(),

@@ -15,7 +15,7 @@ use crate::extract::{Path, Query};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 
 /// The quota keys a client is held to; the resolution reports each even when unset (unlimited).
-const CLIENT_KEYS: [&str; 4] = [
+pub(crate) const CLIENT_KEYS: [&str; 4] = [
     "producer_byte_rate",
     "consumer_byte_rate",
     "request_percentage",
@@ -23,7 +23,7 @@ const CLIENT_KEYS: [&str; 4] = [
 ];
 
 /// The path segment that names a default entity in `/quotas/user/{user}/{clientId}`.
-const DEFAULT_SEGMENT: &str = "<default>";
+pub(crate) const DEFAULT_SEGMENT: &str = "<default>";
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -64,7 +64,7 @@ fn segment(name: &QuotaName) -> String {
     }
 }
 
-fn entity_type(e: &QuotaEntity) -> String {
+pub(crate) fn entity_type(e: &QuotaEntity) -> String {
     let mut parts = Vec::new();
     if let Some(u) = &e.user {
         parts.push(name_label(u, "user"));
@@ -78,7 +78,7 @@ fn entity_type(e: &QuotaEntity) -> String {
     parts.join("+")
 }
 
-fn entity_path(e: &QuotaEntity) -> Option<String> {
+pub(crate) fn entity_path(e: &QuotaEntity) -> Option<String> {
     match (&e.user, &e.client_id, &e.ip) {
         (_, _, Some(_)) => None,
         (Some(QuotaName::Default), Some(QuotaName::Default), None) => {
@@ -128,7 +128,7 @@ pub async fn list(State(state): State<AppState>, Query(_): Query<NoQuery>) -> Ap
 }
 
 /// A user or client-id path segment: `<default>` is the default entity; empty is refused.
-fn parse_name(kind: &str, raw: String) -> Result<QuotaName, ApiError> {
+pub(crate) fn parse_name(kind: &str, raw: String) -> Result<QuotaName, ApiError> {
     if raw.is_empty() {
         return Err(ApiError::bad_request(
             "invalid path",
@@ -171,7 +171,7 @@ async fn one(state: &AppState, entity: QuotaEntity) -> ApiResult<QuotaRow> {
     Ok(ApiOk(row(entity, values)))
 }
 
-fn entity(user: Option<QuotaName>, client_id: Option<QuotaName>) -> QuotaEntity {
+pub(crate) fn entity(user: Option<QuotaName>, client_id: Option<QuotaName>) -> QuotaEntity {
     QuotaEntity {
         user,
         client_id,

@@ -1,0 +1,386 @@
+//! Client quota entities: PUT sets an entity's quotas, DELETE removes them.
+//!
+//! PUT replaces: the entity ends up with exactly the keys of the body (keys it had and the body
+//! leaves out are removed). Values are positive numbers; `request_percentage` may exceed 100 (100
+//! is one request-handler thread per broker). The audit event's `before` and `after` are
+//! `{"entityPath", "entity", "values"}`, so a revert can restore the entity.
+
+use std::collections::BTreeMap;
+
+use axum::extract::State;
+use ballast_kafka::{
+    Client, QuotaAlteration, QuotaEntity, QuotaEntityType, QuotaFilter, QuotaMatch, QuotaName,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::super::live::quotas::{
+    entity, entity_path, entity_type, parse_name, CLIENT_KEYS, DEFAULT_SEGMENT,
+};
+use super::{fail, item_fail};
+use crate::audit::{record, Actor, Audited};
+use crate::extract::{Json, Path};
+use crate::{ApiError, ApiOk, ApiResult, AppState};
+
+/// Quota values by key.
+pub(crate) type Values = BTreeMap<String, f64>;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PutBody {
+    /// key → value, e.g. `{"producer_byte_rate": 1048576, "request_percentage": 250}`.
+    values: BTreeMap<String, Value>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotaChange {
+    entity: QuotaEntity,
+    entity_type: String,
+    path: String,
+    before: Values,
+    after: Values,
+    #[serde(flatten)]
+    audit: Audited,
+}
+
+fn validate(body: PutBody) -> Result<Values, ApiError> {
+    if body.values.is_empty() {
+        return Err(ApiError::bad_request(
+            "invalid request body",
+            "values must set at least one quota (DELETE removes an entity's quotas)",
+        ));
+    }
+    body.values
+        .into_iter()
+        .map(|(key, value)| {
+            if !CLIENT_KEYS.contains(&key.as_str()) {
+                return Err(ApiError::bad_request(
+                    "invalid request body",
+                    format!(
+                        "{key:?} is not a client quota; expected one of {}",
+                        CLIENT_KEYS.join(", ")
+                    ),
+                ));
+            }
+            match value.as_f64() {
+                Some(v) if v.is_finite() && v > 0.0 => Ok((key, v)),
+                _ => Err(ApiError::bad_request(
+                    "invalid request body",
+                    format!("{key}: expected a number above 0, got {value}"),
+                )),
+            }
+        })
+        .collect()
+}
+
+/// The quotas set on exactly `entity` now (empty when none).
+pub(crate) async fn read(
+    state: &AppState,
+    client: &Client,
+    e: &QuotaEntity,
+) -> Result<Values, ApiError> {
+    let component = |name: &QuotaName| match name {
+        QuotaName::Default => QuotaMatch::Default,
+        QuotaName::Name(n) => QuotaMatch::Exact(n.clone()),
+    };
+    let mut components = Vec::new();
+    if let Some(u) = &e.user {
+        components.push((QuotaEntityType::User, component(u)));
+    }
+    if let Some(c) = &e.client_id {
+        components.push((QuotaEntityType::ClientId, component(c)));
+    }
+    let found = client
+        .describe_client_quotas(&QuotaFilter {
+            components,
+            strict: true,
+        })
+        .await
+        .map_err(|err| fail(state, err))?;
+    Ok(found
+        .into_iter()
+        .find(|q| &q.entity == e)
+        .map(|q| q.values)
+        .unwrap_or_default())
+}
+
+/// Makes `e` hold exactly `target`: sets its keys, removes the keys of `current` it lacks.
+pub(crate) async fn apply(
+    state: &AppState,
+    client: &Client,
+    e: &QuotaEntity,
+    current: &Values,
+    target: &Values,
+) -> Result<(), ApiError> {
+    let mut ops: Vec<(String, Option<f64>)> =
+        target.iter().map(|(k, v)| (k.clone(), Some(*v))).collect();
+    ops.extend(
+        current
+            .keys()
+            .filter(|k| !target.contains_key(*k))
+            .map(|k| (k.clone(), None)),
+    );
+    if ops.is_empty() {
+        return Ok(());
+    }
+    let results = client
+        .alter_client_quotas(
+            &[QuotaAlteration {
+                entity: e.clone(),
+                ops,
+            }],
+            false,
+        )
+        .await
+        .map_err(|err| fail(state, err))?;
+    match results.iter().find_map(|r| r.error.as_ref()) {
+        Some(err) => Err(item_fail(&format!("quota entity {}", path_of(e)), err)),
+        None => Ok(()),
+    }
+}
+
+pub(crate) fn path_of(e: &QuotaEntity) -> String {
+    entity_path(e).unwrap_or_default()
+}
+
+/// The audit shape of an entity's quotas.
+pub(crate) fn to_json(e: &QuotaEntity, values: &Values) -> Value {
+    json!({ "entityPath": path_of(e), "entity": e, "values": values })
+}
+
+/// An entity and its quotas back from the audit shape; None when `v` is not that shape.
+pub(crate) fn from_json(v: &Value) -> Option<(QuotaEntity, Values)> {
+    let e = v.get("entity")?.as_object()?;
+    let name = |key: &str| -> Option<Option<QuotaName>> {
+        match e.get(key) {
+            None | Some(Value::Null) => Some(None),
+            Some(Value::String(s)) if s == DEFAULT_SEGMENT => Some(Some(QuotaName::Default)),
+            Some(Value::String(s)) => Some(Some(QuotaName::Name(s.clone()))),
+            Some(_) => None,
+        }
+    };
+    if e.keys().any(|k| k != "user" && k != "clientId") {
+        return None;
+    }
+    let entity = entity(name("user")?, name("clientId")?);
+    if entity.user.is_none() && entity.client_id.is_none() {
+        return None;
+    }
+    let values = v
+        .get("values")?
+        .as_object()?
+        .iter()
+        .map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+        .collect::<Option<Values>>()?;
+    Some((entity, values))
+}
+
+async fn put(
+    state: AppState,
+    actor: Actor,
+    e: QuotaEntity,
+    body: PutBody,
+) -> ApiResult<QuotaChange> {
+    let target = validate(body)?;
+    let client = state.kafka.client().await?;
+    let before = read(&state, &client, &e).await?;
+    apply(&state, &client, &e, &before, &target).await?;
+    let after = read(&state, &client, &e).await.unwrap_or(target);
+    change(state, actor, "quotas.update", e, before, after).await
+}
+
+async fn delete(state: AppState, actor: Actor, e: QuotaEntity) -> ApiResult<QuotaChange> {
+    let client = state.kafka.client().await?;
+    let before = read(&state, &client, &e).await?;
+    if before.is_empty() {
+        return Err(ApiError::not_found(
+            "no quota set",
+            format!("the entity {} has no quota to delete", path_of(&e)),
+        ));
+    }
+    apply(&state, &client, &e, &before, &Values::new()).await?;
+    let after = read(&state, &client, &e).await.unwrap_or_default();
+    change(state, actor, "quotas.delete", e, before, after).await
+}
+
+async fn change(
+    state: AppState,
+    actor: Actor,
+    action: &str,
+    e: QuotaEntity,
+    before: Values,
+    after: Values,
+) -> ApiResult<QuotaChange> {
+    let path = path_of(&e);
+    let mut event = actor.event(state.clock.now_ms(), action, path.clone());
+    event.summary = json!({ "entityPath": path, "entity": e, "values": after });
+    event.before = Some(to_json(&e, &before));
+    event.after = Some(to_json(&e, &after));
+    let audit = record(&state, event).await;
+    Ok(ApiOk(QuotaChange {
+        entity_type: entity_type(&e),
+        entity: e,
+        path,
+        before,
+        after,
+        audit,
+    }))
+}
+
+fn pair() -> QuotaEntity {
+    entity(Some(QuotaName::Default), Some(QuotaName::Default))
+}
+
+/// `PUT /api/v1/quotas/default`: the default user together with the default client id.
+pub async fn put_default_pair(
+    State(state): State<AppState>,
+    actor: Actor,
+    Json(body): Json<PutBody>,
+) -> ApiResult<QuotaChange> {
+    put(state, actor, pair(), body).await
+}
+
+/// `DELETE /api/v1/quotas/default`
+pub async fn delete_default_pair(
+    State(state): State<AppState>,
+    actor: Actor,
+) -> ApiResult<QuotaChange> {
+    delete(state, actor, pair()).await
+}
+
+/// `PUT /api/v1/quotas/default-user`
+pub async fn put_default_user(
+    State(state): State<AppState>,
+    actor: Actor,
+    Json(body): Json<PutBody>,
+) -> ApiResult<QuotaChange> {
+    put(state, actor, entity(Some(QuotaName::Default), None), body).await
+}
+
+/// `DELETE /api/v1/quotas/default-user`
+pub async fn delete_default_user(
+    State(state): State<AppState>,
+    actor: Actor,
+) -> ApiResult<QuotaChange> {
+    delete(state, actor, entity(Some(QuotaName::Default), None)).await
+}
+
+/// `PUT /api/v1/quotas/default-client-id`
+pub async fn put_default_client_id(
+    State(state): State<AppState>,
+    actor: Actor,
+    Json(body): Json<PutBody>,
+) -> ApiResult<QuotaChange> {
+    put(state, actor, entity(None, Some(QuotaName::Default)), body).await
+}
+
+/// `DELETE /api/v1/quotas/default-client-id`
+pub async fn delete_default_client_id(
+    State(state): State<AppState>,
+    actor: Actor,
+) -> ApiResult<QuotaChange> {
+    delete(state, actor, entity(None, Some(QuotaName::Default))).await
+}
+
+/// `PUT /api/v1/quotas/user/{user}` (`<default>` names the default user)
+pub async fn put_user(
+    State(state): State<AppState>,
+    actor: Actor,
+    Path(user): Path<String>,
+    Json(body): Json<PutBody>,
+) -> ApiResult<QuotaChange> {
+    let user = parse_name("user", user)?;
+    put(state, actor, entity(Some(user), None), body).await
+}
+
+/// `DELETE /api/v1/quotas/user/{user}`
+pub async fn delete_user(
+    State(state): State<AppState>,
+    actor: Actor,
+    Path(user): Path<String>,
+) -> ApiResult<QuotaChange> {
+    let user = parse_name("user", user)?;
+    delete(state, actor, entity(Some(user), None)).await
+}
+
+/// `PUT /api/v1/quotas/client-id/{clientId}`
+pub async fn put_client_id(
+    State(state): State<AppState>,
+    actor: Actor,
+    Path(client_id): Path<String>,
+    Json(body): Json<PutBody>,
+) -> ApiResult<QuotaChange> {
+    let client_id = parse_name("clientId", client_id)?;
+    put(state, actor, entity(None, Some(client_id)), body).await
+}
+
+/// `DELETE /api/v1/quotas/client-id/{clientId}`
+pub async fn delete_client_id(
+    State(state): State<AppState>,
+    actor: Actor,
+    Path(client_id): Path<String>,
+) -> ApiResult<QuotaChange> {
+    let client_id = parse_name("clientId", client_id)?;
+    delete(state, actor, entity(None, Some(client_id))).await
+}
+
+/// `PUT /api/v1/quotas/user/{user}/{clientId}`
+pub async fn put_user_client(
+    State(state): State<AppState>,
+    actor: Actor,
+    Path((user, client_id)): Path<(String, String)>,
+    Json(body): Json<PutBody>,
+) -> ApiResult<QuotaChange> {
+    let user = parse_name("user", user)?;
+    let client_id = parse_name("clientId", client_id)?;
+    put(state, actor, entity(Some(user), Some(client_id)), body).await
+}
+
+/// `DELETE /api/v1/quotas/user/{user}/{clientId}`
+pub async fn delete_user_client(
+    State(state): State<AppState>,
+    actor: Actor,
+    Path((user, client_id)): Path<(String, String)>,
+) -> ApiResult<QuotaChange> {
+    let user = parse_name("user", user)?;
+    let client_id = parse_name("clientId", client_id)?;
+    delete(state, actor, entity(Some(user), Some(client_id))).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(v: Value) -> PutBody {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn percentages_above_100_are_accepted_but_unknown_keys_and_non_positive_values_are_not() {
+        let values = validate(body(json!({"values": {"request_percentage": 250}}))).unwrap();
+        assert_eq!(values["request_percentage"], 250.0);
+        for bad in [
+            json!({"values": {}}),
+            json!({"values": {"bogus_rate": 1}}),
+            json!({"values": {"producer_byte_rate": 0}}),
+            json!({"values": {"producer_byte_rate": -5}}),
+            json!({"values": {"producer_byte_rate": "fast"}}),
+        ] {
+            assert!(validate(body(bad.clone())).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_audit_shape_round_trips_with_default_names() {
+        let e = entity(Some(QuotaName::Default), Some(QuotaName::name("app")));
+        let values = Values::from([("producer_byte_rate".to_string(), 1024.0)]);
+        let v = to_json(&e, &values);
+        assert_eq!(v["entityPath"], "/api/v1/quotas/user/<default>/app");
+        assert_eq!(from_json(&v), Some((e, values)));
+        assert_eq!(
+            from_json(&json!({"entity": {"ip": "1.2.3.4"}, "values": {}})),
+            None
+        );
+    }
+}
