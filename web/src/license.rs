@@ -30,9 +30,10 @@ use tracing::{info, warn};
 use crate::{ApiError, ApiOk, ApiResult, AppState, LicenseCode, LicenseError};
 
 /// Every route the spec marks licensed (License column "Yes", and PUT and DELETE of the quota
-/// entity paths), whether or not this build serves it yet: the gate answers for the table, not
-/// for the router, so a licensed route is never reachable without a license.
-static LICENSED_ROUTES: [(Method, &str); 31] = [
+/// entity paths), whether or not this build serves it yet, plus the management routes ballast
+/// adds beyond the spec ([`BEYOND_SPEC`]): the gate answers for the table, not for the router, so
+/// a licensed route is never reachable without a license.
+static LICENSED_ROUTES: [(Method, &str); 32] = [
     // cluster
     (Method::POST, "/api/v1/cluster/refresh-metadata"),
     // topics and configuration
@@ -82,7 +83,12 @@ static LICENSED_ROUTES: [(Method, &str); 31] = [
     (Method::DELETE, "/api/v1/acls"),
     // audit log
     (Method::POST, "/api/v1/audit-log/revert"),
+    // beyond the spec: tuning the replication throttle of running moves
+    (Method::PUT, "/api/v1/reassignments/throttle"),
 ];
+
+/// The licensed routes that are ballast's own (management features the spec does not list).
+pub const BEYOND_SPEC: [(Method, &str); 1] = [(Method::PUT, "/api/v1/reassignments/throttle")];
 
 /// The licensed routes: method and path pattern (`{name}` matches one path segment), in the
 /// router's syntax. The OpenAPI description marks exactly these.

@@ -296,8 +296,8 @@ async fn self_healing_events_are_never_reverted() {
 }
 
 #[tokio::test]
-async fn a_reassignment_event_is_previewed_against_the_live_placement_and_its_revert_waits_for_the_executor(
-) {
+async fn a_reassignment_revert_is_previewed_against_the_live_placement_and_queued_for_the_executor()
+{
     let h = Harness::start().await;
     h.create_topic(NewTopic::new("moved", 1, 2)).await;
     let metadata = h
@@ -337,10 +337,31 @@ async fn a_reassignment_event_is_previewed_against_the_live_placement_and_its_re
             json!({"eventId": id, "fingerprint": p["fingerprint"]}),
         )
         .await;
-    let details = assert_error(status, &body, 501);
-    assert_eq!(body["error"], "reassignment revert is not available yet");
-    assert!(details.contains("nothing was changed"), "{details}");
-    assert_eq!(h.audit().len(), 1);
+    // Accepted: the moves back are queued as one operation for the executor (202 with its id),
+    // with the `audit.revert` event written in the same transaction.
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(body["data"]["state"], "queued");
+    let op_id = body["data"]["executionId"].as_str().expect("executionId");
+    let op = h.store.operation(op_id).unwrap().expect("operation queued");
+    assert_eq!(op.kind, "revert");
+    let moves = h.store.moves(op_id).unwrap();
+    assert_eq!(moves.len(), 1);
+    assert_eq!(moves[0].source, now);
+    assert_eq!(moves[0].target, before);
+    let events = h.audit();
+    assert_eq!(events.len(), 2);
+    assert!(events
+        .iter()
+        .any(|e| e.action == "audit.revert" && e.related_event_id == Some(id)));
+    // A second revert while the first is queued: the slot is held.
+    let p2 = preview(&h, id).await;
+    let (status, _) = h
+        .post(
+            REVERT,
+            json!({"eventId": id, "fingerprint": p2["fingerprint"]}),
+        )
+        .await;
+    assert_eq!(status, 409);
 
     // a partition that moved since the audited change is a conflict
     let stale = insert(

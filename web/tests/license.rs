@@ -223,10 +223,16 @@ fn spec_file_licensed_routes() -> Option<BTreeSet<(String, String)>> {
     Some(routes)
 }
 
+/// The table without ballast's own licensed routes (management beyond the spec).
 fn table() -> BTreeSet<(String, String)> {
+    let own: BTreeSet<(String, String)> = ballast_web::license::BEYOND_SPEC
+        .iter()
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
     licensed_routes()
         .iter()
         .map(|(m, p)| (m.to_string(), p.to_string()))
+        .filter(|r| !own.contains(r))
         .collect()
 }
 

@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use axum::http::HeaderMap;
 use axum::routing::post;
 use axum::Router;
 use ballast_executor::placement::{self, Part};
@@ -14,7 +13,8 @@ use ballast_schema::{Maintenance, NewAuditEvent, NewOperation};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::reassignments::{conflict, new_move, preflight_live, queue, racks, requester};
+use super::reassignments::{conflict, new_move, preflight_live, queue, racks};
+use crate::audit::Actor;
 use crate::extract::{OptionalJson, Path, Query};
 use crate::{observed_view, ApiError, ApiOk, ApiResult, AppState};
 
@@ -61,7 +61,7 @@ struct EnterBody {
 
 async fn enter(
     state: axum::extract::State<AppState>,
-    headers: HeaderMap,
+    actor: Actor,
     Path(broker): Path<i32>,
     Query(q): Query<ForceQuery>,
     OptionalJson(body): OptionalJson<EnterBody>,
@@ -119,7 +119,7 @@ async fn enter(
     }
     let drain = body.drain.unwrap_or(true);
     let plan = placement::drain(broker, &parts, &eligible, &racks(view.as_deref()), &load);
-    let user = requester(&headers);
+    let user = actor.user.clone();
     let now = state.clock.now_ms();
     let sizes: BTreeMap<(String, i32), u64> = view
         .as_ref()
@@ -222,7 +222,7 @@ async fn enter(
             summary: json!({ "broker": broker, "drain": false, "reason": body.reason }),
             ..NewAuditEvent::default()
         };
-        state.db(move |s| s.insert_audit(&audit)).await?;
+        crate::audit::record(&state, audit).await;
     }
     let record = Maintenance {
         broker_id: broker,
@@ -245,7 +245,7 @@ async fn enter(
 
 async fn exit(
     state: axum::extract::State<AppState>,
-    headers: HeaderMap,
+    actor: Actor,
     Path(broker): Path<i32>,
 ) -> ApiResult<Value> {
     let removed = state.db(move |s| s.exit_maintenance(broker)).await?;
@@ -255,7 +255,7 @@ async fn exit(
             format!("broker {broker} is not in maintenance"),
         ));
     }
-    let user = requester(&headers);
+    let user = actor.user.clone();
     let audit = NewAuditEvent {
         at_ms: state.clock.now_ms(),
         action: "brokers.maintenance.exit".into(),
@@ -267,7 +267,7 @@ async fn exit(
         summary: json!({ "broker": broker }),
         ..NewAuditEvent::default()
     };
-    state.db(move |s| s.insert_audit(&audit)).await?;
+    crate::audit::record(&state, audit).await;
     Ok(ApiOk(json!({
         "brokerId": broker,
         "maintenance": false,
@@ -297,7 +297,7 @@ struct LogDirsBody {
 
 async fn logdirs_move(
     state: axum::extract::State<AppState>,
-    headers: HeaderMap,
+    actor: Actor,
     Path(broker): Path<i32>,
     OptionalJson(body): OptionalJson<LogDirsBody>,
 ) -> ApiResult<Value> {
@@ -424,7 +424,7 @@ async fn logdirs_move(
             })
         })
         .collect();
-    let user = requester(&headers);
+    let user = actor.user.clone();
     let audit = NewAuditEvent {
         at_ms: now,
         action: "logdirs.move".into(),
@@ -438,7 +438,7 @@ async fn logdirs_move(
         after: Some(json!(moves.iter().map(|m| json!({"topic": m.topic, "partition": m.partition, "path": m.path})).collect::<Vec<_>>())),
         ..NewAuditEvent::default()
     };
-    state.db(move |s| s.insert_audit(&audit)).await?;
+    crate::audit::record(&state, audit).await;
     Ok(ApiOk(json!({ "brokerId": broker, "results": rows })))
 }
 
@@ -468,7 +468,7 @@ struct TopicElection {
 
 async fn elect_cluster(
     state: axum::extract::State<AppState>,
-    headers: HeaderMap,
+    actor: Actor,
     OptionalJson(body): OptionalJson<ClusterElection>,
 ) -> ApiResult<Value> {
     let tps: Option<Vec<TopicPartition>> = body.partitions.map(|list| {
@@ -482,12 +482,12 @@ async fn elect_cluster(
             "partitions must not be empty when given",
         ));
     }
-    elect(&state, &headers, tps, "cluster".to_string()).await
+    elect(&state, &actor, tps, "cluster".to_string()).await
 }
 
 async fn elect_topic(
     state: axum::extract::State<AppState>,
-    headers: HeaderMap,
+    actor: Actor,
     Path(topic): Path<String>,
     OptionalJson(body): OptionalJson<TopicElection>,
 ) -> ApiResult<Value> {
@@ -531,12 +531,12 @@ async fn elect_topic(
         .into_iter()
         .map(|p| TopicPartition::new(topic.clone(), p))
         .collect();
-    elect(&state, &headers, Some(tps), topic).await
+    elect(&state, &actor, Some(tps), topic).await
 }
 
 async fn elect(
     state: &AppState,
-    headers: &HeaderMap,
+    actor: &Actor,
     tps: Option<Vec<TopicPartition>>,
     target: String,
 ) -> ApiResult<Value> {
@@ -585,7 +585,7 @@ async fn elect(
             })
         })
         .collect();
-    let user = requester(headers);
+    let user = actor.user.clone();
     let audit = NewAuditEvent {
         at_ms: now,
         action: "leaders.elect".into(),
@@ -597,7 +597,7 @@ async fn elect(
         summary: json!({ "scope": target, "elected": elected, "notNeeded": not_needed, "failed": failed }),
         ..NewAuditEvent::default()
     };
-    state.db(move |s| s.insert_audit(&audit)).await?;
+    crate::audit::record(state, audit).await;
     Ok(ApiOk(json!({
         "scope": target,
         "elected": elected,

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::Router;
 use ballast_executor::{preflight, waves, THROTTLE_RATE_KEY};
@@ -21,6 +21,7 @@ use ballast_schema::{
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::audit::Actor;
 use crate::extract::{Json, OptionalJson, Path, Query};
 use crate::{observed_view, ApiError, ApiOk, ApiResult, AppState};
 
@@ -44,18 +45,6 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/api/v1/reassignments/{id}", get(one))
         .route("/api/v1/reassignments/{id}/cancel", post(cancel))
-}
-
-/// Who is asking: the `X-Ballast-User` header, else `anonymous` (no authentication is
-/// configured). Recorded as both the acting user and the requester of REST mutations.
-pub fn requester(headers: &HeaderMap) -> String {
-    headers
-        .get("x-ballast-user")
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|v| !v.is_empty() && v.len() <= 200)
-        .unwrap_or("anonymous")
-        .to_string()
 }
 
 pub(crate) fn conflict(error: impl Into<String>, details: impl Into<String>) -> ApiError {
@@ -107,13 +96,24 @@ pub(crate) async fn queue(
     op: NewOperation,
     audit: NewAuditEvent,
 ) -> Result<String, ApiError> {
+    queue_audited(state, op, audit).await.map(|(id, _)| id)
+}
+
+/// [`queue`], also returning the id of the audit event written with the operation.
+pub(crate) async fn queue_audited(
+    state: &AppState,
+    op: NewOperation,
+    audit: NewAuditEvent,
+) -> Result<(String, Option<i64>), ApiError> {
     let now = state.clock.now_ms();
     let ttl = millis(state.config.timing.slot_lease_ttl);
     let queued = state
         .db(move |s| s.queue_operation(&op, Some(&audit), now, ttl))
         .await?;
     match queued {
-        Queued::Started { id, .. } => Ok(id),
+        Queued::Started {
+            id, audit_event_id, ..
+        } => Ok((id, audit_event_id)),
         Queued::Busy(b) => Err(conflict(
             "another mutating reassignment is running",
             b.message(),
@@ -144,7 +144,7 @@ pub(crate) fn new_move(
 
 async fn apply_current(
     state: axum::extract::State<AppState>,
-    headers: HeaderMap,
+    actor: Actor,
     Query(q): Query<ForceQuery>,
 ) -> ApiResult<Value> {
     let p = state.db(|s| s.current_proposal()).await?.ok_or_else(|| {
@@ -153,12 +153,12 @@ async fn apply_current(
             "the observer has not evaluated one yet",
         )
     })?;
-    apply(&state, &headers, p, q.force.unwrap_or(false)).await
+    apply(&state, &actor, p, q.force.unwrap_or(false)).await
 }
 
 async fn apply_one(
     state: axum::extract::State<AppState>,
-    headers: HeaderMap,
+    actor: Actor,
     Path(id): Path<String>,
     Query(q): Query<ForceQuery>,
 ) -> ApiResult<Value> {
@@ -167,13 +167,13 @@ async fn apply_one(
         .db(move |s| s.proposal(&wanted))
         .await?
         .ok_or_else(|| ApiError::not_found("proposal not found", format!("no proposal {id}")))?;
-    apply(&state, &headers, p, q.force.unwrap_or(false)).await
+    apply(&state, &actor, p, q.force.unwrap_or(false)).await
 }
 
 /// The spec's rules for applying a balancing proposal.
 async fn apply(
     state: &AppState,
-    headers: &HeaderMap,
+    actor: &Actor,
     p: ProposalRecord,
     force: bool,
 ) -> ApiResult<Value> {
@@ -275,7 +275,7 @@ async fn apply(
             "no safe replica set could be formed for any move",
         ));
     }
-    let user = requester(headers);
+    let user = actor.user.clone();
     let forced = force && !soft.is_empty();
     let count = moves.len();
     let op = NewOperation {
@@ -664,7 +664,7 @@ fn partition_id(p: i64) -> Result<i32, String> {
 
 async fn single(
     state: axum::extract::State<AppState>,
-    headers: HeaderMap,
+    actor: Actor,
     Path((topic, partition)): Path<(String, i32)>,
     Query(q): Query<ForceQuery>,
     Json(body): Json<SingleBody>,
@@ -719,7 +719,7 @@ async fn single(
             ),
         ));
     }
-    let user = requester(&headers);
+    let user = actor.user.clone();
     let forced = force && !soft.is_empty();
     let mv = new_move(&topic, partition, &place.replicas, &target, place.size);
     let op = NewOperation {
@@ -780,7 +780,7 @@ fn partition_audit(
 
 async fn bulk(
     state: axum::extract::State<AppState>,
-    headers: HeaderMap,
+    actor: Actor,
     Path(topic): Path<String>,
     Query(q): Query<ForceQuery>,
     Json(body): Json<BulkBody>,
@@ -889,7 +889,7 @@ async fn bulk(
         ));
     }
     let forced = force && !soft.is_empty();
-    let user = requester(&headers);
+    let user = actor.user.clone();
     let now = state.clock.now_ms();
     let moves: Vec<NewMove> = to_move
         .iter()
@@ -968,7 +968,7 @@ pub(crate) fn racks(view: Option<&observed_view::View>) -> BTreeMap<BrokerId, Op
 
 async fn topic_spread(
     state: axum::extract::State<AppState>,
-    headers: HeaderMap,
+    actor: Actor,
     Path(topic): Path<String>,
     Query(q): Query<ForceQuery>,
     OptionalJson(body): OptionalJson<TopicBody>,
@@ -1103,7 +1103,7 @@ async fn topic_spread(
         ));
     }
     let forced = force && !soft.is_empty();
-    let user = requester(&headers);
+    let user = actor.user.clone();
     let op = NewOperation {
         kind: "redistribute".into(),
         strategy: "TOPIC".into(),
@@ -1329,7 +1329,7 @@ async fn one(state: axum::extract::State<AppState>, Path(id): Path<String>) -> A
 
 async fn cancel(
     state: axum::extract::State<AppState>,
-    headers: HeaderMap,
+    actor: Actor,
     Path(id): Path<String>,
 ) -> ApiResult<Value> {
     let now = state.clock.now_ms();
@@ -1345,7 +1345,7 @@ async fn cancel(
             format!("{} is {}", o.id, op_state_name(o.state)),
         )),
         CancelRequest::Requested(o) => {
-            let user = requester(&headers);
+            let user = actor.user.clone();
             let audit = NewAuditEvent {
                 at_ms: now,
                 action: "reassignments.cancel".into(),
@@ -1358,7 +1358,7 @@ async fn cancel(
                 related_event_id: o.audit_event_id,
                 ..NewAuditEvent::default()
             };
-            state.db(move |s| s.insert_audit(&audit)).await?;
+            crate::audit::record(&state, audit).await;
             Ok(ApiOk(json!({
                 "id": o.id,
                 "state": "Cancelling",
@@ -1399,7 +1399,7 @@ async fn throttle_get(state: axum::extract::State<AppState>) -> ApiResult<Value>
 
 async fn throttle_put(
     state: axum::extract::State<AppState>,
-    headers: HeaderMap,
+    actor: Actor,
     Json(body): Json<ThrottleBody>,
 ) -> ApiResult<Value> {
     let max = state.config.throttle.max_rate_mb;
@@ -1414,7 +1414,7 @@ async fn throttle_put(
     }
     let before = throttle_value(&state).await?;
     let now = state.clock.now_ms();
-    let user = requester(&headers);
+    let user = actor.user.clone();
     let value = body.rate_mb.to_string();
     let audit = NewAuditEvent {
         at_ms: now,
@@ -1430,11 +1430,9 @@ async fn throttle_put(
         ..NewAuditEvent::default()
     };
     state
-        .db(move |s| {
-            s.put_setting(THROTTLE_RATE_KEY, &value, now)?;
-            s.insert_audit(&audit)
-        })
+        .db(move |s| s.put_setting(THROTTLE_RATE_KEY, &value, now))
         .await?;
+    crate::audit::record(&state, audit).await;
     Ok(ApiOk(throttle_value(&state).await?))
 }
 

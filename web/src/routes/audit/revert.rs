@@ -737,24 +737,98 @@ pub(crate) struct QueuedRevert {
 /// (`Store::queue_operation`), and returns their ids. The live cluster-health pre-flight and the
 /// slot rules of every partition-moving mutation apply (409 while another one holds the slot).
 ///
-/// Not wired yet: every reassignment revert is refused here with 501, after its preview and
-/// fingerprint checks passed and before anything is sent to the cluster or recorded.
 pub(crate) async fn queue_reassignment_revert(
-    _state: &AppState,
-    _actor: &Actor,
+    state: &AppState,
+    actor: &Actor,
     event: &AuditEvent,
     moves: &[(TopicPartition, Vec<BrokerId>)],
-    _audit: NewAuditEvent,
+    audit: NewAuditEvent,
 ) -> Result<QueuedRevert, ApiError> {
-    Err(ApiError::new(
-        StatusCode::NOT_IMPLEMENTED,
-        "reassignment revert is not available yet",
-        format!(
-            "event {} would move {} partition(s) back; nothing was changed",
-            event.id,
-            moves.len()
-        ),
-    ))
+    use super::super::reassignments::{conflict, new_move, preflight_live, queue_audited};
+    // The live placement the preview compared against: where each partition moves from.
+    let mut current: BTreeMap<TopicPartition, Vec<BrokerId>> = BTreeMap::new();
+    for row in audit
+        .before
+        .as_ref()
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let (Some(topic), Some(partition), Some(replicas)) = (
+            row.get("topic").and_then(Value::as_str),
+            row.get("partition").and_then(Value::as_i64),
+            row.get("replicas")
+                .and_then(|r| serde_json::from_value::<Vec<BrokerId>>(r.clone()).ok()),
+        ) else {
+            continue;
+        };
+        if let Ok(p) = i32::try_from(partition) {
+            current.insert(TopicPartition::new(topic, p), replicas);
+        }
+    }
+    let view = crate::observed_view::current(state).await?;
+    let sizes: BTreeMap<(String, i32), u64> = view
+        .as_ref()
+        .map(|v| {
+            v.raw
+                .partitions
+                .iter()
+                .map(|p| {
+                    (
+                        (p.topic.clone(), p.partition),
+                        p.size_bytes.unwrap_or(0).max(0) as u64,
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let new_moves: Vec<ballast_schema::NewMove> = moves
+        .iter()
+        .filter_map(|(tp, target)| {
+            let source = current.get(tp)?;
+            (source != target).then(|| {
+                let size = sizes
+                    .get(&(tp.topic.clone(), tp.partition))
+                    .copied()
+                    .unwrap_or(0);
+                new_move(&tp.topic, tp.partition, source, target, size)
+            })
+        })
+        .collect();
+    if new_moves.is_empty() {
+        return Err(conflict(
+            "nothing to revert",
+            format!(
+                "every partition of event {} is already where it was before",
+                event.id
+            ),
+        ));
+    }
+    // A revert has no force: soft pre-flight reasons refuse it too.
+    let mut soft = Vec::new();
+    preflight_live(state, &mut soft).await?;
+    if !soft.is_empty() {
+        return Err(conflict("revert cannot start now", soft.join("; ")));
+    }
+    let op = ballast_schema::NewOperation {
+        kind: "revert".into(),
+        strategy: "AUDIT_REVERT".into(),
+        method: actor.method.clone(),
+        user_id: Some(actor.user.clone()),
+        requested_by: Some(actor.user.clone()),
+        description: Some(format!(
+            "revert audit event {} ({})",
+            event.id, event.action
+        )),
+        detail: json!({ "revertedEventId": event.id }),
+        moves: new_moves,
+        ..ballast_schema::NewOperation::default()
+    };
+    let (operation_id, audit_event_id) = queue_audited(state, op, audit).await?;
+    Ok(QueuedRevert {
+        operation_id,
+        audit_event_id: audit_event_id.unwrap_or_default(),
+    })
 }
 
 #[cfg(test)]
