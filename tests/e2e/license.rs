@@ -257,3 +257,24 @@ fn demo_grants_a_trial_on_its_own_simulated_cluster() {
     });
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn without_a_license_the_healer_skips_with_license_invalid() {
+    let service = crate::support::Service::start();
+    let detail = wait_for(Duration::from_secs(15), "the healer's verdict", || {
+        let h: Value = reqwest::blocking::get(service.url("/api/v1/health"))
+            .ok()?
+            .json()
+            .ok()?;
+        let healer = h["data"]["workers"]
+            .as_array()?
+            .iter()
+            .find(|w| w["name"] == "healer")?
+            .clone();
+        healer["detail"]["skipped"]
+            .is_string()
+            .then_some(healer["detail"].clone())
+    });
+    assert_eq!(detail["skipped"], "license_invalid", "{detail}");
+    assert_eq!(detail["license"], "invalid");
+}
