@@ -140,3 +140,105 @@ fn a_sigkilled_executor_resumes_mid_wave_and_finishes_with_no_duplicate_submissi
     assert!(metrics.contains("ballast_reassignment_active 0"));
     assert!(metrics.contains("ballast_reassignment_duration_seconds_count 6"));
 }
+
+#[test]
+fn cancel_mid_run_stops_in_flight_moves_keeps_completed_ones_and_leaves_no_throttle() {
+    let sim = Sim::start_with(
+        GenerateParams {
+            brokers: 4,
+            racks: 0,
+            topics: 1,
+            partitions_per_topic: 6,
+            replication_factor: 2,
+            seed: 6,
+            mean_partition_bytes: 20e6,
+            mean_msg_rate: 0.0,
+            msg_bytes: 100.0,
+            ..GenerateParams::default()
+        },
+        2.0,
+    );
+    let new_broker = sim.add_broker();
+    let license = crate::license::dev_license();
+    let service = Service::start_with(&[
+        ("BALLAST_KAFKA_BOOTSTRAP_SERVERS", sim.bootstrap.as_str()),
+        ("LICENSE_STRING", license.as_str()),
+        ("BALLAST_SAMPLE_INTERVAL", "1s"),
+        ("BALLAST_EXECUTOR_INTERVAL", "200ms"),
+        ("BALLAST_THROTTLE_RATE_MB", "1"),
+        ("BALLAST_MOVE_MAX_PER_BROKER", "2"),
+    ]);
+    wait_for(Duration::from_secs(20), "ready", || {
+        let r = reqwest::blocking::get(service.url("/api/v1/ready")).ok()?;
+        (r.status().as_u16() == 200).then_some(())
+    });
+    let snap = sim.snapshot();
+    let topic = snap.partitions[0].topic.clone();
+    let entries: Vec<Value> = snap
+        .partitions
+        .iter()
+        .filter(|p| p.topic == topic)
+        .map(|p| {
+            let mut target = p.replicas.clone();
+            target[0] = new_broker;
+            json!({ "partition": p.partition, "replicas": target })
+        })
+        .collect();
+    let http = reqwest::blocking::Client::new();
+    let response: Value = http
+        .post(service.url(&format!("/api/v1/topics/{topic}/partitions/bulk")))
+        .json(&json!({ "partitions": entries }))
+        .send()
+        .and_then(|r| r.json())
+        .expect("bulk");
+    let id = response["data"]["bulkId"]
+        .as_str()
+        .expect("bulkId")
+        .to_string();
+    let path = format!("/api/v1/reassignments/{id}");
+    wait_for(Duration::from_secs(30), "moves in flight", || {
+        let r = get(&service, &path)?;
+        (r["data"]["moves"]["Active"].as_u64()? > 0).then_some(())
+    });
+    let cancelled: Value = http
+        .post(service.url(&format!("{path}/cancel")))
+        .send()
+        .and_then(|r| r.json())
+        .expect("cancel");
+    assert_eq!(cancelled["data"]["state"], "Cancelling", "{cancelled}");
+    let record = wait_for(Duration::from_secs(30), "cancelled", || {
+        let r = get(&service, &path)?;
+        (r["data"]["state"] == "Cancelled").then_some(r)
+    });
+    let moves = record["data"]["partitions"].as_array().expect("moves");
+    assert!(moves
+        .iter()
+        .all(|m| m["state"] == "Cancelled" || m["state"] == "Completed"));
+    assert!(moves.iter().any(|m| m["state"] == "Cancelled"), "{record}");
+    // Nothing left moving, no throttle left behind, the slot free for the next request.
+    wait_for(Duration::from_secs(10), "the cluster settles", || {
+        let t = sim.truth();
+        (t.reassignments.in_flight.is_empty()
+            && t.throttles.brokers.is_empty()
+            && t.throttles.topics.is_empty())
+        .then_some(())
+    });
+    let snap = sim.snapshot();
+    for m in moves.iter().filter(|m| m["state"] == "Cancelled") {
+        let p = snap
+            .partitions
+            .iter()
+            .find(|p| json!(p.topic) == m["topic"] && json!(p.partition) == m["partition"])
+            .expect("partition");
+        assert_eq!(
+            json!(p.replicas),
+            m["sourceReplicas"],
+            "back on its replicas"
+        );
+    }
+    let again = http
+        .post(service.url(&format!("{path}/cancel")))
+        .send()
+        .expect("second cancel");
+    assert_eq!(again.status().as_u16(), 409, "already finished");
+}
