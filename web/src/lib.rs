@@ -1,4 +1,4 @@
-//! The web process: REST under `/api/v1`, `/metrics`, and later MCP and the `/ui` dashboard.
+//! The web process: REST under `/api/v1`, `/metrics`, the `/ui` dashboard, and later MCP.
 //!
 //! Handlers read the store (through `spawn_blocking`) and never talk to each other: everything
 //! they know comes from SQLite, written by the other processes.
@@ -14,6 +14,8 @@ mod middleware;
 /// The observer's latest sample in memory, shared by `/metrics` and the observed routes.
 mod observed_view;
 mod routes;
+/// The `/ui` dashboard: server-rendered pages over the API, called in-process.
+mod ui;
 
 use std::sync::Arc;
 
@@ -97,6 +99,7 @@ impl AppState {
 /// The whole HTTP surface.
 pub fn router(state: AppState) -> Router {
     routes::routes()
+        .merge(ui::routes())
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(

@@ -1,0 +1,107 @@
+// ballast dashboard: progressive enhancement only. Every page works without this script.
+//  - <main data-refresh="N">: every N seconds the page is fetched again and each [data-live]
+//    element is replaced by its new version (paused while the tab is hidden or a form field in
+//    a live part has focus).
+//  - <form data-confirm="text">: asks before submitting.
+//  - #tail: the live message tail of a topic over the API's server-sent events.
+(function () {
+  "use strict";
+
+  function refreshLoop(main) {
+    var seconds = parseInt(main.getAttribute("data-refresh"), 10);
+    if (!(seconds > 0)) return;
+    var status = document.getElementById("live-status");
+    function busy() {
+      var el = document.activeElement;
+      return el && el.closest && el.closest("[data-live]") && /INPUT|SELECT|TEXTAREA/.test(el.tagName);
+    }
+    function tick() {
+      if (document.hidden || busy()) return;
+      fetch(window.location.href, { headers: { "Accept": "text/html" }, credentials: "same-origin" })
+        .then(function (r) { if (!r.ok && r.status >= 500) throw new Error(String(r.status)); return r.text(); })
+        .then(function (html) {
+          var doc = new DOMParser().parseFromString(html, "text/html");
+          document.querySelectorAll("[data-live][id]").forEach(function (el) {
+            var fresh = doc.getElementById(el.id);
+            if (fresh) el.replaceWith(document.importNode(fresh, true));
+          });
+          if (status) status.textContent = "live · updated " + new Date().toLocaleTimeString();
+        })
+        .catch(function () { if (status) status.textContent = "live · update failed, retrying"; });
+    }
+    if (status) status.textContent = "live · every " + seconds + " s";
+    window.setInterval(tick, seconds * 1000);
+  }
+
+  function confirms() {
+    document.addEventListener("submit", function (ev) {
+      var form = ev.target;
+      var text = form.getAttribute && form.getAttribute("data-confirm");
+      if (text && !window.confirm(text)) ev.preventDefault();
+    });
+  }
+
+  function tail() {
+    var box = document.getElementById("tail");
+    if (!box || !window.EventSource) return;
+    var start = document.getElementById("tail-start");
+    var stop = document.getElementById("tail-stop");
+    var body = document.getElementById("tail-rows");
+    var state = document.getElementById("tail-state");
+    var source = null;
+    var count = 0;
+    box.hidden = false;
+    function cell(tr, text, cls) {
+      var td = document.createElement("td");
+      td.textContent = text == null ? "—" : String(text);
+      if (cls) td.className = cls;
+      tr.appendChild(td);
+    }
+    function add(m) {
+      var tr = document.createElement("tr");
+      cell(tr, m.partition, "num");
+      cell(tr, m.offset, "num");
+      cell(tr, m.timestampIso);
+      cell(tr, m.key, "wrap");
+      var v = m.value == null ? null : (m.value.length > 300 ? m.value.slice(0, 300) + "…" : m.value);
+      cell(tr, v, "wrap");
+      body.insertBefore(tr, body.firstChild);
+      while (body.rows.length > 200) body.deleteRow(body.rows.length - 1);
+      count += 1;
+      state.textContent = "receiving · " + count + " messages";
+    }
+    start.addEventListener("click", function () {
+      if (source) return;
+      var url = box.getAttribute("data-url");
+      source = new EventSource(url);
+      state.textContent = "connecting…";
+      start.disabled = true;
+      stop.disabled = false;
+      source.addEventListener("subscribed", function () { state.textContent = "subscribed · waiting for new messages"; });
+      source.addEventListener("message", function (ev) {
+        try { add(JSON.parse(ev.data)); } catch (e) { /* ignore a malformed event */ }
+      });
+      source.addEventListener("error", function (ev) {
+        if (ev.data) {
+          try { state.textContent = "error: " + JSON.parse(ev.data).error; } catch (e) { state.textContent = "error"; }
+        } else if (source && source.readyState === EventSource.CLOSED) {
+          state.textContent = "stream closed";
+        }
+      });
+    });
+    stop.addEventListener("click", function () {
+      if (source) source.close();
+      source = null;
+      start.disabled = false;
+      stop.disabled = true;
+      state.textContent = "stopped · " + count + " messages";
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var main = document.querySelector("main[data-refresh]");
+    if (main) refreshLoop(main);
+    confirms();
+    tail();
+  });
+})();

@@ -1,0 +1,335 @@
+//! The audit log: filters, one event with its before and after, and its revert (the API's
+//! preview with the live values and a fingerprint, then the revert of exactly that preview).
+
+use askama::Template;
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde_json::{json, Value};
+
+use crate::ui::api::{enc, query};
+use crate::ui::fmt;
+use crate::ui::{
+    cross_site, fact, query_form, redirect, render, same_origin, Cell, Ctx, Fact, Flash, Form,
+    Layout, Notice, Table,
+};
+
+const PAGE: u64 = 50;
+
+#[derive(Template)]
+#[template(path = "audit.html")]
+struct ListPage {
+    layout: Layout,
+    action: String,
+    user: String,
+    since: String,
+    until: String,
+    search: String,
+    notice: Option<Notice>,
+    table: Table,
+    prev: Option<String>,
+    next: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "audit_event.html")]
+struct EventPage {
+    layout: Layout,
+    id: i64,
+    facts: Vec<Fact>,
+    summary: String,
+    before: String,
+    after: String,
+    preview: Option<Preview>,
+    preview_notice: Option<Notice>,
+}
+
+/// The revert preview as the page shows it.
+struct Preview {
+    facts: Vec<Fact>,
+    can_revert: bool,
+    fingerprint: String,
+    changes: Table,
+    conflicts: Table,
+}
+
+/// `GET /ui/audit?action=&user=&since=&until=&search=&offset=`.
+pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
+    let q = query_form(raw.as_deref());
+    let (action, user, since, until, search) = (
+        q.get("action").to_string(),
+        q.get("user").to_string(),
+        q.get("since").to_string(),
+        q.get("until").to_string(),
+        q.get("search").to_string(),
+    );
+    let Ok(offset) = (match q.get("offset") {
+        "" => Ok(0),
+        o => o.parse::<u64>(),
+    }) else {
+        return ctx
+            .bad_request("Audit log", "audit", "offset must be a whole number")
+            .await;
+    };
+    let filters = [
+        ("action", action.as_str()),
+        ("user", user.as_str()),
+        ("since", since.as_str()),
+        ("until", until.as_str()),
+        ("search", search.as_str()),
+    ];
+    let mut pairs = filters.to_vec();
+    let (limit, off) = (PAGE.to_string(), offset.to_string());
+    pairs.push(("limit", &limit));
+    pairs.push(("offset", &off));
+    let answer = ctx
+        .api
+        .get(&format!("/api/v1/audit-log{}", query(&pairs)))
+        .await;
+    let mut table = Table::new(
+        "",
+        &[
+            "Event", "When", "Action", "By", "Status", "Target", "Summary",
+        ],
+    )
+    .empty("No event matches.");
+    let (mut prev, mut next, mut notice) = (None, None, None);
+    let mut status = StatusCode::OK;
+    match &answer {
+        Ok(d) => {
+            table.caption = format!("{} events, newest first", fmt::text(&d["total"]));
+            for e in fmt::arr(d, "events") {
+                let id = fmt::text(&e["id"]);
+                let mut action = Cell::t(fmt::s(e, "action"));
+                if fmt::b(e, "forced") {
+                    action = action.sub("forced");
+                } else if fmt::b(e, "revertible") {
+                    action = action.sub("revertible");
+                }
+                let st = fmt::i(e, "status").unwrap_or(0);
+                table.row(vec![
+                    Cell::n(id.clone()).link(format!("/ui/audit/{}", enc(&id))),
+                    Cell::t(fmt::time(&fmt::s(e, "at"))),
+                    action,
+                    Cell::t(fmt::s(e, "userId")).sub(fmt::s(e, "method")),
+                    Cell::n(st.to_string()).class(if (200..300).contains(&st) {
+                        "ok"
+                    } else {
+                        "bad"
+                    }),
+                    Cell::t(fmt::s(e, "target")).class("wrap"),
+                    Cell::t(fmt::clip(&compact(&e["summary"]), 240)).class("wrap mono"),
+                ]);
+            }
+            let page = |o: u64| {
+                let mut p = filters.to_vec();
+                let o = o.to_string();
+                p.push(("offset", &o));
+                format!("/ui/audit{}", query(&p))
+            };
+            prev = (offset > 0).then(|| page(offset.saturating_sub(PAGE)));
+            next = fmt::b(d, "hasMore").then(|| page(offset + PAGE));
+        }
+        Err(p) => {
+            if p.status == 400 {
+                status = StatusCode::BAD_REQUEST;
+            }
+            notice = Some(Notice::from(p));
+        }
+    }
+    let layout = ctx.layout("Audit log", "audit").await;
+    render(
+        status,
+        &ListPage {
+            layout,
+            action,
+            user,
+            since,
+            until,
+            search,
+            notice,
+            table,
+            prev,
+            next,
+        },
+    )
+}
+
+/// `GET /ui/audit/{id}`: the event and, for a revertible one, its revert preview.
+pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
+    let Ok(id) = id.parse::<i64>() else {
+        return ctx
+            .bad_request(
+                "Audit event",
+                "audit",
+                format!("{id:?} is not an event number"),
+            )
+            .await;
+    };
+    let event = match ctx.state.db(move |s| s.audit_event(id)).await {
+        Ok(Some(e)) => e,
+        Ok(None) => {
+            let p = crate::ui::Problem::new(404, "audit event not found", format!("no event {id}"));
+            return ctx.problem_page("Audit event", "audit", &p).await;
+        }
+        Err(e) => {
+            let p = crate::ui::Problem::new(e.status.as_u16(), e.error, e.details);
+            return ctx.problem_page("Audit event", "audit", &p).await;
+        }
+    };
+    let mut facts = vec![
+        fact(
+            "When",
+            fmt::time(&ballast_runtime::format_rfc3339_ms(event.at_ms)),
+        ),
+        fact("Action", event.action.clone()),
+        fact("Method", event.method.clone()),
+        fact("User", event.user_id.clone().unwrap_or_default()),
+        fact(
+            "Requested by",
+            event.requested_by.clone().unwrap_or_default(),
+        ),
+        fact("Status", event.status.to_string()).class(if (200..300).contains(&event.status) {
+            "ok"
+        } else {
+            "bad"
+        }),
+        fact("Target", event.target.clone().unwrap_or_default()),
+    ];
+    if event.forced {
+        facts.push(fact("Forced", "yes: a soft check was overridden").class("warn"));
+    }
+    if let Some(related) = event.related_event_id {
+        facts.push(fact("Related event", related.to_string()).link(format!("/ui/audit/{related}")));
+    }
+    if let Some(details) = &event.details {
+        facts.push(fact("Details", details.clone()));
+    }
+    let pretty = |v: &Option<Value>| match v {
+        Some(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
+        None => "(none)".to_string(),
+    };
+    let (preview, preview_notice) = match ctx
+        .api
+        .post(
+            "/api/v1/audit-log/revert/preview",
+            Some(&json!({ "eventId": id })),
+        )
+        .await
+    {
+        Ok(p) => (Some(preview(&p)), None),
+        Err(p) => (None, Some(Notice::from(&p))),
+    };
+    let layout = ctx.layout(format!("Audit event {id}"), "audit").await;
+    render(
+        StatusCode::OK,
+        &EventPage {
+            layout,
+            id,
+            facts,
+            summary: serde_json::to_string_pretty(&event.summary).unwrap_or_default(),
+            before: pretty(&event.before),
+            after: pretty(&event.after),
+            preview,
+            preview_notice,
+        },
+    )
+}
+
+/// `POST /ui/audit/{id}/revert` (`fingerprint` of the preview the page showed).
+pub async fn revert(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>, body: Bytes) -> Response {
+    if !same_origin(&headers) {
+        return cross_site(&ctx).await;
+    }
+    let Ok(event) = id.parse::<i64>() else {
+        return ctx
+            .bad_request(
+                "Audit event",
+                "audit",
+                format!("{id:?} is not an event number"),
+            )
+            .await;
+    };
+    let form = Form::parse(&body);
+    let back = format!("/ui/audit/{event}");
+    let request = json!({ "eventId": event, "fingerprint": form.get("fingerprint") });
+    match ctx
+        .api
+        .post("/api/v1/audit-log/revert", Some(&request))
+        .await
+    {
+        Ok(d) => {
+            let execution = fmt::s(&d, "executionId");
+            let state = fmt::s(&d, "state");
+            let msg = format!(
+                "Revert of event {event} accepted ({state}): {} changes; recorded as event {}",
+                fmt::arr(&d, "changes").len(),
+                fmt::text(&d["auditEventId"])
+            );
+            let to = if fmt::s(&d, "kind") == "reassignment" && !execution.is_empty() {
+                format!("/ui/reassignments/{}", enc(&execution))
+            } else {
+                back
+            };
+            redirect(&to, &Flash::ok(msg))
+        }
+        Err(p) => redirect(&back, &Flash::problem(&p)),
+    }
+}
+
+fn preview(p: &Value) -> Preview {
+    let can = fmt::b(p, "canRevert");
+    let mut facts = vec![
+        fact("Kind", fmt::s(p, "kind")),
+        fact("Can be reverted now", if can { "yes" } else { "no" }).class(if can {
+            "ok"
+        } else {
+            "bad"
+        }),
+    ];
+    let reason = fmt::s(p, "reason");
+    if !reason.is_empty() {
+        facts.push(fact("Why not", reason));
+    }
+    let items = |key: &str, caption: &str, empty: &str| {
+        let mut t = Table::new(
+            caption,
+            &["Item", "After the audited change", "Now", "Revert to"],
+        )
+        .empty(empty);
+        for c in fmt::arr(p, key) {
+            t.row(vec![
+                Cell::t(compact(&c["item"])).class("mono wrap"),
+                Cell::t(compact(&c["audited"])).class("mono wrap"),
+                Cell::t(compact(&c["current"])).class("mono wrap"),
+                Cell::t(compact(&c["revertTo"])).class("mono wrap"),
+            ]);
+        }
+        t
+    };
+    Preview {
+        facts,
+        can_revert: can,
+        fingerprint: fmt::s(p, "fingerprint"),
+        changes: items(
+            "changes",
+            "What a revert would change",
+            "Nothing would change.",
+        ),
+        conflicts: items(
+            "conflicts",
+            "Conflicts: changed since the audited change",
+            "No conflict.",
+        ),
+    }
+}
+
+/// Compact JSON (strings without quotes).
+fn compact(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => fmt::UNKNOWN.to_string(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,597 @@
+//! Brokers: state, racks, log directories, maintenance enter and exit; one broker's load history
+//! as SVG charts; every broker's load history side by side.
+
+use askama::Template;
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde_json::{json, Value};
+
+use super::state_class;
+use crate::ui::api::{enc, query};
+use crate::ui::fmt::{self, LOADS};
+use crate::ui::svg::{self, Series};
+use crate::ui::{
+    cross_site, fact, query_form, redirect, render, same_origin, Cell, Ctx, Fact, Flash, Form,
+    Layout, Notice, Table,
+};
+
+/// The time ranges offered for load history: name, label, milliseconds.
+const RANGES: [(&str, &str, i64); 5] = [
+    ("1h", "last hour", 3_600_000),
+    ("6h", "last 6 hours", 6 * 3_600_000),
+    ("24h", "last 24 hours", 24 * 3_600_000),
+    ("7d", "last 7 days", 7 * 24 * 3_600_000),
+    ("30d", "last 30 days", 30 * 24 * 3_600_000),
+];
+
+/// Points per chart line.
+const POINTS: &str = "120";
+
+/// One broker's maintenance controls.
+struct Maint {
+    id: String,
+    alive: bool,
+    in_maintenance: bool,
+    since: String,
+    reason: String,
+    by: String,
+}
+
+#[derive(Template)]
+#[template(path = "brokers.html")]
+struct ListPage {
+    layout: Layout,
+    brokers: Table,
+    maint: Vec<Maint>,
+    racks: Table,
+    assessment: Vec<Fact>,
+    not_rack_aware: Table,
+    dirs: Table,
+    notice: Option<Notice>,
+}
+
+/// A chart with its caption and legend.
+pub struct Chart {
+    pub caption: String,
+    pub svg: String,
+    pub legend: Vec<(String, String)>,
+}
+
+/// A range choice of the history form.
+struct RangeOpt {
+    key: &'static str,
+    label: &'static str,
+    selected: bool,
+}
+
+#[derive(Template)]
+#[template(path = "broker.html")]
+struct OnePage {
+    layout: Layout,
+    id: String,
+    facts: Vec<Fact>,
+    ranges: Vec<RangeOpt>,
+    charts: Vec<Chart>,
+    charts_notice: Option<Notice>,
+    dirs: Table,
+    replicas: Table,
+}
+
+#[derive(Template)]
+#[template(path = "history.html")]
+struct HistoryPage {
+    layout: Layout,
+    ranges: Vec<RangeOpt>,
+    loads: Vec<(&'static str, &'static str, bool)>,
+    charts: Vec<Chart>,
+}
+
+/// `GET /ui/brokers`.
+pub async fn list(ctx: Ctx) -> Response {
+    let (health, dirs, racks, activity, maintenance) = tokio::join!(
+        ctx.api.get("/api/v1/cluster/health?limit=1"),
+        ctx.api.get("/api/v1/cluster/logdirs"),
+        ctx.api.get("/api/v1/brokers/racks"),
+        ctx.api.get("/api/v1/activity/brokers"),
+        ctx.state.db(|s| s.maintenance()),
+    );
+    let health = match health {
+        Ok(h) => h,
+        Err(p) => return ctx.problem_page("Brokers", "brokers", &p).await,
+    };
+    let maintenance = maintenance.unwrap_or_default();
+    let activity = activity.unwrap_or(Value::Null);
+    let dirs = dirs.unwrap_or(Value::Null);
+    let mut brokers = Table::new(
+        "Brokers",
+        &[
+            "Broker",
+            "Rack",
+            "Address",
+            "State",
+            "Leaders",
+            "Replicas",
+            "Disk used",
+            "Traffic",
+            "Last seen",
+        ],
+    )
+    .empty("No broker observed yet.");
+    let mut maint = Vec::new();
+    for b in fmt::arr(&health["brokers"], "list") {
+        let id = fmt::text(&b["id"]);
+        let alive = fmt::b(b, "alive");
+        let m = maintenance.iter().find(|m| m.broker_id.to_string() == id);
+        let state = match (alive, m.is_some()) {
+            (_, true) => "maintenance",
+            (true, false) => "alive",
+            (false, false) => "down",
+        };
+        let act = fmt::arr(&activity, "brokers")
+            .iter()
+            .find(|a| fmt::text(&a["brokerId"]) == id)
+            .cloned()
+            .unwrap_or(Value::Null);
+        let dir = fmt::arr(&dirs, "brokers")
+            .iter()
+            .find(|d| fmt::text(&d["brokerId"]) == id)
+            .cloned()
+            .unwrap_or(Value::Null);
+        let used = fmt::f(&dir, "usedBytes");
+        let disk = match (used, fmt::f(&dir, "totalBytes")) {
+            (Some(u), Some(t)) if t > 0.0 => {
+                format!(
+                    "{} of {} ({})",
+                    fmt::bytes(u),
+                    fmt::bytes(t),
+                    fmt::pct_plain(u / t * 100.0)
+                )
+            }
+            (Some(u), _) => fmt::bytes(u),
+            _ => fmt::UNKNOWN.to_string(),
+        };
+        brokers.row(vec![
+            Cell::t(format!("broker {id}")).link(format!("/ui/brokers/{}", enc(&id))),
+            Cell::t(fmt::s(b, "rack")),
+            Cell::t(format!("{}:{}", fmt::s(b, "host"), fmt::text(&b["port"]))).class("mono"),
+            Cell::t(state).class(state_class(state)),
+            Cell::n(fmt::text(&act["leaders"])),
+            Cell::n(fmt::text(&act["replicas"])),
+            Cell::n(disk),
+            Cell::n(fmt::opt(fmt::f(&act, "trafficBytesPerSec"), fmt::byte_rate)),
+            Cell::t(fmt::time(&fmt::s(b, "lastSeenAt"))),
+        ]);
+        maint.push(Maint {
+            id: id.clone(),
+            alive,
+            in_maintenance: m.is_some(),
+            since: m
+                .map(|m| fmt::time(&ballast_runtime::format_rfc3339_ms(m.entered_at_ms)))
+                .unwrap_or_default(),
+            reason: m.and_then(|m| m.reason.clone()).unwrap_or_default(),
+            by: m.and_then(|m| m.requested_by.clone()).unwrap_or_default(),
+        });
+    }
+    let (racks_table, assessment, not_rack_aware, notice) = match &racks {
+        Ok(r) => {
+            let (a, n) = rack_assessment(&r["assessment"]);
+            (racks_table(r), a, n, None)
+        }
+        Err(p) => (
+            Table::new("Racks", &[]),
+            Vec::new(),
+            Table::new("", &[]),
+            Some(Notice::from(p)),
+        ),
+    };
+    let layout = ctx.layout("Brokers", "brokers").await;
+    render(
+        StatusCode::OK,
+        &ListPage {
+            layout,
+            brokers,
+            maint,
+            racks: racks_table,
+            assessment,
+            not_rack_aware,
+            dirs: dirs_table(&dirs, None),
+            notice,
+        },
+    )
+}
+
+/// `POST /ui/brokers/{id}/maintenance` (`action` = `enter` with `reason`, `drain`, `force`; or
+/// `exit`).
+pub async fn maintenance(
+    ctx: Ctx,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    if !same_origin(&headers) {
+        return cross_site(&ctx).await;
+    }
+    let form = Form::parse(&body);
+    let uri = format!("/api/v1/brokers/{}/maintenance", enc(&id));
+    match form.get("action") {
+        "enter" => {
+            let mut body = json!({ "drain": form.checked("drain") });
+            if !form.get("reason").is_empty() {
+                body["reason"] = json!(form.get("reason"));
+            }
+            let uri = if form.checked("force") {
+                format!("{uri}?force=true")
+            } else {
+                uri
+            };
+            match ctx.api.post(&uri, Some(&body)).await {
+                Ok(d) => {
+                    let mut msg = format!("Broker {id} is in maintenance");
+                    match fmt::s(&d, "operationId") {
+                        op if op.is_empty() => msg.push_str(": nothing to drain"),
+                        op => msg.push_str(&format!(
+                            "; drain queued as operation {op} ({} leadership and {} replica moves, {} skipped)",
+                            fmt::text(&d["leadershipMoves"]),
+                            fmt::text(&d["replicaMoves"]),
+                            fmt::arr(&d, "skipped").len()
+                        )),
+                    }
+                    redirect("/ui/brokers", &Flash::ok(msg))
+                }
+                Err(p) => redirect("/ui/brokers", &Flash::problem(&p)),
+            }
+        }
+        "exit" => match ctx.api.delete(&uri).await {
+            Ok(d) => redirect(
+                "/ui/brokers",
+                &Flash::ok(format!("Broker {id}: {}", fmt::s(&d, "message"))),
+            ),
+            Err(p) => redirect("/ui/brokers", &Flash::problem(&p)),
+        },
+        other => {
+            ctx.bad_request(
+                "Brokers",
+                "brokers",
+                format!("unknown maintenance action {other:?}: enter or exit"),
+            )
+            .await
+        }
+    }
+}
+
+/// `GET /ui/brokers/{id}?range=`.
+pub async fn page(ctx: Ctx, Path(id): Path<String>, RawQuery(raw): RawQuery) -> Response {
+    let q = query_form(raw.as_deref());
+    let Some((range, since)) = range_since(&ctx, q.get("range")) else {
+        return ctx
+            .bad_request(
+                "Broker",
+                "brokers",
+                format!("unknown range {:?}", q.get("range")),
+            )
+            .await;
+    };
+    let history_uri = format!(
+        "/api/v1/brokers/{}/loads/history{}",
+        enc(&id),
+        query(&[("since", &since.to_string()), ("maxPoints", POINTS)])
+    );
+    let dirs_uri = format!(
+        "/api/v1/cluster/logdirs{}",
+        query(&[("brokerId", &id), ("limit", "50")])
+    );
+    let (history, dirs, health, proposal) = tokio::join!(
+        ctx.api.get(&history_uri),
+        ctx.api.get(&dirs_uri),
+        ctx.api.get("/api/v1/cluster/health?limit=1"),
+        ctx.api.get("/api/v1/proposals/current"),
+    );
+    let broker = health.as_ref().ok().and_then(|h| {
+        fmt::arr(&h["brokers"], "list")
+            .iter()
+            .find(|b| fmt::text(&b["id"]) == id)
+            .cloned()
+    });
+    let Some(broker) = broker else {
+        let problem = match (&health, &history) {
+            (Err(p), _) | (_, Err(p)) => p.clone(),
+            _ => {
+                crate::ui::Problem::new(404, "broker not found", format!("no broker {id} is known"))
+            }
+        };
+        return ctx.problem_page("Broker", "brokers", &problem).await;
+    };
+    let alive = fmt::b(&broker, "alive");
+    let mut facts = vec![
+        fact("State", if alive { "alive" } else { "down" }).class(if alive { "ok" } else { "bad" }),
+        fact("Rack", fmt::s(&broker, "rack")),
+        fact(
+            "Address",
+            format!("{}:{}", fmt::s(&broker, "host"), fmt::text(&broker["port"])),
+        ),
+        fact("Last seen", fmt::time(&fmt::s(&broker, "lastSeenAt"))),
+    ];
+    let share = proposal.as_ref().ok().and_then(|p| {
+        fmt::arr(&p["fairShare"], "shares")
+            .iter()
+            .find(|s| fmt::text(&s["brokerId"]) == id)
+            .map(|s| (s.clone(), p["fairShare"]["loads"].clone()))
+    });
+    if let Some((s, loads)) = &share {
+        for (name, _, long) in LOADS {
+            facts.push(fact(
+                format!("{long} now"),
+                format!(
+                    "{} ({} from fair share {})",
+                    fmt::load_value(name, s["loads"][name].as_f64()),
+                    fmt::opt(s["distance"][name].as_f64(), fmt::pct),
+                    fmt::load_value(name, loads[name]["fairShare"].as_f64())
+                ),
+            ));
+        }
+    }
+    let (charts, charts_notice) = match &history {
+        Ok(h) => (broker_charts(h), None),
+        Err(p) => (Vec::new(), Some(Notice::from(p))),
+    };
+    let dirs = dirs.unwrap_or(Value::Null);
+    let layout = ctx.layout(format!("Broker {id}"), "brokers").await;
+    render(
+        StatusCode::OK,
+        &OnePage {
+            layout,
+            id,
+            facts,
+            ranges: range_options(range),
+            charts,
+            charts_notice,
+            dirs: dirs_table(&dirs, Some("Log directories")),
+            replicas: replicas_table(&dirs),
+        },
+    )
+}
+
+/// `GET /ui/history?range=&load=`: every broker's loads over time, one chart per load.
+pub async fn history(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
+    let q = query_form(raw.as_deref());
+    let Some((range, since)) = range_since(&ctx, q.get("range")) else {
+        return ctx
+            .bad_request(
+                "Load history",
+                "history",
+                format!("unknown range {:?}", q.get("range")),
+            )
+            .await;
+    };
+    let load = q.get("load");
+    if !load.is_empty() && !LOADS.iter().any(|(n, _, _)| *n == load) {
+        return ctx
+            .bad_request("Load history", "history", format!("unknown load {load:?}"))
+            .await;
+    }
+    let uri = format!(
+        "/api/v1/brokers/loads/history{}",
+        query(&[
+            ("since", &since.to_string()),
+            ("maxPoints", POINTS),
+            ("load", load)
+        ])
+    );
+    let h = match ctx.api.get(&uri).await {
+        Ok(h) => h,
+        Err(p) => return ctx.problem_page("Load history", "history", &p).await,
+    };
+    let brokers = fmt::arr(&h, "brokers");
+    let mut charts = Vec::new();
+    for (name, _, long) in LOADS {
+        if !load.is_empty() && name != load {
+            continue;
+        }
+        let series: Vec<Series> = brokers
+            .iter()
+            .map(|b| Series {
+                label: format!("broker {}", fmt::text(&b["brokerId"])),
+                points: points(b, name),
+            })
+            .collect();
+        charts.push(chart(&format!("{long}, every broker"), name, &series));
+    }
+    let layout = ctx.layout("Load history", "history").await;
+    render(
+        StatusCode::OK,
+        &HistoryPage {
+            layout,
+            ranges: range_options(range),
+            loads: LOADS
+                .iter()
+                .map(|(n, _, long)| (*n, *long, *n == load))
+                .collect(),
+            charts,
+        },
+    )
+}
+
+fn range_since(ctx: &Ctx, range: &str) -> Option<(&'static str, i64)> {
+    let key = if range.is_empty() { "1h" } else { range };
+    let (k, _, ms) = RANGES.iter().find(|(k, _, _)| *k == key)?;
+    Some((k, ctx.state.clock.now_ms() - ms))
+}
+
+fn range_options(selected: &str) -> Vec<RangeOpt> {
+    RANGES
+        .iter()
+        .map(|(key, label, _)| RangeOpt {
+            key,
+            label,
+            selected: *key == selected,
+        })
+        .collect()
+}
+
+fn points(history: &Value, load: &str) -> Vec<(i64, Option<f64>)> {
+    fmt::arr(history, "points")
+        .iter()
+        .filter_map(|p| Some((fmt::i(p, "atMs")?, p["values"][load].as_f64())))
+        .collect()
+}
+
+fn chart(caption: &str, load: &str, series: &[Series]) -> Chart {
+    let load = load.to_string();
+    let format = move |v: f64| fmt::load_value(&load, Some(v));
+    Chart {
+        caption: caption.to_string(),
+        svg: svg::line_chart(caption, series, &format),
+        legend: series
+            .iter()
+            .enumerate()
+            .map(|(n, s)| (svg::legend_class(n), s.label.clone()))
+            .collect(),
+    }
+}
+
+fn broker_charts(h: &Value) -> Vec<Chart> {
+    let id = fmt::text(&h["brokerId"]);
+    LOADS
+        .iter()
+        .map(|(name, _, long)| {
+            let series = [Series {
+                label: long.to_string(),
+                points: points(h, name),
+            }];
+            chart(&format!("broker {id}: {long}"), name, &series)
+        })
+        .collect()
+}
+
+fn racks_table(r: &Value) -> Table {
+    let mut t = Table::new(
+        "Racks",
+        &["Rack", "Brokers", "Alive", "Leaders", "Replicas", "Disk"],
+    )
+    .empty("No rack is configured on any broker.");
+    for rack in fmt::arr(r, "racks") {
+        t.row(vec![
+            Cell::t(fmt::s(rack, "rack")),
+            Cell::t(fmt::ids(&rack["brokers"])),
+            Cell::n(fmt::text(&rack["brokersAlive"])),
+            Cell::n(fmt::text(&rack["leaders"])),
+            Cell::n(fmt::text(&rack["replicas"])),
+            Cell::n(fmt::opt(fmt::f(rack, "diskBytes"), fmt::bytes)),
+        ]);
+    }
+    let without = fmt::arr(r, "brokersWithoutRack");
+    if !without.is_empty() {
+        t.row(vec![
+            Cell::t("(no rack)").class("warn"),
+            Cell::t(fmt::ids(&r["brokersWithoutRack"])),
+            Cell::n(""),
+            Cell::n(""),
+            Cell::n(""),
+            Cell::n(""),
+        ]);
+    }
+    t
+}
+
+fn rack_assessment(a: &Value) -> (Vec<Fact>, Table) {
+    let status = fmt::s(a, "status");
+    let facts = vec![
+        fact("Assessment", status.clone()).class(state_class(&status)),
+        fact("Racks", fmt::text(&a["rackCount"])),
+        fact("Brokers with a rack", fmt::text(&a["brokersWithRack"])),
+        fact(
+            "Partitions not rack-aware",
+            fmt::text(&a["notRackAwarePartitions"]),
+        ),
+        fact("Topics affected", fmt::text(&a["topicsAffected"])),
+    ];
+    let mut t = Table::new(
+        "Partitions whose replicas span fewer racks than they could (at most 20)",
+        &["Partition", "Replicas", "Racks", "Distinct", "Expected"],
+    )
+    .empty("Every partition is spread over as many racks as it can be.");
+    for d in fmt::arr(a, "notRackAwareDetails") {
+        t.row(vec![
+            Cell::t(format!(
+                "{}-{}",
+                fmt::s(d, "topic"),
+                fmt::text(&d["partition"])
+            )),
+            Cell::t(fmt::ids(&d["replicas"])),
+            Cell::t(fmt::ids(&d["racks"])),
+            Cell::n(fmt::text(&d["distinctRacks"])),
+            Cell::n(fmt::text(&d["expectedRacks"])),
+        ]);
+    }
+    (facts, t)
+}
+
+fn dirs_table(dirs: &Value, caption: Option<&str>) -> Table {
+    let mut t = Table::new(
+        caption.unwrap_or("Log directories of every broker"),
+        &[
+            "Broker",
+            "Directory",
+            "Used",
+            "Usable",
+            "Total",
+            "Replicas",
+            "Error",
+        ],
+    )
+    .empty("No log directory was read.");
+    for b in fmt::arr(dirs, "brokers") {
+        let id = fmt::text(&b["brokerId"]);
+        if !fmt::b(b, "logDirsRead") {
+            t.row(vec![
+                Cell::t(id.clone()),
+                Cell::t("not read"),
+                Cell::n(""),
+                Cell::n(""),
+                Cell::n(""),
+                Cell::n(""),
+                Cell::t(fmt::s(b, "error")).class("bad"),
+            ]);
+        }
+        for d in fmt::arr(b, "dirs") {
+            let error = fmt::s(d, "error");
+            t.row(vec![
+                Cell::t(id.clone()),
+                Cell::t(fmt::s(d, "path")).class("mono"),
+                Cell::n(fmt::opt(fmt::f(d, "usedBytes"), fmt::bytes)),
+                Cell::n(fmt::opt(fmt::f(d, "usableBytes"), fmt::bytes)),
+                Cell::n(fmt::opt(fmt::f(d, "totalBytes"), fmt::bytes)),
+                Cell::n(fmt::text(&d["replicaCount"])),
+                Cell::t(error).class("bad"),
+            ]);
+        }
+    }
+    t
+}
+
+fn replicas_table(dirs: &Value) -> Table {
+    let caption = format!(
+        "Largest replicas on this broker ({} of {})",
+        fmt::arr(dirs, "partitions").len(),
+        fmt::text(&dirs["totalPartitions"])
+    );
+    let mut t = Table::new(
+        caption,
+        &["Partition", "Directory", "Size", "Offset lag", "Moving"],
+    )
+    .empty("No replica.");
+    for p in fmt::arr(dirs, "partitions") {
+        let topic = fmt::s(p, "topic");
+        t.row(vec![
+            Cell::t(format!("{topic}-{}", fmt::text(&p["partition"])))
+                .link(format!("/ui/topics/{}", enc(&topic))),
+            Cell::t(fmt::s(p, "logDir")).class("mono"),
+            Cell::n(fmt::opt(fmt::f(p, "sizeBytes"), fmt::bytes)),
+            Cell::n(fmt::text(&p["offsetLag"])),
+            Cell::t(if fmt::b(p, "isFuture") { "yes" } else { "" }),
+        ]);
+    }
+    t
+}

@@ -1,0 +1,346 @@
+//! Consumer groups: the list with lag, one group's members and per-partition lag, and the offset
+//! reset form (a dry run shows the planned offsets and offers to apply exactly those settings).
+
+use askama::Template;
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde_json::{json, Value};
+
+use super::state_class;
+use crate::ui::api::{enc, query};
+use crate::ui::fmt;
+use crate::ui::{
+    cross_site, fact, query_form, redirect, render, same_origin, Cell, Ctx, Fact, Flash, Form,
+    Layout, Table,
+};
+
+const STRATEGIES: [(&str, &str); 4] = [
+    ("earliest", "earliest offset"),
+    ("latest", "latest offset (skip everything)"),
+    ("timestamp", "first offset at or after a time"),
+    ("shift", "shift by a number of messages"),
+];
+
+#[derive(Template)]
+#[template(path = "groups.html")]
+struct ListPage {
+    layout: Layout,
+    search: String,
+    state: String,
+    table: Table,
+}
+
+/// The reset form's values.
+#[derive(Default, Clone)]
+struct ResetForm {
+    strategy: String,
+    topic: String,
+    partitions: String,
+    timestamp: String,
+    shift_by: String,
+}
+
+#[derive(Template)]
+#[template(path = "group.html")]
+struct OnePage {
+    layout: Layout,
+    group: String,
+    facts: Vec<Fact>,
+    members: Table,
+    topics: Table,
+    offsets: Table,
+    strategies: [(&'static str, &'static str); 4],
+    topic_names: Vec<String>,
+    form: ResetForm,
+    /// The planned offsets of a dry run.
+    plan: Option<Table>,
+}
+
+/// `GET /ui/groups?search=&state=`.
+pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
+    let q = query_form(raw.as_deref());
+    let search = q.get("search").to_string();
+    let state = q.get("state").to_string();
+    let uri = format!(
+        "/api/v1/consumer-groups{}",
+        query(&[("search", &search), ("state", &state), ("limit", "500")])
+    );
+    let data = match ctx.api.get(&uri).await {
+        Ok(d) => d,
+        Err(p) => return ctx.problem_page("Consumer groups", "groups", &p).await,
+    };
+    let mut table = Table::new(
+        format!(
+            "{} of {} groups{}",
+            fmt::text(&data["count"]),
+            fmt::text(&data["total"]),
+            if fmt::b(&data, "truncated") {
+                " (narrow the search to see the rest)"
+            } else {
+                ""
+            }
+        ),
+        &[
+            "Group",
+            "State",
+            "Protocol",
+            "Members",
+            "Coordinator",
+            "Topics",
+            "Lag",
+        ],
+    )
+    .empty("No consumer group matches.");
+    for g in fmt::arr(&data, "groups") {
+        let id = fmt::s(g, "groupId");
+        let st = fmt::s(g, "state");
+        let mut lag = Cell::n(fmt::opt(fmt::f(g, "totalLag"), fmt::count));
+        let error = fmt::s(g, "error");
+        if !error.is_empty() {
+            lag = lag.sub(error);
+        }
+        table.row(vec![
+            Cell::t(id.clone()).link(format!("/ui/groups/{}", enc(&id))),
+            Cell::t(st.clone()).class(state_class(&st)),
+            Cell::t(fmt::s(g, "protocolType")),
+            Cell::n(fmt::text(&g["members"])),
+            Cell::n(fmt::text(&g["coordinator"])),
+            Cell::t(fmt::ids(&g["topics"])).class("wrap"),
+            lag,
+        ]);
+    }
+    let layout = ctx.layout("Consumer groups", "groups").await;
+    render(
+        StatusCode::OK,
+        &ListPage {
+            layout,
+            search,
+            state,
+            table,
+        },
+    )
+}
+
+/// `GET /ui/groups/{group}`.
+pub async fn page(ctx: Ctx, Path(group): Path<String>) -> Response {
+    group_page(ctx, group, ResetForm::default(), None).await
+}
+
+async fn group_page(ctx: Ctx, group: String, form: ResetForm, plan: Option<Table>) -> Response {
+    let g = match ctx
+        .api
+        .get(&format!("/api/v1/consumer-groups/{}", enc(&group)))
+        .await
+    {
+        Ok(g) => g,
+        Err(p) => return ctx.problem_page("Consumer group", "groups", &p).await,
+    };
+    let st = fmt::s(&g, "state");
+    let facts = vec![
+        fact("State", st.clone()).class(state_class(&st)),
+        fact(
+            "Protocol",
+            format!("{} {}", fmt::s(&g, "protocolType"), fmt::s(&g, "protocol")),
+        ),
+        fact(
+            "Coordinator",
+            format!("broker {}", fmt::text(&g["coordinator"])),
+        ),
+        fact("Members", fmt::arr(&g, "members").len().to_string()),
+        fact("Total lag", fmt::opt(fmt::f(&g, "totalLag"), fmt::count)),
+    ];
+    let mut members = Table::new("Members", &["Member", "Client", "Host", "Assigned", "Lag"])
+        .empty("No active member: the group is empty (offsets can be reset).");
+    for m in fmt::arr(&g, "members") {
+        let assigned = fmt::arr(m, "assignment")
+            .iter()
+            .map(|a| format!("{} [{}]", fmt::s(a, "topic"), fmt::ids(&a["partitions"])))
+            .collect::<Vec<_>>()
+            .join("; ");
+        members.row(vec![
+            Cell::t(fmt::s(m, "memberId")).class("mono wrap"),
+            Cell::t(fmt::s(m, "clientId")),
+            Cell::t(fmt::s(m, "host")),
+            Cell::t(assigned).class("wrap"),
+            Cell::n(fmt::opt(fmt::f(m, "lag"), fmt::count)),
+        ]);
+    }
+    let mut topics = Table::new(
+        "Lag per topic",
+        &["Topic", "Partitions", "Total lag", "Max lag"],
+    );
+    let mut topic_names = Vec::new();
+    for t in fmt::arr(&g, "topics") {
+        let name = fmt::s(t, "topic");
+        topic_names.push(name.clone());
+        topics.row(vec![
+            Cell::t(name.clone()).link(format!("/ui/topics/{}", enc(&name))),
+            Cell::n(fmt::text(&t["partitions"])),
+            Cell::n(fmt::opt(fmt::f(t, "totalLag"), fmt::count)),
+            Cell::n(fmt::opt(fmt::f(t, "maxLag"), fmt::count)),
+        ]);
+    }
+    let mut offsets = Table::new(
+        "Lag per partition",
+        &["Partition", "Committed", "Log end", "Lag", "Member"],
+    )
+    .empty("No committed offset.");
+    for o in fmt::arr(&g, "offsets") {
+        let mut member = Cell::t(fmt::s(o, "clientId"));
+        let error = fmt::s(o, "error");
+        if !error.is_empty() {
+            member = member.sub(error);
+        }
+        offsets.row(vec![
+            Cell::t(format!(
+                "{}-{}",
+                fmt::s(o, "topic"),
+                fmt::text(&o["partition"])
+            )),
+            Cell::n(fmt::text(&o["committedOffset"])),
+            Cell::n(fmt::text(&o["logEndOffset"])),
+            Cell::n(fmt::opt(fmt::f(o, "lag"), fmt::count)),
+            member,
+        ]);
+    }
+    let mut layout = ctx
+        .layout(format!("Consumer group {group}"), "groups")
+        .await;
+    if plan.is_some() && layout.flash.is_none() {
+        layout.flash = Some(Flash {
+            kind: "info",
+            message: "Dry run: nothing was committed. Review the planned offsets, then apply."
+                .into(),
+            hint: String::new(),
+        });
+    }
+    render(
+        StatusCode::OK,
+        &OnePage {
+            layout,
+            group,
+            facts,
+            members,
+            topics,
+            offsets,
+            strategies: STRATEGIES,
+            topic_names,
+            form,
+            plan,
+        },
+    )
+}
+
+/// `POST /ui/groups/{group}/reset`: a dry run renders the plan; a real reset redirects back.
+pub async fn reset(
+    ctx: Ctx,
+    headers: HeaderMap,
+    Path(group): Path<String>,
+    body: Bytes,
+) -> Response {
+    if !same_origin(&headers) {
+        return cross_site(&ctx).await;
+    }
+    let f = Form::parse(&body);
+    let form = ResetForm {
+        strategy: f.get("strategy").to_string(),
+        topic: f.get("topic").to_string(),
+        partitions: f.get("partitions").to_string(),
+        timestamp: f.get("timestamp").to_string(),
+        shift_by: f.get("shiftBy").to_string(),
+    };
+    let dry_run = f.checked("dryRun");
+    let mut request = json!({ "strategy": form.strategy, "dryRun": dry_run });
+    if !form.topic.is_empty() {
+        request["topic"] = json!(form.topic);
+    }
+    if !form.partitions.is_empty() {
+        let parsed: Result<Vec<i32>, _> = form
+            .partitions
+            .split(',')
+            .map(|p| p.trim().parse::<i32>())
+            .collect();
+        match parsed {
+            Ok(list) => request["partitions"] = json!(list),
+            Err(_) => return ctx
+                .bad_request(
+                    "Consumer group",
+                    "groups",
+                    format!(
+                        "partitions {:?}: give partition numbers separated by commas, e.g. 0, 1, 2",
+                        form.partitions
+                    ),
+                )
+                .await,
+        }
+    }
+    if !form.timestamp.is_empty() {
+        request["timestamp"] = match form.timestamp.parse::<i64>() {
+            Ok(ms) => json!(ms),
+            Err(_) => json!(form.timestamp),
+        };
+    }
+    if !form.shift_by.is_empty() {
+        request["shiftBy"] = match form.shift_by.parse::<i64>() {
+            Ok(n) => json!(n),
+            Err(_) => json!(form.shift_by),
+        };
+    }
+    let back = format!("/ui/groups/{}", enc(&group));
+    let uri = format!("/api/v1/consumer-groups/{}/reset-offsets", enc(&group));
+    match ctx.api.post(&uri, Some(&request)).await {
+        Ok(d) if dry_run => {
+            let plan = plan_table(&d);
+            group_page(ctx, group, form, Some(plan)).await
+        }
+        Ok(d) => {
+            let n = fmt::arr(&d, "partitions").len();
+            let failed = fmt::arr(&d, "partitions")
+                .iter()
+                .filter(|p| !fmt::s(p, "error").is_empty())
+                .count();
+            let mut msg = format!(
+                "Offsets of {group} reset ({}) on {n} partitions",
+                form.strategy
+            );
+            if failed > 0 {
+                msg.push_str(&format!("; {failed} refused by the cluster"));
+            }
+            redirect(&back, &Flash::ok(msg))
+        }
+        Err(p) => redirect(&back, &Flash::problem(&p)),
+    }
+}
+
+fn plan_table(d: &Value) -> Table {
+    let mut t = Table::new(
+        "Planned offsets (dry run)",
+        &["Partition", "Current", "New", "Range", "Lag after", "Note"],
+    )
+    .empty("No partition would change.");
+    for p in fmt::arr(d, "partitions") {
+        let mut note = fmt::s(p, "error");
+        if fmt::b(p, "clamped") {
+            note = format!("clamped to the log {note}");
+        }
+        t.row(vec![
+            Cell::t(format!(
+                "{}-{}",
+                fmt::s(p, "topic"),
+                fmt::text(&p["partition"])
+            )),
+            Cell::n(fmt::text(&p["currentOffset"])),
+            Cell::n(fmt::text(&p["newOffset"])),
+            Cell::n(format!(
+                "{} – {}",
+                fmt::text(&p["earliestOffset"]),
+                fmt::text(&p["latestOffset"])
+            )),
+            Cell::n(fmt::text(&p["lagAfter"])),
+            Cell::t(note.trim().to_string()),
+        ]);
+    }
+    t
+}

@@ -1,0 +1,183 @@
+//! `/ui`: cluster health, the brokers' loads against fair share, the balance status, the current
+//! proposal and recent operations. Refreshes itself every 10 seconds.
+
+use askama::Template;
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde_json::Value;
+
+use super::{fair_share_table, state_class, BalanceStatus};
+use crate::ui::fmt;
+use crate::ui::{fact, render, Ctx, Fact, Layout, Notice, Table};
+
+#[derive(Template)]
+#[template(path = "overview.html")]
+struct Overview {
+    layout: Layout,
+    cards: Vec<Fact>,
+    cluster_notice: Option<Notice>,
+    health: Vec<Fact>,
+    balance: BalanceStatus,
+    loads: Option<Table>,
+    proposal: Vec<Fact>,
+    operations: Table,
+    operations_notice: Option<Notice>,
+    workers: Table,
+}
+
+pub async fn page(ctx: Ctx) -> Response {
+    let (cluster, health, proposal, ops, system) = tokio::join!(
+        ctx.api.get("/api/v1/cluster"),
+        ctx.api.get("/api/v1/cluster/health?limit=10"),
+        ctx.api.get("/api/v1/proposals/current"),
+        ctx.api.get("/api/v1/reassignments?limit=5"),
+        ctx.api.get("/api/v1/health"),
+    );
+    let mut layout = ctx.layout("Overview", "overview").await;
+    layout.refresh = Some(10);
+
+    let (cards, cluster_notice) = match &cluster {
+        Ok(c) => (cluster_cards(c), None),
+        Err(p) => (Vec::new(), Some(Notice::from(p))),
+    };
+    let health = match &health {
+        Ok(h) => health_facts(h),
+        Err(p) => vec![fact("health", p.message()).class("bad")],
+    };
+    let balance = BalanceStatus::of(&proposal);
+    let (loads, proposal_facts) = match &proposal {
+        Ok(p) => (
+            Some(fair_share_table(p, ctx.threshold(), false)),
+            super::proposals::summary_facts(p),
+        ),
+        Err(_) => (None, Vec::new()),
+    };
+    let (operations, operations_notice) = match &ops {
+        Ok(o) => (
+            super::reassignments::operations_table(o, "Recent operations"),
+            None,
+        ),
+        Err(p) => (Table::new("Recent operations", &[]), Some(Notice::from(p))),
+    };
+    let workers = match &system {
+        Ok(s) => super::system::workers_table(s),
+        Err(_) => Table::new("Workers", &[]),
+    };
+    render(
+        StatusCode::OK,
+        &Overview {
+            layout,
+            cards,
+            cluster_notice,
+            health,
+            balance,
+            loads,
+            proposal: proposal_facts,
+            operations,
+            operations_notice,
+            workers,
+        },
+    )
+}
+
+fn cluster_cards(c: &Value) -> Vec<Fact> {
+    let brokers = &c["brokers"];
+    let down = fmt::arr(brokers, "down").len();
+    let mut cards = vec![
+        fact("Cluster", fmt::s(c, "clusterId")),
+        fact("Controller", fmt::text(&c["controllerId"])),
+        fact(
+            "Brokers alive",
+            format!(
+                "{} of {}",
+                fmt::text(&brokers["alive"]),
+                fmt::text(&brokers["total"])
+            ),
+        )
+        .class(if down > 0 { "bad" } else { "ok" }),
+        fact("Racks", fmt::text(&c["racks"])),
+        fact("Topics", fmt::text(&c["topics"])),
+        fact("Partitions", fmt::text(&c["partitions"])),
+        fact(
+            "Under-replicated",
+            fmt::text(&c["underReplicatedPartitions"]),
+        )
+        .class(if fmt::i(c, "underReplicatedPartitions").unwrap_or(0) > 0 {
+            "warn"
+        } else {
+            ""
+        }),
+        fact("Offline partitions", fmt::text(&c["offlinePartitions"])).class(
+            if fmt::i(c, "offlinePartitions").unwrap_or(0) > 0 {
+                "bad"
+            } else {
+                ""
+            },
+        ),
+        fact("Consumer groups", fmt::text(&c["consumerGroups"])),
+        fact(
+            "Data (one copy)",
+            fmt::opt(fmt::f(c, "sizeBytes"), fmt::bytes),
+        ),
+        fact(
+            "Produce",
+            fmt::opt(fmt::f(c, "producerByteRate"), fmt::byte_rate),
+        ),
+        fact(
+            "Consume",
+            fmt::opt(fmt::f(c, "consumerByteRate"), fmt::byte_rate),
+        ),
+    ];
+    let age = fmt::f(c, "ageMs").unwrap_or(0.0) / 1000.0;
+    cards.push(fact("Observed", format!("{} ago", fmt::duration_s(age))));
+    cards
+}
+
+fn health_facts(h: &Value) -> Vec<Fact> {
+    let status = fmt::s(h, "status");
+    let parts = &h["partitions"];
+    let mut facts = vec![
+        fact("Status", status.clone()).class(state_class(&status)),
+        fact(
+            "Brokers down",
+            match fmt::arr(&h["brokers"], "down") {
+                [] => "none".to_string(),
+                down => fmt::ids(&Value::Array(down.to_vec())),
+            },
+        ),
+        fact(
+            "Partitions",
+            format!(
+                "{} total · {} offline · {} under-replicated · {} under min ISR · {} at min ISR",
+                fmt::text(&parts["total"]),
+                fmt::text(&parts["offline"]),
+                fmt::text(&parts["underReplicated"]),
+                fmt::text(&parts["underMinIsr"]),
+                fmt::text(&parts["atMinIsr"])
+            ),
+        ),
+        fact(
+            "Rack assessment",
+            format!(
+                "{} · {} partitions not rack-aware",
+                fmt::s(&h["rackAssessment"], "status"),
+                fmt::text(&h["rackAssessment"]["notRackAwarePartitions"])
+            ),
+        ),
+    ];
+    let offline_dirs = fmt::arr(h, "offlineLogDirs");
+    if !offline_dirs.is_empty() {
+        facts.push(
+            fact(
+                "Offline log dirs",
+                offline_dirs
+                    .iter()
+                    .map(|d| format!("broker {} {}", fmt::text(&d["brokerId"]), fmt::s(d, "path")))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )
+            .class("bad"),
+        );
+    }
+    facts
+}

@@ -1,0 +1,506 @@
+//! Proposal review: the stored proposals, one proposal in full (moves with cost class and bytes,
+//! every broker's loads before and after, the decision and next action, structural limits with
+//! their remediation) and its Apply button (`POST /api/v1/proposals/{id}/apply`, optional
+//! `force=true`), whose 409 and 403 answers are shown as the API gives them.
+
+use std::collections::BTreeMap;
+
+use askama::Template;
+use axum::body::Bytes;
+use axum::extract::Path;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde_json::Value;
+
+use super::{fair_share_table, state_class, BalanceStatus};
+use crate::ui::api::enc;
+use crate::ui::fmt::{self, LOADS};
+use crate::ui::{
+    cross_site, fact, redirect, render, same_origin, Cell, Ctx, Fact, Flash, Form, Layout, Table,
+};
+
+/// Moves listed on the page; the rest are counted (the API has them all).
+const MOVES_SHOWN: usize = 1000;
+
+#[derive(Template)]
+#[template(path = "proposal.html")]
+struct ProposalPage {
+    layout: Layout,
+    id: String,
+    /// `current` when the page was asked for the current proposal.
+    from: String,
+    facts: Vec<Fact>,
+    decision: Vec<Fact>,
+    allowed: bool,
+    balance: BalanceStatus,
+    loads: Table,
+    before: Table,
+    after: Table,
+    limits: Table,
+    cost: Table,
+    moves: Table,
+    tripped: Table,
+}
+
+#[derive(Template)]
+#[template(path = "proposals.html")]
+struct ProposalList {
+    layout: Layout,
+    table: Table,
+}
+
+/// `GET /ui/proposals`.
+pub async fn list(ctx: Ctx) -> Response {
+    let answer = ctx.api.get("/api/v1/proposals?limit=100").await;
+    let data = match answer {
+        Ok(d) => d,
+        Err(p) => return ctx.problem_page("Proposals", "proposal", &p).await,
+    };
+    let mut table = Table::new(
+        format!(
+            "{} stored proposals, newest first",
+            fmt::text(&data["total"])
+        ),
+        &[
+            "Proposal",
+            "Created",
+            "Checked",
+            "Current",
+            "Moves",
+            "Bytes",
+            "Recommended",
+            "Decision",
+        ],
+    )
+    .empty("No proposal stored yet.");
+    for p in fmt::arr(&data, "proposals") {
+        let id = fmt::s(p, "id");
+        let d = &p["decision"];
+        let decision = if fmt::b(d, "applicationAllowed") {
+            "applicable".to_string()
+        } else {
+            fmt::s(d, "reason").replace('_', " ")
+        };
+        table.row(vec![
+            Cell::t(id.clone())
+                .link(format!("/ui/proposals/{}", enc(&id)))
+                .class("mono"),
+            Cell::t(fmt::time(&fmt::s(p, "createdAt"))),
+            Cell::t(fmt::time(&fmt::s(p, "checkedAt"))),
+            Cell::t(if fmt::b(p, "current") { "current" } else { "" }).class("ok"),
+            Cell::n(fmt::text(&p["totalReassignments"])),
+            Cell::n(fmt::opt(fmt::f(p, "estimatedBytes"), fmt::bytes)),
+            Cell::t(fmt::text(&p["recommended"])),
+            Cell::t(decision),
+        ]);
+    }
+    let layout = ctx.layout("Proposals", "proposal").await;
+    render(StatusCode::OK, &ProposalList { layout, table })
+}
+
+/// `GET /ui/proposals/{id}` (`current` for the current proposal).
+pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
+    let uri = if id == "current" {
+        "/api/v1/proposals/current".to_string()
+    } else {
+        format!("/api/v1/proposals/{}", enc(&id))
+    };
+    let p = match ctx.api.get(&uri).await {
+        Ok(p) => p,
+        Err(problem) => {
+            let title = if id == "current" {
+                "Current proposal"
+            } else {
+                "Proposal"
+            };
+            return ctx.problem_page(title, "proposal", &problem).await;
+        }
+    };
+    let threshold = ctx.threshold();
+    let pid = fmt::s(&p, "id");
+    let title = if id == "current" {
+        format!("Current proposal {pid}")
+    } else {
+        format!("Proposal {pid}")
+    };
+    let mut layout = ctx.layout(title, "proposal").await;
+    if id == "current" {
+        layout.refresh = Some(15);
+    }
+    let d = &p["decision"];
+    let page = ProposalPage {
+        layout,
+        id: pid,
+        from: if id == "current" {
+            "current".into()
+        } else {
+            String::new()
+        },
+        facts: proposal_facts(&p),
+        decision: decision_facts(d),
+        allowed: fmt::b(d, "applicationAllowed"),
+        balance: BalanceStatus::of(&Ok(p.clone())),
+        loads: loads_table(&p),
+        before: fair_share_table(&p, threshold, false),
+        after: fair_share_table(&p, threshold, true),
+        limits: limits_table(fmt::arr(&p, "structuralLimits")),
+        cost: cost_table(&p),
+        moves: moves_table(&p),
+        tripped: tripped_table(&p),
+    };
+    render(StatusCode::OK, &page)
+}
+
+/// `POST /ui/proposals/{id}/apply`: applies exactly the proposal the page showed.
+pub async fn apply(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>, body: Bytes) -> Response {
+    if !same_origin(&headers) {
+        return cross_site(&ctx).await;
+    }
+    let form = Form::parse(&body);
+    let back = if form.get("from") == "current" {
+        "/ui/proposals/current".to_string()
+    } else {
+        format!("/ui/proposals/{}", enc(&id))
+    };
+    let force = form.checked("force");
+    let uri = format!(
+        "/api/v1/proposals/{}/apply{}",
+        enc(&id),
+        if force { "?force=true" } else { "" }
+    );
+    match ctx.api.post(&uri, None).await {
+        Ok(data) => {
+            let op = fmt::s(&data, "operationId");
+            let skipped = fmt::arr(&data, "skipped").len();
+            let mut message = format!(
+                "Applied {id}: {} moves queued as operation {op}",
+                fmt::text(&data["moves"])
+            );
+            if skipped > 0 {
+                message.push_str(&format!(" ({skipped} partitions skipped)"));
+            }
+            if fmt::b(&data, "forced") {
+                message.push_str(&format!(
+                    "; forced over: {}",
+                    fmt::text(&data["overridden"])
+                ));
+            }
+            let to = if op.is_empty() {
+                back
+            } else {
+                format!("/ui/reassignments/{}", enc(&op))
+            };
+            redirect(&to, &Flash::ok(message))
+        }
+        Err(problem) => redirect(&back, &Flash::problem(&problem)),
+    }
+}
+
+/// The short facts of a proposal for the overview.
+pub fn summary_facts(p: &Value) -> Vec<Fact> {
+    let id = fmt::s(p, "id");
+    let d = &p["decision"];
+    let (moves_by_class, _) = by_cost_class(p);
+    let classes = moves_by_class
+        .iter()
+        .map(|(class, (n, bytes))| format!("{n} {class} ({})", fmt::bytes(*bytes)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    vec![
+        fact("Proposal", id.clone()).link(format!("/ui/proposals/{}", enc(&id))),
+        fact("Checked", fmt::time(&fmt::s(p, "checkedAt"))),
+        fact(
+            "Moves",
+            format!(
+                "{} ({} to copy)",
+                fmt::text(&p["totalReassignments"]),
+                fmt::opt(fmt::f(&p["movement"], "estimatedBytes"), fmt::bytes)
+            ),
+        ),
+        fact(
+            "By cost class",
+            if classes.is_empty() {
+                "none".into()
+            } else {
+                classes
+            },
+        ),
+        fact(
+            "Evenness",
+            format!(
+                "{} → {}",
+                fmt::opt(fmt::f(&p["metrics"], "evennessBefore"), fmt::pct_plain),
+                fmt::opt(fmt::f(&p["metrics"], "evennessAfter"), fmt::pct_plain)
+            ),
+        ),
+        fact(
+            "Can be applied",
+            if fmt::b(d, "applicationAllowed") {
+                "yes"
+            } else {
+                "no"
+            },
+        )
+        .class(if fmt::b(d, "applicationAllowed") {
+            "ok"
+        } else {
+            "warn"
+        }),
+        fact("Next action", fmt::s(d, "nextAction")),
+    ]
+}
+
+fn proposal_facts(p: &Value) -> Vec<Fact> {
+    let m = &p["metrics"];
+    let mut facts = vec![
+        fact("Created", fmt::time(&fmt::s(p, "createdAt"))),
+        fact("Checked", fmt::time(&fmt::s(p, "checkedAt"))),
+        fact("Current", fmt::text(&p["current"])),
+        fact(
+            "Recommended",
+            match fmt::s(p, "reason") {
+                r if r.is_empty() => fmt::text(&p["recommended"]),
+                r => format!("{} ({r})", fmt::text(&p["recommended"])),
+            },
+        ),
+        fact(
+            "Moves",
+            format!(
+                "{} ({} to copy)",
+                fmt::text(&p["totalReassignments"]),
+                fmt::opt(fmt::f(&p["movement"], "estimatedBytes"), fmt::bytes)
+            ),
+        ),
+        fact(
+            "Evenness (lower is more even)",
+            format!(
+                "{} → {}",
+                fmt::opt(fmt::f(m, "evennessBefore"), fmt::pct_plain),
+                fmt::opt(fmt::f(m, "evennessAfter"), fmt::pct_plain)
+            ),
+        ),
+        fact(
+            "Effective distance",
+            format!(
+                "{} → {}",
+                fmt::opt(fmt::f(m, "effectiveBefore"), fmt::pct_plain),
+                fmt::opt(fmt::f(m, "effective"), fmt::pct_plain)
+            ),
+        ),
+        fact("Topology fingerprint", fmt::s(p, "fingerprint")),
+    ];
+    if fmt::b(p, "balanceHold") {
+        facts.push(
+            fact(
+                "Balancing paused",
+                format!("brokers down: {}", fmt::ids(&p["downBrokers"])),
+            )
+            .class("bad"),
+        );
+    }
+    facts
+}
+
+fn decision_facts(d: &Value) -> Vec<Fact> {
+    let allowed = fmt::b(d, "applicationAllowed");
+    let mut facts = vec![
+        fact("Application allowed", if allowed { "yes" } else { "no" }).class(if allowed {
+            "ok"
+        } else {
+            "warn"
+        }),
+        fact("Next action", fmt::s(d, "nextAction")),
+    ];
+    let reason = fmt::s(d, "reason");
+    if !reason.is_empty() {
+        facts.push(fact("Reason", reason.replace('_', " ")));
+    }
+    let unsafe_reasons = fmt::arr(d, "unsafeReasons");
+    if !unsafe_reasons.is_empty() {
+        facts.push(
+            fact(
+                "Unsafe",
+                unsafe_reasons
+                    .iter()
+                    .map(fmt::text)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )
+            .class("bad"),
+        );
+    }
+    facts.push(fact(
+        "Readings beyond the trigger",
+        format!(
+            "{} of {} required",
+            fmt::text(&d["readingsBeyondTrigger"]),
+            fmt::text(&d["readingsRequired"])
+        ),
+    ));
+    if let Some(ms) = fmt::f(d, "warmupRemainingMs").filter(|ms| *ms > 0.0) {
+        facts.push(fact("Warm-up remaining", fmt::duration_s(ms / 1000.0)).class("warn"));
+    }
+    facts
+}
+
+fn loads_table(p: &Value) -> Table {
+    let loads = &p["fairShare"]["loads"];
+    let mut t = Table::new(
+        "Per load: fair share, how far the farthest broker is before and after, and whether it triggered",
+        &[
+            "Load",
+            "Fair share",
+            "Status",
+            "Max distance before",
+            "After",
+            "Largest difference",
+            "Busiest → quietest",
+        ],
+    );
+    for (name, _, long) in LOADS {
+        let l = &loads[name];
+        let status = if fmt::b(l, "noTraffic") {
+            ("No traffic", "na")
+        } else if fmt::b(l, "belowFloor") {
+            ("below floor", "na")
+        } else if !fmt::b(l, "counted") {
+            ("not counted", "na")
+        } else if fmt::b(l, "triggered") {
+            ("triggered", "bad")
+        } else {
+            ("within bounds", "ok")
+        };
+        t.row(vec![
+            Cell::t(long),
+            Cell::n(fmt::load_value(name, fmt::f(l, "fairShare"))),
+            Cell::t(status.0).class(status.1),
+            Cell::n(fmt::opt(fmt::f(l, "maxDistanceBefore"), fmt::pct_plain)),
+            Cell::n(fmt::opt(fmt::f(l, "maxDistanceAfter"), fmt::pct_plain)),
+            Cell::n(fmt::load_value(name, fmt::f(l, "largestDifference"))),
+            Cell::t(format!(
+                "{} → {}",
+                fmt::text(&l["busiestBroker"]),
+                fmt::text(&l["quietestBroker"])
+            )),
+        ]);
+    }
+    t
+}
+
+/// Structural limits: what no move can fix, and what would.
+pub fn limits_table(limits: &[Value]) -> Table {
+    let mut t = Table::new(
+        "Structural limits: brokers no move can bring within bounds, and what would help",
+        &["Broker", "Load", "Distance", "Cause", "Remediation"],
+    )
+    .empty("None: every broker can be brought within bounds.");
+    for l in limits {
+        t.row(vec![
+            Cell::t(fmt::text(&l["brokerId"])),
+            Cell::t(fmt::load_label(&fmt::s(l, "load"))),
+            Cell::n(fmt::opt(fmt::f(l, "distance"), fmt::pct)),
+            Cell::t(fmt::s(l, "cause")),
+            Cell::t(fmt::s(l, "remediation")).class("wrap"),
+        ]);
+    }
+    t
+}
+
+/// Moves and bytes per cost class, and the total.
+fn by_cost_class(p: &Value) -> (BTreeMap<String, (u64, f64)>, usize) {
+    let mut classes: BTreeMap<String, (u64, f64)> = BTreeMap::new();
+    let moves = fmt::arr(p, "reassignments");
+    for m in moves {
+        let e = classes.entry(fmt::s(m, "costClass")).or_default();
+        e.0 += 1;
+        e.1 += fmt::f(m, "bytes").unwrap_or(0.0);
+    }
+    (classes, moves.len())
+}
+
+fn cost_table(p: &Value) -> Table {
+    let (classes, _) = by_cost_class(p);
+    let mut t = Table::new(
+        "Moves by cost class",
+        &["Cost class", "Moves", "Bytes to copy"],
+    )
+    .empty("No moves.");
+    for (class, (n, bytes)) in classes {
+        t.row(vec![
+            Cell::t(class),
+            Cell::n(n.to_string()),
+            Cell::n(fmt::bytes(bytes)),
+        ]);
+    }
+    t
+}
+
+/// A move list (proposal, what-if): partition, replicas and leader before and after, cost
+/// class, bytes.
+pub fn move_rows(t: &mut Table, moves: &[Value], with_cause: bool) {
+    for m in moves.iter().take(MOVES_SHOWN) {
+        let topic = fmt::s(m, "topic");
+        let mut row = vec![
+            Cell::t(format!("{topic}-{}", fmt::text(&m["partition"])))
+                .link(format!("/ui/topics/{}", enc(&topic))),
+            Cell::t(format!(
+                "[{}] → [{}]",
+                fmt::ids(&m["replicasBefore"]),
+                fmt::ids(&m["replicasAfter"])
+            )),
+            Cell::t(format!(
+                "{} → {}",
+                fmt::text(&m["leaderBefore"]),
+                fmt::text(&m["leaderAfter"])
+            )),
+            Cell::t(fmt::s(m, "costClass")),
+            Cell::n(fmt::opt(fmt::f(m, "bytes"), fmt::bytes)),
+        ];
+        if with_cause {
+            row.push(Cell::t(fmt::s(m, "cause")));
+        }
+        t.row(row);
+    }
+}
+
+fn moves_table(p: &Value) -> Table {
+    let moves = fmt::arr(p, "reassignments");
+    let caption = if moves.len() > MOVES_SHOWN {
+        format!(
+            "The first {MOVES_SHOWN} of {} moves (the API lists every one)",
+            moves.len()
+        )
+    } else {
+        format!("{} moves", moves.len())
+    };
+    let mut t = Table::new(
+        caption,
+        &["Partition", "Replicas", "Leader", "Cost class", "Bytes"],
+    )
+    .empty("No moves: nothing to apply.");
+    move_rows(&mut t, moves, false);
+    t
+}
+
+fn tripped_table(p: &Value) -> Table {
+    let mut t = Table::new(
+        "Brokers beyond the trigger and whether the plan helps them",
+        &["Broker", "Load", "Before", "After", "Helped"],
+    )
+    .empty("No broker is beyond the trigger.");
+    for e in fmt::arr(&p["benefitEvidence"], "tripped") {
+        let helped = fmt::b(e, "helped");
+        t.row(vec![
+            Cell::t(fmt::text(&e["brokerId"])),
+            Cell::t(fmt::load_label(&fmt::s(e, "load"))),
+            Cell::n(fmt::opt(fmt::f(e, "distanceBefore"), fmt::pct)),
+            Cell::n(fmt::opt(fmt::f(e, "distanceAfter"), fmt::pct)),
+            Cell::t(if helped { "yes" } else { "no" }).class(state_class(if helped {
+                "ok"
+            } else {
+                "warn"
+            })),
+        ]);
+    }
+    t
+}

@@ -1,0 +1,378 @@
+//! Reassignments: the operations the executor runs (progress, bytes, rate, ETA), one operation
+//! with its partitions and a Cancel button, and the replication throttle form.
+
+use askama::Template;
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde_json::{json, Value};
+
+use super::state_class;
+use crate::ui::api::{enc, query};
+use crate::ui::fmt;
+use crate::ui::svg;
+use crate::ui::{
+    cross_site, fact, query_form, redirect, render, same_origin, Cell, Ctx, Fact, Flash, Form,
+    Layout, Notice, Table,
+};
+
+const STATES: [&str; 5] = ["Pending", "Active", "Completed", "Failed", "Cancelled"];
+
+#[derive(Template)]
+#[template(path = "reassignments.html")]
+struct ListPage {
+    layout: Layout,
+    table: Table,
+    state: String,
+    states: [&'static str; 5],
+    throttle: Vec<Fact>,
+    throttle_notice: Option<Notice>,
+    rate: String,
+    max_rate: String,
+    slot: String,
+}
+
+#[derive(Template)]
+#[template(path = "reassignment.html")]
+struct OnePage {
+    layout: Layout,
+    id: String,
+    facts: Vec<Fact>,
+    progress: String,
+    cancellable: bool,
+    partitions: Table,
+}
+
+/// `GET /ui/reassignments?state=`.
+pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
+    let q = query_form(raw.as_deref());
+    let state = q.get("state").to_string();
+    if !state.is_empty() && !STATES.contains(&state.as_str()) {
+        return ctx
+            .bad_request(
+                "Reassignments",
+                "reassignments",
+                format!(
+                    "unknown state {state:?}: choose one of {}",
+                    STATES.join(", ")
+                ),
+            )
+            .await;
+    }
+    let uri = format!(
+        "/api/v1/reassignments{}",
+        query(&[("state", &state), ("limit", "100")])
+    );
+    let (ops, throttle) = tokio::join!(
+        ctx.api.get(&uri),
+        ctx.api.get("/api/v1/reassignments/throttle")
+    );
+    let ops = match ops {
+        Ok(o) => o,
+        Err(p) => return ctx.problem_page("Reassignments", "reassignments", &p).await,
+    };
+    let table = operations_table(
+        &ops,
+        &format!("{} operations, newest first", fmt::text(&ops["total"])),
+    );
+    let (throttle_facts, throttle_notice, rate, max_rate) = match &throttle {
+        Ok(t) => (
+            vec![
+                fact("Rate in force", format!("{} MB/s", fmt::text(&t["rateMb"]))),
+                fact(
+                    "Configured (BALLAST_THROTTLE_RATE_MB)",
+                    format!("{} MB/s", fmt::text(&t["configuredRateMb"])),
+                ),
+                fact("Tuned at run time", fmt::text(&t["overridden"])),
+                fact("Managed by ballast", fmt::text(&t["managed"])),
+            ],
+            None,
+            fmt::text(&t["rateMb"]),
+            fmt::text(&t["maxRateMb"]),
+        ),
+        Err(p) => (
+            Vec::new(),
+            Some(Notice::from(p)),
+            String::new(),
+            String::new(),
+        ),
+    };
+    let slot = match &ops["slot"] {
+        Value::Null => "free".to_string(),
+        Value::Object(o) => o
+            .get("holder")
+            .map(fmt::text)
+            .unwrap_or_else(|| Value::Object(o.clone()).to_string()),
+        other => fmt::text(other),
+    };
+    let mut layout = ctx.layout("Reassignments", "reassignments").await;
+    layout.refresh = Some(5);
+    render(
+        StatusCode::OK,
+        &ListPage {
+            layout,
+            table,
+            state,
+            states: STATES,
+            throttle: throttle_facts,
+            throttle_notice,
+            rate,
+            max_rate,
+            slot,
+        },
+    )
+}
+
+/// `GET /ui/reassignments/{id}`.
+pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
+    let o = match ctx
+        .api
+        .get(&format!("/api/v1/reassignments/{}", enc(&id)))
+        .await
+    {
+        Ok(o) => o,
+        Err(p) => return ctx.problem_page("Reassignment", "reassignments", &p).await,
+    };
+    let state = fmt::s(&o, "state");
+    let (done, total) = (
+        fmt::f(&o, "bytesDone").unwrap_or(0.0),
+        fmt::f(&o, "bytesTotal").unwrap_or(0.0),
+    );
+    let mut facts = vec![
+        fact("State", state.clone()).class(state_class(&state)),
+        fact(
+            "Kind",
+            format!("{} ({})", fmt::s(&o, "kind"), fmt::s(&o, "strategy")),
+        ),
+        fact("Description", fmt::s(&o, "description")),
+        fact(
+            "Requested by",
+            format!("{} via {}", fmt::s(&o, "userId"), fmt::s(&o, "method")),
+        ),
+        fact("Created", fmt::time(&fmt::s(&o, "createdAt"))),
+        fact("Started", fmt::time(&fmt::s(&o, "startedAt"))),
+        fact("Finished", fmt::time(&fmt::s(&o, "finishedAt"))),
+        fact("Moves", moves_summary(&o)),
+        fact(
+            "Bytes",
+            format!("{} of {}", fmt::bytes(done), fmt::bytes(total)),
+        ),
+        fact(
+            "Rate",
+            fmt::opt(fmt::f(&o, "rateBytesPerSecond"), fmt::byte_rate),
+        ),
+        fact("ETA", fmt::opt(fmt::f(&o, "etaSeconds"), fmt::duration_s)),
+    ];
+    let proposal = fmt::s(&o, "proposalId");
+    if !proposal.is_empty() {
+        facts.push(
+            fact("Proposal", proposal.clone()).link(format!("/ui/proposals/{}", enc(&proposal))),
+        );
+    }
+    if fmt::b(&o, "forced") {
+        facts.push(fact("Forced", "yes (a soft check was overridden)").class("warn"));
+    }
+    if fmt::b(&o, "cancelRequested") {
+        facts.push(fact("Cancel requested", "yes").class("warn"));
+    }
+    let reason = fmt::s(&o, "reason");
+    if !reason.is_empty() {
+        facts.push(fact("Reason", reason));
+    }
+    if let Some(event) = fmt::i(&o, "auditEventId") {
+        facts.push(fact("Audit event", event.to_string()).link(format!("/ui/audit/{event}")));
+    }
+    let cancellable =
+        matches!(state.as_str(), "Pending" | "Active") && !fmt::b(&o, "cancelRequested");
+    let mut partitions = Table::new(
+        "Partitions",
+        &[
+            "Partition",
+            "State",
+            "Replicas",
+            "Step",
+            "Progress",
+            "Rate",
+            "ETA",
+            "Note",
+        ],
+    )
+    .empty("No partition moves.");
+    for m in fmt::arr(&o, "partitions") {
+        let st = fmt::s(m, "state");
+        let (d, t) = (
+            fmt::f(m, "bytesDone").unwrap_or(0.0),
+            fmt::f(m, "bytesTotal").unwrap_or(0.0),
+        );
+        let part = format!("{}-{}", fmt::s(m, "topic"), fmt::text(&m["partition"]));
+        let mut note = fmt::s(m, "reason");
+        if fmt::b(m, "timedOut") {
+            note = format!("timed out; {note}");
+        }
+        if m["cancelConfirmed"] == Value::Bool(false) && st == "Cancelled" {
+            note = format!("cancel not confirmed by the cluster; {note}");
+        }
+        partitions.row(vec![
+            Cell::t(part.clone()).link(format!("/ui/topics/{}", enc(&fmt::s(m, "topic")))),
+            Cell::t(st.clone()).class(state_class(&st)),
+            Cell::t(format!(
+                "[{}] → [{}]",
+                fmt::ids(&m["sourceReplicas"]),
+                fmt::ids(&m["targetReplicas"])
+            )),
+            Cell::n(format!(
+                "{}/{}",
+                fmt::text(&m["step"]),
+                fmt::text(&m["steps"])
+            )),
+            Cell::t(format!("{} of {}", fmt::bytes(d), fmt::bytes(t))).svg(svg::progress(
+                d,
+                t,
+                &format!("{part}: {} of {}", fmt::bytes(d), fmt::bytes(t)),
+            )),
+            Cell::n(fmt::opt(fmt::f(m, "rateBytesPerSecond"), fmt::byte_rate)),
+            Cell::n(fmt::opt(fmt::f(m, "etaSeconds"), fmt::duration_s)),
+            Cell::t(note.trim_end_matches("; ").to_string()).class("wrap"),
+        ]);
+    }
+    let progress = svg::progress(
+        done,
+        total,
+        &format!("{} of {} copied", fmt::bytes(done), fmt::bytes(total)),
+    );
+    let mut layout = ctx
+        .layout(
+            format!("Reassignment {}", fmt::s(&o, "id")),
+            "reassignments",
+        )
+        .await;
+    if !matches!(state.as_str(), "Completed" | "Failed" | "Cancelled") {
+        layout.refresh = Some(3);
+    }
+    render(
+        StatusCode::OK,
+        &OnePage {
+            layout,
+            id: fmt::s(&o, "id"),
+            facts,
+            progress,
+            cancellable,
+            partitions,
+        },
+    )
+}
+
+/// `POST /ui/reassignments/{id}/cancel`.
+pub async fn cancel(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>) -> Response {
+    if !same_origin(&headers) {
+        return cross_site(&ctx).await;
+    }
+    let back = format!("/ui/reassignments/{}", enc(&id));
+    match ctx
+        .api
+        .post(&format!("/api/v1/reassignments/{}/cancel", enc(&id)), None)
+        .await
+    {
+        Ok(_) => redirect(
+            &back,
+            &Flash::ok(format!(
+                "Cancel of {id} requested: in-flight moves are cancelled, pending ones never start, completed ones stay"
+            )),
+        ),
+        Err(p) => redirect(&back, &Flash::problem(&p)),
+    }
+}
+
+/// `POST /ui/reassignments/throttle` (`rateMb`).
+pub async fn throttle(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Response {
+    if !same_origin(&headers) {
+        return cross_site(&ctx).await;
+    }
+    let form = Form::parse(&body);
+    let raw = form.get("rateMb");
+    // A number goes as a number; anything else as it was typed, so the API's validation
+    // answers it with its own words.
+    let rate = match raw.parse::<u64>() {
+        Ok(n) => json!(n),
+        Err(_) => match raw.parse::<f64>() {
+            Ok(f) if f.is_finite() => json!(f),
+            _ => json!(raw),
+        },
+    };
+    match ctx
+        .api
+        .put("/api/v1/reassignments/throttle", &json!({ "rateMb": rate }))
+        .await
+    {
+        Ok(t) => redirect(
+            "/ui/reassignments",
+            &Flash::ok(format!(
+                "Replication throttle set to {} MB/s; the executor applies it on its next pass",
+                fmt::text(&t["rateMb"])
+            )),
+        ),
+        Err(p) => redirect("/ui/reassignments", &Flash::problem(&p)),
+    }
+}
+
+fn moves_summary(o: &Value) -> String {
+    let by = &o["moves"];
+    let parts: Vec<String> = STATES
+        .iter()
+        .filter_map(|s| {
+            by[*s]
+                .as_u64()
+                .filter(|n| *n > 0)
+                .map(|n| format!("{n} {s}"))
+        })
+        .collect();
+    format!(
+        "{} total{}{}",
+        fmt::text(&o["totalMoves"]),
+        if parts.is_empty() { "" } else { ": " },
+        parts.join(", ")
+    )
+}
+
+/// The operations of `GET /api/v1/reassignments` as a table.
+pub fn operations_table(ops: &Value, caption: &str) -> Table {
+    let mut t = Table::new(
+        caption,
+        &[
+            "Operation",
+            "Kind",
+            "State",
+            "Created",
+            "Moves",
+            "Progress",
+            "Rate",
+            "ETA",
+            "By",
+        ],
+    )
+    .empty("No reassignment has run yet.");
+    for o in fmt::arr(ops, "reassignments") {
+        let id = fmt::s(o, "id");
+        let state = fmt::s(o, "state");
+        let (done, total) = (
+            fmt::f(o, "bytesDone").unwrap_or(0.0),
+            fmt::f(o, "bytesTotal").unwrap_or(0.0),
+        );
+        let label = format!("{} of {}", fmt::bytes(done), fmt::bytes(total));
+        t.row(vec![
+            Cell::t(id.clone())
+                .link(format!("/ui/reassignments/{}", enc(&id)))
+                .class("mono"),
+            Cell::t(fmt::s(o, "strategy")).sub(fmt::s(o, "description")),
+            Cell::t(state.clone()).class(state_class(&state)),
+            Cell::t(fmt::time(&fmt::s(o, "createdAt"))),
+            Cell::t(moves_summary(o)),
+            Cell::t(label.clone()).svg(svg::progress(done, total, &label)),
+            Cell::n(fmt::opt(fmt::f(o, "rateBytesPerSecond"), fmt::byte_rate)),
+            Cell::n(fmt::opt(fmt::f(o, "etaSeconds"), fmt::duration_s)),
+            Cell::t(fmt::s(o, "userId")),
+        ]);
+    }
+    t
+}
