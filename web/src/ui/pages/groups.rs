@@ -264,16 +264,18 @@ pub async fn reset(
             .collect();
         match parsed {
             Ok(list) => request["partitions"] = json!(list),
-            Err(_) => return ctx
-                .bad_request(
-                    "Consumer group",
-                    "groups",
-                    format!(
+            Err(_) => {
+                return ctx
+                    .bad_request(
+                        "Consumer group",
+                        "groups",
+                        format!(
                         "partitions {:?}: give partition numbers separated by commas, e.g. 0, 1, 2",
                         form.partitions
                     ),
-                )
-                .await,
+                    )
+                    .await
+            }
         }
     }
     if !form.timestamp.is_empty() {

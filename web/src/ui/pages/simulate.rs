@@ -11,8 +11,11 @@ use super::proposals::{limits_table, move_rows};
 use crate::ui::fmt::{self, LOADS};
 use crate::ui::{fact, render, Cell, Ctx, Fact, Form, Layout, Notice, Table};
 
-/// Scenario types and the fields each takes: (name, integer?).
-const TYPES: [(&str, &str, &[(&str, bool)]); 5] = [
+/// A scenario field: its name and whether it is a whole number.
+type Field = (&'static str, bool);
+
+/// Scenario types, their labels and the fields each takes.
+const TYPES: [(&str, &str, &[Field]); 5] = [
     (
         "addBrokers",
         "add brokers",

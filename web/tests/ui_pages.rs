@@ -1,0 +1,553 @@
+//! The `/ui` dashboard against a simulated cluster: the real observer reads it and evaluates
+//! proposals into a temporary store, the web router serves the pages. Every page renders the
+//! real data; forms go through the API (license, 409s, audit) and come back as a flash message;
+//! bad input gives a page that says what is wrong.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ballast_config::{Config, RawConfig};
+use ballast_kafka::{Client, ClientConfig};
+use ballast_observer::proposals::{evaluate, Settings};
+use ballast_schema::Store;
+use ballast_simcluster::{GenerateParams, Scenario, SimCluster, SimConfig, Skew};
+use reqwest::header::{HeaderMap, CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
+
+struct Bed {
+    _sim: SimCluster,
+    store: Store,
+    base: String,
+    http: reqwest::Client,
+    /// The current proposal's id.
+    proposal: String,
+    _dir: tempfile::TempDir,
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Four brokers in two racks, the newest empty; observed five times and evaluated after each,
+/// so the current proposal (moves onto broker 4) can be applied. `licensed`: the web process
+/// has a license.
+async fn bed(licensed: bool) -> Bed {
+    let sim = SimCluster::start(SimConfig {
+        scenario: Scenario::Generate(GenerateParams {
+            brokers: 4,
+            racks: 2,
+            topics: 3,
+            partitions_per_topic: 6,
+            replication_factor: 2,
+            seed: 3,
+            skew: Skew::NewBroker,
+            mean_partition_bytes: 20e6,
+            mean_msg_rate: 50.0,
+            msg_bytes: 200.0,
+            ..GenerateParams::default()
+        }),
+        base_port: 0,
+        tick: Duration::from_millis(20),
+        ..SimConfig::default()
+    })
+    .await
+    .expect("simulated cluster");
+    let client = Client::connect(
+        ClientConfig::plaintext(&sim.bootstrap()).with_request_timeout(Duration::from_secs(5)),
+    )
+    .await
+    .expect("connect");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("ballast.db");
+    Store::migrate(&db).expect("migrate");
+    let store = Store::open(&db).expect("open");
+    let raw = RawConfig::from_pairs(
+        [
+            ("BALLAST_KAFKA_BOOTSTRAP_SERVERS", sim.bootstrap().as_str()),
+            ("BALLAST_DATA_DIR", dir.path().to_str().expect("utf-8")),
+            ("BALLAST_KAFKA_REQUEST_TIMEOUT", "5s"),
+            ("BALLAST_WARMUP", "0s"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string())),
+        None,
+    )
+    .expect("raw config");
+    let config = Arc::new(Config::from_raw(&raw).expect("config"));
+    let settings = Settings::from_config(&config);
+    let mut history = None;
+    let t0 = now() - 5_000;
+    let mut proposal = String::new();
+    for i in 0..5 {
+        let at = t0 + i * 1_000;
+        ballast_observer::tick(
+            &client,
+            &store,
+            &mut history,
+            ballast_observer::windows(&config.timing),
+            at,
+        )
+        .await
+        .expect("observe");
+        let e = evaluate(&store, &settings, at)
+            .expect("evaluate")
+            .expect("a proposal");
+        proposal = e.saved.id().to_string();
+    }
+    store
+        .record_observation(&ballast_schema::Observation {
+            kind: "brokers".into(),
+            observed_at_ms: t0 + 4_000,
+            ok: true,
+            error: None,
+            detail: serde_json::json!({}),
+        })
+        .expect("observation");
+    let mut state = ballast_web::AppState::new(
+        store.clone(),
+        config,
+        Arc::new(ballast_runtime::SystemClock),
+    );
+    if licensed {
+        state.license = Arc::new(
+            ballast_web::license::LicenseRuntime::licensed_for_tests(&store, now())
+                .expect("license"),
+        );
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, ballast_web::router(state)).await;
+    });
+    Bed {
+        _sim: sim,
+        store,
+        base: format!("http://{addr}"),
+        http: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client"),
+        proposal,
+        _dir: dir,
+    }
+}
+
+/// A response as the tests look at it.
+struct Page {
+    status: u16,
+    headers: HeaderMap,
+    body: String,
+}
+
+impl Page {
+    fn has(&self, text: &str) -> &Page {
+        assert!(
+            self.body.contains(text),
+            "the page should contain {text:?}:\n{}",
+            self.body
+        );
+        self
+    }
+
+    fn lacks(&self, text: &str) -> &Page {
+        assert!(
+            !self.body.contains(text),
+            "the page should not contain {text:?}:\n{}",
+            self.body
+        );
+        self
+    }
+
+    /// Where a form's redirect goes, and the flash cookie it sets.
+    fn redirect(&self) -> (String, String) {
+        assert_eq!(self.status, 303, "{}", self.body);
+        let location = self.headers[LOCATION]
+            .to_str()
+            .expect("location")
+            .to_string();
+        let cookie = self
+            .headers
+            .get(SET_COOKIE)
+            .and_then(|c| c.to_str().ok())
+            .and_then(|c| c.split(';').next())
+            .expect("a flash cookie")
+            .to_string();
+        (location, cookie)
+    }
+}
+
+impl Bed {
+    async fn get_with(&self, path: &str, cookie: Option<&str>) -> Page {
+        let mut req = self.http.get(format!("{}{path}", self.base));
+        if let Some(c) = cookie {
+            req = req.header(COOKIE, c);
+        }
+        let r = req.send().await.expect("request");
+        Page {
+            status: r.status().as_u16(),
+            headers: r.headers().clone(),
+            body: r.text().await.expect("body"),
+        }
+    }
+
+    async fn get(&self, path: &str) -> Page {
+        self.get_with(path, None).await
+    }
+
+    /// A page expected to be 200 HTML.
+    async fn page(&self, path: &str) -> Page {
+        let p = self.get(path).await;
+        assert_eq!(p.status, 200, "GET {path}:\n{}", p.body);
+        assert_eq!(
+            p.headers[CONTENT_TYPE], "text/html; charset=utf-8",
+            "GET {path}"
+        );
+        assert!(p.body.starts_with("<!doctype html>"), "GET {path}");
+        p
+    }
+
+    async fn post(&self, path: &str, form: &[(&str, &str)], headers: &[(&str, &str)]) -> Page {
+        let mut req = self.http.post(format!("{}{path}", self.base)).form(form);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let r = req.send().await.expect("request");
+        Page {
+            status: r.status().as_u16(),
+            headers: r.headers().clone(),
+            body: r.text().await.expect("body"),
+        }
+    }
+
+    /// Posts a form and follows its redirect with the flash cookie: the page it lands on.
+    async fn submit(&self, path: &str, form: &[(&str, &str)]) -> (String, Page) {
+        let (to, cookie) = self.post(path, form, &[]).await.redirect();
+        let page = self.get_with(&to, Some(&cookie)).await;
+        (to, page)
+    }
+}
+
+#[tokio::test]
+async fn every_page_renders_the_observed_cluster() {
+    let b = bed(true).await;
+    let view = b.store.observed_view().unwrap().expect("a view");
+    let topics: Vec<String> = view.topics.iter().map(|t| t.name.clone()).collect();
+    assert_eq!(topics.len(), 3);
+    let cluster_id = view.cluster.facts.cluster_id.clone().expect("cluster id");
+
+    let overview = b.page("/ui").await;
+    overview
+        .has(&cluster_id)
+        .has("Imbalanced: a proposal is ready")
+        .has(&b.proposal)
+        .has(r#"href="/ui/brokers/4""#)
+        .has(r#"<svg class="bar""#)
+        .has(r#"data-refresh="10""#);
+
+    let proposal = b.page("/ui/proposals/current").await;
+    proposal
+        .has(&format!("Current proposal {}", b.proposal))
+        .has(&format!(r#"action="/ui/proposals/{}/apply""#, b.proposal))
+        .has("Application allowed")
+        .has("Structural limits")
+        .has("Moves by cost class")
+        .has("inter-broker");
+    // Moves go onto the empty broker 4.
+    assert!(proposal.body.contains(", 4]") || proposal.body.contains("[4,"));
+    b.page(&format!("/ui/proposals/{}", b.proposal))
+        .await
+        .has(&format!("Proposal {}", b.proposal));
+    b.page("/ui/proposals").await.has(&b.proposal);
+
+    let brokers = b.page("/ui/brokers").await;
+    for broker in &view.brokers {
+        let host = broker.host.clone().unwrap_or_default();
+        brokers.has(&format!("{host}:{}", broker.port.unwrap_or_default()));
+    }
+    brokers
+        .has("Enter maintenance")
+        .has("rack-0")
+        .has("Log directories");
+    b.page("/ui/brokers/1")
+        .await
+        .has("broker 1: leader count")
+        .has(r#"<svg class="chart""#)
+        .has(r#"class="dot s0""#);
+    b.page("/ui/history?range=6h&load=diskBytes")
+        .await
+        .has("disk bytes, every broker")
+        .has("broker 4")
+        .lacks("leader count, every broker");
+
+    let list = b.page("/ui/topics").await;
+    for t in &topics {
+        list.has(&format!(r#"href="/ui/topics/{t}""#));
+    }
+    let topic = &topics[0];
+    b.page(&format!("/ui/topics/{topic}"))
+        .await
+        .has("retention.ms")
+        .has("6 partitions")
+        .has("Browse messages");
+    b.page(&format!("/ui/topics/{topic}/messages?limit=5&partition=0"))
+        .await
+        .has("5 messages")
+        .has("key-")
+        .has(&format!("/api/v1/topics/{topic}/messages/tail?partition=0"));
+    b.page(&format!(
+        "/ui/topics/{topic}/messages?keyFilter=no-such-key"
+    ))
+    .await
+    .has("No message in this range matches.");
+
+    let groups = b.page("/ui/groups").await;
+    let group = &view
+        .groups
+        .first()
+        .expect("the simulator has groups")
+        .group_id;
+    groups.has(&format!(r#"href="/ui/groups/{group}""#));
+    b.page(&format!("/ui/groups/{group}"))
+        .await
+        .has("Lag per partition")
+        .has("Reset offsets")
+        .has("client-0");
+
+    b.page("/ui/acls").await.has("Create a binding");
+    b.page("/ui/quotas?user=alice")
+        .await
+        .has("Effective quotas")
+        .has("producer_byte_rate");
+    b.page("/ui/reassignments")
+        .await
+        .has("No reassignment has run yet.")
+        .has("Set throttle");
+    b.page("/ui/audit").await.has("No event matches.");
+    b.page("/ui/healing")
+        .await
+        .has("Why a healing pass skips")
+        .has("dry_run");
+    b.page("/ui/license")
+        .await
+        .has("licensed")
+        .has("management: every feature is on");
+
+    b.page("/ui/what-if").await.has("Simulate");
+    let what_if = b
+        .post(
+            "/ui/what-if",
+            &[("type", "addBrokers"), ("count", "1")],
+            &[],
+        )
+        .await;
+    assert_eq!(what_if.status, 200, "{}", what_if.body);
+    what_if
+        .has("addBrokers: adds broker 5")
+        .has("Moves by cost class")
+        .has("added");
+    let blast = b.post("/ui/blast-radius", &[("brokerId", "1")], &[]).await;
+    assert_eq!(blast.status, 200, "{}", blast.body);
+    blast
+        .has("Partitions affected")
+        .has("Brokers taking over leadership");
+}
+
+#[tokio::test]
+async fn apply_and_cancel_from_the_dashboard_go_through_the_api_and_its_audit() {
+    let b = bed(true).await;
+    let apply = format!("/ui/proposals/{}/apply", b.proposal);
+    let (to, cookie) = b
+        .post(
+            &apply,
+            &[("from", "current")],
+            &[("x-ballast-user", "ops-ana")],
+        )
+        .await
+        .redirect();
+    assert!(to.starts_with("/ui/reassignments/op-"), "{to}");
+    let op = to.trim_start_matches("/ui/reassignments/").to_string();
+    let page = b.get_with(&to, Some(&cookie)).await;
+    assert_eq!(page.status, 200);
+    page.has(&format!("Applied {}", b.proposal))
+        .has(&op)
+        .has("Cancel reassignment")
+        .has("Pending");
+    // The flash is shown once: the page clears it.
+    assert!(page.headers[SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .contains("Max-Age=0"));
+    b.page(&to).await.lacks("Applied ");
+
+    // A second apply is refused while the operation is unfinished: the 409 in plain words.
+    let (back, page) = b.submit(&apply, &[("from", "current")]).await;
+    assert_eq!(back, "/ui/proposals/current");
+    page.has("409").has("Refused by a safety check");
+
+    let (_, page) = b.submit(&format!("{to}/cancel"), &[]).await;
+    page.has("Cancel of").has("Cancel requested");
+    let record = b.store.operation(&op).unwrap().expect("operation");
+    assert!(record.cancel_requested);
+
+    let audit = b.page("/ui/audit?action=reassignments.apply").await;
+    audit.has("reassignments.apply").has("ops-ana");
+}
+
+#[tokio::test]
+async fn without_a_license_management_forms_say_so_and_change_nothing() {
+    let b = bed(false).await;
+    b.page("/ui/license")
+        .await
+        .has("monitoring: management actions answer 403");
+    let (back, page) = b
+        .submit(
+            &format!("/ui/proposals/{}/apply", b.proposal),
+            &[("from", "current"), ("force", "true")],
+        )
+        .await;
+    assert_eq!(back, "/ui/proposals/current");
+    page.has("403 LICENSE_INVALID").has("needs a valid license");
+    assert_eq!(b.store.operations(None, 10, 0).unwrap().total, 0);
+    let (_, page) = b
+        .submit(
+            "/ui/brokers/2/maintenance",
+            &[("action", "enter"), ("drain", "true")],
+        )
+        .await;
+    page.has("403 LICENSE_INVALID");
+    assert!(b.store.maintenance().unwrap().is_empty());
+    let (_, page) = b
+        .submit("/ui/reassignments/throttle", &[("rateMb", "80")])
+        .await;
+    page.has("403 LICENSE_INVALID");
+}
+
+#[tokio::test]
+async fn bad_input_gives_a_page_that_says_what_is_wrong() {
+    let b = bed(true).await;
+    let cases: [(&str, u16, &str); 9] = [
+        ("/ui/topics?match=bogus", 400, "unknown match"),
+        ("/ui/topics?offset=-1", 400, "offset must be a whole number"),
+        ("/ui/topics/no-such-topic", 404, "topic not found"),
+        ("/ui/brokers/99", 404, "broker"),
+        ("/ui/audit/abc", 400, "not an event number"),
+        ("/ui/audit/12345", 404, "audit event not found"),
+        ("/ui/reassignments?state=Nope", 400, "unknown state"),
+        ("/ui/reassignments/op-nope", 404, "reassignment not found"),
+        ("/ui/no/such/page", 404, "no such page"),
+    ];
+    for (path, status, text) in cases {
+        let p = b.get(path).await;
+        assert_eq!(p.status, status, "GET {path}:\n{}", p.body);
+        assert_eq!(
+            p.headers[CONTENT_TYPE], "text/html; charset=utf-8",
+            "{path}"
+        );
+        p.has(text);
+    }
+    let view = b.store.observed_view().unwrap().expect("view");
+    let topic = &view.topics[0].name;
+    let p = b
+        .get(&format!("/ui/topics/{topic}/messages?partition=x"))
+        .await;
+    assert_eq!(p.status, 400);
+    p.has("invalid query").has("Browse");
+    let p = b
+        .get(&format!("/ui/topics/{topic}/messages?timestamp=yesterday"))
+        .await;
+    assert_eq!(p.status, 400);
+    p.has("neither milliseconds");
+
+    let p = b.post("/ui/what-if", &[("scenarios", "[")], &[]).await;
+    assert_eq!(p.status, 400);
+    p.has("does not parse");
+    let p = b
+        .post(
+            "/ui/what-if",
+            &[
+                ("type", "changeReplicationFactor"),
+                ("topic", "ordres"),
+                ("replicationFactor", "3"),
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(p.status, 400);
+    p.has("invalid scenario").has("ordres");
+    let p = b.post("/ui/blast-radius", &[], &[]).await;
+    assert_eq!(p.status, 400);
+    p.has("invalid failure");
+    let group = &view.groups[0].group_id;
+    let p = b
+        .post(
+            &format!("/ui/groups/{group}/reset"),
+            &[("strategy", "earliest"), ("partitions", "a")],
+            &[],
+        )
+        .await;
+    assert_eq!(p.status, 400);
+    p.has("partition numbers separated by commas");
+    let p = b
+        .post("/ui/brokers/1/maintenance", &[("action", "sideways")], &[])
+        .await;
+    assert_eq!(p.status, 400);
+    p.has("unknown maintenance action");
+    // The API's own validation, in its words.
+    let (_, page) = b
+        .submit("/ui/reassignments/throttle", &[("rateMb", "0")])
+        .await;
+    page.has("400");
+    // A form posted from another site is refused before anything is called.
+    let p = b
+        .post(
+            &format!("/ui/proposals/{}/apply", b.proposal),
+            &[],
+            &[("origin", "https://elsewhere.example")],
+        )
+        .await;
+    assert_eq!(p.status, 403);
+    p.has("cross-site form post refused");
+    assert_eq!(b.store.operations(None, 10, 0).unwrap().total, 0);
+}
+
+#[tokio::test]
+async fn text_from_outside_is_escaped_and_pages_carry_a_strict_policy() {
+    let b = bed(true).await;
+    let (_, cookie) = b
+        .post(
+            "/ui/reassignments/throttle",
+            &[("rateMb", "80")],
+            &[("x-ballast-user", "<script>alert(1)</script>")],
+        )
+        .await
+        .redirect();
+    b.get_with("/ui/reassignments", Some(&cookie))
+        .await
+        .has("Replication throttle set to 80 MB/s");
+    let audit = b.page("/ui/audit").await;
+    audit
+        .has("throttle.update")
+        .has("&#60;script&#62;alert(1)&#60;/script&#62;")
+        .lacks("<script>alert(1)");
+    let csp = audit.headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"));
+    // A flash cookie someone crafted is text, never markup.
+    let p = b
+        .get_with("/ui", Some("ballast_flash=error*%3Cb%3Ehi%3C%2Fb%3E*"))
+        .await;
+    p.has("&#60;b&#62;hi&#60;/b&#62;").lacks("<b>hi</b>");
+
+    for (asset, kind) in [
+        ("ballast.css", "text/css"),
+        ("ballast.js", "text/javascript"),
+        ("favicon.svg", "image/svg+xml"),
+    ] {
+        let r = b.get(&format!("/ui/assets/{asset}")).await;
+        assert_eq!(r.status, 200);
+        assert!(r.headers[CONTENT_TYPE].to_str().unwrap().starts_with(kind));
+    }
+    assert_eq!(b.get("/ui/assets/other.css").await.status, 404);
+}
