@@ -1,6 +1,8 @@
 //! End-to-end tests: they start the real `ballast` binary and look at it from outside, as an
-//! operator would (processes, signals, HTTP, the database file).
+//! operator would (processes, signals, HTTP, the database file), and `browser` drives the `/ui`
+//! dashboard in headless Chromium.
 
+mod browser;
 mod cluster;
 mod config;
 mod execute;

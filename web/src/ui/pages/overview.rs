@@ -84,7 +84,7 @@ fn cluster_cards(c: &Value) -> Vec<Fact> {
     let brokers = &c["brokers"];
     let down = fmt::arr(brokers, "down").len();
     let mut cards = vec![
-        fact("Cluster", fmt::s(c, "clusterId")),
+        fact("Cluster", fmt::s(c, "clusterId")).class("small"),
         fact("Controller", fmt::text(&c["controllerId"])),
         fact(
             "Brokers alive",

@@ -482,8 +482,8 @@ pub async fn messages(ctx: Ctx, Path(topic): Path<String>, RawQuery(raw): RawQue
 fn payload(v: &Value, encoding: &Value) -> String {
     match v {
         Value::Null => "(null)".to_string(),
-        Value::String(s) if encoding == "base64" => format!("base64: {}", fmt::clip(s, 400)),
-        Value::String(s) => fmt::clip(s, 400),
+        Value::String(s) if encoding == "base64" => format!("base64: {}", fmt::clip(s, 200)),
+        Value::String(s) => fmt::clip(s, 200),
         other => other.to_string(),
     }
 }
