@@ -103,6 +103,16 @@ fn visit(b: &mut Browser, demo: &Demo, path: &str, heading: &str, expect: &[&str
     for e in expect {
         assert!(text.contains(e), "{path} should show {e:?}:\n{text}");
     }
+    // Every visible form control has a label.
+    let unlabelled = b.eval(
+        "Array.from(document.querySelectorAll('input:not([type=hidden]), select, textarea'))\
+         .filter(el => el.labels.length === 0 && !el.getAttribute('aria-label')).map(el => el.name)",
+    );
+    assert_eq!(
+        unlabelled,
+        serde_json::json!([]),
+        "{path}: controls without a label"
+    );
     b.screenshot(&screenshot_dir().join(format!("{name}.png")));
 }
 
@@ -356,8 +366,12 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
         "23-audit",
     );
 
-    // Cancel it while it runs.
+    // Cancel it while it runs. The running operation's page refreshes itself (progress, rate).
     b.goto(&demo.url(&format!("/ui/reassignments/{op}")));
+    b.wait_for(
+        "document.getElementById('live-status').textContent.includes('updated')",
+        Duration::from_secs(10),
+    );
     b.click_and_wait("#cancel");
     let flash = b.text_of("#flash");
     assert!(flash.contains("Cancel of"), "{flash}");

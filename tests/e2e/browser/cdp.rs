@@ -325,6 +325,16 @@ impl Browser {
         assert_eq!(found, json!(true), "no field {selector} on {}", self.url());
     }
 
+    /// Presses Tab, as a keyboard user moving to the next control.
+    pub fn press_tab(&mut self) {
+        for kind in ["rawKeyDown", "keyUp"] {
+            self.page_call(
+                "Input.dispatchKeyEvent",
+                json!({ "type": kind, "key": "Tab", "code": "Tab", "windowsVirtualKeyCode": 9 }),
+            );
+        }
+    }
+
     pub fn url(&mut self) -> String {
         self.eval("location.href")
             .as_str()
