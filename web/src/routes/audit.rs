@@ -14,6 +14,11 @@ use serde_json::{json, Value};
 use crate::extract::{parse_instant_ms, Query};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 
+/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths())]
+pub(super) struct Api;
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/audit-log", get(list))

@@ -24,6 +24,11 @@ use ballast_kafka::{Error as KafkaError, ItemError};
 use super::live;
 use crate::{ApiError, AppState};
 
+/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths())]
+pub(super) struct Api;
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         // topics and configuration

@@ -28,6 +28,22 @@ use crate::{observed_view, ApiError, ApiOk, ApiResult, AppState};
 pub const DEFAULT_LIMIT: u64 = 50;
 pub const MAX_LIMIT: u64 = 500;
 
+/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    apply_current,
+    apply_one,
+    topic_spread,
+    bulk,
+    single,
+    list,
+    throttle_get,
+    throttle_put,
+    one,
+    cancel
+))]
+pub(super) struct Api;
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/proposals/current/apply", post(apply_current))
@@ -55,9 +71,11 @@ fn millis(d: std::time::Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct ForceQuery {
+    /// Override the soft pre-flight reasons (audited); hard reasons are never overridden.
     force: Option<bool>,
 }
 
@@ -142,6 +160,21 @@ pub(crate) fn new_move(
 
 // ------------------------------------------------------------------------- proposal apply
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/proposals/current/apply",
+    tag = "reassignments",
+    operation_id = "applyCurrentProposal",
+    summary = "Apply the current proposal",
+    description = "Queues the current proposal's exact moves for the executor (strategy `PROPOSAL`), after the proposal rules and the live pre-flight (docs/api/reassignments.md).",
+    params(ForceQuery),
+    responses(
+        (status = 200, description = "Queued", body = ref("ApplyResult")),
+        (status = 404, description = "No current proposal"),
+        (status = 409, description = "Not applicable: checked too long ago, `decision.applicationAllowed` false, unsafe, a pre-flight reason, or the mutation slot is held; the soft ones yield to `force=true`"),
+        (status = 503, description = "The cluster could not be read"),
+    )
+)]
 async fn apply_current(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -156,6 +189,21 @@ async fn apply_current(
     apply(&state, &actor, p, q.force.unwrap_or(false)).await
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/proposals/{proposalId}/apply",
+    tag = "reassignments",
+    operation_id = "applyProposal",
+    summary = "Apply a proposal",
+    description = "Queues the proposal's exact moves; only the current proposal can be applied (409 otherwise, not overridable). Rules: docs/api/reassignments.md.",
+    params(("proposalId" = String, Path, description = "the proposal id"), ForceQuery),
+    responses(
+        (status = 200, description = "Queued", body = ref("ApplyResult")),
+        (status = 404, description = "No such proposal"),
+        (status = 409, description = "Not current, or not applicable (see `applyCurrentProposal`)"),
+        (status = 503, description = "The cluster could not be read"),
+    )
+)]
 async fn apply_one(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -376,14 +424,16 @@ fn healthy_target(
 
 // ------------------------------------------------------------------------- explicit replicas
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct SingleBody {
+    /// An explicit replica set (broker ids, the first is the preferred leader); default: chosen by ballast.
     replicas: Option<Vec<i64>>,
+    /// Plan from the cached view and start nothing.
     preview: Option<bool>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct BulkEntry {
     partition: i64,
@@ -391,10 +441,11 @@ struct BulkEntry {
     preview: Option<bool>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct BulkBody {
     description: Option<String>,
+    /// At least one entry; a partition listed twice rejects every entry for it.
     partitions: Vec<BulkEntry>,
 }
 
@@ -662,6 +713,27 @@ fn partition_id(p: i64) -> Result<i32, String> {
         .ok_or_else(|| format!("partition must be 0 or more, got {p}"))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/topics/{topic}/partitions/{partition}/redistribute",
+    tag = "reassignments",
+    operation_id = "redistributePartition",
+    summary = "Reassign one partition",
+    description = "With `replicas`, to that set (validated against the replication-factor floor); without, down or maintenance replicas are replaced and the busiest replica broker swapped. `preview` plans from the cached view and starts nothing.",
+    params(
+        ("topic" = String, Path, description = "topic name"),
+        ("partition" = i32, Path, description = "partition number"),
+        ForceQuery,
+    ),
+    request_body(content = SingleBody, description = "`{}` lets ballast choose the replicas"),
+    responses(
+        (status = 200, description = "Planned, and queued unless a preview", body = ref("PartitionChange")),
+        (status = 400, description = "A replica set that is empty, holds duplicates or negative ids"),
+        (status = 404, description = "Unknown topic or partition"),
+        (status = 409, description = "A replica set below the replication-factor floor, an unknown or maintenance broker, the pre-flight, or the slot is held"),
+        (status = 503, description = "The placement could not be read (live) or the cached view is older than 60 s (preview)"),
+    )
+)]
 async fn single(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -778,6 +850,23 @@ fn partition_audit(
     }
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/topics/{topic}/partitions/bulk",
+    tag = "reassignments",
+    operation_id = "bulkReassign",
+    summary = "Bulk reassignment",
+    description = "Each entry is checked on its own (`results[]`, in request order); the live entries run as one operation with strategy `BULK_MANUAL`. `success` is true on every 200: check `started` and each result.",
+    params(("topic" = String, Path, description = "topic name"), ForceQuery),
+    request_body(content = BulkBody),
+    responses(
+        (status = 200, description = "Every entry's result, and whether an operation started", body = ref("BulkResult")),
+        (status = 400, description = "An empty `partitions` list"),
+        (status = 404, description = "Unknown topic"),
+        (status = 409, description = "The pre-flight refused, or the mutation slot is held"),
+        (status = 503, description = "Previews only: the cached view is older than 60 s"),
+    )
+)]
 async fn bulk(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -946,9 +1035,10 @@ async fn bulk(
 
 // ------------------------------------------------------------------------- topic redistribution
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct TopicBody {
+    /// Plan from the cached view (at most 60 s old) and start nothing.
     preview: Option<bool>,
     /// The brokers to spread over; default every broker that is up and not in maintenance.
     brokers: Option<Vec<i64>>,
@@ -966,6 +1056,22 @@ pub(crate) fn racks(view: Option<&observed_view::View>) -> BTreeMap<BrokerId, Op
     .unwrap_or_default()
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/topics/{topic}/redistribute",
+    tag = "reassignments",
+    operation_id = "redistributeTopic",
+    summary = "Redistribute a topic",
+    description = "Spreads the topic's replicas evenly over the chosen brokers (default every broker up and not in maintenance), moving as few replicas as possible; strategy `TOPIC`.",
+    params(("topic" = String, Path, description = "topic name"), ForceQuery),
+    request_body(content = Option<TopicBody>, description = "Optional"),
+    responses(
+        (status = 200, description = "The plan, and whether it was queued", body = ref("TopicRedistribution")),
+        (status = 404, description = "Unknown topic"),
+        (status = 409, description = "A chosen broker is down or in maintenance, fewer brokers than the replication factor, the pre-flight, or the slot is held"),
+        (status = 503, description = "Preview: the cached view is missing or older than 60 s; live: the placement could not be read"),
+    )
+)]
 async fn topic_spread(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -1247,14 +1353,28 @@ fn op_json(o: &OperationRecord, moves: &[MoveRecord], with_moves: bool) -> Value
     v
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
+    /// `Pending`, `Active`, `Completed`, `Failed` or `Cancelled` (case-insensitive).
     state: Option<String>,
+    /// Rows, default 50, at most 500.
     limit: Option<u64>,
+    /// Rows to skip.
     offset: Option<u64>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/reassignments",
+    tag = "reassignments",
+    operation_id = "listReassignments",
+    summary = "List tracked reassignments",
+    description = "Operations, newest first, with their progress and the current holder of the mutation slot.",
+    params(ListQuery),
+    responses((status = 200, description = "A page of operations", body = ref("ReassignmentList")))
+)]
 async fn list(
     state: axum::extract::State<AppState>,
     Query(q): Query<ListQuery>,
@@ -1305,6 +1425,18 @@ async fn list(
     })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/reassignments/{id}",
+    tag = "reassignments",
+    operation_id = "getReassignment",
+    summary = "One reassignment record",
+    params(("id" = String, Path, description = "operation id (`op-…`)")),
+    responses(
+        (status = 200, description = "The operation with its partitions", body = ref("Reassignment")),
+        (status = 404, description = "No such operation"),
+    )
+)]
 async fn one(state: axum::extract::State<AppState>, Path(id): Path<String>) -> ApiResult<Value> {
     let wanted = id.clone();
     let found = state
@@ -1327,6 +1459,20 @@ async fn one(state: axum::extract::State<AppState>, Path(id): Path<String>) -> A
     Ok(ApiOk(op_json(&o, &m, true)))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/reassignments/{id}/cancel",
+    tag = "reassignments",
+    operation_id = "cancelReassignment",
+    summary = "Cancel a reassignment",
+    description = "Asks the executor to cancel: in-flight moves are cancelled through the cluster, pending ones never start, completed ones stay. Audited `reassignments.cancel`.",
+    params(("id" = String, Path, description = "operation id (`op-…`)")),
+    responses(
+        (status = 200, description = "Cancellation requested", body = ref("CancelRequested")),
+        (status = 404, description = "No such operation"),
+        (status = 409, description = "Already finished"),
+    )
+)]
 async fn cancel(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -1370,9 +1516,10 @@ async fn cancel(
 
 // ------------------------------------------------------------------------- throttle tuning
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct ThrottleBody {
+    /// MB/s (10^6 bytes), 1 to `BALLAST_THROTTLE_MAX_RATE_MB`.
     rate_mb: i64,
 }
 
@@ -1393,10 +1540,31 @@ async fn throttle_value(state: &AppState) -> Result<Value, ApiError> {
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/reassignments/throttle",
+    tag = "reassignments",
+    operation_id = "getThrottle",
+    summary = "Replication throttle rate",
+    responses((status = 200, description = "The rate in MB/s", body = ref("Throttle")))
+)]
 async fn throttle_get(state: axum::extract::State<AppState>) -> ApiResult<Value> {
     Ok(ApiOk(throttle_value(&state).await?))
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/reassignments/throttle",
+    tag = "reassignments",
+    operation_id = "setThrottle",
+    summary = "Tune the replication throttle rate",
+    description = "Takes effect on the executor's next pass on every broker taking part in moves; audited `throttle.update`. Licensed: ballast's own management route beyond the specification.",
+    request_body(content = ThrottleBody),
+    responses(
+        (status = 200, description = "The new rate", body = ref("Throttle")),
+        (status = 400, description = "A rate outside 1 to `BALLAST_THROTTLE_MAX_RATE_MB`"),
+    )
+)]
 async fn throttle_put(
     state: axum::extract::State<AppState>,
     actor: Actor,

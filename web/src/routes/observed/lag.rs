@@ -17,11 +17,16 @@ use super::{known_broker, known_topic, ok_json, ok_raw, view};
 use crate::extract::Query;
 use crate::{ApiError, AppState};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct LagQuery {
+    /// Only this topic's partitions.
     topic: Option<String>,
+    /// Only follower replicas on this broker.
+    #[param(value_type = Option<i32>)]
     broker: Option<BrokerId>,
+    /// `true` omits `topic_lag`, `partition_lag` and `urp_classification` (default false).
     summary: Option<bool>,
 }
 
@@ -217,6 +222,20 @@ pub fn report<'a>(
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/cluster/follower-lag",
+    tag = "cluster",
+    operation_id = "getFollowerLag",
+    summary = "Follower lag report",
+    description = "The specification's follower-lag report, exactly its snake_case shape.",
+    params(LagQuery),
+    responses(
+        (status = 200, description = "Follower lag report", body = ref("FollowerLag")),
+        (status = 404, description = "Unknown topic or broker"),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 pub async fn follower_lag(
     State(state): State<AppState>,
     Query(q): Query<LagQuery>,
