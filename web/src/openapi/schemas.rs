@@ -92,7 +92,334 @@ pub(super) fn all() -> Vec<(&'static str, Value)> {
     out.extend(reassignments());
     out.extend(simulation());
     out.extend(observed());
+    out.extend(typed());
     out
+}
+
+/// The answers of handlers that return a typed struct whose fields use types of other crates:
+/// their top-level fields, written from the structs (same names, `camelCase` as serialised).
+fn typed() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "AclList",
+            obj(
+                "ACL bindings, by resource type, resource name and principal",
+                vec![
+                    ("count", t("integer", "")),
+                    ("total", t("integer", "")),
+                    ("truncated", t("boolean", "")),
+                    ("hint", n("string", "(left out when absent)")),
+                    ("authorizerEnabled", t("boolean", "False when the cluster has no authorizer (Kafka answers SECURITY_DISABLED): there are no ACLs and every principal may do everything.")),
+                    ("bindings", rows("`resourceType`, `resourceName`, `patternType`, `principal`, `host`, `operation`, `permissionType`")),
+                ],
+            ),
+        ),
+        (
+            "RevertDone",
+            obj(
+                "A revert done or queued (status 200 for configuration, quota and ACL reverts; 202 for a reassignment revert, with its executionId); with the fields of `Audited`",
+                vec![
+                    ("executionId", t("string", "")),
+                    ("eventId", t("integer", "")),
+                    ("kind", t("string", "")),
+                    ("state", t("string", "`completed` for configuration, quota and ACL reverts (applied before the answer); `queued` for a reassignment revert.")),
+                    ("changes", rows("docs/api/audit.md")),
+                ],
+            ),
+        ),
+        (
+            "TopicConfig",
+            obj(
+                "A topic's configuration",
+                vec![
+                    ("topic", t("string", "")),
+                    ("count", t("integer", "")),
+                    ("entries", rows("rows: fields in docs/api/live.md")),
+                ],
+            ),
+        ),
+        (
+            "BrokerDefaults",
+            obj(
+                "Broker configuration as one broker reports it",
+                vec![
+                    ("broker", t("integer", "")),
+                    ("controller", t("boolean", "Whether `broker` is the controller named by the metadata.")),
+                    ("count", t("integer", "")),
+                    ("total", t("integer", "Entries before `keyFilter`.")),
+                    ("entries", rows("rows: fields in docs/api/live.md")),
+                ],
+            ),
+        ),
+        (
+            "GroupList",
+            obj(
+                "Consumer groups",
+                vec![
+                    ("count", t("integer", "")),
+                    ("total", t("integer", "")),
+                    ("truncated", t("boolean", "")),
+                    ("hint", n("string", "(left out when absent)")),
+                    ("groups", rows("rows: fields in docs/api/live.md")),
+                ],
+            ),
+        ),
+        (
+            "GroupSummary",
+            obj(
+                "Aggregated consumer-group statistics",
+                vec![
+                    ("totalGroups", t("integer", "")),
+                    ("byState", t("object", "")),
+                    ("byProtocolType", t("object", "")),
+                    ("totalMembers", t("integer", "")),
+                    ("totalLag", t("integer", "")),
+                    ("groupsWithLag", t("integer", "Groups with a lag above 0.")),
+                    ("groupsWithoutLag", t("integer", "Groups whose lag could not be read (their error is in `topLagging` if they rank).")),
+                    ("topLagging", rows("The groups with the largest lag, largest first (then group id).")),
+                ],
+            ),
+        ),
+        (
+            "GroupDetail",
+            obj(
+                "A consumer group with its members",
+                vec![
+                    ("groupId", t("string", "")),
+                    ("state", t("string", "")),
+                    ("protocolType", t("string", "")),
+                    ("protocol", t("string", "The assignor (e.g. `range`).")),
+                    ("coordinator", n("integer", "")),
+                    ("members", rows("rows: fields in docs/api/live.md")),
+                    ("totalLag", t("integer", "")),
+                    ("topics", rows("rows: fields in docs/api/live.md")),
+                    ("offsets", rows("Every partition with a committed offset or an assignment, by topic and partition.")),
+                ],
+            ),
+        ),
+        (
+            "GroupLag",
+            obj(
+                "A group's lag per partition",
+                vec![
+                    ("groupId", t("string", "")),
+                    ("state", t("string", "")),
+                    ("topic", n("string", "")),
+                    ("totalLag", t("integer", "")),
+                    ("maxLag", t("integer", "")),
+                    ("partitionCount", t("integer", "")),
+                    ("topics", rows("rows: fields in docs/api/live.md")),
+                    ("partitions", rows("rows: fields in docs/api/live.md")),
+                ],
+            ),
+        ),
+        (
+            "MessageRange",
+            obj(
+                "Messages of a range",
+                vec![
+                    ("topic", t("string", "")),
+                    ("partition", n("integer", "")),
+                    ("from", t("string", "`earliest`, `latest`, `offset` or `timestamp`.")),
+                    ("limit", t("integer", "")),
+                    ("count", t("integer", "")),
+                    ("keyFilter", n("string", "")),
+                    ("valueFilter", n("string", "")),
+                    ("scanned", t("integer", "")),
+                    ("scanLimitReached", t("boolean", "")),
+                    ("partitions", rows("rows: fields in docs/api/live.md")),
+                    ("messages", rows("rows: fields in docs/api/live.md")),
+                ],
+            ),
+        ),
+        (
+            "SingleMessage",
+            obj(
+                "One message; with the fields of `Message`",
+                vec![
+                    ("topic", t("string", "")),
+                ],
+            ),
+        ),
+        (
+            "Watermarks",
+            obj(
+                "A topic's offsets per partition",
+                vec![
+                    ("topic", t("string", "")),
+                    ("partitionCount", t("integer", "")),
+                    ("totalMessages", t("integer", "")),
+                    ("partitions", rows("rows: fields in docs/api/live.md")),
+                ],
+            ),
+        ),
+        (
+            "QuotaList",
+            obj(
+                "Every client quota",
+                vec![
+                    ("count", t("integer", "")),
+                    ("quotas", rows("rows: fields in docs/api/live.md")),
+                ],
+            ),
+        ),
+        (
+            "QuotaRow",
+            obj(
+                "One quota entity",
+                vec![
+                    ("entity", t("object", "`{\"user\": ..., \"clientId\": ..., \"ip\": ...}`; `<default>` names a default entity.")),
+                    ("entityType", t("string", "`user`, `client-id`, `user+client-id` or `ip`, with `default-` for default names.")),
+                    ("path", n("string", "The REST path of the entity (none for IP entities, which have no path).")),
+                    ("configured", t("boolean", "Whether any quota is set on the entity.")),
+                    ("values", t("object", "")),
+                ],
+            ),
+        ),
+        (
+            "QuotaResolution",
+            obj(
+                "Effective quotas of a user and client id",
+                vec![
+                    ("user", n("string", "")),
+                    ("clientId", n("string", "")),
+                    ("quotas", rows("rows: fields in docs/api/live.md")),
+                    ("levels", rows("rows: fields in docs/api/live.md")),
+                ],
+            ),
+        ),
+        (
+            "AclsCreated",
+            obj(
+                "Bindings created; with the fields of `Audited`",
+                vec![
+                    ("count", t("integer", "")),
+                    ("failed", t("integer", "")),
+                    ("results", rows("rows: fields in docs/api/manage.md")),
+                ],
+            ),
+        ),
+        (
+            "AclUpdated",
+            obj(
+                "A binding replaced; with the fields of `Audited`",
+                vec![
+                    ("from", t("object", "")),
+                    ("to", t("object", "")),
+                ],
+            ),
+        ),
+        (
+            "AclsDeleted",
+            obj(
+                "Bindings deleted; with the fields of `Audited`",
+                vec![
+                    ("count", t("integer", "")),
+                    ("deleted", rows("rows: fields in docs/api/manage.md")),
+                ],
+            ),
+        ),
+        (
+            "MetadataRefreshed",
+            obj(
+                "Metadata read afresh; with the fields of `Audited`",
+                vec![
+                    ("clusterId", n("string", "")),
+                    ("controllerId", n("integer", "")),
+                    ("brokers", t("integer", "")),
+                    ("topics", t("integer", "")),
+                    ("partitions", t("integer", "")),
+                ],
+            ),
+        ),
+        (
+            "TopicConfigUpdated",
+            obj(
+                "A topic's configuration changed; with the fields of `Audited`",
+                vec![
+                    ("topic", t("string", "")),
+                    ("changes", rows("rows: fields in docs/api/manage.md")),
+                ],
+            ),
+        ),
+        (
+            "TopicConfigsUpdated",
+            obj(
+                "Several topics' configuration changed; with the fields of `Audited`",
+                vec![
+                    ("topics", rows("rows: fields in docs/api/manage.md")),
+                ],
+            ),
+        ),
+        (
+            "OffsetReset",
+            obj(
+                "Offsets reset (or the dry run); with the fields of `Option<Audited>`",
+                vec![
+                    ("groupId", t("string", "")),
+                    ("strategy", t("string", "")),
+                    ("dryRun", t("boolean", "")),
+                    ("applied", t("boolean", "Whether offsets were committed (false for a dry run).")),
+                    ("partitions", rows("rows: fields in docs/api/manage.md")),
+                ],
+            ),
+        ),
+        (
+            "GroupDeleted",
+            obj(
+                "A group deleted; with the fields of `Audited`",
+                vec![
+                    ("groupId", t("string", "")),
+                    ("deleted", t("boolean", "")),
+                    ("offsets", t("integer", "Committed offsets the group had (kept in the audit event).")),
+                ],
+            ),
+        ),
+        (
+            "QuotaChange",
+            obj(
+                "A quota entity changed; with the fields of `Audited`",
+                vec![
+                    ("entity", t("object", "")),
+                    ("entityType", t("string", "")),
+                    ("path", t("string", "")),
+                    ("before", t("object", "")),
+                    ("after", t("object", "")),
+                ],
+            ),
+        ),
+        (
+            "AuditList",
+            obj(
+                "A page of audit events, newest first",
+                vec![
+                    ("count", t("integer", "")),
+                    ("total", t("integer", "")),
+                    ("limit", t("integer", "")),
+                    ("offset", t("integer", "")),
+                    ("hasMore", t("boolean", "More events match after this page.")),
+                    ("events", rows("rows: fields in docs/api/audit.md")),
+                ],
+            ),
+        ),
+        (
+            "RevertPreview",
+            obj(
+                "What a revert would do",
+                vec![
+                    ("eventId", t("integer", "")),
+                    ("action", t("string", "")),
+                    ("target", n("string", "")),
+                    ("kind", t("string", "")),
+                    ("canRevert", t("boolean", "Whether a revert with this fingerprint would be accepted now.")),
+                    ("reason", n("string", "Why not, when it would not. (left out when absent)")),
+                    ("fingerprint", t("string", "")),
+                    ("changes", rows("Items a revert would change.")),
+                    ("conflicts", rows("Items changed since the audited change (a revert is refused while there are any).")),
+                ],
+            ),
+        ),
+    ]
 }
 
 fn sample(mut fields: Vec<(&'static str, Value)>) -> Vec<(&'static str, Value)> {
