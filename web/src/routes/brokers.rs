@@ -13,7 +13,7 @@ use ballast_schema::{Maintenance, NewAuditEvent, NewOperation};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::reassignments::{conflict, new_move, preflight_live, queue, racks};
+use super::reassignments::{conflict, gate, move_event, new_move, queue, racks};
 use crate::audit::Actor;
 use crate::extract::{OptionalJson, Path, Query};
 use crate::{observed_view, ApiError, ApiOk, ApiResult, AppState};
@@ -180,19 +180,13 @@ async fn enter(
         .collect();
     let mut operation_id = None;
     if drain && !moves.is_empty() {
-        let mut soft = Vec::new();
-        preflight_live(&state, &mut soft).await?;
-        let force = q.force.unwrap_or(false);
-        if !soft.is_empty() && !force {
-            return Err(conflict(
-                "maintenance drain cannot start now",
-                format!(
-                    "{} (re-submit with force=true to override)",
-                    soft.join("; ")
-                ),
-            ));
-        }
-        let forced = force && !soft.is_empty();
+        let gate = gate(
+            &state,
+            Vec::new(),
+            q.force.unwrap_or(false),
+            "maintenance drain cannot start now",
+        )
+        .await?;
         let op = NewOperation {
             kind: "maintenance".into(),
             strategy: "DRAIN".into(),
@@ -200,40 +194,26 @@ async fn enter(
             user_id: Some(user.clone()),
             requested_by: Some(user.clone()),
             description: Some(format!("drain broker {broker} for maintenance")),
-            forced,
+            forced: gate.forced,
             detail: json!({ "broker": broker, "skipped": skipped }),
-            moves,
+            moves: moves.clone(),
             ..NewOperation::default()
         };
-        let audit = NewAuditEvent {
-            at_ms: now,
-            action: "brokers.maintenance.enter".into(),
-            method: "POST".into(),
-            user_id: Some(user.clone()),
-            requested_by: Some(user.clone()),
-            status: 200,
-            target: Some(format!("broker {broker}")),
-            summary: json!({
+        let audit = move_event(
+            &actor,
+            now,
+            "brokers.maintenance.enter",
+            format!("broker {broker}"),
+            json!({
                 "broker": broker,
                 "leadershipMoves": plan.leadership.len(),
                 "replicaMoves": plan.replicas.len(),
                 "skipped": skipped,
                 "reason": body.reason,
             }),
-            before: Some(json!(plan
-                .replicas
-                .iter()
-                .map(|m| json!({"topic": m.topic, "partition": m.partition, "replicas": m.source}))
-                .collect::<Vec<_>>())),
-            after: Some(json!(plan
-                .replicas
-                .iter()
-                .map(|m| json!({"topic": m.topic, "partition": m.partition, "replicas": m.target}))
-                .collect::<Vec<_>>())),
-            forced,
-            details: forced.then(|| format!("forced override: {}", soft.join("; "))),
-            ..NewAuditEvent::default()
-        };
+            &moves,
+            &gate,
+        );
         operation_id = Some(queue(&state, op, audit).await?);
     } else {
         let audit = NewAuditEvent {

@@ -108,6 +108,81 @@ pub(crate) async fn preflight_live(
     Ok(assessment)
 }
 
+/// What the pre-flight let through for a request that may carry `force=true`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Gate {
+    /// Soft reasons were overridden with `force=true` (the override is audited).
+    pub forced: bool,
+    /// The reasons overridden (empty unless forced).
+    pub overridden: Vec<String>,
+}
+
+impl Gate {
+    /// The audit event's `details` of a forced override.
+    pub fn details(&self) -> Option<String> {
+        self.forced
+            .then(|| format!("forced override: {}", self.overridden.join("; ")))
+    }
+}
+
+/// Runs the live pre-flight after the `soft` reasons the caller found itself: a hard reason is a
+/// 409 whatever `force` says; soft reasons are a 409 (`error` = `what`) unless `force` is set,
+/// and then they are returned as overridden.
+pub(crate) async fn gate(
+    state: &AppState,
+    mut soft: Vec<String>,
+    force: bool,
+    what: &str,
+) -> Result<Gate, ApiError> {
+    preflight_live(state, &mut soft).await?;
+    if soft.is_empty() {
+        return Ok(Gate::default());
+    }
+    if !force {
+        return Err(conflict(
+            what,
+            format!(
+                "{} (re-submit with force=true to override)",
+                soft.join("; ")
+            ),
+        ));
+    }
+    Ok(Gate {
+        forced: true,
+        overridden: soft,
+    })
+}
+
+/// The audit event of a partition-moving request: `before`/`after` are the moves' replica lists
+/// (`[{topic, partition, replicas}]`, the shape audit revert reads), a forced override is
+/// recorded.
+pub(crate) fn move_event(
+    actor: &Actor,
+    now_ms: i64,
+    action: &str,
+    target: String,
+    summary: Value,
+    moves: &[NewMove],
+    gate: &Gate,
+) -> NewAuditEvent {
+    let rows = |pick: fn(&NewMove) -> &Vec<BrokerId>| {
+        Value::Array(
+            moves
+                .iter()
+                .map(|m| json!({"topic": m.topic, "partition": m.partition, "replicas": pick(m)}))
+                .collect(),
+        )
+    };
+    NewAuditEvent {
+        before: Some(rows(|m| &m.source)),
+        after: Some(rows(|m| &m.target)),
+        forced: gate.forced,
+        details: gate.details(),
+        summary,
+        ..actor.event(now_ms, action, target)
+    }
+}
+
 /// Queues an operation or answers 409 while another mutation holds the slot.
 pub(crate) async fn queue(
     state: &AppState,
@@ -281,16 +356,7 @@ async fn apply(
             ));
         }
     }
-    preflight_live(state, &mut soft).await?;
-    if !soft.is_empty() && !force {
-        return Err(conflict(
-            "proposal cannot be applied now",
-            format!(
-                "{} (re-submit with force=true to override)",
-                soft.join("; ")
-            ),
-        ));
-    }
+    let gate = gate(state, soft, force, "proposal cannot be applied now").await?;
     // Unhealthy brokers dropped from the targets and substituted back where possible.
     let alive: BTreeSet<BrokerId> = view.as_ref().map(|v| v.alive.clone()).unwrap_or_default();
     let counts: BTreeMap<BrokerId, usize> = view
@@ -324,7 +390,6 @@ async fn apply(
         ));
     }
     let user = actor.user.clone();
-    let forced = force && !soft.is_empty();
     let count = moves.len();
     let op = NewOperation {
         kind: "proposal".into(),
@@ -335,37 +400,25 @@ async fn apply(
         description: Some(format!("apply proposal {}", p.id)),
         proposal_id: Some(p.id.clone()),
         fingerprint: Some(p.fingerprint.clone()),
-        forced,
-        detail: json!({ "skipped": skipped, "overridden": if forced { soft.clone() } else { vec![] } }),
+        forced: gate.forced,
+        detail: json!({ "skipped": skipped, "overridden": gate.overridden.clone() }),
         moves: moves.clone(),
     };
-    let audit = NewAuditEvent {
-        at_ms: now,
-        action: "reassignments.apply".into(),
-        method: "POST".into(),
-        user_id: Some(user.clone()),
-        requested_by: Some(user),
-        status: 200,
-        target: Some(format!("proposal {}", p.id)),
-        summary: json!({
+    let audit = move_event(
+        actor,
+        now,
+        "reassignments.apply",
+        format!("proposal {}", p.id),
+        json!({
             "source": "proposal",
             "proposalId": p.id,
             "moves": count,
             "estimatedBytes": p.estimated_bytes,
             "skipped": skipped,
         }),
-        before: Some(json!(moves
-            .iter()
-            .map(|m| json!({"topic": m.topic, "partition": m.partition, "replicas": m.source}))
-            .collect::<Vec<_>>())),
-        after: Some(json!(moves
-            .iter()
-            .map(|m| json!({"topic": m.topic, "partition": m.partition, "replicas": m.target}))
-            .collect::<Vec<_>>())),
-        forced,
-        details: forced.then(|| format!("forced override: {}", soft.join("; "))),
-        ..NewAuditEvent::default()
-    };
+        &moves,
+        &gate,
+    );
     let id = queue(state, op, audit).await?;
     Ok(ApiOk(json!({
         "started": true,
@@ -373,8 +426,8 @@ async fn apply(
         "proposalId": p.id,
         "moves": count,
         "skipped": skipped,
-        "forced": forced,
-        "overridden": if forced { soft } else { Vec::new() },
+        "forced": gate.forced,
+        "overridden": gate.overridden,
     })))
 }
 
@@ -779,20 +832,14 @@ async fn single(
         }
         return Ok(ApiOk(result));
     }
-    let mut soft = Vec::new();
-    preflight_live(&state, &mut soft).await?;
-    let force = q.force.unwrap_or(false);
-    if !soft.is_empty() && !force {
-        return Err(conflict(
-            "reassignment cannot start now",
-            format!(
-                "{} (re-submit with force=true to override)",
-                soft.join("; ")
-            ),
-        ));
-    }
+    let gate = gate(
+        &state,
+        Vec::new(),
+        q.force.unwrap_or(false),
+        "reassignment cannot start now",
+    )
+    .await?;
     let user = actor.user.clone();
-    let forced = force && !soft.is_empty();
     let mv = new_move(&topic, partition, &place.replicas, &target, place.size);
     let op = NewOperation {
         kind: "redistribute".into(),
@@ -801,8 +848,8 @@ async fn single(
         user_id: Some(user.clone()),
         requested_by: Some(user.clone()),
         description: Some(format!("redistribute {topic}-{partition}")),
-        forced,
-        detail: json!({ "overridden": if forced { soft.clone() } else { vec![] } }),
+        forced: gate.forced,
+        detail: json!({ "overridden": gate.overridden.clone() }),
         moves: vec![mv],
         ..NewOperation::default()
     };
@@ -812,8 +859,7 @@ async fn single(
         partition,
         &place.replicas,
         &target,
-        forced,
-        &soft,
+        &gate,
         state.clock.now_ms(),
     );
     let id = queue(&state, op, audit).await?;
@@ -822,15 +868,13 @@ async fn single(
     Ok(ApiOk(result))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn partition_audit(
     user: &str,
     topic: &str,
     partition: i32,
     before: &[BrokerId],
     after: &[BrokerId],
-    forced: bool,
-    soft: &[String],
+    gate: &Gate,
     now: i64,
 ) -> NewAuditEvent {
     NewAuditEvent {
@@ -844,8 +888,8 @@ fn partition_audit(
         summary: json!({ "topic": topic, "partition": partition, "replicas": after }),
         before: Some(json!({ "topic": topic, "partition": partition, "replicas": before })),
         after: Some(json!({ "topic": topic, "partition": partition, "replicas": after })),
-        forced,
-        details: forced.then(|| format!("forced override: {}", soft.join("; "))),
+        forced: gate.forced,
+        details: gate.details(),
         ..NewAuditEvent::default()
     }
 }
@@ -965,19 +1009,13 @@ async fn bulk(
             "message": "no live entry can be executed: nothing was started",
         })));
     }
-    let mut soft = Vec::new();
-    preflight_live(&state, &mut soft).await?;
-    let force = q.force.unwrap_or(false);
-    if !soft.is_empty() && !force {
-        return Err(conflict(
-            "bulk reassignment cannot start now",
-            format!(
-                "{} (re-submit with force=true to override)",
-                soft.join("; ")
-            ),
-        ));
-    }
-    let forced = force && !soft.is_empty();
+    let gate = gate(
+        &state,
+        Vec::new(),
+        q.force.unwrap_or(false),
+        "bulk reassignment cannot start now",
+    )
+    .await?;
     let user = actor.user.clone();
     let now = state.clock.now_ms();
     let moves: Vec<NewMove> = to_move
@@ -992,37 +1030,25 @@ async fn bulk(
         user_id: Some(user.clone()),
         requested_by: Some(user.clone()),
         description: body.description.clone(),
-        forced,
-        detail: json!({ "topic": topic, "overridden": if forced { soft.clone() } else { vec![] } }),
-        moves,
+        forced: gate.forced,
+        detail: json!({ "topic": topic, "overridden": gate.overridden.clone() }),
+        moves: moves.clone(),
         ..NewOperation::default()
     };
-    let audit = NewAuditEvent {
-        at_ms: now,
-        action: "reassignments.apply".into(),
-        method: "POST".into(),
-        user_id: Some(user.clone()),
-        requested_by: Some(user),
-        status: 200,
-        target: Some(topic.clone()),
-        summary: json!({
+    let audit = move_event(
+        &actor,
+        now,
+        "reassignments.apply",
+        topic.clone(),
+        json!({
             "strategy": "BULK_MANUAL",
             "topic": topic,
             "description": body.description,
             "entries": results,
         }),
-        before: Some(json!(to_move
-            .iter()
-            .map(|(p, b, _, _)| json!({"topic": topic, "partition": p, "replicas": b}))
-            .collect::<Vec<_>>())),
-        after: Some(json!(to_move
-            .iter()
-            .map(|(p, _, a, _)| json!({"topic": topic, "partition": p, "replicas": a}))
-            .collect::<Vec<_>>())),
-        forced,
-        details: forced.then(|| format!("forced override: {}", soft.join("; "))),
-        ..NewAuditEvent::default()
-    };
+        &moves,
+        &gate,
+    );
     let id = queue(&state, op, audit).await?;
     let rejected = results.iter().filter(|r| r["success"] == false).count();
     Ok(ApiOk(json!({
@@ -1196,19 +1222,13 @@ async fn topic_spread(
         answer["message"] = json!("the topic is already spread evenly over these brokers");
         return Ok(ApiOk(answer));
     }
-    let mut soft = Vec::new();
-    preflight_live(&state, &mut soft).await?;
-    let force = q.force.unwrap_or(false);
-    if !soft.is_empty() && !force {
-        return Err(conflict(
-            "redistribution cannot start now",
-            format!(
-                "{} (re-submit with force=true to override)",
-                soft.join("; ")
-            ),
-        ));
-    }
-    let forced = force && !soft.is_empty();
+    let gate = gate(
+        &state,
+        Vec::new(),
+        q.force.unwrap_or(false),
+        "redistribution cannot start now",
+    )
+    .await?;
     let user = actor.user.clone();
     let op = NewOperation {
         kind: "redistribute".into(),
@@ -1217,32 +1237,20 @@ async fn topic_spread(
         user_id: Some(user.clone()),
         requested_by: Some(user.clone()),
         description: Some(format!("redistribute topic {topic}")),
-        forced,
-        detail: json!({ "topic": topic, "brokers": eligible, "overridden": if forced { soft.clone() } else { vec![] } }),
-        moves,
+        forced: gate.forced,
+        detail: json!({ "topic": topic, "brokers": eligible, "overridden": gate.overridden.clone() }),
+        moves: moves.clone(),
         ..NewOperation::default()
     };
-    let audit = NewAuditEvent {
-        at_ms: state.clock.now_ms(),
-        action: "reassignments.apply".into(),
-        method: "POST".into(),
-        user_id: Some(user.clone()),
-        requested_by: Some(user),
-        status: 200,
-        target: Some(topic.clone()),
-        summary: json!({ "strategy": "TOPIC", "topic": topic, "moves": rows.len(), "estimatedBytes": bytes }),
-        before: Some(json!(planned
-            .iter()
-            .map(|m| json!({"topic": topic, "partition": m.partition, "replicas": m.source}))
-            .collect::<Vec<_>>())),
-        after: Some(json!(planned
-            .iter()
-            .map(|m| json!({"topic": topic, "partition": m.partition, "replicas": m.target}))
-            .collect::<Vec<_>>())),
-        forced,
-        details: forced.then(|| format!("forced override: {}", soft.join("; "))),
-        ..NewAuditEvent::default()
-    };
+    let audit = move_event(
+        &actor,
+        state.clock.now_ms(),
+        "reassignments.apply",
+        topic.clone(),
+        json!({ "strategy": "TOPIC", "topic": topic, "moves": rows.len(), "estimatedBytes": bytes }),
+        &moves,
+        &gate,
+    );
     let id = queue(&state, op, audit).await?;
     answer["started"] = json!(true);
     answer["operationId"] = json!(id);

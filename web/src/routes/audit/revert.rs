@@ -778,7 +778,7 @@ pub(crate) async fn queue_reassignment_revert(
     moves: &[(TopicPartition, Vec<BrokerId>)],
     audit: NewAuditEvent,
 ) -> Result<QueuedRevert, ApiError> {
-    use super::super::reassignments::{conflict, new_move, preflight_live, queue_audited};
+    use super::super::reassignments::{conflict, gate, new_move, queue_audited};
     // The live placement the preview compared against: where each partition moves from.
     let mut current: BTreeMap<TopicPartition, Vec<BrokerId>> = BTreeMap::new();
     for row in audit
@@ -839,11 +839,7 @@ pub(crate) async fn queue_reassignment_revert(
         ));
     }
     // A revert has no force: soft pre-flight reasons refuse it too.
-    let mut soft = Vec::new();
-    preflight_live(state, &mut soft).await?;
-    if !soft.is_empty() {
-        return Err(conflict("revert cannot start now", soft.join("; ")));
-    }
+    gate(state, Vec::new(), false, "revert cannot start now").await?;
     let op = ballast_schema::NewOperation {
         kind: "revert".into(),
         strategy: "AUDIT_REVERT".into(),
