@@ -177,11 +177,23 @@ fn served() -> BTreeSet<(String, String)> {
             .filter(|l| !l.trim_start().starts_with("//"))
             .collect::<Vec<_>>()
             .join("\n");
-        assert!(
-            !code.contains(".nest(") && !code.contains(".nest_service("),
-            "{}: nested routers are not read by this test",
-            file.display()
-        );
+        // Nested routers are not read here: only under the undocumented prefixes (the dashboard).
+        for call in [".nest(", ".nest_service("] {
+            let mut rest = code.as_str();
+            while let Some(at) = rest.find(call) {
+                rest = &rest[at + call.len()..];
+                let prefix = call_arguments(rest)
+                    .trim_start()
+                    .strip_prefix('"')
+                    .and_then(|l| l.split('"').next());
+                assert!(
+                    prefix.is_some_and(|p| !documentable(p)),
+                    "{}: a nested router this test cannot read: {}",
+                    file.display(),
+                    rest.lines().next().unwrap_or_default()
+                );
+            }
+        }
         let mut rest = code.as_str();
         while let Some(at) = rest.find(".route(") {
             rest = &rest[at + ".route(".len()..];
