@@ -834,6 +834,11 @@ fn health_body(v: &View, n: usize) -> String {
 // ---------------------------------------------------------------------------------------------
 // GET /api/v1/partitions
 
+/// Rows of one page when `limit` is absent or 0.
+pub const PARTITIONS_DEFAULT_LIMIT: usize = 1_000;
+/// The largest page; a larger `limit` is clamped to it.
+pub const PARTITIONS_MAX_LIMIT: usize = 100_000;
+
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
@@ -920,7 +925,7 @@ pub async fn partitions(
                 &v,
                 (0..v.raw.partitions.len()).collect(),
                 0,
-                usize::MAX,
+                PARTITIONS_DEFAULT_LIMIT,
                 &fields,
             )
         });
@@ -936,14 +941,17 @@ pub async fn partitions(
         // One topic's whole list, full or minimal, is rendered once per view.
         let key = format!("partitions:{t}:{}", fields.len());
         let text = v.rendered(key, || {
-            partitions_body(&v, range.collect(), 0, usize::MAX, &fields)
+            partitions_body(&v, range.collect(), 0, PARTITIONS_DEFAULT_LIMIT, &fields)
         });
         return Ok(ok_raw(&text));
     }
     let selected: Vec<usize> = range
         .filter(|i| broker.is_none_or(|b| v.partition(*i).replicas.contains(&b)))
         .collect();
-    let n = q.limit.filter(|n| *n > 0).unwrap_or(usize::MAX);
+    let n = match q.limit {
+        None | Some(0) => PARTITIONS_DEFAULT_LIMIT,
+        Some(n) => n.min(PARTITIONS_MAX_LIMIT),
+    };
     Ok(ok_raw(&partitions_body(
         &v,
         selected,
@@ -974,6 +982,9 @@ fn partitions_body(
         total: usize,
         offset: usize,
         count: usize,
+        /// The offset of the next page; absent on the last one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        next_offset: Option<usize>,
         partitions: Vec<PartRow<'a>>,
         coverage: &'a Coverage,
     }
@@ -982,6 +993,7 @@ fn partitions_body(
         total,
         offset,
         count: rows.len(),
+        next_offset: (offset + rows.len() < total).then_some(offset + rows.len()),
         partitions: rows,
         coverage: &v.coverage,
     })
