@@ -20,6 +20,7 @@ mod error;
 mod health;
 mod migrate;
 mod observed;
+mod observed_settings;
 mod operations;
 mod processes;
 mod proposals;
@@ -49,6 +50,7 @@ pub use observed::{
     ObservedView, ObservedWrite, PartitionCounter, PartitionRates, PartitionTotals, ReadingsPolicy,
     WriteStats,
 };
+pub use observed_settings::{StoredAcl, StoredBrokerConfig, StoredQuota};
 pub use operations::{
     holder_of, Busy, CancelRequest, Maintenance, MoveRecord, MoveState, MoveStats, MoveUpdate,
     NewMove, NewOperation, OperationPage, OperationRecord, OperationState, Queued,

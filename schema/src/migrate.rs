@@ -42,6 +42,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0004_operations",
         sql: include_str!("../migrations/0004_operations.sql"),
     },
+    Migration {
+        version: 5,
+        name: "0005_observed_settings",
+        sql: include_str!("../migrations/0005_observed_settings.sql"),
+    },
 ];
 
 /// The schema version this code reads and writes: the newest migration.

@@ -16,8 +16,10 @@ fn get(service: &Service, path: &str) -> Option<Value> {
     reqwest::blocking::get(service.url(path)).ok()?.json().ok()
 }
 
-#[test]
-fn a_sigkilled_executor_resumes_mid_wave_and_finishes_with_no_duplicate_submission() {
+/// A simulated cluster of four brokers and an empty fifth, `ballast run` on it with a license
+/// and fast timings, and one bulk operation moving the first replica of each of the topic's six
+/// partitions onto the new broker. Returns the path of the operation's record.
+fn bulk_onto_a_new_broker(seed: u64, speed: f64, rate_mb: &str) -> (Sim, Service, String) {
     let sim = Sim::start_with(
         GenerateParams {
             brokers: 4,
@@ -25,13 +27,13 @@ fn a_sigkilled_executor_resumes_mid_wave_and_finishes_with_no_duplicate_submissi
             topics: 1,
             partitions_per_topic: 6,
             replication_factor: 2,
-            seed: 5,
+            seed,
             mean_partition_bytes: 20e6,
             mean_msg_rate: 0.0,
             msg_bytes: 100.0,
             ..GenerateParams::default()
         },
-        4.0,
+        speed,
     );
     let new_broker = sim.add_broker();
     // Bulk reassignment is licensed.
@@ -41,7 +43,7 @@ fn a_sigkilled_executor_resumes_mid_wave_and_finishes_with_no_duplicate_submissi
         ("BALLAST_KAFKA_BOOTSTRAP_SERVERS", sim.bootstrap.as_str()),
         ("BALLAST_SAMPLE_INTERVAL", "1s"),
         ("BALLAST_EXECUTOR_INTERVAL", "200ms"),
-        ("BALLAST_THROTTLE_RATE_MB", "2"),
+        ("BALLAST_THROTTLE_RATE_MB", rate_mb),
         ("BALLAST_MOVE_MAX_PER_BROKER", "2"),
     ]);
     wait_for(Duration::from_secs(20), "ready", || {
@@ -68,11 +70,14 @@ fn a_sigkilled_executor_resumes_mid_wave_and_finishes_with_no_duplicate_submissi
         .expect("bulk");
     assert_eq!(response["success"], true, "{response}");
     assert_eq!(response["data"]["started"], true, "{response}");
-    let id = response["data"]["bulkId"]
-        .as_str()
-        .expect("bulkId")
-        .to_string();
+    let id = response["data"]["bulkId"].as_str().expect("bulkId");
     let path = format!("/api/v1/reassignments/{id}");
+    (sim, service, path)
+}
+
+#[test]
+fn a_sigkilled_executor_resumes_mid_wave_and_finishes_with_no_duplicate_submission() {
+    let (sim, service, path) = bulk_onto_a_new_broker(5, 4.0, "2");
 
     // Mid-wave: some moves active, some still pending.
     wait_for(Duration::from_secs(30), "a wave in flight", || {
@@ -143,59 +148,8 @@ fn a_sigkilled_executor_resumes_mid_wave_and_finishes_with_no_duplicate_submissi
 
 #[test]
 fn cancel_mid_run_stops_in_flight_moves_keeps_completed_ones_and_leaves_no_throttle() {
-    let sim = Sim::start_with(
-        GenerateParams {
-            brokers: 4,
-            racks: 0,
-            topics: 1,
-            partitions_per_topic: 6,
-            replication_factor: 2,
-            seed: 6,
-            mean_partition_bytes: 20e6,
-            mean_msg_rate: 0.0,
-            msg_bytes: 100.0,
-            ..GenerateParams::default()
-        },
-        2.0,
-    );
-    let new_broker = sim.add_broker();
-    let license = crate::license::dev_license();
-    let service = Service::start_with(&[
-        ("BALLAST_KAFKA_BOOTSTRAP_SERVERS", sim.bootstrap.as_str()),
-        ("LICENSE_STRING", license.as_str()),
-        ("BALLAST_SAMPLE_INTERVAL", "1s"),
-        ("BALLAST_EXECUTOR_INTERVAL", "200ms"),
-        ("BALLAST_THROTTLE_RATE_MB", "1"),
-        ("BALLAST_MOVE_MAX_PER_BROKER", "2"),
-    ]);
-    wait_for(Duration::from_secs(20), "ready", || {
-        let r = reqwest::blocking::get(service.url("/api/v1/ready")).ok()?;
-        (r.status().as_u16() == 200).then_some(())
-    });
-    let snap = sim.snapshot();
-    let topic = snap.partitions[0].topic.clone();
-    let entries: Vec<Value> = snap
-        .partitions
-        .iter()
-        .filter(|p| p.topic == topic)
-        .map(|p| {
-            let mut target = p.replicas.clone();
-            target[0] = new_broker;
-            json!({ "partition": p.partition, "replicas": target })
-        })
-        .collect();
+    let (sim, service, path) = bulk_onto_a_new_broker(6, 2.0, "1");
     let http = reqwest::blocking::Client::new();
-    let response: Value = http
-        .post(service.url(&format!("/api/v1/topics/{topic}/partitions/bulk")))
-        .json(&json!({ "partitions": entries }))
-        .send()
-        .and_then(|r| r.json())
-        .expect("bulk");
-    let id = response["data"]["bulkId"]
-        .as_str()
-        .expect("bulkId")
-        .to_string();
-    let path = format!("/api/v1/reassignments/{id}");
     wait_for(Duration::from_secs(30), "moves in flight", || {
         let r = get(&service, &path)?;
         (r["data"]["moves"]["Active"].as_u64()? > 0).then_some(())

@@ -13,6 +13,8 @@ mod metrics;
 mod middleware;
 /// The observer's latest sample in memory, shared by `/metrics` and the observed routes.
 mod observed_view;
+/// The OpenAPI description (`/api/v1/openapi.json`, `.yaml`) and the `/docs/` pages.
+pub mod openapi;
 mod routes;
 /// The `/ui` dashboard: server-rendered pages over the API, called in-process.
 mod ui;

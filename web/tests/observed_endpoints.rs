@@ -710,3 +710,40 @@ async fn broker_load_history_gives_each_reading_in_range_and_refuses_bad_ranges(
         assert_error(status, &body, expected);
     }
 }
+
+#[tokio::test]
+async fn partitions_come_in_pages_with_the_next_offset_until_the_last() {
+    let h = Harness::with_fixture().await;
+    let first = h.data("/api/v1/partitions?limit=10").await;
+    assert_eq!(first["count"], 10);
+    assert_eq!(first["total"], 42);
+    assert_eq!(first["nextOffset"], 10);
+    let last = h.data("/api/v1/partitions?limit=10&offset=40").await;
+    assert_eq!(last["count"], 2);
+    assert!(last.get("nextOffset").is_none(), "{last}");
+    // Absent or 0: the default page (1,000 rows) holds all 42 here.
+    let all = h.data("/api/v1/partitions?limit=0").await;
+    assert_eq!(all["count"], 42);
+    assert!(all.get("nextOffset").is_none());
+}
+
+#[tokio::test]
+async fn follower_lag_partition_lists_are_cut_at_the_limit_and_say_how_many_there_were() {
+    let h = Harness::with_fixture().await;
+    let all = h.data("/api/v1/cluster/follower-lag").await;
+    let rows = all["partition_lag"].as_array().expect("rows").len();
+    assert!(rows > 1, "the fixture has lagging partitions: {all}");
+    assert!(
+        all.get("partition_lag_total").is_none(),
+        "not cut: the spec's shape"
+    );
+    let cut = h.data("/api/v1/cluster/follower-lag?limit=1").await;
+    assert_eq!(cut["partition_lag"].as_array().map(Vec::len), Some(1));
+    assert_eq!(cut["partition_lag_total"], rows);
+    // The figures still cover everything.
+    assert_eq!(cut["cluster_total_lag"], all["cluster_total_lag"]);
+    assert_eq!(
+        cut["partition_lag"][0], all["partition_lag"][0],
+        "largest first"
+    );
+}

@@ -493,3 +493,28 @@ async fn cancel_list_throttle_and_apply_answer_in_the_envelope() {
     assert_eq!(status, 404, "no current proposal yet");
     bed.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_placement_is_503_and_changes_nothing() {
+    let bed = bed().await;
+    let (topic, parts) = bed.topic();
+    let mut target = parts[0].1.clone();
+    target[0] = bed.new_broker;
+    for b in 1..=bed.new_broker {
+        bed.sim.stop_broker(b).await.expect("stop");
+    }
+    let (status, body) = bed
+        .post(
+            &format!(
+                "/api/v1/topics/{topic}/partitions/{}/redistribute",
+                parts[0].0
+            ),
+            json!({ "replicas": target }),
+        )
+        .await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(bed.operations(), 0);
+    assert_eq!(bed.audit_count(), 0);
+    assert!(bed.store.slot(now()).expect("slot").is_none());
+    bed.sim.shutdown().await;
+}

@@ -144,6 +144,18 @@ impl Bed {
         !t.brokers.is_empty() || !t.topics.is_empty()
     }
 
+    /// Ticks until some move of operation `id` is in flight.
+    async fn run_until_a_move_is_active(&self, engine: &mut Engine, id: &str) {
+        self.run_until(engine, |b| {
+            b.store
+                .moves(id)
+                .expect("moves")
+                .iter()
+                .any(|m| m.state == MoveState::Active)
+        })
+        .await;
+    }
+
     /// Ticks until `done` or 40 s; returns whether throttles were seen while moves ran.
     async fn run_until(&self, engine: &mut Engine, mut done: impl FnMut(&Bed) -> bool) -> bool {
         let mut saw_throttles = false;
@@ -219,14 +231,7 @@ async fn a_restarted_engine_resumes_tracking_and_submits_nothing_twice() {
     let bed = bed(5.0, 2, 2, &[]).await;
     let id = bed.queue(4);
     let mut first = Engine::new(bed.store.clone(), bed.config.clone());
-    bed.run_until(&mut first, |b| {
-        b.store
-            .moves(&id)
-            .expect("moves")
-            .iter()
-            .any(|m| m.state == MoveState::Active)
-    })
-    .await;
+    bed.run_until_a_move_is_active(&mut first, &id).await;
     drop(first);
     // A step recorded but never sent (the process died between the two): shown as submitting.
     let moves = bed.store.moves(&id).expect("moves");
@@ -271,14 +276,7 @@ async fn cancel_mid_run_cancels_in_flight_moves_keeps_completed_ones_and_clears_
     let bed = bed(2.0, 1, 1, &[]).await;
     let id = bed.queue(4);
     let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
-    bed.run_until(&mut engine, |b| {
-        b.store
-            .moves(&id)
-            .expect("moves")
-            .iter()
-            .any(|m| m.state == MoveState::Active)
-    })
-    .await;
+    bed.run_until_a_move_is_active(&mut engine, &id).await;
     bed.store.request_cancel(&id, now()).expect("cancel");
     bed.run_until(&mut engine, |b| b.state(&id).is_finished())
         .await;

@@ -10,6 +10,7 @@
 pub mod derive;
 pub mod proposals;
 pub mod sample;
+pub mod settings_pass;
 
 use std::sync::Arc;
 
@@ -30,6 +31,8 @@ pub const NAME: &str = "observer";
 pub struct Observer {
     client: Option<Client>,
     history: Option<derive::History>,
+    /// Successful samples since start: ACLs and quotas are read on every `SECURITY_EVERY`th.
+    samples: u64,
 }
 
 pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
@@ -161,7 +164,11 @@ async fn observe(
     state: &Mutex<Observer>,
 ) -> Result<serde_json::Value, WorkerError> {
     let mut state = state.lock().await;
-    let Observer { client, history } = &mut *state;
+    let Observer {
+        client,
+        history,
+        samples,
+    } = &mut *state;
     let result = async {
         if client.is_none() {
             *client = Some(
@@ -204,6 +211,23 @@ async fn observe(
                 error: None,
                 detail: detail.clone(),
             };
+            // The settings pass: broker configs each sample, ACLs and quotas less often.
+            if let Some(c) = client.as_ref() {
+                let brokers: Vec<ballast_model::BrokerId> = s.brokers.keys().copied().collect();
+                let mut seen =
+                    vec![settings_pass::broker_configs(c, &ctx.store, &brokers, now).await];
+                if *samples % settings_pass::SECURITY_EVERY == 0 {
+                    seen.push(settings_pass::security(c, &ctx.store, now).await);
+                }
+                *samples += 1;
+                for o in seen {
+                    if let Some(e) = &o.error {
+                        warn!(kind = %o.kind, error = %e, "cluster settings not stored");
+                    }
+                    ctx.blocking(move |store| store.record_observation(&o))
+                        .await?;
+                }
+            }
             // A proposal on the view just written; a failure is logged and retried next tick.
             let settings = proposals::Settings::from_config(&ctx.config);
             let evaluated = ctx

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use ballast_balancer::whatif::broker_loads;
 use ballast_balancer::{Plan, Policy, Reading};
 use ballast_config::Config;
 use ballast_model::snapshot::Snapshot;
@@ -63,29 +64,6 @@ pub struct Evaluation {
 pub fn moves_digest(plan: &Plan) -> String {
     let text = serde_json::to_string(&plan.moves).unwrap_or_default();
     format!("{:016x}", ballast_runtime::topology::fnv1a(text.as_bytes()))
-}
-
-/// Every broker's seven loads under a placement, indexed like [`Load::ALL`].
-fn broker_loads(snapshot: &Snapshot) -> BTreeMap<BrokerId, [f64; 7]> {
-    let mut loads: BTreeMap<BrokerId, [f64; 7]> =
-        snapshot.brokers.iter().map(|b| (b.id, [0.0; 7])).collect();
-    for p in &snapshot.partitions {
-        let size = p.size_bytes as f64;
-        for r in &p.replicas {
-            let v = loads.entry(*r).or_insert([0.0; 7]);
-            if p.leader == Some(*r) {
-                v[0] += 1.0;
-                v[3] += p.producer_msg_rate;
-                v[4] += p.producer_byte_rate;
-                v[5] += p.consumer_msg_rate;
-                v[6] += p.consumer_byte_rate;
-            } else {
-                v[1] += 1.0;
-            }
-            v[2] += size;
-        }
-    }
-    loads
 }
 
 fn by_load(values: impl Fn(usize) -> Value) -> Value {

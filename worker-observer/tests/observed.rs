@@ -274,3 +274,64 @@ async fn outages_new_and_deleted_topics_give_no_failures_or_negative_rates() {
         .all(|p| p.rates.is_some()));
     s.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broker_configs_acls_and_quotas_are_stored_without_sensitive_values() {
+    use ballast_kafka::{
+        AclBinding, AclOperation, AclPatternType, AclPermissionType, AclResourceType,
+        QuotaAlteration, QuotaEntity, QuotaName,
+    };
+    use ballast_observer::settings_pass;
+    let setup = Setup::start(GenerateParams {
+        brokers: 3,
+        topics: 2,
+        partitions_per_topic: 2,
+        ..GenerateParams::default()
+    })
+    .await;
+    let binding = AclBinding {
+        resource_type: AclResourceType::Topic,
+        resource_name: "orders".into(),
+        pattern_type: AclPatternType::Literal,
+        principal: "User:alice".into(),
+        host: "*".into(),
+        operation: AclOperation::Read,
+        permission_type: AclPermissionType::Allow,
+    };
+    setup.client.create_acls(&[binding]).await.expect("acl");
+    let entity = QuotaEntity {
+        user: Some(QuotaName::name("alice")),
+        ..QuotaEntity::default()
+    };
+    setup
+        .client
+        .alter_client_quotas(
+            &[QuotaAlteration {
+                entity,
+                ops: vec![("producer_byte_rate".into(), Some(1_048_576.0))],
+            }],
+            false,
+        )
+        .await
+        .expect("quota");
+    let now = now_ms();
+    let o = settings_pass::broker_configs(&setup.client, &setup.store, &[1, 2, 3], now).await;
+    assert!(o.ok, "{o:?}");
+    let configs = setup.store.broker_configs(Some(2)).unwrap();
+    assert!(!configs.is_empty());
+    assert!(configs.iter().all(|c| c.broker_id == 2));
+    assert!(configs
+        .iter()
+        .filter(|c| c.sensitive)
+        .all(|c| c.value.is_none()));
+    let o = settings_pass::security(&setup.client, &setup.store, now).await;
+    assert!(o.ok, "{o:?}");
+    let acls = setup.store.stored_acls().unwrap();
+    assert_eq!(acls.len(), 1);
+    assert_eq!(acls[0].principal, "User:alice");
+    let quotas = setup.store.stored_quotas().unwrap();
+    assert_eq!(quotas.len(), 1);
+    assert_eq!(quotas[0].entity, "user=alice");
+    assert_eq!(quotas[0].values["producer_byte_rate"], 1_048_576.0);
+    setup.sim.shutdown().await;
+}

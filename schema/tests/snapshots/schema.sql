@@ -46,6 +46,33 @@ CREATE TABLE broker_readings (
     PRIMARY KEY (broker_id, at_ms)
 ) WITHOUT ROWID;
 
+-- table cluster_acls on cluster_acls
+CREATE TABLE cluster_acls (
+    resource_type  TEXT NOT NULL,
+    resource_name  TEXT NOT NULL,
+    pattern_type   TEXT NOT NULL,
+    principal      TEXT NOT NULL,
+    host           TEXT NOT NULL,
+    operation      TEXT NOT NULL,
+    permission     TEXT NOT NULL,
+    observed_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (resource_type, resource_name, pattern_type, principal, host, operation, permission)
+);
+
+-- table cluster_broker_configs on cluster_broker_configs
+CREATE TABLE cluster_broker_configs (
+    broker_id      INTEGER NOT NULL,
+    name           TEXT NOT NULL CHECK (name <> ''),
+    value          TEXT,
+    source         TEXT NOT NULL,
+    is_default     INTEGER NOT NULL CHECK (is_default IN (0, 1)),
+    read_only      INTEGER NOT NULL CHECK (read_only IN (0, 1)),
+    sensitive      INTEGER NOT NULL CHECK (sensitive IN (0, 1)),
+    observed_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (broker_id, name),
+    CHECK (sensitive = 0 OR value IS NULL)
+);
+
 -- table cluster_brokers on cluster_brokers
 CREATE TABLE cluster_brokers (
     broker_id      INTEGER PRIMARY KEY NOT NULL,
@@ -96,6 +123,14 @@ CREATE TABLE cluster_partitions (
     rate_window_ms     INTEGER,
     PRIMARY KEY (topic, partition)
 ) WITHOUT ROWID;
+
+-- table cluster_quotas on cluster_quotas
+CREATE TABLE cluster_quotas (
+    entity         TEXT PRIMARY KEY NOT NULL,
+    entity_json    TEXT NOT NULL CHECK (json_valid(entity_json)),
+    quota_values   TEXT NOT NULL CHECK (json_valid(quota_values)),
+    observed_at_ms INTEGER NOT NULL
+);
 
 -- table cluster_replicas on cluster_replicas
 CREATE TABLE cluster_replicas (

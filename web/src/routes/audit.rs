@@ -14,6 +14,11 @@ use serde_json::{json, Value};
 use crate::extract::{parse_instant_ms, Query};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 
+/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, revert::preview, revert::revert))]
+pub(super) struct Api;
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/audit-log", get(list))
@@ -21,8 +26,9 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/audit-log/revert", post(revert::revert))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Exact action name, e.g. `quotas.update`.
     action: Option<String>,
@@ -36,6 +42,7 @@ pub struct ListQuery {
     search: Option<String>,
     /// Page size: default 50 (also for 0), at most 500.
     limit: Option<u32>,
+    /// Events to skip.
     offset: Option<u32>,
 }
 
@@ -82,6 +89,18 @@ fn instant(name: &str, value: Option<String>) -> Result<Option<i64>, ApiError> {
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/audit-log",
+    tag = "audit",
+    operation_id = "listAuditEvents",
+    summary = "The audit log",
+    description = "Events newest first (time, then id).",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "The audit log", body = ref("AuditList")),
+    )
+)]
 /// `GET /api/v1/audit-log`: events newest first, filtered, one page at a time.
 pub async fn list(
     State(state): State<AppState>,

@@ -13,10 +13,15 @@ use ballast_schema::{Maintenance, NewAuditEvent, NewOperation};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::reassignments::{conflict, new_move, preflight_live, queue, racks};
+use super::reassignments::{conflict, gate, move_event, new_move, queue, racks};
 use crate::audit::Actor;
 use crate::extract::{OptionalJson, Path, Query};
 use crate::{observed_view, ApiError, ApiOk, ApiResult, AppState};
+
+/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(enter, exit, logdirs_move, elect_cluster, elect_topic))]
+pub(super) struct Api;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -43,22 +48,42 @@ fn cluster_error(what: &str, e: &dyn std::error::Error) -> ApiError {
     ApiError::unavailable(what.to_string(), ballast_runtime::error_chain(e))
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct ForceQuery {
+    /// Override the soft pre-flight reasons (audited).
     force: Option<bool>,
 }
 
 // ------------------------------------------------------------------------- maintenance
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct EnterBody {
+    /// Why (recorded with the maintenance).
     reason: Option<String>,
     /// Move leadership and replicas off the broker (default true).
+    /// Queue a drain of the broker (default true).
     drain: Option<bool>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/brokers/{brokerId}/maintenance",
+    tag = "brokers",
+    operation_id = "enterMaintenance",
+    summary = "Enter broker maintenance (drains it)",
+    description = "Records the broker in maintenance and, unless `drain` is false, queues a two-phase drain (strategy `DRAIN`): leadership first, then replicas. Audited `brokers.maintenance.enter`.",
+    params(("brokerId" = i32, Path, description = "broker id"), ForceQuery),
+    request_body(content = Option<EnterBody>, description = "Optional"),
+    responses(
+        (status = 200, description = "In maintenance; the drain queued", body = ref("MaintenanceEntered")),
+        (status = 404, description = "Unknown broker"),
+        (status = 409, description = "Already in maintenance, the pre-flight refused, or the mutation slot is held"),
+        (status = 503, description = "The cluster could not be read"),
+    )
+)]
 async fn enter(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -155,19 +180,13 @@ async fn enter(
         .collect();
     let mut operation_id = None;
     if drain && !moves.is_empty() {
-        let mut soft = Vec::new();
-        preflight_live(&state, &mut soft).await?;
-        let force = q.force.unwrap_or(false);
-        if !soft.is_empty() && !force {
-            return Err(conflict(
-                "maintenance drain cannot start now",
-                format!(
-                    "{} (re-submit with force=true to override)",
-                    soft.join("; ")
-                ),
-            ));
-        }
-        let forced = force && !soft.is_empty();
+        let gate = gate(
+            &state,
+            Vec::new(),
+            q.force.unwrap_or(false),
+            "maintenance drain cannot start now",
+        )
+        .await?;
         let op = NewOperation {
             kind: "maintenance".into(),
             strategy: "DRAIN".into(),
@@ -175,40 +194,26 @@ async fn enter(
             user_id: Some(user.clone()),
             requested_by: Some(user.clone()),
             description: Some(format!("drain broker {broker} for maintenance")),
-            forced,
+            forced: gate.forced,
             detail: json!({ "broker": broker, "skipped": skipped }),
-            moves,
+            moves: moves.clone(),
             ..NewOperation::default()
         };
-        let audit = NewAuditEvent {
-            at_ms: now,
-            action: "brokers.maintenance.enter".into(),
-            method: "POST".into(),
-            user_id: Some(user.clone()),
-            requested_by: Some(user.clone()),
-            status: 200,
-            target: Some(format!("broker {broker}")),
-            summary: json!({
+        let audit = move_event(
+            &actor,
+            now,
+            "brokers.maintenance.enter",
+            format!("broker {broker}"),
+            json!({
                 "broker": broker,
                 "leadershipMoves": plan.leadership.len(),
                 "replicaMoves": plan.replicas.len(),
                 "skipped": skipped,
                 "reason": body.reason,
             }),
-            before: Some(json!(plan
-                .replicas
-                .iter()
-                .map(|m| json!({"topic": m.topic, "partition": m.partition, "replicas": m.source}))
-                .collect::<Vec<_>>())),
-            after: Some(json!(plan
-                .replicas
-                .iter()
-                .map(|m| json!({"topic": m.topic, "partition": m.partition, "replicas": m.target}))
-                .collect::<Vec<_>>())),
-            forced,
-            details: forced.then(|| format!("forced override: {}", soft.join("; "))),
-            ..NewAuditEvent::default()
-        };
+            &moves,
+            &gate,
+        );
         operation_id = Some(queue(&state, op, audit).await?);
     } else {
         let audit = NewAuditEvent {
@@ -243,6 +248,19 @@ async fn enter(
     })))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/brokers/{brokerId}/maintenance",
+    tag = "brokers",
+    operation_id = "exitMaintenance",
+    summary = "Exit broker maintenance",
+    description = "Ends the maintenance; the next proposal moves partitions back onto the broker. Audited `brokers.maintenance.exit`.",
+    params(("brokerId" = i32, Path, description = "broker id")),
+    responses(
+        (status = 200, description = "Maintenance ended", body = ref("MaintenanceExited")),
+        (status = 404, description = "The broker is not in maintenance"),
+    )
+)]
 async fn exit(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -277,15 +295,16 @@ async fn exit(
 
 // ------------------------------------------------------------------------- log directories
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct DirMove {
     topic: String,
     partition: i32,
+    /// The target log directory.
     path: String,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct LogDirsBody {
     /// Explicit replica moves.
@@ -295,6 +314,23 @@ struct LogDirsBody {
     to: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/brokers/{brokerId}/logdirs/move",
+    tag = "brokers",
+    operation_id = "moveLogDirs",
+    summary = "Move replicas between log directories",
+    description = "Explicit `moves`, or every replica of directory `from` to `to`. Takes the mutation slot for the request; audited `logdirs.move`.",
+    params(("brokerId" = i32, Path, description = "broker id")),
+    request_body(content = LogDirsBody),
+    responses(
+        (status = 200, description = "One result per replica", body = ref("LogDirMoves")),
+        (status = 400, description = "A path that is not an online log directory of the broker, or a replica the broker does not hold; nothing was sent"),
+        (status = 404, description = "The broker is not up"),
+        (status = 409, description = "The mutation slot is held"),
+        (status = 503, description = "The cluster could not be read"),
+    )
+)]
 async fn logdirs_move(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -444,21 +480,21 @@ async fn logdirs_move(
 
 // ------------------------------------------------------------------------- elections
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct PartitionRef {
     topic: String,
     partition: i32,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct ClusterElection {
     /// Only these partitions; default every partition whose preferred leader does not lead.
     partitions: Option<Vec<PartitionRef>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct TopicElection {
     /// When given it must be the topic of the path.
@@ -466,6 +502,20 @@ struct TopicElection {
     partitions: Option<Vec<i32>>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/preferred-leader-election",
+    tag = "brokers",
+    operation_id = "electPreferredLeaders",
+    summary = "Cluster-wide preferred leader election",
+    description = "Default: every partition whose preferred leader does not lead. Takes the mutation slot for the election; audited `leaders.elect`.",
+    request_body(content = Option<ClusterElection>, description = "Optional"),
+    responses(
+        (status = 200, description = "Every partition's outcome", body = ref("Election")),
+        (status = 409, description = "The mutation slot is held"),
+        (status = 503, description = "The cluster could not be read"),
+    )
+)]
 async fn elect_cluster(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -485,6 +535,23 @@ async fn elect_cluster(
     elect(&state, &actor, tps, "cluster".to_string()).await
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/topics/{topic}/preferred-leader-election",
+    tag = "brokers",
+    operation_id = "electTopicPreferredLeaders",
+    summary = "Preferred leader election of one topic",
+    description = "Touches only the path's topic. Audited `leaders.elect`.",
+    params(("topic" = String, Path, description = "topic name")),
+    request_body(content = Option<TopicElection>, description = "Optional"),
+    responses(
+        (status = 200, description = "Every partition's outcome", body = ref("Election")),
+        (status = 400, description = "The body names another topic"),
+        (status = 404, description = "Unknown topic"),
+        (status = 409, description = "The mutation slot is held"),
+        (status = 503, description = "The cluster could not be read"),
+    )
+)]
 async fn elect_topic(
     state: axum::extract::State<AppState>,
     actor: Actor,

@@ -24,6 +24,32 @@ use tokio::task::JoinSet;
 
 use crate::{ApiError, AppState};
 
+/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    configs::topic_config,
+    configs::topic_config_explicit,
+    configs::broker_defaults,
+    groups::list,
+    groups::summary,
+    groups::detail,
+    groups::lag,
+    quotas::list,
+    quotas::resolve,
+    quotas::default_pair,
+    quotas::default_user,
+    quotas::default_client_id,
+    quotas::user,
+    quotas::user_client,
+    quotas::client_id,
+    acls::list,
+    messages::range,
+    tail::tail,
+    messages::single,
+    messages::watermarks
+))]
+pub(super) struct Api;
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         // topics and configuration

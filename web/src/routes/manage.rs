@@ -24,6 +24,32 @@ use ballast_kafka::{Error as KafkaError, ItemError};
 use super::live;
 use crate::{ApiError, AppState};
 
+/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    configs::update,
+    configs::bulk_update,
+    groups::reset_offsets,
+    groups::delete,
+    quotas::put_default_pair,
+    quotas::delete_default_pair,
+    quotas::put_default_user,
+    quotas::delete_default_user,
+    quotas::put_default_client_id,
+    quotas::delete_default_client_id,
+    quotas::put_user,
+    quotas::delete_user,
+    quotas::put_client_id,
+    quotas::delete_client_id,
+    quotas::put_user_client,
+    quotas::delete_user_client,
+    acls::create,
+    acls::update,
+    acls::delete,
+    cluster::refresh_metadata
+))]
+pub(super) struct Api;
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         // topics and configuration

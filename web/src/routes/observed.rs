@@ -25,6 +25,26 @@ use serde::Serialize;
 use crate::observed_view as view;
 use crate::{ApiError, AppState};
 
+/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    cluster::cluster,
+    cluster::comprehensive,
+    cluster::logdirs,
+    cluster::health,
+    lag::follower_lag,
+    cluster::partitions,
+    cluster::racks,
+    history::all,
+    history::broker,
+    topics::search,
+    topics::optimize,
+    activity::partitions,
+    activity::topics,
+    activity::brokers
+))]
+pub(super) struct Api;
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/cluster", get(cluster::cluster))

@@ -17,6 +17,11 @@ use crate::{ApiError, ApiOk, ApiResult, AppState};
 pub const DEFAULT_LIMIT: u64 = 50;
 pub const MAX_LIMIT: u64 = 500;
 
+/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(list, current, generate, one, delete))]
+pub(super) struct Api;
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/proposals", get(list))
@@ -25,10 +30,13 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/proposals/{proposalId}", get(one).delete(delete))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
+    /// Rows, default 50, at most 500 (absent or 0: the default; above: clamped).
     limit: Option<u64>,
+    /// Rows to skip, default 0.
     offset: Option<u64>,
 }
 
@@ -139,6 +147,16 @@ fn unknown(id: &str) -> ApiError {
     ApiError::not_found("proposal not found", format!("no stored proposal {id:?}"))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/proposals",
+    tag = "proposals",
+    operation_id = "listProposals",
+    summary = "List stored proposals",
+    description = "Summary rows, newest first, each with its own decision.",
+    params(ListQuery),
+    responses((status = 200, description = "A page of proposals", body = ref("ProposalList")))
+)]
 async fn list(
     state: axum::extract::State<AppState>,
     Query(q): Query<ListQuery>,
@@ -163,6 +181,17 @@ async fn list(
     })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/proposals/current",
+    tag = "proposals",
+    operation_id = "getCurrentProposal",
+    summary = "The current proposal",
+    responses(
+        (status = 200, description = "The current proposal", body = ref("Proposal")),
+        (status = 404, description = "The observer has not evaluated a proposal yet (`no proposal`)"),
+    )
+)]
 /// `GET /api/v1/proposals/current` and `POST /api/v1/proposals/generate`.
 async fn current(
     state: axum::extract::State<AppState>,
@@ -174,6 +203,34 @@ async fn current(
     }
 }
 
+/// `POST /api/v1/proposals/generate` is served by [`current`]; this describes it.
+#[utoipa::path(
+    post,
+    path = "/api/v1/proposals/generate",
+    tag = "proposals",
+    operation_id = "generateProposal",
+    summary = "Generate a proposal",
+    description = "Returns the current proposal and its decision; starts no calculation (the observer re-evaluates after every sample). A body is ignored.",
+    responses(
+        (status = 200, description = "The current proposal", body = ref("Proposal")),
+        (status = 404, description = "The observer has not evaluated a proposal yet (`no proposal`)"),
+    )
+)]
+#[allow(dead_code)]
+fn generate() {}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/proposals/{proposalId}",
+    tag = "proposals",
+    operation_id = "getProposal",
+    summary = "Proposal details",
+    params(("proposalId" = String, Path, description = "`p-<created unix ms>-<8 hex digits>`")),
+    responses(
+        (status = 200, description = "The proposal", body = ref("Proposal")),
+        (status = 404, description = "No stored proposal with this id"),
+    )
+)]
 async fn one(
     state: axum::extract::State<AppState>,
     Path(id): Path<String>,
@@ -186,6 +243,20 @@ async fn one(
     }
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/proposals/{proposalId}",
+    tag = "proposals",
+    operation_id = "deleteProposal",
+    summary = "Delete a stored proposal",
+    description = "Only a proposal that is no longer current can be deleted.",
+    params(("proposalId" = String, Path, description = "`p-<created unix ms>-<8 hex digits>`")),
+    responses(
+        (status = 200, description = "Deleted", body = ref("ProposalDeleted")),
+        (status = 404, description = "No stored proposal with this id"),
+        (status = 409, description = "It is the current proposal (`proposal is current`)"),
+    )
+)]
 async fn delete(
     state: axum::extract::State<AppState>,
     Path(id): Path<String>,

@@ -28,6 +28,22 @@ use crate::{observed_view, ApiError, ApiOk, ApiResult, AppState};
 pub const DEFAULT_LIMIT: u64 = 50;
 pub const MAX_LIMIT: u64 = 500;
 
+/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    apply_current,
+    apply_one,
+    topic_spread,
+    bulk,
+    single,
+    list,
+    throttle_get,
+    throttle_put,
+    one,
+    cancel
+))]
+pub(super) struct Api;
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/proposals/current/apply", post(apply_current))
@@ -55,9 +71,11 @@ fn millis(d: std::time::Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct ForceQuery {
+    /// Override the soft pre-flight reasons (audited); hard reasons are never overridden.
     force: Option<bool>,
 }
 
@@ -88,6 +106,81 @@ pub(crate) async fn preflight_live(
     }
     soft.extend(assessment.soft.iter().cloned());
     Ok(assessment)
+}
+
+/// What the pre-flight let through for a request that may carry `force=true`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Gate {
+    /// Soft reasons were overridden with `force=true` (the override is audited).
+    pub forced: bool,
+    /// The reasons overridden (empty unless forced).
+    pub overridden: Vec<String>,
+}
+
+impl Gate {
+    /// The audit event's `details` of a forced override.
+    pub fn details(&self) -> Option<String> {
+        self.forced
+            .then(|| format!("forced override: {}", self.overridden.join("; ")))
+    }
+}
+
+/// Runs the live pre-flight after the `soft` reasons the caller found itself: a hard reason is a
+/// 409 whatever `force` says; soft reasons are a 409 (`error` = `what`) unless `force` is set,
+/// and then they are returned as overridden.
+pub(crate) async fn gate(
+    state: &AppState,
+    mut soft: Vec<String>,
+    force: bool,
+    what: &str,
+) -> Result<Gate, ApiError> {
+    preflight_live(state, &mut soft).await?;
+    if soft.is_empty() {
+        return Ok(Gate::default());
+    }
+    if !force {
+        return Err(conflict(
+            what,
+            format!(
+                "{} (re-submit with force=true to override)",
+                soft.join("; ")
+            ),
+        ));
+    }
+    Ok(Gate {
+        forced: true,
+        overridden: soft,
+    })
+}
+
+/// The audit event of a partition-moving request: `before`/`after` are the moves' replica lists
+/// (`[{topic, partition, replicas}]`, the shape audit revert reads), a forced override is
+/// recorded.
+pub(crate) fn move_event(
+    actor: &Actor,
+    now_ms: i64,
+    action: &str,
+    target: String,
+    summary: Value,
+    moves: &[NewMove],
+    gate: &Gate,
+) -> NewAuditEvent {
+    let rows = |pick: fn(&NewMove) -> &Vec<BrokerId>| {
+        Value::Array(
+            moves
+                .iter()
+                .map(|m| json!({"topic": m.topic, "partition": m.partition, "replicas": pick(m)}))
+                .collect(),
+        )
+    };
+    NewAuditEvent {
+        before: Some(rows(|m| &m.source)),
+        after: Some(rows(|m| &m.target)),
+        forced: gate.forced,
+        details: gate.details(),
+        summary,
+        ..actor.event(now_ms, action, target)
+    }
 }
 
 /// Queues an operation or answers 409 while another mutation holds the slot.
@@ -142,6 +235,21 @@ pub(crate) fn new_move(
 
 // ------------------------------------------------------------------------- proposal apply
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/proposals/current/apply",
+    tag = "reassignments",
+    operation_id = "applyCurrentProposal",
+    summary = "Apply the current proposal",
+    description = "Queues the current proposal's exact moves for the executor (strategy `PROPOSAL`), after the proposal rules and the live pre-flight (docs/api/reassignments.md).",
+    params(ForceQuery),
+    responses(
+        (status = 200, description = "Queued", body = ref("ApplyResult")),
+        (status = 404, description = "No current proposal"),
+        (status = 409, description = "Not applicable: checked too long ago, `decision.applicationAllowed` false, unsafe, a pre-flight reason, or the mutation slot is held; the soft ones yield to `force=true`"),
+        (status = 503, description = "The cluster could not be read"),
+    )
+)]
 async fn apply_current(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -156,6 +264,21 @@ async fn apply_current(
     apply(&state, &actor, p, q.force.unwrap_or(false)).await
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/proposals/{proposalId}/apply",
+    tag = "reassignments",
+    operation_id = "applyProposal",
+    summary = "Apply a proposal",
+    description = "Queues the proposal's exact moves; only the current proposal can be applied (409 otherwise, not overridable). Rules: docs/api/reassignments.md.",
+    params(("proposalId" = String, Path, description = "the proposal id"), ForceQuery),
+    responses(
+        (status = 200, description = "Queued", body = ref("ApplyResult")),
+        (status = 404, description = "No such proposal"),
+        (status = 409, description = "Not current, or not applicable (see `applyCurrentProposal`)"),
+        (status = 503, description = "The cluster could not be read"),
+    )
+)]
 async fn apply_one(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -233,16 +356,7 @@ async fn apply(
             ));
         }
     }
-    preflight_live(state, &mut soft).await?;
-    if !soft.is_empty() && !force {
-        return Err(conflict(
-            "proposal cannot be applied now",
-            format!(
-                "{} (re-submit with force=true to override)",
-                soft.join("; ")
-            ),
-        ));
-    }
+    let gate = gate(state, soft, force, "proposal cannot be applied now").await?;
     // Unhealthy brokers dropped from the targets and substituted back where possible.
     let alive: BTreeSet<BrokerId> = view.as_ref().map(|v| v.alive.clone()).unwrap_or_default();
     let counts: BTreeMap<BrokerId, usize> = view
@@ -276,7 +390,6 @@ async fn apply(
         ));
     }
     let user = actor.user.clone();
-    let forced = force && !soft.is_empty();
     let count = moves.len();
     let op = NewOperation {
         kind: "proposal".into(),
@@ -287,37 +400,25 @@ async fn apply(
         description: Some(format!("apply proposal {}", p.id)),
         proposal_id: Some(p.id.clone()),
         fingerprint: Some(p.fingerprint.clone()),
-        forced,
-        detail: json!({ "skipped": skipped, "overridden": if forced { soft.clone() } else { vec![] } }),
+        forced: gate.forced,
+        detail: json!({ "skipped": skipped, "overridden": gate.overridden.clone() }),
         moves: moves.clone(),
     };
-    let audit = NewAuditEvent {
-        at_ms: now,
-        action: "reassignments.apply".into(),
-        method: "POST".into(),
-        user_id: Some(user.clone()),
-        requested_by: Some(user),
-        status: 200,
-        target: Some(format!("proposal {}", p.id)),
-        summary: json!({
+    let audit = move_event(
+        actor,
+        now,
+        "reassignments.apply",
+        format!("proposal {}", p.id),
+        json!({
             "source": "proposal",
             "proposalId": p.id,
             "moves": count,
             "estimatedBytes": p.estimated_bytes,
             "skipped": skipped,
         }),
-        before: Some(json!(moves
-            .iter()
-            .map(|m| json!({"topic": m.topic, "partition": m.partition, "replicas": m.source}))
-            .collect::<Vec<_>>())),
-        after: Some(json!(moves
-            .iter()
-            .map(|m| json!({"topic": m.topic, "partition": m.partition, "replicas": m.target}))
-            .collect::<Vec<_>>())),
-        forced,
-        details: forced.then(|| format!("forced override: {}", soft.join("; "))),
-        ..NewAuditEvent::default()
-    };
+        &moves,
+        &gate,
+    );
     let id = queue(state, op, audit).await?;
     Ok(ApiOk(json!({
         "started": true,
@@ -325,8 +426,8 @@ async fn apply(
         "proposalId": p.id,
         "moves": count,
         "skipped": skipped,
-        "forced": forced,
-        "overridden": if forced { soft } else { Vec::new() },
+        "forced": gate.forced,
+        "overridden": gate.overridden,
     })))
 }
 
@@ -376,14 +477,16 @@ fn healthy_target(
 
 // ------------------------------------------------------------------------- explicit replicas
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct SingleBody {
+    /// An explicit replica set (broker ids, the first is the preferred leader); default: chosen by ballast.
     replicas: Option<Vec<i64>>,
+    /// Plan from the cached view and start nothing.
     preview: Option<bool>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct BulkEntry {
     partition: i64,
@@ -391,10 +494,11 @@ struct BulkEntry {
     preview: Option<bool>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct BulkBody {
     description: Option<String>,
+    /// At least one entry; a partition listed twice rejects every entry for it.
     partitions: Vec<BulkEntry>,
 }
 
@@ -662,6 +766,27 @@ fn partition_id(p: i64) -> Result<i32, String> {
         .ok_or_else(|| format!("partition must be 0 or more, got {p}"))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/topics/{topic}/partitions/{partition}/redistribute",
+    tag = "reassignments",
+    operation_id = "redistributePartition",
+    summary = "Reassign one partition",
+    description = "With `replicas`, to that set (validated against the replication-factor floor); without, down or maintenance replicas are replaced and the busiest replica broker swapped. `preview` plans from the cached view and starts nothing.",
+    params(
+        ("topic" = String, Path, description = "topic name"),
+        ("partition" = i32, Path, description = "partition number"),
+        ForceQuery,
+    ),
+    request_body(content = SingleBody, description = "`{}` lets ballast choose the replicas"),
+    responses(
+        (status = 200, description = "Planned, and queued unless a preview", body = ref("PartitionChange")),
+        (status = 400, description = "A replica set that is empty, holds duplicates or negative ids"),
+        (status = 404, description = "Unknown topic or partition"),
+        (status = 409, description = "A replica set below the replication-factor floor, an unknown or maintenance broker, the pre-flight, or the slot is held"),
+        (status = 503, description = "The placement could not be read (live) or the cached view is older than 60 s (preview)"),
+    )
+)]
 async fn single(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -707,20 +832,14 @@ async fn single(
         }
         return Ok(ApiOk(result));
     }
-    let mut soft = Vec::new();
-    preflight_live(&state, &mut soft).await?;
-    let force = q.force.unwrap_or(false);
-    if !soft.is_empty() && !force {
-        return Err(conflict(
-            "reassignment cannot start now",
-            format!(
-                "{} (re-submit with force=true to override)",
-                soft.join("; ")
-            ),
-        ));
-    }
+    let gate = gate(
+        &state,
+        Vec::new(),
+        q.force.unwrap_or(false),
+        "reassignment cannot start now",
+    )
+    .await?;
     let user = actor.user.clone();
-    let forced = force && !soft.is_empty();
     let mv = new_move(&topic, partition, &place.replicas, &target, place.size);
     let op = NewOperation {
         kind: "redistribute".into(),
@@ -729,8 +848,8 @@ async fn single(
         user_id: Some(user.clone()),
         requested_by: Some(user.clone()),
         description: Some(format!("redistribute {topic}-{partition}")),
-        forced,
-        detail: json!({ "overridden": if forced { soft.clone() } else { vec![] } }),
+        forced: gate.forced,
+        detail: json!({ "overridden": gate.overridden.clone() }),
         moves: vec![mv],
         ..NewOperation::default()
     };
@@ -740,8 +859,7 @@ async fn single(
         partition,
         &place.replicas,
         &target,
-        forced,
-        &soft,
+        &gate,
         state.clock.now_ms(),
     );
     let id = queue(&state, op, audit).await?;
@@ -750,15 +868,13 @@ async fn single(
     Ok(ApiOk(result))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn partition_audit(
     user: &str,
     topic: &str,
     partition: i32,
     before: &[BrokerId],
     after: &[BrokerId],
-    forced: bool,
-    soft: &[String],
+    gate: &Gate,
     now: i64,
 ) -> NewAuditEvent {
     NewAuditEvent {
@@ -772,12 +888,29 @@ fn partition_audit(
         summary: json!({ "topic": topic, "partition": partition, "replicas": after }),
         before: Some(json!({ "topic": topic, "partition": partition, "replicas": before })),
         after: Some(json!({ "topic": topic, "partition": partition, "replicas": after })),
-        forced,
-        details: forced.then(|| format!("forced override: {}", soft.join("; "))),
+        forced: gate.forced,
+        details: gate.details(),
         ..NewAuditEvent::default()
     }
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/topics/{topic}/partitions/bulk",
+    tag = "reassignments",
+    operation_id = "bulkReassign",
+    summary = "Bulk reassignment",
+    description = "Each entry is checked on its own (`results[]`, in request order); the live entries run as one operation with strategy `BULK_MANUAL`. `success` is true on every 200: check `started` and each result.",
+    params(("topic" = String, Path, description = "topic name"), ForceQuery),
+    request_body(content = BulkBody),
+    responses(
+        (status = 200, description = "Every entry's result, and whether an operation started", body = ref("BulkResult")),
+        (status = 400, description = "An empty `partitions` list"),
+        (status = 404, description = "Unknown topic"),
+        (status = 409, description = "The pre-flight refused, or the mutation slot is held"),
+        (status = 503, description = "Previews only: the cached view is older than 60 s"),
+    )
+)]
 async fn bulk(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -876,19 +1009,13 @@ async fn bulk(
             "message": "no live entry can be executed: nothing was started",
         })));
     }
-    let mut soft = Vec::new();
-    preflight_live(&state, &mut soft).await?;
-    let force = q.force.unwrap_or(false);
-    if !soft.is_empty() && !force {
-        return Err(conflict(
-            "bulk reassignment cannot start now",
-            format!(
-                "{} (re-submit with force=true to override)",
-                soft.join("; ")
-            ),
-        ));
-    }
-    let forced = force && !soft.is_empty();
+    let gate = gate(
+        &state,
+        Vec::new(),
+        q.force.unwrap_or(false),
+        "bulk reassignment cannot start now",
+    )
+    .await?;
     let user = actor.user.clone();
     let now = state.clock.now_ms();
     let moves: Vec<NewMove> = to_move
@@ -903,37 +1030,25 @@ async fn bulk(
         user_id: Some(user.clone()),
         requested_by: Some(user.clone()),
         description: body.description.clone(),
-        forced,
-        detail: json!({ "topic": topic, "overridden": if forced { soft.clone() } else { vec![] } }),
-        moves,
+        forced: gate.forced,
+        detail: json!({ "topic": topic, "overridden": gate.overridden.clone() }),
+        moves: moves.clone(),
         ..NewOperation::default()
     };
-    let audit = NewAuditEvent {
-        at_ms: now,
-        action: "reassignments.apply".into(),
-        method: "POST".into(),
-        user_id: Some(user.clone()),
-        requested_by: Some(user),
-        status: 200,
-        target: Some(topic.clone()),
-        summary: json!({
+    let audit = move_event(
+        &actor,
+        now,
+        "reassignments.apply",
+        topic.clone(),
+        json!({
             "strategy": "BULK_MANUAL",
             "topic": topic,
             "description": body.description,
             "entries": results,
         }),
-        before: Some(json!(to_move
-            .iter()
-            .map(|(p, b, _, _)| json!({"topic": topic, "partition": p, "replicas": b}))
-            .collect::<Vec<_>>())),
-        after: Some(json!(to_move
-            .iter()
-            .map(|(p, _, a, _)| json!({"topic": topic, "partition": p, "replicas": a}))
-            .collect::<Vec<_>>())),
-        forced,
-        details: forced.then(|| format!("forced override: {}", soft.join("; "))),
-        ..NewAuditEvent::default()
-    };
+        &moves,
+        &gate,
+    );
     let id = queue(&state, op, audit).await?;
     let rejected = results.iter().filter(|r| r["success"] == false).count();
     Ok(ApiOk(json!({
@@ -946,9 +1061,10 @@ async fn bulk(
 
 // ------------------------------------------------------------------------- topic redistribution
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct TopicBody {
+    /// Plan from the cached view (at most 60 s old) and start nothing.
     preview: Option<bool>,
     /// The brokers to spread over; default every broker that is up and not in maintenance.
     brokers: Option<Vec<i64>>,
@@ -966,6 +1082,22 @@ pub(crate) fn racks(view: Option<&observed_view::View>) -> BTreeMap<BrokerId, Op
     .unwrap_or_default()
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/topics/{topic}/redistribute",
+    tag = "reassignments",
+    operation_id = "redistributeTopic",
+    summary = "Redistribute a topic",
+    description = "Spreads the topic's replicas evenly over the chosen brokers (default every broker up and not in maintenance), moving as few replicas as possible; strategy `TOPIC`.",
+    params(("topic" = String, Path, description = "topic name"), ForceQuery),
+    request_body(content = Option<TopicBody>, description = "Optional"),
+    responses(
+        (status = 200, description = "The plan, and whether it was queued", body = ref("TopicRedistribution")),
+        (status = 404, description = "Unknown topic"),
+        (status = 409, description = "A chosen broker is down or in maintenance, fewer brokers than the replication factor, the pre-flight, or the slot is held"),
+        (status = 503, description = "Preview: the cached view is missing or older than 60 s; live: the placement could not be read"),
+    )
+)]
 async fn topic_spread(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -1090,19 +1222,13 @@ async fn topic_spread(
         answer["message"] = json!("the topic is already spread evenly over these brokers");
         return Ok(ApiOk(answer));
     }
-    let mut soft = Vec::new();
-    preflight_live(&state, &mut soft).await?;
-    let force = q.force.unwrap_or(false);
-    if !soft.is_empty() && !force {
-        return Err(conflict(
-            "redistribution cannot start now",
-            format!(
-                "{} (re-submit with force=true to override)",
-                soft.join("; ")
-            ),
-        ));
-    }
-    let forced = force && !soft.is_empty();
+    let gate = gate(
+        &state,
+        Vec::new(),
+        q.force.unwrap_or(false),
+        "redistribution cannot start now",
+    )
+    .await?;
     let user = actor.user.clone();
     let op = NewOperation {
         kind: "redistribute".into(),
@@ -1111,32 +1237,20 @@ async fn topic_spread(
         user_id: Some(user.clone()),
         requested_by: Some(user.clone()),
         description: Some(format!("redistribute topic {topic}")),
-        forced,
-        detail: json!({ "topic": topic, "brokers": eligible, "overridden": if forced { soft.clone() } else { vec![] } }),
-        moves,
+        forced: gate.forced,
+        detail: json!({ "topic": topic, "brokers": eligible, "overridden": gate.overridden.clone() }),
+        moves: moves.clone(),
         ..NewOperation::default()
     };
-    let audit = NewAuditEvent {
-        at_ms: state.clock.now_ms(),
-        action: "reassignments.apply".into(),
-        method: "POST".into(),
-        user_id: Some(user.clone()),
-        requested_by: Some(user),
-        status: 200,
-        target: Some(topic.clone()),
-        summary: json!({ "strategy": "TOPIC", "topic": topic, "moves": rows.len(), "estimatedBytes": bytes }),
-        before: Some(json!(planned
-            .iter()
-            .map(|m| json!({"topic": topic, "partition": m.partition, "replicas": m.source}))
-            .collect::<Vec<_>>())),
-        after: Some(json!(planned
-            .iter()
-            .map(|m| json!({"topic": topic, "partition": m.partition, "replicas": m.target}))
-            .collect::<Vec<_>>())),
-        forced,
-        details: forced.then(|| format!("forced override: {}", soft.join("; "))),
-        ..NewAuditEvent::default()
-    };
+    let audit = move_event(
+        &actor,
+        state.clock.now_ms(),
+        "reassignments.apply",
+        topic.clone(),
+        json!({ "strategy": "TOPIC", "topic": topic, "moves": rows.len(), "estimatedBytes": bytes }),
+        &moves,
+        &gate,
+    );
     let id = queue(&state, op, audit).await?;
     answer["started"] = json!(true);
     answer["operationId"] = json!(id);
@@ -1247,14 +1361,28 @@ fn op_json(o: &OperationRecord, moves: &[MoveRecord], with_moves: bool) -> Value
     v
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
+    /// `Pending`, `Active`, `Completed`, `Failed` or `Cancelled` (case-insensitive).
     state: Option<String>,
+    /// Rows, default 50, at most 500.
     limit: Option<u64>,
+    /// Rows to skip.
     offset: Option<u64>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/reassignments",
+    tag = "reassignments",
+    operation_id = "listReassignments",
+    summary = "List tracked reassignments",
+    description = "Operations, newest first, with their progress and the current holder of the mutation slot.",
+    params(ListQuery),
+    responses((status = 200, description = "A page of operations", body = ref("ReassignmentList")))
+)]
 async fn list(
     state: axum::extract::State<AppState>,
     Query(q): Query<ListQuery>,
@@ -1305,6 +1433,18 @@ async fn list(
     })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/reassignments/{id}",
+    tag = "reassignments",
+    operation_id = "getReassignment",
+    summary = "One reassignment record",
+    params(("id" = String, Path, description = "operation id (`op-…`)")),
+    responses(
+        (status = 200, description = "The operation with its partitions", body = ref("Reassignment")),
+        (status = 404, description = "No such operation"),
+    )
+)]
 async fn one(state: axum::extract::State<AppState>, Path(id): Path<String>) -> ApiResult<Value> {
     let wanted = id.clone();
     let found = state
@@ -1327,6 +1467,20 @@ async fn one(state: axum::extract::State<AppState>, Path(id): Path<String>) -> A
     Ok(ApiOk(op_json(&o, &m, true)))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/reassignments/{id}/cancel",
+    tag = "reassignments",
+    operation_id = "cancelReassignment",
+    summary = "Cancel a reassignment",
+    description = "Asks the executor to cancel: in-flight moves are cancelled through the cluster, pending ones never start, completed ones stay. Audited `reassignments.cancel`.",
+    params(("id" = String, Path, description = "operation id (`op-…`)")),
+    responses(
+        (status = 200, description = "Cancellation requested", body = ref("CancelRequested")),
+        (status = 404, description = "No such operation"),
+        (status = 409, description = "Already finished"),
+    )
+)]
 async fn cancel(
     state: axum::extract::State<AppState>,
     actor: Actor,
@@ -1370,9 +1524,10 @@ async fn cancel(
 
 // ------------------------------------------------------------------------- throttle tuning
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct ThrottleBody {
+    /// MB/s (10^6 bytes), 1 to `BALLAST_THROTTLE_MAX_RATE_MB`.
     rate_mb: i64,
 }
 
@@ -1393,10 +1548,31 @@ async fn throttle_value(state: &AppState) -> Result<Value, ApiError> {
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/reassignments/throttle",
+    tag = "reassignments",
+    operation_id = "getThrottle",
+    summary = "Replication throttle rate",
+    responses((status = 200, description = "The rate in MB/s", body = ref("Throttle")))
+)]
 async fn throttle_get(state: axum::extract::State<AppState>) -> ApiResult<Value> {
     Ok(ApiOk(throttle_value(&state).await?))
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/reassignments/throttle",
+    tag = "reassignments",
+    operation_id = "setThrottle",
+    summary = "Tune the replication throttle rate",
+    description = "Takes effect on the executor's next pass on every broker taking part in moves; audited `throttle.update`. Licensed: ballast's own management route beyond the specification.",
+    request_body(content = ThrottleBody),
+    responses(
+        (status = 200, description = "The new rate", body = ref("Throttle")),
+        (status = 400, description = "A rate outside 1 to `BALLAST_THROTTLE_MAX_RATE_MB`"),
+    )
+)]
 async fn throttle_put(
     state: axum::extract::State<AppState>,
     actor: Actor,

@@ -27,6 +27,11 @@ use crate::extract::Json;
 use crate::observed_view::{self as view, Coverage};
 use crate::{ApiError, AppState};
 
+/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(simulate, blast_radius))]
+pub(super) struct Api;
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/what-if/simulate", post(simulate))
@@ -135,6 +140,20 @@ fn invalid(error: &'static str) -> impl Fn(InputError) -> ApiError {
     move |e| ApiError::bad_request(error, e.to_string())
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/what-if/simulate",
+    tag = "simulation",
+    operation_id = "simulateWhatIf",
+    summary = "What-if simulation",
+    description = "Applies the scenarios in order to the observed cluster and plans the result with the proposals' planner and settings (no move cooldown, no partition cap). Read-only. docs/api/simulation.md.",
+    request_body(content = ref("WhatIfRequest")),
+    responses(
+        (status = 200, description = "The changed cluster, the moves it needs and the plan", body = ref("WhatIfResult")),
+        (status = 400, description = "No scenarios, an unknown type, a field that does not apply, an unknown topic or broker, an impossible value; `details` names the field"),
+        (status = 503, description = "No current sample of the cluster"),
+    )
+)]
 /// `POST /api/v1/what-if/simulate`
 async fn simulate(
     State(state): State<AppState>,
@@ -161,6 +180,20 @@ async fn simulate(
     })
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/blast-radius/analyze",
+    tag = "simulation",
+    operation_id = "analyzeBlastRadius",
+    summary = "Failure blast radius",
+    description = "What fails when a broker, several brokers or a rack fail: offline and min-ISR partitions, leadership failover, re-replication bytes and time, consumer groups. Read-only. docs/api/simulation.md.",
+    request_body(content = ref("BlastRequest")),
+    responses(
+        (status = 200, description = "The failure's effects", body = ref("BlastResult")),
+        (status = 400, description = "None or more than one of `brokerId`, `brokerIds`, `rack`; an unknown broker or rack"),
+        (status = 503, description = "No current sample of the cluster"),
+    )
+)]
 /// `POST /api/v1/blast-radius/analyze`
 async fn blast_radius(
     State(state): State<AppState>,

@@ -9,9 +9,23 @@ use serde_json::{json, Value};
 
 use crate::{metrics, ApiError, ApiOk, ApiResult, AppState};
 
+/// The operations of this module (served by `routes::routes`).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(health, ready, version, metrics))]
+pub(super) struct Api;
+
 /// Workers the supervisor runs; the health details list each.
 const WORKERS: [&str; 4] = ["observer", "executor", "healer", "web"];
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/health",
+    tag = "system",
+    operation_id = "getHealth",
+    summary = "Liveness probe",
+    description = "200 while the web process answers; the details say how every process is doing, with restart counts.",
+    responses((status = 200, description = "This process answers", body = ref("Health")))
+)]
 /// Liveness: 200 while this process answers. The details say how every process is doing, with
 /// restart counts, so one request shows a crash-looping worker.
 pub async fn health(State(state): State<AppState>) -> ApiResult<Value> {
@@ -55,6 +69,18 @@ pub async fn health(State(state): State<AppState>) -> ApiResult<Value> {
     })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/ready",
+    tag = "system",
+    operation_id = "getReady",
+    summary = "Readiness probe",
+    description = "503 until the observer has a view of the brokers no older than `BALLAST_READY_STALE_AFTER`.",
+    responses(
+        (status = 200, description = "The broker view is fresh", body = ref("Ready")),
+        (status = 503, description = "The broker view is unavailable or stale"),
+    )
+)]
 /// Readiness: 503 until the observer has a view of the brokers no older than
 /// `BALLAST_READY_STALE_AFTER`.
 pub async fn ready(State(state): State<AppState>) -> ApiResult<Value> {
@@ -96,6 +122,14 @@ pub async fn ready(State(state): State<AppState>) -> ApiResult<Value> {
     })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/version",
+    tag = "system",
+    operation_id = "getVersion",
+    summary = "Version and build information",
+    responses((status = 200, description = "Version and build", body = ref("Version")))
+)]
 pub async fn version(State(state): State<AppState>) -> ApiResult<Value> {
     let schema = state.db(|store| store.schema_version()).await?;
     Ok(ApiOk(json!({
@@ -108,6 +142,15 @@ pub async fn version(State(state): State<AppState>) -> ApiResult<Value> {
     })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "system",
+    operation_id = "getMetrics",
+    summary = "Prometheus metrics",
+    description = "Prometheus text exposition format 0.0.4: process, worker, HTTP, cluster, reassignment, license and audit metrics (docs/api/observed.md, docs/api/reassignments.md, docs/license.md).",
+    responses((status = 200, description = "Metrics in the Prometheus text format", content_type = "text/plain; version=0.0.4; charset=utf-8", body = String))
+)]
 pub async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
     let text = metrics::render(&state).await?;
     Ok((

@@ -39,13 +39,13 @@ static REVERTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 const FINGERPRINT_PREFIX: &str = "rv1-";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PreviewBody {
     event_id: i64,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RevertBody {
     event_id: i64,
@@ -516,6 +516,22 @@ async fn review(state: &AppState, event_id: i64) -> Result<(Client, Review), Api
     ))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/audit-log/revert/preview",
+    tag = "audit",
+    operation_id = "previewRevert",
+    summary = "Preview reverting an audited change",
+    description = "Reads the live values of everything the event changed and what a revert would set, with the `fingerprint` a revert must send.",
+    request_body(content = PreviewBody),
+    responses(
+        (status = 200, description = "Preview reverting an audited change", body = ref("RevertPreview")),
+        (status = 400, description = "The event cannot be reverted"),
+        (status = 404, description = "No such audit event"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `POST /api/v1/audit-log/revert/preview` with `{"eventId"}`.
 pub async fn preview(
     State(state): State<AppState>,
@@ -536,6 +552,24 @@ pub async fn preview(
     }))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/audit-log/revert",
+    tag = "audit",
+    operation_id = "revertAuditEvent",
+    summary = "Revert an audited change",
+    description = "Puts the values the event recorded before its change back, when nothing changed since the preview (its `fingerprint`). Configuration, quota and ACL reverts are applied before the answer (200); a reassignment revert is queued for the executor (202 with `executionId`).",
+    request_body(content = RevertBody),
+    responses(
+        (status = 200, description = "Reverted", body = ref("RevertDone")),
+        (status = 202, description = "A reassignment revert, queued", body = ref("RevertDone")),
+        (status = 400, description = "The event cannot be reverted"),
+        (status = 404, description = "No such audit event"),
+        (status = 409, description = "No or a stale fingerprint, the target changed since the audited change, or the mutation slot is held"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `POST /api/v1/audit-log/revert` with `{"eventId", "fingerprint"}`.
 pub async fn revert(
     State(state): State<AppState>,
@@ -744,7 +778,7 @@ pub(crate) async fn queue_reassignment_revert(
     moves: &[(TopicPartition, Vec<BrokerId>)],
     audit: NewAuditEvent,
 ) -> Result<QueuedRevert, ApiError> {
-    use super::super::reassignments::{conflict, new_move, preflight_live, queue_audited};
+    use super::super::reassignments::{conflict, gate, new_move, queue_audited};
     // The live placement the preview compared against: where each partition moves from.
     let mut current: BTreeMap<TopicPartition, Vec<BrokerId>> = BTreeMap::new();
     for row in audit
@@ -805,11 +839,7 @@ pub(crate) async fn queue_reassignment_revert(
         ));
     }
     // A revert has no force: soft pre-flight reasons refuse it too.
-    let mut soft = Vec::new();
-    preflight_live(state, &mut soft).await?;
-    if !soft.is_empty() {
-        return Err(conflict("revert cannot start now", soft.join("; ")));
-    }
+    gate(state, Vec::new(), false, "revert cannot start now").await?;
     let op = ballast_schema::NewOperation {
         kind: "revert".into(),
         strategy: "AUDIT_REVERT".into(),

@@ -14,16 +14,22 @@ use crate::{ApiError, ApiOk, ApiResult, AppState};
 const LIST_DEFAULT: usize = 100;
 const LIST_MAX: usize = 500;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct AclQuery {
+    /// `User:<name>`.
     pub(crate) principal: Option<String>,
+    /// `Topic`, `Group`, `Cluster`, `TransactionalId`, `DelegationToken`.
     pub(crate) resource_type: Option<String>,
     pub(crate) resource_name: Option<String>,
+    /// `Literal` or `Prefixed`.
     pub(crate) pattern_type: Option<String>,
     pub(crate) operation: Option<String>,
+    /// `Allow` or `Deny`.
     pub(crate) permission_type: Option<String>,
     pub(crate) host: Option<String>,
+    /// Rows, default 100, at most 500 (not accepted by DELETE).
     pub(crate) limit: Option<u32>,
 }
 
@@ -174,6 +180,20 @@ pub(crate) fn sort_key(b: &AclBinding) -> (String, String, String, String, Strin
     )
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/acls",
+    tag = "acls",
+    operation_id = "listAcls",
+    summary = "List ACL bindings",
+    description = "Bindings matching the filters, by resource type, resource name and principal.",
+    params(AclQuery),
+    responses(
+        (status = 200, description = "List ACL bindings", body = ref("AclList")),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/acls`: the bindings matching the query's filters.
 pub async fn list(State(state): State<AppState>, Query(q): Query<AclQuery>) -> ApiResult<AclList> {
     let filter = filter_of(&q)?;

@@ -9,8 +9,9 @@ use super::{fail, non_empty};
 use crate::extract::{Path, Query};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct TopicConfigQuery {
     /// Case-insensitive substring of the configuration name.
     key_filter: Option<String>,
@@ -24,11 +25,14 @@ pub struct TopicConfig {
     entries: Vec<ConfigEntry>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct DefaultsQuery {
     /// The broker whose view is shown; default the controller.
+    #[param(value_type = Option<i32>)]
     broker: Option<BrokerId>,
+    /// Case-insensitive substring of the configuration name.
     key_filter: Option<String>,
 }
 
@@ -84,6 +88,21 @@ async fn topic_entries(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/topics/{topic}/config",
+    tag = "topics",
+    operation_id = "getTopicConfig",
+    summary = "Topic configuration",
+    description = "Every configuration entry of the topic as the cluster reports it, with its source.",
+    params(("topic" = String, Path, description = "topic name"), TopicConfigQuery),
+    responses(
+        (status = 200, description = "Topic configuration", body = ref("TopicConfig")),
+        (status = 404, description = "Unknown topic"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/topics/{topic}/config`: every configuration entry of the topic with its source.
 pub async fn topic_config(
     State(state): State<AppState>,
@@ -93,6 +112,21 @@ pub async fn topic_config(
     topic_entries(&state, topic, q.key_filter, false).await
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/topics/{topic}/config/explicit",
+    tag = "topics",
+    operation_id = "getTopicConfigExplicit",
+    summary = "Explicitly set topic configuration",
+    description = "Only the entries set on the topic itself.",
+    params(("topic" = String, Path, description = "topic name"), TopicConfigQuery),
+    responses(
+        (status = 200, description = "Explicitly set topic configuration", body = ref("TopicConfig")),
+        (status = 404, description = "Unknown topic"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/topics/{topic}/config/explicit`: only the entries set on the topic itself.
 pub async fn topic_config_explicit(
     State(state): State<AppState>,
@@ -102,6 +136,21 @@ pub async fn topic_config_explicit(
     topic_entries(&state, topic, q.key_filter, true).await
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/config/defaults",
+    tag = "topics",
+    operation_id = "getConfigDefaults",
+    summary = "Default broker configuration",
+    description = "The broker configuration as one broker (default the controller) reports it.",
+    params(DefaultsQuery),
+    responses(
+        (status = 200, description = "Default broker configuration", body = ref("BrokerDefaults")),
+        (status = 404, description = "Unknown broker"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/config/defaults`: the configuration one broker runs with (Kafka's defaults, its
 /// static file, cluster-wide and per-broker dynamic values), by default the controller's.
 pub async fn broker_defaults(

@@ -149,29 +149,36 @@ pub struct Lag {
 // ---------------------------------------------------------------------------------------------
 // queries
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Only groups in this state (case-insensitive), e.g. `Stable`, `Empty`.
     state: Option<String>,
     /// Only groups whose id contains this (case-insensitive).
     search: Option<String>,
+    /// Rows, default 100, at most 500.
     limit: Option<u32>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct SummaryQuery {
+    /// Rows of the lists, default and maximum as the list.
     limit: Option<u32>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct DetailQuery {}
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct LagQuery {
+    /// Only this topic.
     topic: Option<String>,
     /// `lag` (largest first, the default) or `partition` (topic, partition).
     sort: Option<String>,
@@ -411,6 +418,20 @@ async fn describe_one(
 // ---------------------------------------------------------------------------------------------
 // handlers
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/consumer-groups",
+    tag = "consumer-groups",
+    operation_id = "listConsumerGroups",
+    summary = "List consumer groups",
+    description = "Groups with their state, members and lag.",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "List consumer groups", body = ref("GroupList")),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/consumer-groups`: groups by id, with members, coordinator and total lag.
 pub async fn list(
     State(state): State<AppState>,
@@ -475,6 +496,20 @@ pub async fn list(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/consumer-groups/summary",
+    tag = "consumer-groups",
+    operation_id = "getConsumerGroupSummary",
+    summary = "Consumer-group statistics",
+    description = "Aggregated statistics over every group.",
+    params(SummaryQuery),
+    responses(
+        (status = 200, description = "Consumer-group statistics", body = ref("GroupSummary")),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/consumer-groups/summary`: counts by state and protocol type, members, lag, and
 /// the groups with the largest lag.
 pub async fn summary(
@@ -527,6 +562,21 @@ pub async fn summary(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/consumer-groups/{group}",
+    tag = "consumer-groups",
+    operation_id = "getConsumerGroup",
+    summary = "Consumer group details",
+    description = "The group with its members and their assignments.",
+    params(("group" = String, Path, description = "consumer group id"), DetailQuery),
+    responses(
+        (status = 200, description = "Consumer group details", body = ref("GroupDetail")),
+        (status = 404, description = "Unknown group"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/consumer-groups/{group}`: the group with its members, their assignments and the
 /// group's offsets with lag.
 pub async fn detail(
@@ -565,6 +615,21 @@ pub async fn detail(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/consumer-groups/{group}/lag",
+    tag = "consumer-groups",
+    operation_id = "getConsumerGroupLag",
+    summary = "Consumer group lag per partition",
+    description = "Committed offsets against log-end offsets, per partition.",
+    params(("group" = String, Path, description = "consumer group id"), LagQuery),
+    responses(
+        (status = 200, description = "Consumer group lag per partition", body = ref("GroupLag")),
+        (status = 404, description = "Unknown group or topic"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/consumer-groups/{group}/lag`: committed offset, log end and lag per partition.
 pub async fn lag(
     State(state): State<AppState>,

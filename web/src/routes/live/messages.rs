@@ -31,17 +31,23 @@ const MAX_WINDOW: i64 = 10_000;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NoQuery {}
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct RangeQuery {
+    /// Only this partition.
     partition: Option<i32>,
+    /// Start at this offset (with `partition`).
     offset: Option<i64>,
     /// ms since the epoch.
     timestamp: Option<i64>,
     /// `earliest` or `latest` (the default).
     from: Option<String>,
+    /// Messages, default 20, at most 50.
     limit: Option<u32>,
+    /// Only messages whose key contains this.
     key_filter: Option<String>,
+    /// Only messages whose value contains this.
     value_filter: Option<String>,
 }
 
@@ -498,6 +504,21 @@ fn parse_start(q: &RangeQuery) -> Result<Start, ApiError> {
 // ---------------------------------------------------------------------------------------------
 // handlers
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/topics/{topic}/messages",
+    tag = "messages",
+    operation_id = "getMessages",
+    summary = "Fetch a message range",
+    description = "Messages from an offset, a timestamp, the earliest or the latest, optionally filtered by key or value.",
+    params(("topic" = String, Path, description = "topic name"), RangeQuery),
+    responses(
+        (status = 200, description = "Fetch a message range", body = ref("MessageRange")),
+        (status = 404, description = "Unknown topic or partition"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/topics/{topic}/messages`
 pub async fn range(
     State(state): State<AppState>,
@@ -592,6 +613,21 @@ pub async fn range(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/topics/{topic}/messages/{partition}/{offset}",
+    tag = "messages",
+    operation_id = "getMessage",
+    summary = "A single message",
+    description = "",
+    params(("topic" = String, Path, description = "topic name"), ("partition" = i32, Path, description = "partition"), ("offset" = i64, Path, description = "offset")),
+    responses(
+        (status = 200, description = "A single message", body = ref("SingleMessage")),
+        (status = 404, description = "Unknown topic or partition, or no message at that offset"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/topics/{topic}/messages/{partition}/{offset}`: one message, whole.
 pub async fn single(
     State(state): State<AppState>,
@@ -646,6 +682,21 @@ pub async fn single(
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/topics/{topic}/watermarks",
+    tag = "messages",
+    operation_id = "getWatermarks",
+    summary = "Topic watermarks",
+    description = "Earliest and latest offsets per partition.",
+    params(("topic" = String, Path, description = "topic name")),
+    responses(
+        (status = 200, description = "Topic watermarks", body = ref("Watermarks")),
+        (status = 404, description = "Unknown topic"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/topics/{topic}/watermarks`
 pub async fn watermarks(
     State(state): State<AppState>,

@@ -113,6 +113,19 @@ async fn all_quotas(state: &AppState) -> Result<Vec<ClientQuota>, ApiError> {
         .map_err(|e| fail(state, e))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/quotas",
+    tag = "quotas",
+    operation_id = "listQuotas",
+    summary = "List all quotas",
+    description = "Every client-quota entity with its values.",
+    responses(
+        (status = 200, description = "List all quotas", body = ref("QuotaList")),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/quotas`: every entity with a quota, by entity.
 pub async fn list(State(state): State<AppState>, Query(_): Query<NoQuery>) -> ApiResult<QuotaList> {
     let mut quotas: Vec<QuotaRow> = all_quotas(&state)
@@ -179,6 +192,19 @@ pub(crate) fn entity(user: Option<QuotaName>, client_id: Option<QuotaName>) -> Q
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/quotas/default",
+    tag = "quotas",
+    operation_id = "getDefaultQuota",
+    summary = "Default user and client-id quota",
+    description = "Quota values of the entity (an empty `values` when none is set).",
+    responses(
+        (status = 200, description = "Default user and client-id quota", body = ref("QuotaRow")),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/quotas/default`: the default user together with the default client id.
 pub async fn default_pair(
     State(state): State<AppState>,
@@ -191,6 +217,19 @@ pub async fn default_pair(
     .await
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/quotas/default-user",
+    tag = "quotas",
+    operation_id = "getDefaultUserQuota",
+    summary = "Default user quota",
+    description = "Quota values of the entity (an empty `values` when none is set).",
+    responses(
+        (status = 200, description = "Default user quota", body = ref("QuotaRow")),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/quotas/default-user`
 pub async fn default_user(
     State(state): State<AppState>,
@@ -199,6 +238,19 @@ pub async fn default_user(
     one(&state, entity(Some(QuotaName::Default), None)).await
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/quotas/default-client-id",
+    tag = "quotas",
+    operation_id = "getDefaultClientIdQuota",
+    summary = "Default client-id quota",
+    description = "Quota values of the entity (an empty `values` when none is set).",
+    responses(
+        (status = 200, description = "Default client-id quota", body = ref("QuotaRow")),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/quotas/default-client-id`
 pub async fn default_client_id(
     State(state): State<AppState>,
@@ -207,6 +259,20 @@ pub async fn default_client_id(
     one(&state, entity(None, Some(QuotaName::Default))).await
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/quotas/user/{user}",
+    tag = "quotas",
+    operation_id = "getUserQuota",
+    summary = "Quota of a user",
+    description = "Quota values of the entity (an empty `values` when none is set).",
+    params(("user" = String, Path, description = "user principal name")),
+    responses(
+        (status = 200, description = "Quota of a user", body = ref("QuotaRow")),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/quotas/user/{user}`
 pub async fn user(
     State(state): State<AppState>,
@@ -217,6 +283,20 @@ pub async fn user(
     one(&state, entity(Some(user), None)).await
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/quotas/client-id/{clientId}",
+    tag = "quotas",
+    operation_id = "getClientIdQuota",
+    summary = "Quota of a client id",
+    description = "Quota values of the entity (an empty `values` when none is set).",
+    params(("clientId" = String, Path, description = "client id")),
+    responses(
+        (status = 200, description = "Quota of a client id", body = ref("QuotaRow")),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/quotas/client-id/{clientId}`
 pub async fn client_id(
     State(state): State<AppState>,
@@ -227,6 +307,20 @@ pub async fn client_id(
     one(&state, entity(None, Some(client_id))).await
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/quotas/user/{user}/{clientId}",
+    tag = "quotas",
+    operation_id = "getUserClientIdQuota",
+    summary = "Quota of a user and client id",
+    description = "Quota values of the entity (an empty `values` when none is set).",
+    params(("user" = String, Path, description = "user principal name"), ("clientId" = String, Path, description = "client id")),
+    responses(
+        (status = 200, description = "Quota of a user and client id", body = ref("QuotaRow")),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/quotas/user/{user}/{clientId}`
 pub async fn user_client(
     State(state): State<AppState>,
@@ -241,7 +335,7 @@ pub async fn user_client(
 // ---------------------------------------------------------------------------------------------
 // resolution
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ResolveRequest {
     user: Option<String>,
@@ -379,6 +473,20 @@ fn resolve_levels(
     (levels, effective)
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/quotas/resolve",
+    tag = "quotas",
+    operation_id = "resolveQuotas",
+    summary = "Resolve effective quotas",
+    description = "The quotas that apply to a user and client id, level by level as Kafka resolves them.",
+    request_body(content = Option<ResolveRequest>, description = "Optional; `user` and/or `clientId`"),
+    responses(
+        (status = 200, description = "Resolve effective quotas", body = ref("QuotaResolution")),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `POST /api/v1/quotas/resolve` with `{"user": ..., "clientId": ...}` (both optional): the
 /// effective quota per key and the eight levels it was resolved from.
 pub async fn resolve(State(state): State<AppState>, body: Bytes) -> ApiResult<Resolution> {

@@ -34,11 +34,15 @@ const IDLE_POLL: Duration = Duration::from_millis(250);
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 const DEFAULT_KEEPALIVE_SECS: u64 = 15;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct TailQuery {
+    /// Only this partition.
     partition: Option<i32>,
+    /// Only messages whose key contains this.
     key_filter: Option<String>,
+    /// Only messages whose value contains this.
     value_filter: Option<String>,
     /// Seconds between `keepalive` comments, 1 to 300 (default 15).
     keepalive: Option<u64>,
@@ -73,6 +77,21 @@ fn event(name: &str, data: &impl Serialize) -> Event {
         })
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/topics/{topic}/messages/tail",
+    tag = "messages",
+    operation_id = "tailMessages",
+    summary = "Stream new messages (server-sent events)",
+    description = "New messages as server-sent events from the end of the log, with `keepalive` comments; the stream ends when ballast stops. docs/api/live.md.",
+    params(("topic" = String, Path, description = "topic name"), TailQuery),
+    responses(
+        (status = 200, description = "A stream of server-sent events, one event per message", content_type = "text/event-stream", body = String),
+        (status = 404, description = "Unknown topic or partition"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `GET /api/v1/topics/{topic}/messages/tail`: `subscribed` once, then a `message` event per new
 /// matching record, `error` events when reading fails, and a `keepalive` comment periodically.
 pub async fn tail(

@@ -22,7 +22,7 @@ use crate::{ApiError, ApiOk, ApiResult, AppState};
 const MAX_BINDINGS: usize = 1000;
 
 /// A binding as the API writes it (the spec's ACL binding fields).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BindingBody {
     resource_type: String,
@@ -37,13 +37,13 @@ pub struct BindingBody {
     permission_type: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateBody {
     bindings: Vec<BindingBody>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateBody {
     /// The binding to replace; it must exist.
@@ -271,6 +271,21 @@ fn kept(bindings: &[AclBinding], present: &[bool]) -> Vec<AclBinding> {
         .collect()
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/acls",
+    tag = "acls",
+    operation_id = "createAcls",
+    summary = "Create ACL bindings",
+    description = "Audited with the bindings before and after.",
+    request_body(content = CreateBody),
+    responses(
+        (status = 200, description = "Create ACL bindings", body = ref("AclsCreated")),
+        (status = 400, description = "No bindings, or an invalid binding"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `POST /api/v1/acls` with `{"bindings": [...]}`. Every binding is validated before any is
 /// sent; the cluster may still refuse some (each result says).
 pub async fn create(
@@ -348,6 +363,22 @@ pub async fn create(
     }))
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/acls",
+    tag = "acls",
+    operation_id = "updateAcl",
+    summary = "Replace an ACL binding",
+    description = "`from` must exist; it is replaced by `to`.",
+    request_body(content = UpdateBody),
+    responses(
+        (status = 200, description = "Replace an ACL binding", body = ref("AclUpdated")),
+        (status = 400, description = "An invalid binding"),
+        (status = 404, description = "`from` does not exist"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `PUT /api/v1/acls` with `{"from": binding, "to": binding}`: creates `to`, then deletes
 /// `from`. `from` must exist (404 otherwise).
 pub async fn update(
@@ -404,6 +435,21 @@ pub async fn update(
     Ok(ApiOk(Updated { from, to, audit }))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/acls",
+    tag = "acls",
+    operation_id = "deleteAcls",
+    summary = "Delete ACL bindings matching a filter",
+    description = "The query is the filter (as `GET /api/v1/acls`, without `limit`).",
+    params(super::super::live::acls::AclQuery),
+    responses(
+        (status = 200, description = "Delete ACL bindings matching a filter", body = ref("AclsDeleted")),
+        (status = 400, description = "An invalid filter, or `limit`"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `DELETE /api/v1/acls?principal=...&resourceType=...`: deletes every binding the filter
 /// matches (the query of `GET /api/v1/acls`, which shows what would go). A filter that names
 /// neither a principal, a resource type nor a resource name is refused: it would match everything.

@@ -23,6 +23,19 @@ pub struct Refreshed {
     audit: Audited,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/cluster/refresh-metadata",
+    tag = "cluster",
+    operation_id = "refreshMetadata",
+    summary = "Force a metadata refresh",
+    description = "Reads the cluster metadata afresh and reports what changed; audited.",
+    responses(
+        (status = 200, description = "Force a metadata refresh", body = ref("MetadataRefreshed")),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 pub async fn refresh_metadata(State(state): State<AppState>, actor: Actor) -> ApiResult<Refreshed> {
     let client = state.kafka.client().await?;
     let before = client.cached_metadata();

@@ -26,14 +26,14 @@ pub(crate) type Overrides = BTreeMap<String, Option<String>>;
 /// Overrides by topic.
 pub(crate) type TopicOverrides = BTreeMap<String, Overrides>;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateBody {
     /// key → new value (string, number or boolean), or null to remove the topic's override.
     configs: BTreeMap<String, Value>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BulkBody {
     /// The same `configs` for every topic listed...
@@ -43,7 +43,7 @@ pub struct BulkBody {
     updates: Option<Vec<TopicUpdate>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TopicUpdate {
     topic: String,
@@ -274,6 +274,23 @@ async fn change(
     Ok((topics, audit))
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/topics/{topic}/config",
+    tag = "topics",
+    operation_id = "updateTopicConfig",
+    summary = "Update topic configuration",
+    description = "Sets or removes (null) the topic's overrides: validated, read before, changed, read after, audited.",
+    params(("topic" = String, Path, description = "topic name")),
+    request_body(content = UpdateBody),
+    responses(
+        (status = 200, description = "Update topic configuration", body = ref("TopicConfigUpdated")),
+        (status = 404, description = "Unknown topic"),
+        (status = 400, description = "An invalid key or value, or the cluster refused it"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `PUT /api/v1/topics/{topic}/config` with `{"configs": {key: value | null}}`.
 pub async fn update(
     State(state): State<AppState>,
@@ -301,6 +318,22 @@ pub async fn update(
     }))
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/topics/config/bulk",
+    tag = "topics",
+    operation_id = "bulkUpdateTopicConfig",
+    summary = "Bulk update of topic configuration",
+    description = "The same `configs` for every topic in `topics`, or one entry per topic in `updates`.",
+    request_body(content = BulkBody),
+    responses(
+        (status = 200, description = "Bulk update of topic configuration", body = ref("TopicConfigsUpdated")),
+        (status = 404, description = "Unknown topic"),
+        (status = 400, description = "An invalid key or value, or the cluster refused it"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `PUT /api/v1/topics/config/bulk` with `{"topics": [...], "configs": {...}}` (the same change
 /// everywhere) or `{"updates": [{"topic", "configs"}]}`. All or nothing: the cluster validates
 /// every topic's change before any is applied.

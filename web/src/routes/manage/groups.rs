@@ -21,7 +21,7 @@ use crate::{ApiError, ApiOk, ApiResult, AppState};
 /// Partitions one reset may name.
 const MAX_PARTITIONS: usize = 10_000;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResetBody {
     /// `earliest`, `latest`, `timestamp`, `shift` or `offsets`.
@@ -31,6 +31,7 @@ pub struct ResetBody {
     topic: Option<String>,
     partitions: Option<Vec<i32>>,
     /// For `timestamp`: Unix ms or RFC 3339.
+    #[schema(value_type = Option<String>)]
     timestamp: Option<Value>,
     /// For `shift`: added to the committed offset (negative moves back).
     shift_by: Option<i64>,
@@ -41,7 +42,7 @@ pub struct ResetBody {
     dry_run: bool,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OffsetEntry {
     topic: String,
@@ -440,6 +441,23 @@ fn offsets_json(offsets: impl Iterator<Item = (String, i32, i64)>) -> Value {
     )
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/consumer-groups/{group}/reset-offsets",
+    tag = "consumer-groups",
+    operation_id = "resetConsumerGroupOffsets",
+    summary = "Reset consumer group offsets",
+    description = "`earliest`, `latest`, `timestamp`, `shift` or exact `offsets`; the group must be empty. `dryRun` answers the offsets without committing.",
+    params(("group" = String, Path, description = "consumer group id")),
+    request_body(content = ResetBody),
+    responses(
+        (status = 200, description = "Reset consumer group offsets", body = ref("OffsetReset")),
+        (status = 404, description = "Unknown group or topic"),
+        (status = 409, description = "The group has active members"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `POST /api/v1/consumer-groups/{group}/reset-offsets`
 pub async fn reset_offsets(
     State(state): State<AppState>,
@@ -545,6 +563,22 @@ pub async fn reset_offsets(
     }))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/consumer-groups/{group}",
+    tag = "consumer-groups",
+    operation_id = "deleteConsumerGroup",
+    summary = "Delete a consumer group",
+    description = "The group must be empty. Audited.",
+    params(("group" = String, Path, description = "consumer group id")),
+    responses(
+        (status = 200, description = "Delete a consumer group", body = ref("GroupDeleted")),
+        (status = 404, description = "Unknown group"),
+        (status = 409, description = "The group has active members"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `DELETE /api/v1/consumer-groups/{group}`: deletes an empty group with its committed offsets.
 pub async fn delete(
     State(state): State<AppState>,

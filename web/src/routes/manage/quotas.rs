@@ -25,7 +25,7 @@ use crate::{ApiError, ApiOk, ApiResult, AppState};
 /// Quota values by key.
 pub(crate) type Values = BTreeMap<String, f64>;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PutBody {
     /// key → value, e.g. `{"producer_byte_rate": 1048576, "request_percentage": 250}`.
@@ -232,6 +232,21 @@ fn pair() -> QuotaEntity {
     entity(Some(QuotaName::Default), Some(QuotaName::Default))
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/quotas/default",
+    tag = "quotas",
+    operation_id = "putDefaultPairQuota",
+    summary = "Set the quota of the default user and client-id pair",
+    description = "Sets the given keys (e.g. `producer_byte_rate`, `request_percentage`, values above 100%% accepted); read before and after; audited.",
+    request_body(content = PutBody),
+    responses(
+        (status = 200, description = "Set the quota of the default user and client-id pair", body = ref("QuotaChange")),
+        (status = 400, description = "An unknown key or invalid value"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `PUT /api/v1/quotas/default`: the default user together with the default client id.
 pub async fn put_default_pair(
     State(state): State<AppState>,
@@ -241,6 +256,20 @@ pub async fn put_default_pair(
     put(state, actor, pair(), body).await
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/quotas/default",
+    tag = "quotas",
+    operation_id = "deleteDefaultPairQuota",
+    summary = "Remove the quota of the default user and client-id pair",
+    description = "Removes every value of the entity; audited.",
+    responses(
+        (status = 200, description = "Remove the quota of the default user and client-id pair", body = ref("QuotaChange")),
+        (status = 404, description = "The entity has no quota"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `DELETE /api/v1/quotas/default`
 pub async fn delete_default_pair(
     State(state): State<AppState>,
@@ -249,6 +278,21 @@ pub async fn delete_default_pair(
     delete(state, actor, pair()).await
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/quotas/default-user",
+    tag = "quotas",
+    operation_id = "putDefaultUserQuota",
+    summary = "Set the quota of the default user",
+    description = "Sets the given keys (e.g. `producer_byte_rate`, `request_percentage`, values above 100%% accepted); read before and after; audited.",
+    request_body(content = PutBody),
+    responses(
+        (status = 200, description = "Set the quota of the default user", body = ref("QuotaChange")),
+        (status = 400, description = "An unknown key or invalid value"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `PUT /api/v1/quotas/default-user`
 pub async fn put_default_user(
     State(state): State<AppState>,
@@ -258,6 +302,20 @@ pub async fn put_default_user(
     put(state, actor, entity(Some(QuotaName::Default), None), body).await
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/quotas/default-user",
+    tag = "quotas",
+    operation_id = "deleteDefaultUserQuota",
+    summary = "Remove the quota of the default user",
+    description = "Removes every value of the entity; audited.",
+    responses(
+        (status = 200, description = "Remove the quota of the default user", body = ref("QuotaChange")),
+        (status = 404, description = "The entity has no quota"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `DELETE /api/v1/quotas/default-user`
 pub async fn delete_default_user(
     State(state): State<AppState>,
@@ -266,6 +324,21 @@ pub async fn delete_default_user(
     delete(state, actor, entity(Some(QuotaName::Default), None)).await
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/quotas/default-client-id",
+    tag = "quotas",
+    operation_id = "putDefaultClientIdQuota",
+    summary = "Set the quota of the default client id",
+    description = "Sets the given keys (e.g. `producer_byte_rate`, `request_percentage`, values above 100%% accepted); read before and after; audited.",
+    request_body(content = PutBody),
+    responses(
+        (status = 200, description = "Set the quota of the default client id", body = ref("QuotaChange")),
+        (status = 400, description = "An unknown key or invalid value"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `PUT /api/v1/quotas/default-client-id`
 pub async fn put_default_client_id(
     State(state): State<AppState>,
@@ -275,6 +348,20 @@ pub async fn put_default_client_id(
     put(state, actor, entity(None, Some(QuotaName::Default)), body).await
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/quotas/default-client-id",
+    tag = "quotas",
+    operation_id = "deleteDefaultClientIdQuota",
+    summary = "Remove the quota of the default client id",
+    description = "Removes every value of the entity; audited.",
+    responses(
+        (status = 200, description = "Remove the quota of the default client id", body = ref("QuotaChange")),
+        (status = 404, description = "The entity has no quota"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `DELETE /api/v1/quotas/default-client-id`
 pub async fn delete_default_client_id(
     State(state): State<AppState>,
@@ -283,6 +370,22 @@ pub async fn delete_default_client_id(
     delete(state, actor, entity(None, Some(QuotaName::Default))).await
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/quotas/user/{user}",
+    tag = "quotas",
+    operation_id = "putUserQuota",
+    summary = "Set the quota of a user",
+    description = "Sets the given keys (e.g. `producer_byte_rate`, `request_percentage`, values above 100%% accepted); read before and after; audited.",
+    params(("user" = String, Path, description = "user principal name")),
+    request_body(content = PutBody),
+    responses(
+        (status = 200, description = "Set the quota of a user", body = ref("QuotaChange")),
+        (status = 400, description = "An unknown key or invalid value"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `PUT /api/v1/quotas/user/{user}` (`<default>` names the default user)
 pub async fn put_user(
     State(state): State<AppState>,
@@ -294,6 +397,21 @@ pub async fn put_user(
     put(state, actor, entity(Some(user), None), body).await
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/quotas/user/{user}",
+    tag = "quotas",
+    operation_id = "deleteUserQuota",
+    summary = "Remove the quota of a user",
+    description = "Removes every value of the entity; audited.",
+    params(("user" = String, Path, description = "user principal name")),
+    responses(
+        (status = 200, description = "Remove the quota of a user", body = ref("QuotaChange")),
+        (status = 404, description = "The entity has no quota"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `DELETE /api/v1/quotas/user/{user}`
 pub async fn delete_user(
     State(state): State<AppState>,
@@ -304,6 +422,22 @@ pub async fn delete_user(
     delete(state, actor, entity(Some(user), None)).await
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/quotas/client-id/{clientId}",
+    tag = "quotas",
+    operation_id = "putClientIdQuota",
+    summary = "Set the quota of a client id",
+    description = "Sets the given keys (e.g. `producer_byte_rate`, `request_percentage`, values above 100%% accepted); read before and after; audited.",
+    params(("clientId" = String, Path, description = "client id")),
+    request_body(content = PutBody),
+    responses(
+        (status = 200, description = "Set the quota of a client id", body = ref("QuotaChange")),
+        (status = 400, description = "An unknown key or invalid value"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `PUT /api/v1/quotas/client-id/{clientId}`
 pub async fn put_client_id(
     State(state): State<AppState>,
@@ -315,6 +449,21 @@ pub async fn put_client_id(
     put(state, actor, entity(None, Some(client_id)), body).await
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/quotas/client-id/{clientId}",
+    tag = "quotas",
+    operation_id = "deleteClientIdQuota",
+    summary = "Remove the quota of a client id",
+    description = "Removes every value of the entity; audited.",
+    params(("clientId" = String, Path, description = "client id")),
+    responses(
+        (status = 200, description = "Remove the quota of a client id", body = ref("QuotaChange")),
+        (status = 404, description = "The entity has no quota"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `DELETE /api/v1/quotas/client-id/{clientId}`
 pub async fn delete_client_id(
     State(state): State<AppState>,
@@ -325,6 +474,22 @@ pub async fn delete_client_id(
     delete(state, actor, entity(None, Some(client_id))).await
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/quotas/user/{user}/{clientId}",
+    tag = "quotas",
+    operation_id = "putUserClientQuota",
+    summary = "Set the quota of a user and client id",
+    description = "Sets the given keys (e.g. `producer_byte_rate`, `request_percentage`, values above 100%% accepted); read before and after; audited.",
+    params(("user" = String, Path, description = "user principal name"), ("clientId" = String, Path, description = "client id")),
+    request_body(content = PutBody),
+    responses(
+        (status = 200, description = "Set the quota of a user and client id", body = ref("QuotaChange")),
+        (status = 400, description = "An unknown key or invalid value"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `PUT /api/v1/quotas/user/{user}/{clientId}`
 pub async fn put_user_client(
     State(state): State<AppState>,
@@ -337,6 +502,21 @@ pub async fn put_user_client(
     put(state, actor, entity(Some(user), Some(client_id)), body).await
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/quotas/user/{user}/{clientId}",
+    tag = "quotas",
+    operation_id = "deleteUserClientQuota",
+    summary = "Remove the quota of a user and client id",
+    description = "Removes every value of the entity; audited.",
+    params(("user" = String, Path, description = "user principal name"), ("clientId" = String, Path, description = "client id")),
+    responses(
+        (status = 200, description = "Remove the quota of a user and client id", body = ref("QuotaChange")),
+        (status = 404, description = "The entity has no quota"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
 /// `DELETE /api/v1/quotas/user/{user}/{clientId}`
 pub async fn delete_user_client(
     State(state): State<AppState>,

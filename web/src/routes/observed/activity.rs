@@ -19,14 +19,21 @@ use super::{known_broker, known_topic, limit, ok_raw, view};
 use crate::extract::Query;
 use crate::{ApiError, AppState};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ActivityQuery {
+    /// `score` (= `traffic`), `messages`, `producerMsgRate`, `producerByteRate`, `consumerMsgRate`, `consumerByteRate`, `size`; largest first.
     sort_by: Option<String>,
+    /// Only this topic.
     topic: Option<String>,
+    /// Only this broker (alias `broker`).
+    #[param(value_type = Option<i32>)]
     #[serde(alias = "broker")]
     broker_id: Option<BrokerId>,
+    /// Rows (defaults: partitions 50, topics 20), at most 1000.
     limit: Option<usize>,
+    /// Partitions only: `topic` answers as `/activity/topics`.
     aggregate: Option<String>,
 }
 
@@ -128,6 +135,20 @@ fn by_key(k: SortKey, a: &Figures, b: &Figures) -> Ordering {
     b.key(k).total_cmp(&a.key(k))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/activity/partitions",
+    tag = "activity",
+    operation_id = "getPartitionActivity",
+    summary = "Partition activity",
+    description = "Each partition's share of the cluster's traffic. Without `sortBy` rows come in topic and partition order.",
+    params(ActivityQuery),
+    responses(
+        (status = 200, description = "Partition activity", body = ref("ActivityPartitions")),
+        (status = 404, description = "Unknown topic or broker"),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 pub async fn partitions(
     State(state): State<AppState>,
     Query(q): Query<ActivityQuery>,
@@ -273,6 +294,20 @@ fn partitions_body(
     .to_string()
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/activity/topics",
+    tag = "activity",
+    operation_id = "getTopicActivity",
+    summary = "Topic activity",
+    description = "Each topic's share of the cluster's traffic and its hottest partition. `aggregate` does not apply.",
+    params(ActivityQuery),
+    responses(
+        (status = 200, description = "Topic activity", body = ref("ActivityTopics")),
+        (status = 404, description = "Unknown topic"),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 pub async fn topics(
     State(state): State<AppState>,
     Query(q): Query<ActivityQuery>,
@@ -360,6 +395,20 @@ fn topics_body(v: &View, sort: SortKey, topic: Option<usize>, q: &ActivityQuery)
     .to_string()
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/activity/brokers",
+    tag = "activity",
+    operation_id = "getBrokerActivity",
+    summary = "Broker activity",
+    description = "Each broker's share of the traffic of the partitions it leads. `aggregate` does not apply.",
+    params(ActivityQuery),
+    responses(
+        (status = 200, description = "Broker activity", body = ref("ActivityBrokers")),
+        (status = 404, description = "Unknown broker"),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 pub async fn brokers(
     State(state): State<AppState>,
     Query(q): Query<ActivityQuery>,

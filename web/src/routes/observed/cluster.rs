@@ -231,9 +231,11 @@ fn cluster_summary(v: &View, now_ms: i64) -> Value {
     })
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct SummaryQuery {
+    /// `true` omits every topic's `partitions` array (default false).
     summary: Option<bool>,
 }
 
@@ -245,6 +247,18 @@ pub struct SummaryQuery {
 #[serde(deny_unknown_fields)]
 pub struct NoQuery {}
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/cluster",
+    tag = "cluster",
+    operation_id = "getCluster",
+    summary = "Basic cluster info",
+    description = "Counts, totals and rates of the latest sample. No query parameters.",
+    responses(
+        (status = 200, description = "Basic cluster info", body = ref("ClusterInfo")),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 pub async fn cluster(
     State(state): State<AppState>,
     Query(_): Query<NoQuery>,
@@ -368,6 +382,19 @@ pub(crate) fn topic_out<'a>(v: &'a View, t: usize, rows: Option<&'a [Field]>) ->
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/cluster/comprehensive",
+    tag = "cluster",
+    operation_id = "getClusterComprehensive",
+    summary = "Full cluster data",
+    description = "The cluster, brokers, topics (with partitions unless `summary=true`), consumer groups, health and rack assessment of one sample.",
+    params(SummaryQuery),
+    responses(
+        (status = 200, description = "Full cluster data", body = ref("ClusterComprehensive")),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 pub async fn comprehensive(
     State(state): State<AppState>,
     Query(q): Query<SummaryQuery>,
@@ -448,16 +475,36 @@ fn comprehensive_rest(v: &View, summary: bool) -> String {
 // ---------------------------------------------------------------------------------------------
 // GET /api/v1/cluster/logdirs
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct LogDirsQuery {
+    /// `true`: broker level only (no `dirs`, no `topics`).
     summary: Option<bool>,
+    /// Adds `partitions[]`: the replicas of this topic.
     topic: Option<String>,
+    /// Only this broker (alias `broker`); adds `partitions[]`: its replicas.
+    #[param(value_type = Option<i32>)]
     #[serde(alias = "broker")]
     broker_id: Option<BrokerId>,
+    /// Rows of `topics` (default 100) and `partitions` (default 1000), at most 100,000.
     limit: Option<usize>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/cluster/logdirs",
+    tag = "cluster",
+    operation_id = "getClusterLogDirs",
+    summary = "Disk usage by broker and log directory",
+    description = "With `topic` and/or `brokerId`, per-replica rows too.",
+    params(LogDirsQuery),
+    responses(
+        (status = 200, description = "Disk usage by broker and log directory", body = ref("LogDirs")),
+        (status = 404, description = "Unknown topic or broker"),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 pub async fn logdirs(
     State(state): State<AppState>,
     Query(q): Query<LogDirsQuery>,
@@ -639,9 +686,11 @@ fn logdirs_body(
 // ---------------------------------------------------------------------------------------------
 // GET /api/v1/cluster/health
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct HealthQuery {
+    /// Rows per partition list, default 100, at most 10,000 (counts are always complete).
     limit: Option<usize>,
 }
 
@@ -674,6 +723,19 @@ fn health_counts(v: &View) -> Value {
     })
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/cluster/health",
+    tag = "cluster",
+    operation_id = "getClusterHealth",
+    summary = "Broker and partition health",
+    description = "`critical`, `degraded` or `healthy`, with the partitions that make it so.",
+    params(HealthQuery),
+    responses(
+        (status = 200, description = "Broker and partition health", body = ref("ClusterHealth")),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 pub async fn health(
     State(state): State<AppState>,
     Query(q): Query<HealthQuery>,
@@ -772,18 +834,45 @@ fn health_body(v: &View, n: usize) -> String {
 // ---------------------------------------------------------------------------------------------
 // GET /api/v1/partitions
 
-#[derive(Debug, Deserialize)]
+/// Rows of one page when `limit` is absent or 0.
+pub const PARTITIONS_DEFAULT_LIMIT: usize = 1_000;
+/// The largest page; a larger `limit` is clamped to it.
+pub const PARTITIONS_MAX_LIMIT: usize = 100_000;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct PartitionsQuery {
+    /// Rows with `topic`, `partition`, `leader`, `replicas`, `isr` only.
     minimal: Option<bool>,
+    /// Comma-separated field names (`topic` and `partition` are always included); wins over `minimal`.
     fields: Option<String>,
+    /// Only this topic.
     topic: Option<String>,
+    /// Only partitions with a replica on this broker (alias `broker`).
+    #[param(value_type = Option<i32>)]
     #[serde(alias = "broker")]
     broker_id: Option<BrokerId>,
+    /// A page: rows (default all).
     limit: Option<usize>,
+    /// A page: rows to skip.
     offset: Option<usize>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/partitions",
+    tag = "cluster",
+    operation_id = "listPartitions",
+    summary = "List partitions",
+    description = "Every partition, one row each, in topic and partition order.",
+    params(PartitionsQuery),
+    responses(
+        (status = 200, description = "List partitions", body = ref("PartitionList")),
+        (status = 404, description = "Unknown topic or broker"),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 pub async fn partitions(
     State(state): State<AppState>,
     Query(q): Query<PartitionsQuery>,
@@ -836,7 +925,7 @@ pub async fn partitions(
                 &v,
                 (0..v.raw.partitions.len()).collect(),
                 0,
-                usize::MAX,
+                PARTITIONS_DEFAULT_LIMIT,
                 &fields,
             )
         });
@@ -852,14 +941,17 @@ pub async fn partitions(
         // One topic's whole list, full or minimal, is rendered once per view.
         let key = format!("partitions:{t}:{}", fields.len());
         let text = v.rendered(key, || {
-            partitions_body(&v, range.collect(), 0, usize::MAX, &fields)
+            partitions_body(&v, range.collect(), 0, PARTITIONS_DEFAULT_LIMIT, &fields)
         });
         return Ok(ok_raw(&text));
     }
     let selected: Vec<usize> = range
         .filter(|i| broker.is_none_or(|b| v.partition(*i).replicas.contains(&b)))
         .collect();
-    let n = q.limit.filter(|n| *n > 0).unwrap_or(usize::MAX);
+    let n = match q.limit {
+        None | Some(0) => PARTITIONS_DEFAULT_LIMIT,
+        Some(n) => n.min(PARTITIONS_MAX_LIMIT),
+    };
     Ok(ok_raw(&partitions_body(
         &v,
         selected,
@@ -890,6 +982,9 @@ fn partitions_body(
         total: usize,
         offset: usize,
         count: usize,
+        /// The offset of the next page; absent on the last one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        next_offset: Option<usize>,
         partitions: Vec<PartRow<'a>>,
         coverage: &'a Coverage,
     }
@@ -898,6 +993,7 @@ fn partitions_body(
         total,
         offset,
         count: rows.len(),
+        next_offset: (offset + rows.len() < total).then_some(offset + rows.len()),
         partitions: rows,
         coverage: &v.coverage,
     })
@@ -907,6 +1003,18 @@ fn partitions_body(
 // ---------------------------------------------------------------------------------------------
 // GET /api/v1/brokers/racks
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/brokers/racks",
+    tag = "cluster",
+    operation_id = "getRacks",
+    summary = "Broker rack topology",
+    description = "Racks, their brokers and load, and the rack assessment. No query parameters.",
+    responses(
+        (status = 200, description = "Broker rack topology", body = ref("Racks")),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 pub async fn racks(
     State(state): State<AppState>,
     Query(_): Query<NoQuery>,

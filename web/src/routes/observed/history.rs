@@ -17,8 +17,9 @@ pub const DEFAULT_RANGE_MS: i64 = 24 * 3_600_000;
 pub const DEFAULT_POINTS: usize = 300;
 pub const MAX_POINTS: usize = 2_000;
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 pub struct HistoryQuery {
     /// RFC 3339 time or unix milliseconds; default 24 hours before `until`.
     since: Option<String>,
@@ -26,6 +27,7 @@ pub struct HistoryQuery {
     until: Option<String>,
     /// One load name (e.g. `diskBytes`); default all seven.
     load: Option<String>,
+    /// 1 to 2000, default 300: readings are averaged into at most that many equal time buckets.
     max_points: Option<usize>,
 }
 
@@ -150,6 +152,20 @@ async fn load(
     Ok((r, readings))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/brokers/{brokerId}/loads/history",
+    tag = "cluster",
+    operation_id = "getBrokerLoadHistory",
+    summary = "One broker's load history",
+    description = "The seven loads over time from the stored readings, bucketed.",
+    params(("brokerId" = i32, Path, description = "broker id"), HistoryQuery),
+    responses(
+        (status = 200, description = "One broker's load history", body = ref("BrokerLoadHistory")),
+        (status = 404, description = "A broker never observed"),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 /// `GET /api/v1/brokers/{brokerId}/loads/history`
 pub async fn broker(
     State(state): State<AppState>,
@@ -178,6 +194,19 @@ pub async fn broker(
     })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/brokers/loads/history",
+    tag = "cluster",
+    operation_id = "getLoadHistory",
+    summary = "Every broker's load history",
+    description = "The seven loads of every broker over time from the stored readings, bucketed.",
+    params(HistoryQuery),
+    responses(
+        (status = 200, description = "Every broker's load history", body = ref("LoadHistory")),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 /// `GET /api/v1/brokers/loads/history`: every broker, same shape per broker.
 pub async fn all(State(state): State<AppState>, Query(q): Query<HistoryQuery>) -> ApiResult<Value> {
     let (r, readings) = load(&state, None, &q).await?;

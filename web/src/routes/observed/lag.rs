@@ -3,7 +3,9 @@
 //! Lag is each follower replica's offset lag as its broker reports it (DescribeLogDirs). Replicas
 //! whose lag is unknown (their broker is down or its log dirs were not read) are left out of the
 //! figures and show up in `urp_classification` instead. `partition_lag` lists the partitions
-//! with follower lag above zero or out-of-sync replicas, largest total lag first.
+//! with follower lag above zero or out-of-sync replicas, largest total lag first, at most
+//! `limit` rows (default 1,000): a cut list adds `partition_lag_total` (additive to the spec's
+//! shape).
 
 use std::collections::BTreeMap;
 
@@ -17,13 +19,28 @@ use super::{known_broker, known_topic, ok_json, ok_raw, view};
 use crate::extract::Query;
 use crate::{ApiError, AppState};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct LagQuery {
+    /// Only this topic's partitions.
     topic: Option<String>,
+    /// Only follower replicas on this broker.
+    #[param(value_type = Option<i32>)]
     broker: Option<BrokerId>,
+    /// `true` omits `topic_lag`, `partition_lag` and `urp_classification` (default false).
     summary: Option<bool>,
+    /// Rows of `partition_lag` and of `urp_classification` (largest lag first): absent or 0
+    /// gives 1,000, at most 100,000. A cut list adds `partition_lag_total` /
+    /// `urp_classification_total` (the rows before the cut); the cluster, broker and topic
+    /// figures always cover everything.
+    limit: Option<usize>,
 }
+
+/// Rows of the two partition lists when `limit` is absent or 0.
+pub const LAG_DEFAULT_LIMIT: usize = 1_000;
+/// The largest `limit`.
+pub const LAG_MAX_LIMIT: usize = 100_000;
 
 #[derive(Debug, Serialize)]
 pub struct BrokerLag {
@@ -76,6 +93,12 @@ pub struct Report<'a> {
     pub partition_lag: Option<Vec<PartitionLag<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub urp_classification: Option<Vec<UrpClass<'a>>>,
+    /// Present only when `partition_lag` was cut at the limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition_lag_total: Option<usize>,
+    /// Present only when `urp_classification` was cut at the limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub urp_classification_total: Option<usize>,
 }
 
 /// Why a partition is under-replicated: a replica's broker is down, a replica's log dir is
@@ -108,6 +131,7 @@ pub fn report<'a>(
     topic: Option<usize>,
     broker: Option<BrokerId>,
     summary: bool,
+    limit: usize,
 ) -> Report<'a> {
     let range = match topic {
         Some(t) => v.topics[t].partitions.clone(),
@@ -207,6 +231,11 @@ pub fn report<'a>(
             .cmp(&a.total)
             .then_with(|| (a.topic, a.partition).cmp(&(b.topic, b.partition)))
     });
+    let cut = |n: usize| (!summary && n > limit).then_some(n);
+    let partition_lag_total = cut(partitions.len());
+    let urp_classification_total = cut(urps.len());
+    partitions.truncate(limit);
+    urps.truncate(limit);
     Report {
         cluster_total_lag: total,
         cluster_max_lag: max,
@@ -214,9 +243,25 @@ pub fn report<'a>(
         topic_lag: (!summary).then(|| topics.into_values().collect()),
         partition_lag: (!summary).then_some(partitions),
         urp_classification: (!summary).then_some(urps),
+        partition_lag_total,
+        urp_classification_total,
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/cluster/follower-lag",
+    tag = "cluster",
+    operation_id = "getFollowerLag",
+    summary = "Follower lag report",
+    description = "The specification's follower-lag report, exactly its snake_case shape.",
+    params(LagQuery),
+    responses(
+        (status = 200, description = "Follower lag report", body = ref("FollowerLag")),
+        (status = 404, description = "Unknown topic or broker"),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 pub async fn follower_lag(
     State(state): State<AppState>,
     Query(q): Query<LagQuery>,
@@ -225,13 +270,17 @@ pub async fn follower_lag(
     let topic = q.topic.as_deref().map(|t| known_topic(&v, t)).transpose()?;
     let broker = q.broker.map(|b| known_broker(&v, b)).transpose()?;
     let summary = q.summary.unwrap_or(false);
+    let limit = match q.limit {
+        None | Some(0) => LAG_DEFAULT_LIMIT,
+        Some(n) => n.min(LAG_MAX_LIMIT),
+    };
     if broker.is_none() {
-        // The cluster's and each topic's report are rendered once per view.
-        let key = format!("lag:{topic:?}:{summary}");
+        // The cluster's and each topic's report are rendered once per view and limit.
+        let key = format!("lag:{topic:?}:{summary}:{limit}");
         let text = v.rendered(key, || {
-            serde_json::to_string(&report(&v, topic, None, summary)).unwrap_or_default()
+            serde_json::to_string(&report(&v, topic, None, summary, limit)).unwrap_or_default()
         });
         return Ok(ok_raw(&text));
     }
-    ok_json(&report(&v, topic, broker, summary))
+    ok_json(&report(&v, topic, broker, summary, limit))
 }

@@ -18,14 +18,18 @@ const GIB: f64 = 1024.0 * MIB;
 // ---------------------------------------------------------------------------------------------
 // POST /api/v1/topics/search
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SearchBody {
+    /// Text to match, case-insensitive (aliases `pattern`, `name`); empty matches all.
     #[serde(alias = "pattern", alias = "name")]
     query: Option<String>,
+    /// `contains` (default), `prefix`, `exact`, `glob` (`*` any run, `?` one character).
     #[serde(rename = "match")]
     mode: Option<String>,
+    /// Include internal topics (default false).
     include_internal: Option<bool>,
+    /// Default 100, at most 1000.
     limit: Option<usize>,
     offset: Option<usize>,
 }
@@ -60,6 +64,19 @@ fn glob(pattern: &[char], text: &[char]) -> bool {
     pattern[p..].iter().all(|c| *c == '*')
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/topics/search",
+    tag = "topics",
+    operation_id = "searchTopics",
+    summary = "Search topics by name",
+    description = "Every field optional; an empty body lists every topic.",
+    request_body(content = Option<SearchBody>, description = "Optional"),
+    responses(
+        (status = 200, description = "Search topics by name", body = ref("TopicSearch")),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 pub async fn search(State(state): State<AppState>, body: Bytes) -> Result<Response, ApiError> {
     let body: SearchBody = if body.iter().all(u8::is_ascii_whitespace) {
         SearchBody::default()
@@ -366,14 +383,32 @@ pub fn recommendations(v: &View) -> Vec<Recommendation> {
     out
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct OptimizeQuery {
+    /// `High`, `Medium` or `Low` (case-insensitive).
     priority: Option<String>,
+    /// Only this topic.
     topic: Option<String>,
+    /// Default 100, at most 1000.
     limit: Option<usize>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/optimize/partitions",
+    tag = "topics",
+    operation_id = "getPartitionRecommendations",
+    summary = "Partition-count recommendations",
+    description = "Per topic: more partitions for throughput or size, a hot partition (skew), or fewer partitions; each with a priority and a reason.",
+    params(OptimizeQuery),
+    responses(
+        (status = 200, description = "Partition-count recommendations", body = ref("PartitionRecommendations")),
+        (status = 404, description = "Unknown topic"),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
 pub async fn optimize(
     State(state): State<AppState>,
     Query(q): Query<OptimizeQuery>,

@@ -1,0 +1,460 @@
+//! The OpenAPI 3.1 description of the HTTP API, generated from the code, and the pages that show
+//! it: `GET /api/v1/openapi.json`, `GET /api/v1/openapi.yaml` (both free) and `/docs/` (Swagger UI
+//! at `/docs/swagger/`, Redoc at `/docs/redoc/`, every asset compiled in).
+//!
+//! How the document is made ([`document`]):
+//!
+//! 1. Every handler carries `#[utoipa::path(...)]` (method, path, parameters, request body,
+//!    responses); each routes module lists its handlers in a `#[derive(OpenApi)] struct Api` next
+//!    to its `routes()`, and [`crate::routes::api`] merges them. Query parameters come from the
+//!    query structs (`IntoParams`), request bodies from the body structs (`ToSchema`), so they
+//!    follow the code. Handlers that answer a `serde_json::Value` name a response schema of
+//!    [`schemas`] with `body = ref("Name")` (a bare name is completed to
+//!    `#/components/schemas/Name` here).
+//! 2. Then the rules every operation shares are applied once, here: a JSON success answer is
+//!    wrapped in the success envelope (`{"success": true, "data": ...}`); error answers get the
+//!    failure envelope (`{"success": false, "error", "details"}`); an operation with parameters or
+//!    a body gets its 400 (the extractors' rejection) and every operation its 500; and the routes of
+//!    [`crate::license::licensed_routes`] (and only those) are marked licensed:
+//!    `x-ballast-licensed: true`, a 403 with the license envelope, a note in the summary and
+//!    description.
+//!
+//! The document is built once per process and served from memory.
+
+mod schemas;
+
+use std::sync::OnceLock;
+
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::Router;
+use serde_json::{json, Map, Value};
+use utoipa::OpenApi;
+
+use crate::{ApiError, AppState};
+
+/// Where the description is served.
+pub const JSON_PATH: &str = "/api/v1/openapi.json";
+pub const YAML_PATH: &str = "/api/v1/openapi.yaml";
+
+/// The extension that marks a licensed operation.
+pub const LICENSED_EXTENSION: &str = "x-ballast-licensed";
+
+/// The Redoc release compiled in (`web/openapi-assets/README.md`).
+const REDOC_VERSION: &str = "2.5.4";
+const REDOC_JS: &[u8] = include_bytes!("../openapi-assets/redoc/redoc.standalone.js");
+
+/// The HTTP methods an OpenAPI path item may hold, as they are written in it.
+const METHODS: [&str; 8] = [
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "ballast",
+        description = "Balances Apache Kafka clusters: observes the cluster, proposes and executes \
+partition reassignments, manages topic configuration, consumer groups, quotas and ACLs, and \
+records an audit log.\n\n\
+Every JSON answer uses one of three envelopes: success `{\"success\": true, \"data\": ...}`; \
+failure `{\"success\": false, \"error\": \"...\", \"details\": \"...\"}` (400 malformed input, \
+404 unknown route or resource, 405 method not allowed, 409 conflict, 502 the cluster refused, \
+503 data or cluster unavailable, 500 internal); and, on licensed routes in monitoring mode, the \
+license failure `{\"data\": null, \"error\": {\"code\": \"LICENSE_INVALID\" | \
+\"LICENSE_EXPIRED\", \"message\": \"...\"}}` with status 403.\n\n\
+**Licensed routes** (management mode) carry `x-ballast-licensed: true` and say so in their \
+summary; every other route is free (monitoring mode). The license state is served at \
+`GET /api/v1/license`.\n\n\
+Mutations record the acting user from the optional `X-Ballast-User` header in the audit log.",
+        license(name = "LicenseRef-ballast-commercial"),
+    ),
+    tags(
+        (name = "system", description = "Health, readiness, version, metrics and this description"),
+        (name = "cluster", description = "The observed cluster: overview, health, log dirs, follower lag, partitions, racks, load history (docs/api/observed.md)"),
+        (name = "activity", description = "Traffic shares of partitions, topics and brokers (docs/api/observed.md)"),
+        (name = "topics", description = "Topic search, partition-count recommendations, topic configuration (docs/api/observed.md, docs/api/live.md, docs/api/manage.md)"),
+        (name = "consumer-groups", description = "Consumer groups, their lag, offset resets and deletion (docs/api/live.md, docs/api/manage.md)"),
+        (name = "quotas", description = "Client quotas (docs/api/live.md, docs/api/manage.md)"),
+        (name = "acls", description = "ACL bindings (docs/api/live.md, docs/api/manage.md)"),
+        (name = "messages", description = "Message browsing and the live tail (docs/api/live.md)"),
+        (name = "proposals", description = "Rebalancing proposals (docs/api/proposals.md)"),
+        (name = "reassignments", description = "Applying proposals, redistribution, bulk reassignment, tracking, cancel, throttle (docs/api/reassignments.md)"),
+        (name = "brokers", description = "Preferred leader election, broker maintenance, log-directory moves (docs/api/reassignments.md)"),
+        (name = "simulation", description = "What-if simulation and blast radius (docs/api/simulation.md)"),
+        (name = "license", description = "License status (docs/license.md)"),
+        (name = "audit", description = "The audit log and reverting a recorded change (docs/api/audit.md)"),
+    ),
+    paths(openapi_json, openapi_yaml, license_status)
+)]
+struct Base;
+
+/// `GET /api/v1/license` is served by `crate::license` (which holds nothing but licensing); it is
+/// described here.
+#[utoipa::path(
+    get,
+    path = "/api/v1/license",
+    tag = "license",
+    operation_id = "getLicense",
+    summary = "License status",
+    description = "The license state (`licensed`, `trial`, `expired`, `invalid`), the claims of the best license, every source's verdict, the demo trial and auto-fetch. Free. Design: docs/license.md.",
+    responses((status = 200, description = "The license status", body = ref("LicenseStatus")))
+)]
+#[allow(dead_code)]
+fn license_status() {}
+
+/// The description as JSON, built once per process.
+pub fn document() -> &'static Value {
+    static DOC: OnceLock<Value> = OnceLock::new();
+    DOC.get_or_init(build)
+}
+
+fn build() -> Value {
+    let mut api = Base::openapi();
+    api.merge(crate::routes::api());
+    api.info.version = crate::VERSION.to_string();
+    // Serialising the crate's own model types cannot fail; should it, the document says so.
+    let mut doc = serde_json::to_value(&api).unwrap_or_else(
+        |e| json!({"openapi": "3.1.0", "info": {"title": "ballast", "version": crate::VERSION, "description": format!("the description could not be built: {e}")}, "paths": {}}),
+    );
+    finish(&mut doc, crate::license::licensed_routes());
+    doc
+}
+
+/// The rules every operation shares (module documentation, step 2).
+fn finish(doc: &mut Value, licensed: &[(axum::http::Method, &str)]) {
+    let components = doc
+        .as_object_mut()
+        .map(|d| d.entry("components").or_insert_with(|| json!({})));
+    if let Some(Value::Object(components)) = components {
+        let schemas = components.entry("schemas").or_insert_with(|| json!({}));
+        if let Value::Object(schemas) = schemas {
+            for (name, schema) in schemas::all() {
+                schemas.entry(name.to_string()).or_insert(schema);
+            }
+        }
+    }
+    if let Some(Value::Object(paths)) = doc.get_mut("paths") {
+        for (path, item) in paths.iter_mut() {
+            let Value::Object(item) = item else { continue };
+            for (method, op) in item.iter_mut() {
+                if !METHODS.contains(&method.as_str()) {
+                    continue;
+                }
+                let is_licensed = licensed
+                    .iter()
+                    .any(|(m, p)| m.as_str().eq_ignore_ascii_case(method) && p == path);
+                if let Value::Object(op) = op {
+                    shared_rules(op, is_licensed);
+                }
+            }
+        }
+    }
+    complete_refs(doc);
+}
+
+fn shared_rules(op: &mut Map<String, Value>, licensed: bool) {
+    let takes_input = op
+        .get("parameters")
+        .and_then(Value::as_array)
+        .is_some_and(|p| !p.is_empty())
+        || op.contains_key("requestBody");
+    let responses = op.entry("responses").or_insert_with(|| json!({}));
+    let Value::Object(responses) = responses else {
+        return;
+    };
+    if takes_input {
+        responses.entry("400").or_insert_with(|| {
+            json!({"description": "Malformed input: a path or query parameter of the wrong type, an unknown query parameter, a malformed or missing JSON body"})
+        });
+    }
+    responses
+        .entry("500")
+        .or_insert_with(|| json!({"description": "Internal error (e.g. the database failed)"}));
+    if licensed {
+        responses.insert(
+            "403".into(),
+            json!({
+                "description": "Monitoring mode: the license is invalid, expired or missing (no trial); nothing was done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LicenseError"}}}
+            }),
+        );
+    }
+    for (code, response) in responses.iter_mut() {
+        let Value::Object(response) = response else {
+            continue;
+        };
+        if code.starts_with('2') {
+            let json_content = response
+                .get_mut("content")
+                .and_then(|c| c.get_mut("application/json"));
+            if let Some(Value::Object(media)) = json_content {
+                if let Some(data) = media.remove("schema") {
+                    media.insert("schema".into(), success_envelope(data));
+                }
+            }
+        } else if !response.contains_key("content") {
+            response.insert(
+                "content".into(),
+                json!({"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}),
+            );
+        }
+    }
+    if licensed {
+        op.insert(LICENSED_EXTENSION.into(), Value::Bool(true));
+        let summary = op
+            .get("summary")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        op.insert(
+            "summary".into(),
+            Value::String(format!("{summary} (licensed)")),
+        );
+        let description = op
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        op.insert(
+            "description".into(),
+            Value::String(format!(
+                "**Licensed** (management mode): without a valid license or trial this answers 403 \
+                 with the license envelope and does nothing.\n\n{description}"
+            )),
+        );
+    }
+}
+
+/// `{"success": true, "data": <data>}`.
+fn success_envelope(data: Value) -> Value {
+    json!({
+        "type": "object",
+        "required": ["success", "data"],
+        "properties": {
+            "success": {"type": "boolean", "const": true},
+            "data": data,
+        }
+    })
+}
+
+/// `ref("Name")` in an annotation means `#/components/schemas/Name`.
+fn complete_refs(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match value {
+                    Value::String(target) if key == "$ref" && !target.contains('/') => {
+                        *target = format!("#/components/schemas/{target}");
+                    }
+                    _ => complete_refs(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(complete_refs),
+        _ => {}
+    }
+}
+
+/// The document as JSON text.
+pub fn json_text() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| serde_json::to_string_pretty(document()).unwrap_or_default())
+}
+
+/// The document as YAML text; `Err` when it cannot be written as YAML.
+pub fn yaml_text() -> Result<&'static str, String> {
+    static TEXT: OnceLock<Result<String, String>> = OnceLock::new();
+    TEXT.get_or_init(|| serde_norway::to_string(document()).map_err(|e| e.to_string()))
+        .as_deref()
+        .map_err(Clone::clone)
+}
+
+/// `/api/v1/openapi.{json,yaml}` and the `/docs/` pages.
+pub fn routes() -> Router<AppState> {
+    let swagger = utoipa_swagger_ui::SwaggerUi::new("/docs/swagger").config(
+        utoipa_swagger_ui::Config::new([JSON_PATH])
+            // no request to the public validator: the page works offline
+            .validator_url("none")
+            .display_operation_id(true)
+            .show_extensions(true),
+    );
+    Router::new()
+        .route("/api/v1/openapi.json", get(openapi_json))
+        .route("/api/v1/openapi.yaml", get(openapi_yaml))
+        .route("/docs", get(|| async { Redirect::permanent("/docs/") }))
+        .route("/docs/", get(docs_index))
+        .route(
+            "/docs/redoc",
+            get(|| async { Redirect::permanent("/docs/redoc/") }),
+        )
+        .route("/docs/redoc/", get(redoc_page))
+        .route("/docs/redoc/redoc.standalone.js", get(redoc_js))
+        .merge(swagger)
+}
+
+/// The OpenAPI description of this API, as JSON.
+#[utoipa::path(
+    get,
+    path = "/api/v1/openapi.json",
+    tag = "system",
+    operation_id = "getOpenApiJson",
+    summary = "This API description (OpenAPI 3.1, JSON)",
+    description = "The OpenAPI 3.1 document describing every route, generated from the code. Not \
+                   wrapped in the success envelope.",
+    responses((status = 200, description = "The OpenAPI document", content_type = "application/openapi+json", body = Object))
+)]
+async fn openapi_json() -> Response {
+    (
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        json_text(),
+    )
+        .into_response()
+}
+
+/// The OpenAPI description of this API, as YAML.
+#[utoipa::path(
+    get,
+    path = "/api/v1/openapi.yaml",
+    tag = "system",
+    operation_id = "getOpenApiYaml",
+    summary = "This API description (OpenAPI 3.1, YAML)",
+    description = "The same document as `/api/v1/openapi.json`, as YAML.",
+    responses((status = 200, description = "The OpenAPI document", content_type = "application/yaml", body = String))
+)]
+async fn openapi_yaml() -> Result<Response, ApiError> {
+    let text = yaml_text().map_err(|e| ApiError::internal("openapi description failed", e))?;
+    Ok((
+        [(CONTENT_TYPE, HeaderValue::from_static("application/yaml"))],
+        text,
+    )
+        .into_response())
+}
+
+fn html(body: String) -> Response {
+    (
+        [(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        )],
+        body,
+    )
+        .into_response()
+}
+
+async fn docs_index() -> Response {
+    html(format!(
+        r#"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>ballast API documentation</title>
+<style>
+  :root {{ color-scheme: light dark; }}
+  body {{ font-family: system-ui, sans-serif; max-width: 42rem; margin: 3rem auto; padding: 0 1rem; line-height: 1.5; }}
+  li {{ margin: .4rem 0; }}
+</style>
+</head>
+<body>
+<h1>ballast API {version}</h1>
+<p>The REST API under <code>/api/v1</code>, described in OpenAPI 3.1. Licensed routes are marked
+<code>x-ballast-licensed</code> and answer 403 in monitoring mode.</p>
+<ul>
+  <li><a href="/docs/swagger/">Swagger UI</a>: browse and try the endpoints</li>
+  <li><a href="/docs/redoc/">Redoc</a>: the reference, one page</li>
+  <li><a href="/api/v1/openapi.json">openapi.json</a> and <a href="/api/v1/openapi.yaml">openapi.yaml</a>: the description itself</li>
+</ul>
+</body>
+</html>
+"#,
+        version = crate::VERSION
+    ))
+}
+
+async fn redoc_page() -> Response {
+    html(format!(
+        r#"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="Redoc {REDOC_VERSION}">
+<title>ballast API reference</title>
+<style>body {{ margin: 0; padding: 0; }}</style>
+</head>
+<body>
+<redoc spec-url="/api/v1/openapi.json"></redoc>
+<script src="/docs/redoc/redoc.standalone.js"></script>
+</body>
+</html>
+"#
+    ))
+}
+
+async fn redoc_js() -> Response {
+    (
+        StatusCode::OK,
+        [
+            (
+                CONTENT_TYPE,
+                HeaderValue::from_static("text/javascript; charset=utf-8"),
+            ),
+            (
+                CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=3600"),
+            ),
+        ],
+        REDOC_JS,
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::Method;
+
+    fn op(doc: &Value, path: &str, method: &str) -> Value {
+        doc["paths"][path][method].clone()
+    }
+
+    #[test]
+    fn shared_rules_wrap_success_add_errors_and_mark_only_licensed_routes() {
+        let mut doc = json!({
+            "openapi": "3.1.0",
+            "paths": {
+                "/a/{id}": {
+                    "get": {"summary": "read", "parameters": [{"name": "id", "in": "path"}],
+                            "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "Thing"}}}},
+                                          "404": {"description": "unknown"}}},
+                    "put": {"summary": "write", "responses": {"200": {"description": "ok"}}}
+                }
+            }
+        });
+        finish(&mut doc, &[(Method::PUT, "/a/{id}")]);
+        let get = op(&doc, "/a/{id}", "get");
+        assert_eq!(
+            get["responses"]["200"]["content"]["application/json"]["schema"]["properties"]["data"]
+                ["$ref"],
+            "#/components/schemas/Thing"
+        );
+        assert_eq!(
+            get["responses"]["404"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/Error"
+        );
+        assert!(get["responses"]["400"].is_object());
+        assert!(get.get(LICENSED_EXTENSION).is_none());
+        assert!(get["responses"].get("403").is_none());
+        let put = op(&doc, "/a/{id}", "put");
+        assert_eq!(put[LICENSED_EXTENSION], true);
+        assert_eq!(put["summary"], "write (licensed)");
+        assert_eq!(
+            put["responses"]["403"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/LicenseError"
+        );
+        assert!(put["responses"].get("400").is_none());
+        assert!(doc["components"]["schemas"]["Error"].is_object());
+    }
+}
