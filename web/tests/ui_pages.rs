@@ -551,3 +551,94 @@ async fn text_from_outside_is_escaped_and_pages_carry_a_strict_policy() {
     }
     assert_eq!(b.get("/ui/assets/other.css").await.status, 404);
 }
+
+#[tokio::test]
+async fn management_forms_change_the_cluster_and_their_audit_events_can_be_reverted() {
+    let b = bed(true).await;
+    // ACLs: create, see it listed, delete.
+    let binding = [
+        ("principal", "User:ana"),
+        ("resourceType", "Topic"),
+        ("resourceName", "audit-me"),
+        ("patternType", "Literal"),
+        ("operation", "Read"),
+        ("permissionType", "Allow"),
+        ("host", "*"),
+    ];
+    let mut create = vec![("action", "create")];
+    create.extend(binding);
+    let (to, page) = b.submit("/ui/acls", &create).await;
+    assert_eq!(to, "/ui/acls");
+    page.has("Binding created").has("User:ana").has("audit-me");
+    let mut delete = vec![("action", "delete")];
+    delete.extend(binding);
+    let (_, page) = b.submit("/ui/acls", &delete).await;
+    page.has("Deleted 1 binding(s)").lacks("audit-me");
+
+    // The audit log lists both; reverting the delete puts the binding back.
+    let events = b
+        .store
+        .list_audit(&ballast_schema::AuditQuery {
+            action: Some("acls.delete".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let event = events.events.first().expect("the delete event").id;
+    let review = b.page(&format!("/ui/audit/{event}")).await;
+    review
+        .has("acls.delete")
+        .has("What a revert would change")
+        .has("Revert this change");
+    let fingerprint = review
+        .body
+        .split(r#"name="fingerprint" value=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a fingerprint")
+        .to_string();
+    let (to, page) = b
+        .submit(
+            &format!("/ui/audit/{event}/revert"),
+            &[("fingerprint", fingerprint.as_str())],
+        )
+        .await;
+    assert_eq!(to, format!("/ui/audit/{event}"));
+    page.has(&format!("Revert of event {event} accepted (completed)"));
+    b.page("/ui/acls?principal=User:ana").await.has("audit-me");
+    // A second revert is refused: the target changed since (the API's 409, in its words).
+    let (_, page) = b
+        .submit(
+            &format!("/ui/audit/{event}/revert"),
+            &[("fingerprint", fingerprint.as_str())],
+        )
+        .await;
+    page.has("409");
+
+    // Maintenance without a drain: in, shown, out.
+    let (_, page) = b
+        .submit(
+            "/ui/brokers/2/maintenance",
+            &[("action", "enter"), ("reason", "disk swap")],
+        )
+        .await;
+    page.has("Broker 2 is in maintenance: nothing to drain")
+        .has("disk swap")
+        .has(r#"id="exit-2""#);
+    let (_, page) = b
+        .submit("/ui/brokers/2/maintenance", &[("action", "exit")])
+        .await;
+    page.has("maintenance ended").has(r#"id="enter-2""#);
+    assert!(b.store.maintenance().unwrap().is_empty());
+
+    // An offset reset of a group with members is refused by the API, dry run or not.
+    let view = b.store.observed_view().unwrap().expect("view");
+    let group = &view.groups[0].group_id;
+    let (to, page) = b
+        .submit(
+            &format!("/ui/groups/{group}/reset"),
+            &[("strategy", "earliest"), ("dryRun", "true")],
+        )
+        .await;
+    assert_eq!(to, format!("/ui/groups/{group}"));
+    page.has("active members");
+}

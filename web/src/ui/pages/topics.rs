@@ -308,8 +308,17 @@ fn config_table(c: &Value) -> Table {
 }
 
 fn partitions_table(p: &Value) -> Table {
+    let caption = if fmt::i(p, "count") < fmt::i(p, "total") {
+        format!(
+            "The first {} of {} partitions",
+            fmt::text(&p["count"]),
+            fmt::text(&p["total"])
+        )
+    } else {
+        format!("{} partitions", fmt::text(&p["total"]))
+    };
     let mut t = Table::new(
-        format!("{} partitions", fmt::text(&p["total"])),
+        caption,
         &[
             "Partition",
             "Leader",
