@@ -145,6 +145,12 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
         &[&cluster_id, "Health", "broker 6"],
         "01-overview",
     );
+    // Keyboard: the first Tab reaches the skip link, which leads to the page's content.
+    b.press_tab();
+    assert_eq!(
+        b.eval("document.activeElement.className"),
+        serde_json::json!("skip")
+    );
     let proposal = wait_for(Duration::from_secs(30), "an applicable proposal", || {
         let p = demo.api("/api/v1/proposals/current")?;
         (p["decision"]["applicationAllowed"] == true).then_some(p)
