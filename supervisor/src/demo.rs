@@ -105,7 +105,7 @@ pub fn run(port: u16) -> ExitCode {
                      (broker 6 was just added and is empty; control API: {}).\n\
                      The service:  http://127.0.0.1:{port}/api/v1/health   /api/v1/ready   /api/v1/proposals/current   /metrics\n\
                      Management features run on a {days}-day demo trial bound to this simulated cluster: /api/v1/license\n\
-                     Not yet in this build: applying proposals, the /ui dashboard.\n\
+                     The dashboard: http://127.0.0.1:{port}/ui   API docs: http://127.0.0.1:{port}/docs/\n\
                      Try offline planning on this cluster: BALLAST_KAFKA_BOOTSTRAP_SERVERS={bootstrap} ballast snapshot --out c.json && ballast plan --snapshot c.json\n\
                      Data directory: {data_dir}   (stop with Ctrl-C)",
                     sim.control_url().unwrap_or_else(|| "off".into()),

@@ -312,10 +312,17 @@ impl Connection {
     }
 
     /// Sends `request` at `version` and waits (at most the request timeout) for the answer.
+    ///
+    /// Cancel-safe: a caller that drops this future mid-exchange (a client of a server-sent
+    /// stream going away) leaves the connection marked broken, so the next request never reads
+    /// the abandoned answer.
     pub(crate) async fn send<R: Request>(&self, request: &R, version: i16) -> Result<R::Response> {
         let api = wire::api_name(R::KEY);
         let mut transport = self.lock(api).await?;
-        match timeout(self.request_timeout, transport.exchange(request, version)).await {
+        let mut in_flight = InFlight::new(&self.broken);
+        let outcome = timeout(self.request_timeout, transport.exchange(request, version)).await;
+        in_flight.settled();
+        match outcome {
             Ok(Ok(response)) => Ok(response),
             Ok(Err(e)) => {
                 if transport_touched(&e) {
@@ -334,11 +341,14 @@ impl Connection {
         }
     }
 
-    /// Sends a request that gets no answer (Produce with acks=0).
+    /// Sends a request that gets no answer (Produce with acks=0). Cancel-safe like [`Self::send`].
     pub(crate) async fn send_only<R: Request>(&self, request: &R, version: i16) -> Result<()> {
         let api = wire::api_name(R::KEY);
         let mut transport = self.lock(api).await?;
-        match timeout(self.request_timeout, transport.send_only(request, version)).await {
+        let mut in_flight = InFlight::new(&self.broken);
+        let outcome = timeout(self.request_timeout, transport.send_only(request, version)).await;
+        in_flight.settled();
+        match outcome {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => {
                 self.broken.store(true, Ordering::Release);
@@ -373,6 +383,34 @@ impl Connection {
     }
 }
 
+/// Marks a connection broken when dropped before the exchange it guards settled: the bytes of a
+/// half-written request or an unread answer would otherwise be read by the next request.
+struct InFlight<'a> {
+    broken: &'a AtomicBool,
+    settled: bool,
+}
+
+impl<'a> InFlight<'a> {
+    fn new(broken: &'a AtomicBool) -> InFlight<'a> {
+        InFlight {
+            broken,
+            settled: false,
+        }
+    }
+
+    fn settled(&mut self) {
+        self.settled = true;
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.broken.store(true, Ordering::Release);
+        }
+    }
+}
+
 /// Protocol errors raised while encoding leave the stream clean; all others mean bytes were
 /// (or may have been) exchanged.
 fn transport_touched(e: &Error) -> bool {
@@ -397,6 +435,41 @@ mod tests {
         assert!(split_host_port(":9092").is_err());
         assert!(split_host_port("kafka:99999").is_err());
         assert!(split_host_port("[::1]9092").is_err());
+    }
+
+    /// A connection over an in-memory stream whose far end the test plays.
+    fn connection_over(io: tokio::io::DuplexStream) -> Connection {
+        let transport = Transport::new(Box::new(io), "test".into(), "ballast".into());
+        Connection {
+            label: "test".into(),
+            transport: tokio::sync::Mutex::new(transport),
+            versions: ApiVersionMap::from_ranges(&[(3, 0, 4)]),
+            broken: AtomicBool::new(false),
+            reauth_at: None,
+            request_timeout: Duration::from_secs(5),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_request_dropped_mid_exchange_leaves_the_connection_unusable_not_desynchronised() {
+        use kafka_protocol::messages::MetadataRequest;
+        let (ours, _broker) = tokio::io::duplex(64 * 1024);
+        let conn = connection_over(ours);
+        // The broker never answers: the caller gives up (drops the future) mid-exchange.
+        let request = MetadataRequest::default();
+        let dropped = tokio::time::timeout(Duration::from_millis(50), conn.send(&request, 4)).await;
+        assert!(
+            dropped.is_err(),
+            "the exchange was still waiting for its answer"
+        );
+        assert!(
+            !conn.is_usable(),
+            "a connection with an abandoned answer is not reused"
+        );
+        match conn.send(&request, 4).await {
+            Err(Error::Disconnected { .. }) => {}
+            other => panic!("expected the next request to be refused, got {other:?}"),
+        }
     }
 
     #[test]
