@@ -13,7 +13,7 @@ use ballast_schema::{Maintenance, NewAuditEvent, NewOperation};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::reassignments::{conflict, gate, move_event, new_move, queue, racks};
+use super::reassignments::{conflict, gate, move_event, new_move, queue, racks, ForceQuery};
 use crate::audit::Actor;
 use crate::extract::{OptionalJson, Path, Query};
 use crate::{observed_view, ApiError, ApiOk, ApiResult, AppState};
@@ -46,14 +46,6 @@ fn millis(d: std::time::Duration) -> i64 {
 
 fn cluster_error(what: &str, e: &dyn std::error::Error) -> ApiError {
     ApiError::unavailable(what.to_string(), ballast_runtime::error_chain(e))
-}
-
-#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-struct ForceQuery {
-    /// Override the soft pre-flight reasons (audited).
-    force: Option<bool>,
 }
 
 // ------------------------------------------------------------------------- maintenance

@@ -74,9 +74,9 @@ fn millis(d: std::time::Duration) -> i64 {
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
-struct ForceQuery {
+pub(crate) struct ForceQuery {
     /// Override the soft pre-flight reasons (audited); hard reasons are never overridden.
-    force: Option<bool>,
+    pub force: Option<bool>,
 }
 
 /// Runs the live pre-flight (shared with the maintenance drain): hard reasons are a 409 whatever `force` says; soft ones join
