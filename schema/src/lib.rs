@@ -52,8 +52,8 @@ pub use observed::{
 };
 pub use observed_settings::{StoredAcl, StoredBrokerConfig, StoredQuota};
 pub use operations::{
-    holder_of, Busy, CancelRequest, Maintenance, MoveRecord, MoveState, MoveStats, MoveUpdate,
-    NewMove, NewOperation, OperationPage, OperationRecord, OperationState, Queued,
+    holder_of, Busy, CancelRequest, Maintenance, MoveRecord, MoveState, MoveStats, NewMove,
+    NewOperation, OperationPage, OperationRecord, OperationState, Queued,
 };
 pub use processes::{ProcessRecord, ProcessState};
 pub use proposals::{

@@ -237,47 +237,6 @@ pub struct MoveRecord {
     pub finished_at_ms: Option<i64>,
 }
 
-/// A change to one move, written by the executor.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MoveUpdate {
-    pub operation_id: String,
-    pub seq: i64,
-    pub state: MoveState,
-    pub step: u32,
-    pub submitted: Option<Vec<i32>>,
-    pub submitted_at_ms: Option<i64>,
-    pub submissions: u32,
-    pub bytes_done: u64,
-    pub rate: Option<f64>,
-    pub reason: Option<String>,
-    pub timed_out: bool,
-    pub cancel_confirmed: bool,
-    pub started_at_ms: Option<i64>,
-    pub finished_at_ms: Option<i64>,
-}
-
-impl MoveRecord {
-    /// The record as an update, to change a few fields of.
-    pub fn update(&self) -> MoveUpdate {
-        MoveUpdate {
-            operation_id: self.operation_id.clone(),
-            seq: self.seq,
-            state: self.state,
-            step: self.step,
-            submitted: self.submitted.clone(),
-            submitted_at_ms: self.submitted_at_ms,
-            submissions: self.submissions,
-            bytes_done: self.bytes_done,
-            rate: self.rate,
-            reason: self.reason.clone(),
-            timed_out: self.timed_out,
-            cancel_confirmed: self.cancel_confirmed,
-            started_at_ms: self.started_at_ms,
-            finished_at_ms: self.finished_at_ms,
-        }
-    }
-}
-
 /// A page of operations, newest first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -621,11 +580,13 @@ impl Store {
         })
     }
 
-    /// Writes move changes; with a lease, only while it holds the slot (all or nothing).
+    /// Writes the progress columns of changed moves (matched by operation and seq; their plan —
+    /// topic, partition, source, target, steps, bytes total, phase — never changes); with a
+    /// lease, only while it holds the slot (all or nothing).
     pub fn update_moves(
         &self,
         lease: Option<&Lease>,
-        updates: &[MoveUpdate],
+        updates: &[MoveRecord],
         now_ms: i64,
     ) -> Result<(), StoreError> {
         if updates.is_empty() {

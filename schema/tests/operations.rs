@@ -117,7 +117,7 @@ fn move_updates_by_a_superseded_executor_are_fenced() {
     else {
         panic!("free");
     };
-    let mut u = store.moves(&id).unwrap()[0].update();
+    let mut u = store.moves(&id).unwrap()[0].clone();
     u.state = MoveState::Submitting;
     u.submitted = Some(vec![4, 2, 3]);
     store

@@ -14,8 +14,7 @@ use ballast_config::Config;
 use ballast_kafka::{AlterConfigOp, Client, ClusterMetadata, ConfigResource, TopicPartition};
 use ballast_model::BrokerId;
 use ballast_schema::{
-    Lease, MoveRecord, MoveState, MoveUpdate, NewAuditEvent, OperationRecord, OperationState,
-    Store, StoreError,
+    Lease, MoveRecord, MoveState, NewAuditEvent, OperationRecord, OperationState, Store, StoreError,
 };
 use serde_json::{json, Value};
 use tracing::{info, warn};
@@ -399,7 +398,7 @@ impl Engine {
         let mut elect: Vec<TopicPartition> = Vec::new();
         for i in tracked {
             let m = &moves[i];
-            let mut u = m.update();
+            let mut u = m.clone();
             let target = m.submitted.clone().unwrap_or_else(|| step_target(m));
             let live = live_replicas(&md, m);
             if ongoing.contains(&tp(m)) {
@@ -451,7 +450,7 @@ impl Engine {
                     None => "the partition no longer exists".to_string(),
                 });
             }
-            if u != m.update() {
+            if u != *m {
                 updates.push(u);
             }
         }
@@ -622,10 +621,10 @@ impl Engine {
         if !assessment.hard.is_empty() {
             let reason = assessment.message(true);
             warn!(operation = %op.id, %reason, "wave held back by the pre-flight");
-            let updates: Vec<MoveUpdate> = pending
+            let updates: Vec<MoveRecord> = pending
                 .iter()
                 .map(|i| {
-                    let mut u = moves[*i].update();
+                    let mut u = moves[*i].clone();
                     u.state = MoveState::Failed;
                     u.reason = Some(reason.clone());
                     u.finished_at_ms = Some(now_ms);
@@ -648,7 +647,7 @@ impl Engine {
                 }
             }
         }
-        let mut updates: Vec<MoveUpdate> = Vec::new();
+        let mut updates: Vec<MoveRecord> = Vec::new();
         if !stale_ones.is_empty() {
             let reread_topics: Vec<String> = stale_ones
                 .iter()
@@ -663,7 +662,7 @@ impl Engine {
                         continue;
                     };
                     if let Verdict::Stale(reason) = stale::check(&m.source, &m.target, &live) {
-                        let mut u = m.update();
+                        let mut u = m.clone();
                         u.state = MoveState::Failed;
                         u.reason = Some(reason);
                         u.finished_at_ms = Some(now_ms);
@@ -679,7 +678,7 @@ impl Engine {
             .collect();
         for i in &sending {
             let m = &moves[*i];
-            let mut u = m.update();
+            let mut u = m.clone();
             u.state = MoveState::Submitting;
             u.submitted = Some(step_target(m));
             u.submitted_at_ms = Some(now_ms);
@@ -712,10 +711,10 @@ impl Engine {
                 return Ok(0);
             }
         };
-        let mut after: Vec<MoveUpdate> = Vec::new();
+        let mut after: Vec<MoveRecord> = Vec::new();
         for (i, r) in sending.iter().zip(results) {
             let m = &moves[*i];
-            let mut u = m.update();
+            let mut u = m.clone();
             match r.error {
                 None => u.state = MoveState::Active,
                 Some(e) => {
@@ -850,7 +849,7 @@ impl Engine {
             if m.state.is_finished() {
                 continue;
             }
-            let mut u = m.update();
+            let mut u = m.clone();
             u.state = MoveState::Cancelled;
             u.finished_at_ms = Some(now_ms);
             u.cancel_confirmed = !m.state.is_in_flight() || confirmed.contains(&i);
@@ -910,7 +909,7 @@ impl Engine {
         let timeout = millis(self.config.timing.move_timeout);
         let mut updates = Vec::new();
         for m in &undriven {
-            let mut u = m.update();
+            let mut u = m.clone();
             if !ongoing.contains(&tp(m)) {
                 if m.state == MoveState::Cancelled {
                     u.cancel_confirmed = true;
@@ -967,24 +966,14 @@ impl Engine {
     }
 }
 
-fn apply_updates(moves: &mut [MoveRecord], updates: &[MoveUpdate]) {
+/// The records after `updates` were written.
+fn apply_updates(moves: &mut [MoveRecord], updates: &[MoveRecord]) {
     for u in updates {
         if let Some(m) = moves
             .iter_mut()
             .find(|m| m.seq == u.seq && m.operation_id == u.operation_id)
         {
-            m.state = u.state;
-            m.step = u.step;
-            m.submitted = u.submitted.clone();
-            m.submitted_at_ms = u.submitted_at_ms;
-            m.submissions = u.submissions;
-            m.bytes_done = u.bytes_done;
-            m.rate = u.rate;
-            m.reason = u.reason.clone();
-            m.timed_out = u.timed_out;
-            m.cancel_confirmed = u.cancel_confirmed;
-            m.started_at_ms = u.started_at_ms;
-            m.finished_at_ms = u.finished_at_ms;
+            *m = u.clone();
         }
     }
 }

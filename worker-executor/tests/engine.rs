@@ -239,7 +239,7 @@ async fn a_restarted_engine_resumes_tracking_and_submits_nothing_twice() {
         .iter()
         .find(|m| m.state == MoveState::Pending)
         .expect("a move still waits");
-    let mut u = waiting.update();
+    let mut u = waiting.clone();
     u.state = MoveState::Submitting;
     u.submitted = Some(waiting.target.clone());
     u.submissions = 1;

@@ -679,27 +679,15 @@ fn blast_result(d: &Value) -> BlastResult {
     let rereplication = vec![
         fact(
             "To rebuild",
-            format!(
-                "{} replicas, {}",
-                fmt::text(&r["replicasToRebuild"]),
-                fmt::opt(fmt::f(r, "bytesToReplicate"), fmt::bytes)
-            ),
+            replicas_and_bytes(r, "replicasToRebuild", "bytesToReplicate"),
         ),
         fact(
             "Unavailable (offline partitions)",
-            format!(
-                "{} replicas, {}",
-                fmt::text(&r["replicasUnavailable"]),
-                fmt::opt(fmt::f(r, "bytesUnavailable"), fmt::bytes)
-            ),
+            replicas_and_bytes(r, "replicasUnavailable", "bytesUnavailable"),
         ),
         fact(
             "Without a destination",
-            format!(
-                "{} replicas, {}",
-                fmt::text(&r["replicasWithoutDestination"]),
-                fmt::opt(fmt::f(r, "bytesWithoutDestination"), fmt::bytes)
-            ),
+            replicas_and_bytes(r, "replicasWithoutDestination", "bytesWithoutDestination"),
         ),
         fact(
             "Copy time at the throttle",
@@ -773,4 +761,13 @@ fn blast_result(d: &Value) -> BlastResult {
         groups,
         topics,
     }
+}
+
+/// `N replicas, B` from a re-replication answer's count and bytes fields.
+fn replicas_and_bytes(r: &Value, count: &str, bytes: &str) -> String {
+    format!(
+        "{} replicas, {}",
+        fmt::text(&r[count]),
+        fmt::opt(fmt::f(r, bytes), fmt::bytes)
+    )
 }
