@@ -47,7 +47,12 @@ pub struct Engine {
     started: bool,
     /// Last progress per move: (bytes done, at ms), for the rate.
     progress: BTreeMap<(String, i64), (u64, i64)>,
+    /// Passes a move has been seen settling (not listed, metadata still transitional).
+    settling: BTreeMap<(String, i64), u32>,
 }
+
+/// Passes a move may stay settling before the executor believes the metadata and fails it.
+const SETTLE_PASSES: u32 = 10;
 
 /// What a pass did, for the heartbeat.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -95,6 +100,14 @@ fn step_source(m: &MoveRecord) -> Vec<BrokerId> {
         .unwrap_or_else(|| m.source.clone())
 }
 
+/// True when `live` is the transitional replica set of a step from `from` to `to`: every target
+/// replica plus some of the ones being removed, and not yet the target itself.
+fn is_settling(live: &[BrokerId], from: &[BrokerId], to: &[BrokerId]) -> bool {
+    !same_set(live, to)
+        && to.iter().all(|b| live.contains(b))
+        && live.iter().all(|b| to.contains(b) || from.contains(b))
+}
+
 fn live_replicas(
     md: &ClusterMetadata,
     m: &MoveRecord,
@@ -139,6 +152,7 @@ impl Engine {
             found: Found::new(),
             started: false,
             progress: BTreeMap::new(),
+            settling: BTreeMap::new(),
         }
     }
 
@@ -386,13 +400,15 @@ impl Engine {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        let md = client.metadata(Some(&topics)).await?;
+        // Reassignments first, metadata second: a reassignment that completes between the two
+        // reads is then seen finished in the metadata rather than mid-way and not listed.
         let ongoing: BTreeSet<TopicPartition> = client
             .list_partition_reassignments(Some(&tps))
             .await?
             .into_iter()
             .map(|r| TopicPartition::new(r.topic, r.partition))
             .collect();
+        let md = client.metadata(Some(&topics)).await?;
         let sizes = self.copied_bytes(client, moves, &tracked, &md).await;
         let mut updates = Vec::new();
         let mut elect: Vec<TopicPartition> = Vec::new();
@@ -401,13 +417,28 @@ impl Engine {
             let mut u = m.clone();
             let target = m.submitted.clone().unwrap_or_else(|| step_target(m));
             let live = live_replicas(&md, m);
-            if ongoing.contains(&tp(m)) {
+            let key = (m.operation_id.clone(), m.seq);
+            let settling = !ongoing.contains(&tp(m))
+                && m.submitted.is_some()
+                && live
+                    .as_ref()
+                    .is_some_and(|(r, _, _)| is_settling(r, &step_source(m), &target))
+                && {
+                    let passes = self.settling.entry(key.clone()).or_insert(0);
+                    *passes += 1;
+                    *passes <= SETTLE_PASSES
+                };
+            if !settling {
+                self.settling.remove(&key);
+            }
+            if ongoing.contains(&tp(m)) || settling {
+                // Listed as ongoing, or no longer listed while the metadata still shows the
+                // transitional replica set (a broker's metadata can trail the controller).
                 u.state = MoveState::Active;
                 let step_bytes = m.bytes_total / u64::from(m.steps.max(1));
                 let done = u64::from(m.step) * step_bytes
                     + sizes.get(&i).copied().unwrap_or(0).min(step_bytes);
                 u.bytes_done = done.max(m.bytes_done).min(m.bytes_total);
-                let key = (m.operation_id.clone(), m.seq);
                 if let Some((before, at)) = self.progress.get(&key) {
                     let dt = (now_ms - at) as f64 / 1000.0;
                     if dt > 0.0 && u.bytes_done >= *before {
@@ -987,5 +1018,16 @@ mod tests {
         assert_eq!(participants(&[1, 2, 3], &[4, 2, 3], Some(2)), vec![1, 2, 4]);
         // Leadership only: nothing is copied, no broker is kept busy by a copy.
         assert!(participants(&[1, 2, 3], &[2, 1, 3], Some(1)).is_empty());
+    }
+
+    #[test]
+    fn a_finished_reassignment_whose_metadata_still_shows_the_union_is_settling_not_failed() {
+        // [4,3,5] -> [4,6,5]: Kafka shows [4,6,5,3] until the controller drops broker 3.
+        assert!(is_settling(&[4, 6, 5, 3], &[4, 3, 5], &[4, 6, 5]));
+        // The target itself is done, not settling.
+        assert!(!is_settling(&[4, 6, 5], &[4, 3, 5], &[4, 6, 5]));
+        // Back on the source (cancelled elsewhere) or some other set: not settling.
+        assert!(!is_settling(&[4, 3, 5], &[4, 3, 5], &[4, 6, 5]));
+        assert!(!is_settling(&[4, 6, 5, 7], &[4, 3, 5], &[4, 6, 5]));
     }
 }
