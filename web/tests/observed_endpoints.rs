@@ -517,10 +517,87 @@ async fn activity_scores_are_shares_of_traffic_that_sum_to_100() {
 }
 
 #[tokio::test]
+async fn comprehensive_pages_whole_topics_and_names_the_next_page() {
+    let h = Harness::with_fixture().await;
+    let summary = h.data("/api/v1/cluster/comprehensive?summary=true").await;
+    let expected: Vec<(String, u64)> = summary["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_string(),
+                t["partitionCount"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(summary["page"]["nextOffset"], Value::Null);
+    assert_eq!(summary["page"]["totalTopics"], expected.len());
+    assert_eq!(summary["page"]["totalPartitions"], 42);
+
+    // The default page holds the whole (small) cluster.
+    let all = h.data("/api/v1/cluster/comprehensive").await;
+    assert_eq!(all["page"]["nextOffset"], Value::Null);
+    assert_eq!(all["page"]["partitions"], 42);
+    assert_eq!(all["page"]["limit"], 1000);
+
+    // Small pages: every topic exactly once, whole, in order; a page never exceeds `limit`
+    // rows unless it holds a single larger topic; the common parts are on every page.
+    let limit = 7u64;
+    let mut seen: Vec<(String, u64)> = Vec::new();
+    let mut offset = Some(0u64);
+    let mut pages = 0;
+    while let Some(o) = offset {
+        let page = h
+            .data(&format!(
+                "/api/v1/cluster/comprehensive?limit={limit}&offset={o}"
+            ))
+            .await;
+        pages += 1;
+        let topics = page["topics"].as_array().unwrap();
+        assert!(!topics.is_empty(), "page at {o} is empty");
+        let rows: u64 = topics
+            .iter()
+            .map(|t| t["partitions"].as_array().unwrap().len() as u64)
+            .sum();
+        assert!(
+            rows <= limit || topics.len() == 1,
+            "page at {o}: {rows} rows"
+        );
+        assert_eq!(page["page"]["partitions"], rows);
+        assert_eq!(page["page"]["offset"], o);
+        assert_eq!(page["brokers"].as_array().unwrap().len(), 4);
+        assert_eq!(page["health"]["offlinePartitions"], 1);
+        for t in topics {
+            let n = t["partitions"].as_array().unwrap().len() as u64;
+            assert_eq!(t["partitionCount"], n, "{} split across pages", t["name"]);
+            seen.push((t["name"].as_str().unwrap().to_string(), n));
+        }
+        offset = page["page"]["nextOffset"].as_u64();
+        assert!(pages <= expected.len(), "paging does not end");
+    }
+    assert_eq!(seen, expected);
+    assert!(pages > 1);
+
+    // Past the end: no topics, no next page.
+    let past = h
+        .data(&format!(
+            "/api/v1/cluster/comprehensive?offset={}",
+            expected.len() + 5
+        ))
+        .await;
+    assert_eq!(past["topics"].as_array().unwrap().len(), 0);
+    assert_eq!(past["page"]["nextOffset"], Value::Null);
+}
+
+#[tokio::test]
 async fn bad_input_gives_the_error_envelope_with_a_4xx() {
     let h = Harness::with_fixture().await;
-    let cases: [(&str, u16); 28] = [
+    let cases: [(&str, u16); 31] = [
         ("/api/v1/cluster?verbose=true", 400),
+        ("/api/v1/cluster/comprehensive?offset=-1", 400),
+        ("/api/v1/cluster/comprehensive?limit=many", 400),
+        ("/api/v1/cluster/comprehensive?summary=true&limit=10", 400),
         ("/api/v1/brokers/racks?rack=r1", 400),
         ("/api/v1/cluster/follower-lag?sumary=true", 400),
         ("/api/v1/partitions?minimal=true&feilds=leader", 400),

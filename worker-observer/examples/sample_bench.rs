@@ -181,6 +181,7 @@ async fn read_bench(
         "/api/v1/partitions?minimal=true".to_string(),
         "/api/v1/cluster/follower-lag".to_string(),
         "/api/v1/cluster/comprehensive".to_string(),
+        "/api/v1/cluster/comprehensive?offset=500".to_string(),
     ];
     for path in paths {
         let url = Arc::new(format!("{base}{path}"));

@@ -522,10 +522,11 @@ fn observed() -> Vec<(&'static str, Value)> {
                 sample(vec![
                     ("cluster", r("ClusterInfo")),
                     ("brokers", rows("`id`, `host`, `port`, `rack`, `alive`, `isController`, `firstSeenAt`, `lastSeenAt`, `logDirsRead`, `logDirsError`, `leaders`, `followers`, `replicas`, `futureReplicas`, `diskBytes`, `loads`, `activityScore`")),
-                    ("topics", rows("`name`, `topicId`, `internal`, `compacted`, `partitionCount`, `replicationFactor`, `minInsyncReplicas`, `retentionMs`, `retentionBytes`, `cleanupPolicy`, `sizeBytes`, `replicaBytes`, the four rates, `underReplicatedPartitions`, `offlinePartitions`, `underMinIsrPartitions`, `activityScore`, and `partitions[]` unless `summary=true`")),
+                    ("topics", rows("`name`, `topicId`, `internal`, `compacted`, `partitionCount`, `replicationFactor`, `minInsyncReplicas`, `retentionMs`, `retentionBytes`, `cleanupPolicy`, `sizeBytes`, `replicaBytes`, the four rates, `underReplicatedPartitions`, `offlinePartitions`, `underMinIsrPartitions`, `activityScore`, and `partitions[]` unless `summary=true`; the page's topics without `summary`")),
                     ("consumerGroups", obj("`total`, `byState`, `groups[]` (`groupId`, `state`, `protocolType`, `members`, `coordinator`, `offsetsRead`, `partitions`, `totalLag`)", vec![])),
                     ("health", obj("`status`, `brokersAlive`, `brokersDown`, `offlinePartitions`, `underReplicatedPartitions`, `underMinIsrPartitions`, `atMinIsrPartitions`", vec![])),
                     ("rackAssessment", obj("as in `GET /api/v1/brokers/racks`", vec![])),
+                    ("page", obj("`offset`, `limit`, `topics`, `partitions`, `totalTopics`, `totalPartitions`, `nextOffset` (`null` on the last page)", vec![])),
                 ]),
             ),
         ),

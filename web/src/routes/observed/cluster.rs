@@ -2,6 +2,7 @@
 //! `/partitions` and `/brokers/racks`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use axum::extract::State;
 use axum::response::Response;
@@ -231,14 +232,6 @@ fn cluster_summary(v: &View, now_ms: i64) -> Value {
     })
 }
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct SummaryQuery {
-    /// `true` omits every topic's `partitions` array (default false).
-    summary: Option<bool>,
-}
-
 // ---------------------------------------------------------------------------------------------
 // GET /api/v1/cluster
 
@@ -382,45 +375,117 @@ pub(crate) fn topic_out<'a>(v: &'a View, t: usize, rows: Option<&'a [Field]>) ->
     }
 }
 
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ComprehensiveQuery {
+    /// `true` omits every topic's `partitions` array and gives every topic (default false).
+    summary: Option<bool>,
+    /// Partition rows per page (default 1000, at most 100,000; 0 = default). Topics are never
+    /// split: a page holds whole topics, at least one.
+    limit: Option<usize>,
+    /// The index of the page's first topic (default 0): the previous page's `page.nextOffset`.
+    offset: Option<usize>,
+}
+
 #[utoipa::path(
     get,
     path = "/api/v1/cluster/comprehensive",
     tag = "cluster",
     operation_id = "getClusterComprehensive",
     summary = "Full cluster data",
-    description = "The cluster, brokers, topics (with partitions unless `summary=true`), consumer groups, health and rack assessment of one sample.",
-    params(SummaryQuery),
+    description = "The cluster, brokers, topics (with partitions unless `summary=true`), consumer groups, health and rack assessment of one sample. Without `summary` the topics come in pages of whole topics holding at most `limit` partition rows; `page.nextOffset` names the next page.",
+    params(ComprehensiveQuery),
     responses(
         (status = 200, description = "Full cluster data", body = ref("ClusterComprehensive")),
+        (status = 400, description = "Malformed query, or `limit`/`offset` with `summary=true`"),
         (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
     )
 )]
 pub async fn comprehensive(
     State(state): State<AppState>,
-    Query(q): Query<SummaryQuery>,
+    Query(q): Query<ComprehensiveQuery>,
 ) -> Result<Response, ApiError> {
-    let v = view::require(&state).await?;
     let summary = q.summary.unwrap_or(false);
-    let key = if summary {
-        "comprehensive-summary"
+    if summary && (q.limit.is_some() || q.offset.is_some()) {
+        return Err(ApiError::bad_request(
+            "invalid query",
+            "limit and offset page the partition rows; summary=true has none",
+        ));
+    }
+    let v = view::require(&state).await?;
+    let n = limit(q.limit, PARTITIONS_DEFAULT_LIMIT, PARTITIONS_MAX_LIMIT);
+    let offset = q.offset.unwrap_or(0);
+    // Everything but the cluster object (whose `ageMs` moves) and the topics is rendered once
+    // per view; the topics of the default pages (and the summary) too.
+    let common = v.rendered("comprehensive-common", || comprehensive_common(&v));
+    let make_topics = || comprehensive_topics(&v, summary, offset, n);
+    let topics = if summary {
+        v.rendered("comprehensive-summary-topics", make_topics)
+    } else if n == PARTITIONS_DEFAULT_LIMIT && offset <= v.raw.topics.len() {
+        v.rendered(format!("comprehensive-topics:{offset}"), make_topics)
     } else {
-        "comprehensive"
+        Arc::new(make_topics())
     };
-    // Everything but the cluster object (whose `ageMs` moves) is rendered once per view.
-    let rest = v.rendered(key, || comprehensive_rest(&v, summary));
     let cluster = serde_json::to_string(&cluster_summary(&v, state.clock.now_ms()))
         .map_err(|e| ApiError::internal("response encoding failed", e.to_string()))?;
-    let mut data = String::with_capacity(rest.len() + cluster.len() + 16);
+    let mut data = String::with_capacity(common.len() + topics.len() + cluster.len() + 32);
     data.push_str("{\"cluster\":");
     data.push_str(&cluster);
     data.push(',');
-    data.push_str(rest.get(1..).unwrap_or("}"));
+    data.push_str(&topics);
+    data.push(',');
+    data.push_str(&common);
+    data.push('}');
     Ok(ok_raw(&data))
 }
 
-fn comprehensive_rest(v: &View, summary: bool) -> String {
+/// The topics of one page: `"topics":[..],"page":{..}` (no braces). With `summary`, every topic
+/// without its partitions.
+fn comprehensive_topics(v: &View, summary: bool, offset: usize, limit: usize) -> String {
+    let total_topics = v.raw.topics.len();
+    let start = if summary { 0 } else { offset.min(total_topics) };
+    let mut end = start;
+    let mut rows = 0usize;
+    while end < total_topics {
+        let count = v.topics[end].partitions.len();
+        if !summary && end > start && rows + count > limit {
+            break;
+        }
+        rows += count;
+        end += 1;
+    }
     let fields = all_fields();
-    let rows = (!summary).then_some(fields.as_slice());
+    let with_rows = (!summary).then_some(fields.as_slice());
+    let topics: Vec<TopicOut> = (start..end).map(|t| topic_out(v, t, with_rows)).collect();
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Page {
+        offset: usize,
+        limit: Option<usize>,
+        topics: usize,
+        partitions: usize,
+        total_topics: usize,
+        total_partitions: usize,
+        next_offset: Option<usize>,
+    }
+    let page = Page {
+        offset: start,
+        limit: (!summary).then_some(limit),
+        topics: end - start,
+        partitions: if summary { 0 } else { rows },
+        total_topics,
+        total_partitions: v.raw.partitions.len(),
+        next_offset: (end < total_topics).then_some(end),
+    };
+    let topics = serde_json::to_string(&topics).unwrap_or_else(|_| "[]".into());
+    let page = serde_json::to_string(&page).unwrap_or_else(|_| "{}".into());
+    format!("\"topics\":{topics},\"page\":{page}")
+}
+
+/// Brokers, consumer groups, health, rack assessment and coverage: the same on every page
+/// (rendered without the enclosing braces).
+fn comprehensive_common(v: &View) -> String {
     let mut by_state: BTreeMap<&str, usize> = BTreeMap::new();
     for g in &v.raw.groups {
         *by_state
@@ -447,19 +512,15 @@ fn comprehensive_rest(v: &View, summary: bool) -> String {
         .collect();
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
-    struct Rest<'a> {
+    struct Common<'a> {
         brokers: Vec<BrokerOut<'a>>,
-        topics: Vec<TopicOut<'a>>,
         consumer_groups: Value,
         health: Value,
         rack_assessment: &'a view::RackAssessment,
         coverage: &'a Coverage,
     }
-    let rest = Rest {
+    let common = Common {
         brokers: brokers_out(v),
-        topics: (0..v.raw.topics.len())
-            .map(|t| topic_out(v, t, rows))
-            .collect(),
         consumer_groups: json!({
             "total": v.raw.groups.len(),
             "byState": by_state,
@@ -469,7 +530,10 @@ fn comprehensive_rest(v: &View, summary: bool) -> String {
         rack_assessment: &v.rack_assessment,
         coverage: &v.coverage,
     };
-    serde_json::to_string(&rest).unwrap_or_else(|_| "{}".into())
+    let json = serde_json::to_string(&common).unwrap_or_else(|_| "{}".into());
+    json.get(1..json.len().saturating_sub(1))
+        .unwrap_or_default()
+        .to_string()
 }
 
 // ---------------------------------------------------------------------------------------------
