@@ -22,6 +22,8 @@ pub struct HttpMetrics {
     /// `ballast_audit_events_failure_total{error_type}`: audit writes that failed and were
     /// retried (`busy`, `pool`), and events that were lost (`dropped`).
     audit_failures: IntCounterVec,
+    /// The latest scrape and when it started: concurrent scrapes share one rendering.
+    latest: tokio::sync::Mutex<Option<(std::time::Instant, std::sync::Arc<String>)>>,
 }
 
 impl HttpMetrics {
@@ -68,6 +70,7 @@ impl HttpMetrics {
             requests,
             duration,
             audit_failures,
+            latest: tokio::sync::Mutex::new(None),
         }
     }
 
@@ -90,6 +93,23 @@ impl Default for HttpMetrics {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// A scrape: concurrent scrapes share one rendering, and a scrape only takes a rendering that
+/// started after it arrived, so no answer is older than its request. Under many concurrent
+/// scrapers each waits for at most the rendering in progress plus its own.
+pub async fn scrape(state: &AppState) -> Result<std::sync::Arc<String>, ApiError> {
+    let arrived = std::time::Instant::now();
+    let mut latest = state.metrics.latest.lock().await;
+    if let Some((started, text)) = latest.as_ref() {
+        if *started >= arrived {
+            return Ok(text.clone());
+        }
+    }
+    let started = std::time::Instant::now();
+    let text = std::sync::Arc::new(render(state).await?);
+    *latest = Some((started, text.clone()));
+    Ok(text)
 }
 
 /// Renders every metric family, sorted by name.

@@ -824,3 +824,41 @@ async fn follower_lag_partition_lists_are_cut_at_the_limit_and_say_how_many_ther
         "largest first"
     );
 }
+
+#[tokio::test]
+async fn a_scrape_counts_every_request_answered_before_it_even_when_scrapes_are_shared() {
+    let h = Harness::with_fixture().await;
+    let count = |text: &str| -> f64 {
+        observed_common::parse_prometheus(text)
+            .iter()
+            .filter(|(n, l, _)| {
+                n == "ballast_http_requests_total"
+                    && l.iter()
+                        .any(|(k, v)| k == "route" && v == "/api/v1/cluster/health")
+            })
+            .map(|(_, _, v)| *v)
+            .sum()
+    };
+    for i in 1..=5 {
+        let (status, _) = h.get("/api/v1/cluster/health").await;
+        assert_eq!(status, 200);
+        // Many scrapes at once share renderings; none may predate the request above.
+        let scrapes: Vec<_> = (0..20)
+            .map(|_| {
+                let url = h.url("/metrics");
+                tokio::spawn(async move {
+                    reqwest::get(url)
+                        .await
+                        .expect("scrape")
+                        .text()
+                        .await
+                        .expect("text")
+                })
+            })
+            .collect();
+        for scrape in scrapes {
+            let text = scrape.await.expect("scrape task");
+            assert_eq!(count(&text), f64::from(i), "after {i} requests");
+        }
+    }
+}

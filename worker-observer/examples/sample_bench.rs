@@ -13,7 +13,7 @@
 //! topic 0 to 3 groups, 1.4 on average) `--ticks N` (default 3) `--interval S` (seconds between
 //! ticks, default 10) `--bootstrap ADDR` (use a running cluster instead of starting one)
 //! `--ballast PATH` (default `target/release/ballast`) `--read-bench` `--clients N` (default 100)
-//! `--seconds S` (per endpoint, default 5).
+//! `--seconds S` (per endpoint, default 5) `--only TEXT` (only endpoints whose path contains it).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -122,6 +122,7 @@ async fn read_bench(
     clients: usize,
     seconds: u64,
     topic: &str,
+    topics: u64,
 ) -> Result<(), String> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -181,9 +182,14 @@ async fn read_bench(
         "/api/v1/partitions?minimal=true".to_string(),
         "/api/v1/cluster/follower-lag".to_string(),
         "/api/v1/cluster/comprehensive".to_string(),
-        "/api/v1/cluster/comprehensive?offset=500".to_string(),
+        // A page from the middle of the cluster (the default page size).
+        format!("/api/v1/cluster/comprehensive?offset={}", topics / 2),
     ];
-    for path in paths {
+    let only = std::env::args()
+        .skip_while(|a| a != "--only")
+        .nth(1)
+        .unwrap_or_default();
+    for path in paths.into_iter().filter(|p| p.contains(&only)) {
         let url = Arc::new(format!("{base}{path}"));
         let deadline = Instant::now() + Duration::from_secs(seconds);
         let mut tasks = tokio::task::JoinSet::new();
@@ -362,7 +368,15 @@ async fn main() -> Result<(), String> {
     drop(client);
     drop(sim);
     if flag("--read-bench") {
-        read_bench(dir.path(), &bootstrap, clients, seconds, &first_topic).await?;
+        read_bench(
+            dir.path(),
+            &bootstrap,
+            clients,
+            seconds,
+            &first_topic,
+            topics,
+        )
+        .await?;
     }
     Ok(())
 }

@@ -152,9 +152,9 @@ pub async fn version(State(state): State<AppState>) -> ApiResult<Value> {
     responses((status = 200, description = "Metrics in the Prometheus text format", content_type = "text/plain; version=0.0.4; charset=utf-8", body = String))
 )]
 pub async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
-    let text = metrics::render(&state).await?;
+    let text = metrics::scrape(&state).await?;
     Ok((
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
-        text,
+        text.as_str().to_owned(),
     ))
 }
