@@ -81,11 +81,13 @@ pub fn assess(f: &Facts) -> Assessment {
         )),
         Some(_) => {}
     }
+    // A majority is more than half: exactly half down does not block.
     let known = f.brokers_known.len();
     let alive = f.brokers_known.intersection(&f.brokers_alive).count();
-    if known > 0 && alive * 2 <= known {
+    let down = known - alive;
+    if down * 2 > known {
         a.hard.push(format!(
-            "a majority of brokers is unavailable: {alive} of {known} alive"
+            "a majority of brokers is unavailable: {down} of {known} down"
         ));
     }
     if !f.isr_shrunk_sustained.is_empty() {
@@ -240,13 +242,20 @@ mod tests {
     }
 
     #[test]
-    fn half_the_brokers_down_is_not_a_majority_alive() {
+    fn only_a_majority_of_known_brokers_down_blocks_half_down_does_not() {
         let mut f = healthy();
         f.brokers_known = [1, 2, 3, 4].into_iter().collect();
         f.brokers_alive = [1, 2].into_iter().collect();
-        assert!(!assess(&f).hard.is_empty());
-        f.brokers_alive = [1, 2, 3].into_iter().collect();
-        assert!(assess(&f).hard.is_empty());
+        assert!(assess(&f).hard.is_empty(), "2 of 4 down is not a majority");
+        f.brokers_alive = [1].into_iter().collect();
+        let a = assess(&f);
+        assert!(!a.allows(true), "3 of 4 down is a majority");
+        assert!(a.message(true).contains("3 of 4"), "{}", a.message(true));
+        f.brokers_known = [1, 2, 3].into_iter().collect();
+        f.brokers_alive = [1, 2].into_iter().collect();
+        assert!(assess(&f).hard.is_empty(), "1 of 3 down");
+        f.brokers_alive = [1].into_iter().collect();
+        assert!(!assess(&f).hard.is_empty(), "2 of 3 down");
     }
 
     #[test]
