@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 
 use ballast_model::BrokerId;
 
-/// The replica lists a move goes through, each adding one broker and dropping one, ending at
-/// `target` (in `target`'s order, so its first replica is the preferred leader). A move that only
-/// reorders is one step.
+/// The replica lists a move goes through, ending at `target` (in `target`'s order, so its first
+/// replica is the preferred leader). Every step adds at most one broker: replaced replicas are
+/// swapped one for one, then further added replicas (a growing replication factor) come one per
+/// step, then further removed ones (a shrinking replication factor) go in one last step of their
+/// own. A move that only reorders, adds one, or only removes is one step.
 pub fn steps(source: &[BrokerId], target: &[BrokerId]) -> Vec<Vec<BrokerId>> {
     let adding: Vec<BrokerId> = target
         .iter()
@@ -20,22 +22,28 @@ pub fn steps(source: &[BrokerId], target: &[BrokerId]) -> Vec<Vec<BrokerId>> {
         .copied()
         .filter(|b| !target.contains(b))
         .collect();
-    if adding.len() <= 1 || adding.len() != removing.len() {
-        return vec![target.to_vec()];
-    }
-    let mut out = Vec::with_capacity(adding.len());
+    let mut out: Vec<Vec<BrokerId>> = Vec::new();
     let mut current = source.to_vec();
-    for (i, (add, remove)) in adding.iter().zip(&removing).enumerate() {
-        if i + 1 == adding.len() {
-            out.push(target.to_vec());
-        } else {
-            for r in current.iter_mut() {
-                if r == remove {
-                    *r = *add;
-                }
+    for (add, remove) in adding.iter().zip(&removing) {
+        for r in current.iter_mut() {
+            if r == remove {
+                *r = *add;
             }
-            out.push(current.clone());
         }
+        out.push(current.clone());
+    }
+    for add in adding.iter().skip(removing.len()) {
+        current.push(*add);
+        out.push(current.clone());
+    }
+    if removing.len() > adding.len() {
+        current.retain(|b| target.contains(b));
+        out.push(current);
+    }
+    // The last step is the target itself, in its order.
+    match out.last_mut() {
+        Some(last) => *last = target.to_vec(),
+        None => out.push(target.to_vec()),
     }
     out
 }
@@ -121,6 +129,67 @@ mod tests {
                 added, 1,
                 "one added replica per step: {before:?} -> {step:?}"
             );
+        }
+    }
+
+    /// Every step adds at most one replica to the one before and the last is the target.
+    fn check_steps(source: &[BrokerId], target: &[BrokerId]) -> Vec<Vec<BrokerId>> {
+        let s = steps(source, target);
+        assert_eq!(s.last().map(Vec::as_slice), Some(target));
+        let mut before = source.to_vec();
+        for step in &s {
+            let added = step.iter().filter(|b| !before.contains(b)).count();
+            assert!(
+                added <= 1,
+                "one added replica per step: {before:?} -> {step:?}"
+            );
+            before = step.clone();
+        }
+        s
+    }
+
+    #[test]
+    fn growing_the_replication_factor_adds_one_replica_per_step() {
+        assert_eq!(
+            check_steps(&[1, 2], &[1, 2, 3, 4]),
+            vec![vec![1, 2, 3], vec![1, 2, 3, 4]]
+        );
+        // Replaced replicas are swapped first, then the extra ones are added.
+        assert_eq!(
+            check_steps(&[1, 2], &[3, 4, 5]),
+            vec![vec![3, 2], vec![3, 4], vec![3, 4, 5]]
+        );
+        assert_eq!(check_steps(&[1, 2], &[1, 2, 3]), vec![vec![1, 2, 3]]);
+    }
+
+    #[test]
+    fn shrinking_the_replication_factor_removes_in_a_step_of_its_own() {
+        assert_eq!(check_steps(&[1, 2, 3, 4], &[1, 2]), vec![vec![1, 2]]);
+        assert_eq!(
+            check_steps(&[1, 2, 3, 4], &[5, 2]),
+            vec![vec![5, 2, 3, 4], vec![5, 2]]
+        );
+        assert_eq!(
+            check_steps(&[1, 2, 3], &[4, 5]),
+            vec![vec![4, 2, 3], vec![4, 5, 3], vec![4, 5]]
+        );
+    }
+
+    #[test]
+    fn no_step_of_any_move_adds_more_than_one_replica() {
+        let sets: [&[BrokerId]; 7] = [
+            &[1],
+            &[1, 2],
+            &[2, 1],
+            &[1, 2, 3],
+            &[4, 5, 6, 7],
+            &[3, 6, 1, 8, 2],
+            &[9, 8, 7],
+        ];
+        for source in sets {
+            for target in sets {
+                check_steps(source, target);
+            }
         }
     }
 
