@@ -589,7 +589,19 @@ impl Store {
         updates: &[MoveRecord],
         now_ms: i64,
     ) -> Result<(), StoreError> {
-        if updates.is_empty() {
+        self.update_moves_audited(lease, updates, &[], now_ms)
+    }
+
+    /// [`Store::update_moves`] and `audit` appended in the same transaction: the moves' new
+    /// state and the events that record it are written together or not at all.
+    pub fn update_moves_audited(
+        &self,
+        lease: Option<&Lease>,
+        updates: &[MoveRecord],
+        audit: &[NewAuditEvent],
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        if updates.is_empty() && audit.is_empty() {
             return Ok(());
         }
         self.write(|tx| {
@@ -626,8 +638,17 @@ impl Store {
                     )));
                 }
             }
-            tx.prepare_cached("UPDATE operations SET updated_at_ms = ?2 WHERE id = ?1")?
-                .execute(params![updates[0].operation_id, now_ms])?;
+            for id in updates
+                .iter()
+                .map(|u| u.operation_id.as_str())
+                .collect::<std::collections::BTreeSet<_>>()
+            {
+                tx.prepare_cached("UPDATE operations SET updated_at_ms = ?2 WHERE id = ?1")?
+                    .execute(params![id, now_ms])?;
+            }
+            for e in audit {
+                audit::insert_tx(tx, e)?;
+            }
             Ok(())
         })
     }

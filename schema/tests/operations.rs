@@ -173,3 +173,38 @@ fn cancel_is_a_request_on_an_unfinished_operation_only() {
         CancelRequest::NotFound
     );
 }
+
+#[test]
+fn a_move_update_and_its_audit_event_are_written_together_or_not_at_all() {
+    let (_dir, store) = fresh_store();
+    let Queued::Started { id, .. } = store.queue_operation(&op(1), None, T0, 30_000).unwrap()
+    else {
+        panic!("the slot is free");
+    };
+    let before = store.moves(&id).unwrap();
+    let mut timed_out = before[0].clone();
+    timed_out.state = MoveState::Cancelled;
+    timed_out.timed_out = true;
+    let event = |related: Option<i64>| NewAuditEvent {
+        action: "reassignments.timeout".into(),
+        method: "INTERNAL".into(),
+        related_event_id: related,
+        ..audit()
+    };
+    let query = ballast_schema::AuditQuery {
+        action: Some("reassignments.timeout".into()),
+        ..Default::default()
+    };
+    // An event the store refuses (it names no event) takes the move update with it.
+    assert!(store
+        .update_moves_audited(None, &[timed_out.clone()], &[event(Some(999))], T0 + 1)
+        .is_err());
+    assert_eq!(store.moves(&id).unwrap(), before);
+    assert!(store.list_audit(&query).unwrap().events.is_empty());
+    // Both go in.
+    store
+        .update_moves_audited(None, &[timed_out.clone()], &[event(None)], T0 + 2)
+        .unwrap();
+    assert_eq!(store.moves(&id).unwrap(), vec![timed_out]);
+    assert_eq!(store.list_audit(&query).unwrap().events.len(), 1);
+}
