@@ -213,6 +213,8 @@ pub struct Timing {
     pub proposal_freshness: Duration,
     /// `BALLAST_MOVE_TIMEOUT`
     pub move_timeout: Duration,
+    /// `BALLAST_PREFLIGHT_HOLD_MAX`
+    pub preflight_hold_max: Duration,
     /// `BALLAST_APPROVAL_TTL`
     pub approval_ttl: Duration,
     /// `BALLAST_TOPIC_PREVIEW_MAX_AGE`
@@ -474,6 +476,7 @@ fn read_timing(r: &mut Reader) -> Timing {
         rate_window: positive("BALLAST_RATE_WINDOW"),
         proposal_freshness: positive("BALLAST_PROPOSAL_FRESHNESS"),
         move_timeout: positive("BALLAST_MOVE_TIMEOUT"),
+        preflight_hold_max: positive("BALLAST_PREFLIGHT_HOLD_MAX"),
         approval_ttl: positive("BALLAST_APPROVAL_TTL"),
         topic_preview_max_age: positive("BALLAST_TOPIC_PREVIEW_MAX_AGE"),
         readings_retention: positive("BALLAST_READINGS_RETENTION"),

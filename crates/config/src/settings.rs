@@ -352,6 +352,12 @@ pub static SETTINGS: &[SettingSpec] = &[
         "a tracked move no execution drives is cancelled this long after its last submission",
     ),
     setting(
+        "BALLAST_PREFLIGHT_HOLD_MAX",
+        Some("10m"),
+        "timing",
+        "pending moves a hard pre-flight blocker holds back fail after this long",
+    ),
+    setting(
         "BALLAST_APPROVAL_TTL",
         Some("15m"),
         "timing",

@@ -128,6 +128,7 @@ fn defaults_match_the_spec() {
     assert_eq!(t.heal_cooldown, min(30));
     assert_eq!(t.proposal_freshness, min(2));
     assert_eq!(t.move_timeout, min(12 * 60));
+    assert_eq!(t.preflight_hold_max, min(10));
     assert_eq!(t.approval_ttl, min(15));
     assert_eq!(t.topic_preview_max_age, Duration::from_secs(60));
     assert_eq!(t.readings_retention, min(7 * 24 * 60));
