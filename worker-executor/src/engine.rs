@@ -11,21 +11,30 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use ballast_config::Config;
-use ballast_kafka::{AlterConfigOp, Client, ClusterMetadata, ConfigResource, TopicPartition};
+use ballast_kafka::{
+    AlterConfigOp, Client, ClusterMetadata, ConfigResource, Reassignment, TopicPartition,
+};
 use ballast_model::BrokerId;
 use ballast_schema::{
     Lease, MoveRecord, MoveState, NewAuditEvent, OperationRecord, OperationState, Store, StoreError,
 };
 use serde_json::{json, Value};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::preflight;
 use crate::stale::{self, Verdict};
-use crate::throttle::{self, Found, Moving, Target, Throttles};
+use crate::throttle::{self, Change, Configs, Moving, Target};
 use crate::waves::{self, Waiting};
 
 /// The settings key of the throttle rate changed at run time (MB/s).
 pub const THROTTLE_RATE_KEY: &str = "throttle.rate_mb";
+
+/// The settings key of the throttle changes not confirmed yet (JSON: target and config names),
+/// so a restarted executor still removes a throttle from a broker that was down when it started.
+pub const THROTTLE_CLEANUP_KEY: &str = "executor.throttle_cleanup";
+
+/// The reason a pending move shows while a hard pre-flight blocker holds its wave back.
+const HELD_PREFIX: &str = "held back: ";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
@@ -35,15 +44,22 @@ pub enum ExecError {
     Cluster(#[from] ballast_kafka::Error),
 }
 
-/// What the executor keeps between passes. Everything that matters is in SQLite; this is only
-/// what makes the next pass cheaper (the lease, the throttles applied, the last progress).
+/// What the executor keeps between passes. Everything that matters is in SQLite (throttle
+/// changes not confirmed yet included); this is only what makes the next pass cheaper (the
+/// lease, the throttles known set, the last progress, since when a blocker holds a wave back).
 pub struct Engine {
     store: Store,
     config: Arc<Config>,
     lease: Option<Lease>,
-    /// Throttles this process set (or found at start and has not cleared yet).
-    applied: Throttles,
-    found: Found,
+    /// Throttle configs the cluster has as far as this process knows: set by it, found at start,
+    /// or remembered as not removed yet.
+    throttles: Configs,
+    /// The value last written under [`THROTTLE_CLEANUP_KEY`].
+    cleanup_saved: Option<String>,
+    /// The unconfirmed throttle changes last logged (a new list is logged, not every pass).
+    pending_logged: Vec<String>,
+    /// A hard pre-flight blocker holding the running operation's next wave back.
+    hold: Option<Hold>,
     started: bool,
     /// Last progress per move: (bytes done, at ms), for the rate.
     progress: BTreeMap<(String, i64), (u64, i64)>,
@@ -53,6 +69,23 @@ pub struct Engine {
 
 /// Passes a move may stay settling before the executor believes the metadata and fails it.
 const SETTLE_PASSES: u32 = 10;
+
+/// A wave held back by a hard pre-flight blocker, since the first pass that saw one.
+#[derive(Debug, Clone)]
+struct Hold {
+    operation: String,
+    since_ms: i64,
+    reason: String,
+}
+
+/// What a throttle pass did.
+#[derive(Debug, Default)]
+struct ThrottlePass {
+    /// Config changes sent.
+    sent: usize,
+    /// Changes not confirmed (a broker down or refusing): sent again every pass.
+    pending: Vec<Change>,
+}
 
 /// What a pass did, for the heartbeat.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -65,7 +98,18 @@ pub struct Report {
     pub pending: usize,
     pub finished: bool,
     pub throttle_changes: usize,
+    /// Throttle changes not confirmed yet (a broker down or refusing), retried every pass.
+    pub throttle_pending: Vec<String>,
+    /// The hard pre-flight blocker holding the next wave back, if any.
+    pub held: Option<String>,
     pub note: Option<String>,
+}
+
+impl Report {
+    fn throttles(&mut self, pass: &ThrottlePass) {
+        self.throttle_changes += pass.sent;
+        self.throttle_pending = pass.pending.iter().map(ToString::to_string).collect();
+    }
 }
 
 fn millis(d: std::time::Duration) -> i64 {
@@ -80,6 +124,14 @@ fn same_set(a: &[BrokerId], b: &[BrokerId]) -> bool {
     let a: BTreeSet<_> = a.iter().collect();
     let b: BTreeSet<_> = b.iter().collect();
     a == b
+}
+
+/// How many steps a move takes (computed, not stored: a move stored by an older release may
+/// have counted fewer).
+fn steps_of(m: &MoveRecord) -> u32 {
+    u32::try_from(waves::steps(&m.source, &m.target).len())
+        .unwrap_or(u32::MAX)
+        .max(1)
 }
 
 /// The replica list a move's current step goes to.
@@ -131,6 +183,26 @@ fn participants(from: &[BrokerId], to: &[BrokerId], leader: Option<BrokerId>) ->
     out.into_iter().collect()
 }
 
+fn resource_of(target: &Target) -> ConfigResource {
+    match target {
+        Target::Broker(b) => ConfigResource::Broker(*b),
+        Target::BrokerDefaults => ConfigResource::BrokerDefaults,
+        Target::Topic(t) => ConfigResource::Topic(t.clone()),
+    }
+}
+
+fn op_of(c: &Change) -> AlterConfigOp {
+    match &c.value {
+        Some(v) => AlterConfigOp::Set {
+            name: c.name.to_string(),
+            value: v.clone(),
+        },
+        None => AlterConfigOp::Delete {
+            name: c.name.to_string(),
+        },
+    }
+}
+
 fn moving_of(m: &MoveRecord) -> Moving {
     let from = step_source(m);
     let to = m.submitted.clone().unwrap_or_else(|| step_target(m));
@@ -148,8 +220,10 @@ impl Engine {
             store,
             config,
             lease: None,
-            applied: Throttles::default(),
-            found: Found::new(),
+            throttles: Configs::new(),
+            cleanup_saved: None,
+            pending_logged: Vec::new(),
+            hold: None,
             started: false,
             progress: BTreeMap::new(),
             settling: BTreeMap::new(),
@@ -185,7 +259,9 @@ impl Engine {
         self.track_undriven(client, now_ms).await?;
         let Some(op) = self.store.next_operation()? else {
             self.lease = None;
-            report.throttle_changes = self.reconcile_throttles(client, &[]).await?;
+            self.hold = None;
+            let pass = self.reconcile_throttles(client, &[], now_ms).await?;
+            report.throttles(&pass);
             return Ok(report);
         };
         report.operation = Some(op.id.clone());
@@ -194,7 +270,8 @@ impl Engine {
             return Ok(report);
         };
         if op.cancel_requested {
-            self.cancel(client, &op, &lease, now_ms).await?;
+            let pass = self.cancel(client, &op, &lease, now_ms).await?;
+            report.throttles(&pass);
             report.state = Some("cancelled".into());
             report.finished = true;
             return Ok(report);
@@ -218,13 +295,23 @@ impl Engine {
             .iter()
             .filter(|m| m.state == MoveState::Pending)
             .count();
+        report.held = self
+            .hold
+            .as_ref()
+            .filter(|h| h.operation == op.id)
+            .map(|h| h.reason.clone());
+        // Throttle changes that fail (a broker down) stay pending and are retried every pass;
+        // they never keep an operation from finishing.
         if moves.iter().all(|m| m.state.is_finished()) {
-            report.throttle_changes = self.reconcile_throttles(client, &[]).await?;
+            let pass = self.reconcile_throttles(client, &[], now_ms).await?;
+            report.throttles(&pass);
             self.finish(&op, &lease, &moves, now_ms)?;
+            self.hold = None;
             report.finished = true;
             report.state = Some("finished".into());
         } else {
-            report.throttle_changes = self.reconcile_throttles(client, &in_flight).await?;
+            let pass = self.reconcile_throttles(client, &in_flight, now_ms).await?;
+            report.throttles(&pass);
             report.state = Some("running".into());
         }
         Ok(report)
@@ -278,7 +365,7 @@ impl Engine {
                 .map(|t| ConfigResource::Topic(t.name.clone())),
         );
         let configs = client.describe_configs(&resources).await?;
-        let mut found = Found::new();
+        let mut found = Configs::new();
         for rc in configs {
             for e in &rc.entries {
                 let Some(name) = throttle::throttle_name(&e.name) else {
@@ -298,7 +385,10 @@ impl Engine {
                     ConfigResource::BrokerDefaults => Target::BrokerDefaults,
                     ConfigResource::Topic(t) => Target::Topic(t.clone()),
                 };
-                found.entry(target).or_default().insert(name);
+                found
+                    .entry(target)
+                    .or_default()
+                    .insert(name, e.value.clone());
             }
         }
         if !found.is_empty() {
@@ -307,19 +397,38 @@ impl Engine {
                 "replication throttles found set at start"
             );
         }
-        self.found = found;
+        // Changes an earlier run could not confirm (e.g. on a broker that is down now, which the
+        // scan cannot read): still to be removed unless wanted.
+        let saved = self.store.setting(THROTTLE_CLEANUP_KEY)?;
+        if let Some(text) = &saved {
+            match serde_json::from_str::<Vec<(Target, Vec<String>)>>(text) {
+                Ok(list) => {
+                    for (target, names) in list {
+                        let e = found.entry(target).or_default();
+                        for name in names.iter().filter_map(|n| throttle::throttle_name(n)) {
+                            e.entry(name).or_insert(None);
+                        }
+                    }
+                }
+                Err(e) => warn!(error = %e, "unreadable saved throttle cleanup ignored"),
+            }
+        }
+        self.cleanup_saved = saved;
+        self.throttles = found;
         Ok(())
     }
 
     /// Makes the cluster's throttles exactly those of `in_flight` (and of tracked moves of other
-    /// operations). Returns the number of config changes sent.
+    /// operations). Changes are sent per resource: one a broker refuses or cannot take (it is
+    /// down) stays pending, is retried every pass and is saved so a restart retries it too.
     async fn reconcile_throttles(
         &mut self,
         client: &Client,
         in_flight: &[MoveRecord],
-    ) -> Result<usize, ExecError> {
+        now_ms: i64,
+    ) -> Result<ThrottlePass, StoreError> {
         if !self.managed() {
-            return Ok(0);
+            return Ok(ThrottlePass::default());
         }
         let mut moving: Vec<Moving> = in_flight.iter().map(moving_of).collect();
         let seen: BTreeSet<(String, i64)> = in_flight
@@ -331,52 +440,133 @@ impl Engine {
                 moving.push(moving_of(&m));
             }
         }
-        let desired = throttle::for_moves(&moving, self.rate_mb());
-        let changes = throttle::changes(&self.applied, &self.found, &desired);
-        if changes.is_empty() {
-            self.applied = desired;
-            return Ok(0);
+        let desired = throttle::for_moves(&moving, self.rate_mb()).configs();
+        let changes = throttle::changes(&self.throttles, &desired);
+        let sent = changes.len();
+        let failures = if changes.is_empty() {
+            Vec::new()
+        } else {
+            self.send_throttle_changes(client, changes).await
+        };
+        let pending = throttle::changes(&self.throttles, &desired);
+        self.note_pending(&pending, &failures, now_ms);
+        Ok(ThrottlePass { sent, pending })
+    }
+
+    /// Sends `changes`: each broker's own configs in a request of their own (they go to that
+    /// broker), the topic and default configs together; records what each target confirmed.
+    /// Returns why the others were not.
+    async fn send_throttle_changes(
+        &mut self,
+        client: &Client,
+        changes: Vec<Change>,
+    ) -> Vec<String> {
+        let mut by_target: BTreeMap<Target, Vec<Change>> = BTreeMap::new();
+        for c in changes {
+            by_target.entry(c.target.clone()).or_default().push(c);
         }
-        let mut by_resource: BTreeMap<Target, Vec<AlterConfigOp>> = BTreeMap::new();
-        for c in &changes {
-            let op = match &c.value {
-                Some(v) => AlterConfigOp::Set {
-                    name: c.name.to_string(),
-                    value: v.clone(),
-                },
-                None => AlterConfigOp::Delete {
-                    name: c.name.to_string(),
-                },
-            };
-            by_resource.entry(c.target.clone()).or_default().push(op);
+        let mut requests: Vec<Vec<(Target, Vec<Change>)>> = Vec::new();
+        let mut shared: Vec<(Target, Vec<Change>)> = Vec::new();
+        for (target, list) in by_target {
+            match target {
+                Target::Broker(_) => requests.push(vec![(target, list)]),
+                _ => shared.push((target, list)),
+            }
         }
-        let request: Vec<(ConfigResource, Vec<AlterConfigOp>)> = by_resource
+        if !shared.is_empty() {
+            requests.push(shared);
+        }
+        let mut calls = tokio::task::JoinSet::new();
+        for (i, request) in requests.iter().enumerate() {
+            let client = client.clone();
+            let wire: Vec<(ConfigResource, Vec<AlterConfigOp>)> = request
+                .iter()
+                .map(|(target, list)| (resource_of(target), list.iter().map(op_of).collect()))
+                .collect();
+            calls.spawn(async move { (i, client.incremental_alter_configs(&wire, false).await) });
+        }
+        let mut answers = BTreeMap::new();
+        while let Some(joined) = calls.join_next().await {
+            match joined {
+                Ok((i, answer)) => {
+                    answers.insert(i, answer);
+                }
+                Err(e) => warn!(error = %e, "a throttle change task failed"),
+            }
+        }
+        let mut failures = Vec::new();
+        for (i, request) in requests.iter().enumerate() {
+            match answers.remove(&i) {
+                Some(Ok(results)) => {
+                    for (j, (target, list)) in request.iter().enumerate() {
+                        let error = results.get(j).map(|r| r.error.as_ref());
+                        let confirmed = match error {
+                            Some(None) => true,
+                            // A deleted topic keeps no throttle.
+                            Some(Some(e)) => {
+                                matches!(target, Target::Topic(_))
+                                    && e.name == "UNKNOWN_TOPIC_OR_PARTITION"
+                                    && list.iter().all(|c| c.value.is_none())
+                            }
+                            None => false,
+                        };
+                        if !confirmed {
+                            let why = error.flatten().map_or("no answer", |e| e.name);
+                            failures.push(format!("{target}: {why}"));
+                        }
+                        throttle::record(&mut self.throttles, list, confirmed);
+                    }
+                }
+                Some(Err(e)) => {
+                    for (target, list) in request {
+                        failures.push(format!("{target}: {e}"));
+                        throttle::record(&mut self.throttles, list, false);
+                    }
+                }
+                None => {
+                    for (target, list) in request {
+                        failures.push(format!("{target}: not sent"));
+                        throttle::record(&mut self.throttles, list, false);
+                    }
+                }
+            }
+        }
+        failures
+    }
+
+    /// Logs the unconfirmed changes when they change, and saves them for a restart.
+    fn note_pending(&mut self, pending: &[Change], failures: &[String], now_ms: i64) {
+        let lines: Vec<String> = pending.iter().map(ToString::to_string).collect();
+        if lines != self.pending_logged {
+            if lines.is_empty() {
+                info!("every throttle change is confirmed");
+            } else {
+                warn!(pending = ?lines, ?failures, "throttle changes not confirmed; retried every pass");
+            }
+            self.pending_logged = lines;
+        } else if !failures.is_empty() {
+            debug!(?failures, "throttle changes still not confirmed");
+        }
+        let mut by_target: BTreeMap<&Target, BTreeSet<&str>> = BTreeMap::new();
+        for c in pending {
+            by_target.entry(&c.target).or_default().insert(c.name);
+        }
+        let list: Vec<(&Target, Vec<&str>)> = by_target
             .into_iter()
-            .map(|(t, ops)| {
-                let r = match t {
-                    Target::Broker(b) => ConfigResource::Broker(b),
-                    Target::BrokerDefaults => ConfigResource::BrokerDefaults,
-                    Target::Topic(t) => ConfigResource::Topic(t),
-                };
-                (r, ops)
-            })
+            .map(|(t, names)| (t, names.into_iter().collect()))
             .collect();
-        let results = client.incremental_alter_configs(&request, false).await?;
-        let failed: Vec<String> = results
-            .iter()
-            .filter_map(|r| {
-                r.error
-                    .as_ref()
-                    .map(|e| format!("{:?}: {}", r.resource, e.name))
-            })
-            .collect();
-        // A deleted topic or a stopped broker cannot keep a throttle: nothing to retry there.
-        if !failed.is_empty() {
-            warn!(failed = ?failed, "some throttle changes were refused");
+        let Ok(text) = serde_json::to_string(&list) else {
+            return;
+        };
+        if self.cleanup_saved.as_deref() == Some(text.as_str())
+            || (self.cleanup_saved.is_none() && list.is_empty())
+        {
+            return;
         }
-        self.applied = desired;
-        self.found.clear();
-        Ok(changes.len())
+        match self.store.put_setting(THROTTLE_CLEANUP_KEY, &text, now_ms) {
+            Ok(()) => self.cleanup_saved = Some(text),
+            Err(e) => warn!(error = %e, "pending throttle changes not saved"),
+        }
     }
 
     /// Learns from the cluster what happened to every in-flight move of the running operation.
@@ -435,7 +625,7 @@ impl Engine {
                 // Listed as ongoing, or no longer listed while the metadata still shows the
                 // transitional replica set (a broker's metadata can trail the controller).
                 u.state = MoveState::Active;
-                let step_bytes = m.bytes_total / u64::from(m.steps.max(1));
+                let step_bytes = m.bytes_total / u64::from(steps_of(m));
                 let done = u64::from(m.step) * step_bytes
                     + sizes.get(&i).copied().unwrap_or(0).min(step_bytes);
                 u.bytes_done = done.max(m.bytes_done).min(m.bytes_total);
@@ -450,7 +640,7 @@ impl Engine {
                 u.step = m.step + 1;
                 u.submitted = None;
                 self.progress.remove(&(m.operation_id.clone(), m.seq));
-                if u.step >= m.steps {
+                if u.step >= steps_of(m) {
                     // The target's first replica is the preferred leader: elect it when it does
                     // not lead yet (a reassignment alone does not move leadership).
                     if let (Some(first), Some((_, isr, leader))) = (m.target.first(), &live) {
@@ -464,7 +654,7 @@ impl Engine {
                     u.reason = None;
                 } else {
                     u.state = MoveState::Pending;
-                    u.bytes_done = m.bytes_total / u64::from(m.steps.max(1)) * u64::from(u.step);
+                    u.bytes_done = m.bytes_total / u64::from(steps_of(m)) * u64::from(u.step);
                 }
             } else if m.state == MoveState::Submitting {
                 // Recorded but never seen by the cluster (the executor stopped in between):
@@ -628,7 +818,7 @@ impl Engine {
                     id: *i as u64,
                     brokers: participants(&from, &to, leader),
                     isr_margin: isr - min,
-                    bytes: m.bytes_total / u64::from(m.steps.max(1)),
+                    bytes: m.bytes_total / u64::from(steps_of(m)),
                 }
             })
             .collect();
@@ -650,22 +840,28 @@ impl Engine {
         let facts = preflight::gather(client, view.as_ref(), &ours, None).await?;
         let assessment = preflight::assess(&facts);
         if !assessment.hard.is_empty() {
-            let reason = assessment.message(true);
-            warn!(operation = %op.id, %reason, "wave held back by the pre-flight");
-            let updates: Vec<MoveRecord> = pending
-                .iter()
-                .map(|i| {
-                    let mut u = moves[*i].clone();
-                    u.state = MoveState::Failed;
-                    u.reason = Some(reason.clone());
-                    u.finished_at_ms = Some(now_ms);
-                    u
-                })
-                .collect();
-            self.store.update_moves(Some(lease), &updates, now_ms)?;
-            apply_updates(moves, &updates);
+            self.hold_back(op, lease, moves, &pending, assessment.message(true), now_ms)?;
             return Ok(0);
         }
+        if self.hold.take().is_some() {
+            info!(operation = %op.id, "the pre-flight passes again; the held wave goes ahead");
+        }
+        // Pending moves that showed the blocker show it no more.
+        let cleared: Vec<MoveRecord> = pending
+            .iter()
+            .filter(|i| {
+                moves[**i]
+                    .reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with(HELD_PREFIX))
+            })
+            .map(|i| MoveRecord {
+                reason: None,
+                ..moves[*i].clone()
+            })
+            .collect();
+        self.store.update_moves(Some(lease), &cleared, now_ms)?;
+        apply_updates(moves, &cleared);
         // The stale-plan check, with one reread of the partitions that look stale.
         let mut stale_ones: Vec<usize> = Vec::new();
         if let Some(md) = &md {
@@ -707,10 +903,12 @@ impl Engine {
             .into_iter()
             .filter(|i| !failed_now.contains(&moves[*i].seq))
             .collect();
+        let unsent: Vec<MoveRecord> = sending.iter().map(|i| moves[*i].clone()).collect();
         for i in &sending {
             let m = &moves[*i];
             let mut u = m.clone();
             u.state = MoveState::Submitting;
+            u.reason = None;
             u.submitted = Some(step_target(m));
             u.submitted_at_ms = Some(now_ms);
             u.submissions = m.submissions + 1;
@@ -728,7 +926,27 @@ impl Engine {
             .filter(|m| m.state.is_in_flight())
             .cloned()
             .collect();
-        self.reconcile_throttles(client, &in_flight).await?;
+        let pass = self.reconcile_throttles(client, &in_flight, now_ms).await?;
+        // A throttle not set yet on a topic or on a broker that is up would let copies run
+        // unthrottled: the wave waits (never sent, so back to pending) and the next pass retries.
+        let unset: Vec<String> = pass
+            .pending
+            .iter()
+            .filter(|c| {
+                c.value.is_some()
+                    && match &c.target {
+                        Target::Broker(b) => up.as_ref().is_none_or(|up| up.contains(b)),
+                        _ => true,
+                    }
+            })
+            .map(ToString::to_string)
+            .collect();
+        if !unset.is_empty() {
+            warn!(operation = %op.id, ?unset, "wave held back until its throttles are set");
+            self.store.update_moves(Some(lease), &unsent, now_ms)?;
+            apply_updates(moves, &unsent);
+            return Ok(0);
+        }
         let request: Vec<(TopicPartition, Option<Vec<BrokerId>>)> = sending
             .iter()
             .map(|i| (tp(&moves[*i]), Some(step_target(&moves[*i]))))
@@ -764,6 +982,64 @@ impl Engine {
         apply_updates(moves, &after);
         info!(operation = %op.id, moves = sending.len(), "wave submitted");
         Ok(sending.len())
+    }
+
+    /// A hard pre-flight blocker: the phase's pending moves stay pending, showing the blocker,
+    /// and are checked again next pass; once the blocker has held them back for
+    /// `BALLAST_PREFLIGHT_HOLD_MAX` they fail with it as their reason.
+    fn hold_back(
+        &mut self,
+        op: &OperationRecord,
+        lease: &Lease,
+        moves: &mut [MoveRecord],
+        pending: &[usize],
+        blocker: String,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let since_ms = match &self.hold {
+            Some(h) if h.operation == op.id => h.since_ms,
+            _ => now_ms,
+        };
+        if self.hold.as_ref().is_none_or(|h| h.reason != blocker) {
+            warn!(operation = %op.id, reason = %blocker, "wave held back by the pre-flight; checked again every pass");
+        }
+        let max = self.config.timing.preflight_hold_max;
+        let expired = now_ms - since_ms >= millis(max);
+        let reason = if expired {
+            format!(
+                "{blocker}; held back longer than {} (BALLAST_PREFLIGHT_HOLD_MAX)",
+                humantime::format_duration(max)
+            )
+        } else {
+            format!("{HELD_PREFIX}{blocker}")
+        };
+        let updates: Vec<MoveRecord> = pending
+            .iter()
+            .map(|i| &moves[*i])
+            .filter(|m| expired || m.reason.as_deref() != Some(reason.as_str()))
+            .map(|m| {
+                let mut u = m.clone();
+                u.reason = Some(reason.clone());
+                if expired {
+                    u.state = MoveState::Failed;
+                    u.finished_at_ms = Some(now_ms);
+                }
+                u
+            })
+            .collect();
+        self.store.update_moves(Some(lease), &updates, now_ms)?;
+        apply_updates(moves, &updates);
+        if expired {
+            warn!(operation = %op.id, moves = updates.len(), reason = %blocker, "pre-flight hold expired; the held moves failed");
+            self.hold = None;
+        } else {
+            self.hold = Some(Hold {
+                operation: op.id.clone(),
+                since_ms,
+                reason: blocker,
+            });
+        }
+        Ok(())
     }
 
     fn min_isr(&self) -> BTreeMap<String, i32> {
@@ -846,14 +1122,15 @@ impl Engine {
 
     /// Cancels an operation: in-flight moves are cancelled through the protocol, pending ones
     /// never start, completed ones stay. A cancellation the cluster does not confirm stays
-    /// tracked (`cancel_confirmed` = 0) until it does or the move times out.
+    /// tracked (`cancel_confirmed` = 0) until it does or the move times out. Throttle changes
+    /// that fail stay pending (retried every pass) and never keep the cancellation from ending.
     async fn cancel(
         &mut self,
         client: &Client,
         op: &OperationRecord,
         lease: &Lease,
         now_ms: i64,
-    ) -> Result<(), ExecError> {
+    ) -> Result<ThrottlePass, ExecError> {
         let mut moves = self.store.moves(&op.id)?;
         // First learn what finished meanwhile: those stay as they are.
         self.track(client, lease, &mut moves, now_ms).await?;
@@ -893,7 +1170,7 @@ impl Engine {
         }
         self.store.update_moves(Some(lease), &updates, now_ms)?;
         apply_updates(&mut moves, &updates);
-        self.reconcile_throttles(client, &[]).await?;
+        let pass = self.reconcile_throttles(client, &[], now_ms).await?;
         for m in moves.iter().filter(|m| m.state == MoveState::Completed) {
             self.store
                 .record_move(&m.topic, m.partition, Some(&op.id), now_ms)?;
@@ -907,14 +1184,17 @@ impl Engine {
             now_ms,
         )?;
         self.lease = None;
+        self.hold = None;
         info!(operation = %op.id, "operation cancelled");
-        Ok(())
+        Ok(pass)
     }
 
     /// Moves tracked with no execution driving them (a cancellation not confirmed yet, moves of
     /// an operation that ended): confirmed when the cluster is done with them; reverted to their
     /// original replicas, shown as timed out and audited once `BALLAST_MOVE_TIMEOUT` has passed
-    /// since their last submission.
+    /// since their last submission. The timeout and its audit event are recorded together before
+    /// the revert is sent; a later pass sends the revert again only when the cluster does not
+    /// have it, and never audits it twice.
     async fn track_undriven(&mut self, client: &Client, now_ms: i64) -> Result<(), ExecError> {
         let running: Option<String> = self
             .store
@@ -931,20 +1211,22 @@ impl Engine {
             return Ok(());
         }
         let tps: Vec<TopicPartition> = undriven.iter().map(tp).collect();
-        let ongoing: BTreeSet<TopicPartition> = client
+        let ongoing: BTreeMap<TopicPartition, Reassignment> = client
             .list_partition_reassignments(Some(&tps))
             .await?
             .into_iter()
-            .map(|r| TopicPartition::new(r.topic, r.partition))
+            .map(|r| (TopicPartition::new(r.topic.clone(), r.partition), r))
             .collect();
         let timeout = millis(self.config.timing.move_timeout);
         let mut updates = Vec::new();
         for m in &undriven {
             let mut u = m.clone();
-            if !ongoing.contains(&tp(m)) {
+            let Some(listed) = ongoing.get(&tp(m)) else {
                 if m.state == MoveState::Cancelled {
                     u.cancel_confirmed = true;
-                    u.reason = Some("cancelled".into());
+                    if !m.timed_out {
+                        u.reason = Some("cancelled".into());
+                    }
                 } else {
                     u.state = MoveState::Failed;
                     u.reason = Some("no longer driven by an operation".into());
@@ -952,31 +1234,34 @@ impl Engine {
                 }
                 updates.push(u);
                 continue;
+            };
+            if m.timed_out {
+                // Recorded and audited already: send the revert only if it never arrived.
+                if !reverting_to(listed, &m.source) {
+                    self.send_revert(client, m).await;
+                }
+                continue;
             }
             let last = m.submitted_at_ms.unwrap_or(m.started_at_ms.unwrap_or(0));
             if now_ms - last < timeout {
                 continue;
             }
-            let results = client
-                .alter_partition_reassignments(&[(tp(m), Some(m.source.clone()))])
-                .await?;
-            let refused = results.into_iter().find_map(|r| r.error);
             u.state = MoveState::Cancelled;
             u.timed_out = true;
-            u.cancel_confirmed = refused.is_none();
+            u.cancel_confirmed = false;
             u.finished_at_ms = Some(now_ms);
             u.reason = Some(format!(
                 "timed out: tracked {} after its last submission with no execution driving it; reverted to the original replicas {:?}",
                 humantime::format_duration(self.config.timing.move_timeout),
                 m.source
             ));
-            self.store.insert_audit(&NewAuditEvent {
+            let audit = NewAuditEvent {
                 at_ms: now_ms,
                 action: "reassignments.timeout".into(),
                 method: "INTERNAL".into(),
                 user_id: Some("pilot".into()),
                 requested_by: Some("pilot".into()),
-                status: if refused.is_none() { 200 } else { 500 },
+                status: 200,
                 target: Some(format!("{}-{}", m.topic, m.partition)),
                 summary: json!({
                     "operation": m.operation_id,
@@ -986,15 +1271,43 @@ impl Engine {
                 }),
                 before: Some(json!({ "replicas": m.submitted })),
                 after: Some(json!({ "replicas": m.source })),
-                details: refused.map(|e| e.name.to_string()),
                 ..NewAuditEvent::default()
-            })?;
-            warn!(operation = %m.operation_id, topic = %m.topic, partition = m.partition, "tracked move timed out and was reverted");
-            updates.push(u);
+            };
+            self.store
+                .update_moves_audited(None, &[u], &[audit], now_ms)?;
+            warn!(operation = %m.operation_id, topic = %m.topic, partition = m.partition, "tracked move timed out; reverting it");
+            self.send_revert(client, m).await;
         }
         self.store.update_moves(None, &updates, now_ms)?;
         Ok(())
     }
+
+    /// Sends a timed-out move's revert to its original replicas. A failure is logged; the next
+    /// pass sends it again while the cluster does not have it.
+    async fn send_revert(&self, client: &Client, m: &MoveRecord) {
+        let request = [(tp(m), Some(m.source.clone()))];
+        match client.alter_partition_reassignments(&request).await {
+            Ok(results) => {
+                if let Some(e) = results.into_iter().find_map(|r| r.error) {
+                    warn!(topic = %m.topic, partition = m.partition, error = %e.name, "revert refused; sent again next pass");
+                }
+            }
+            Err(e) => {
+                warn!(topic = %m.topic, partition = m.partition, error = %e, "revert not sent; sent again next pass")
+            }
+        }
+    }
+}
+
+/// Whether the cluster's ongoing reassignment of a partition goes to `replicas` (as a set).
+fn reverting_to(listed: &Reassignment, replicas: &[BrokerId]) -> bool {
+    let target: Vec<BrokerId> = listed
+        .replicas
+        .iter()
+        .copied()
+        .filter(|b| !listed.removing.contains(b))
+        .collect();
+    same_set(&target, replicas)
 }
 
 /// The records after `updates` were written.

@@ -65,12 +65,23 @@ pub const LEADER_REPLICAS: &str = "leader.replication.throttled.replicas";
 pub const FOLLOWER_REPLICAS: &str = "follower.replication.throttled.replicas";
 
 /// Where a throttle config lives.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Target {
     Broker(BrokerId),
     /// The cluster-wide dynamic broker default.
     BrokerDefaults,
     Topic(String),
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Broker(b) => write!(f, "broker {b}"),
+            Target::BrokerDefaults => f.write_str("broker defaults"),
+            Target::Topic(t) => write!(f, "topic {t}"),
+        }
+    }
 }
 
 /// One config change: `Some(value)` sets, `None` deletes.
@@ -81,80 +92,63 @@ pub struct Change {
     pub value: Option<String>,
 }
 
-/// Throttle configs found set in the cluster (e.g. left behind by an earlier run or another
-/// tool): per target, the names set. Everything here that the desired state does not want is
-/// deleted.
-pub type Found = BTreeMap<Target, BTreeSet<&'static str>>;
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.value {
+            Some(v) => write!(f, "{}: set {}={v}", self.target, self.name),
+            None => write!(f, "{}: delete {}", self.target, self.name),
+        }
+    }
+}
 
-/// The changes that take the cluster from `applied` (what we set, or found set) to `desired`.
-pub fn changes(applied: &Throttles, found: &Found, desired: &Throttles) -> Vec<Change> {
+/// Throttle configs as the cluster has them, as far as the executor knows: per target, each
+/// name set and its value (`None`: set to a value not known, e.g. a change that got no answer,
+/// or a leftover remembered from before a restart).
+pub type Configs = BTreeMap<Target, BTreeMap<&'static str, Option<String>>>;
+
+impl Throttles {
+    /// The configs these throttles are made of.
+    pub fn configs(&self) -> Configs {
+        let mut out = Configs::new();
+        let rate = self.rate.to_string();
+        for b in &self.brokers {
+            let e = out.entry(Target::Broker(*b)).or_default();
+            e.insert(LEADER_RATE, Some(rate.clone()));
+            e.insert(FOLLOWER_RATE, Some(rate.clone()));
+        }
+        for (name, lists) in [
+            (LEADER_REPLICAS, &self.leader_replicas),
+            (FOLLOWER_REPLICAS, &self.follower_replicas),
+        ] {
+            for (topic, entries) in lists {
+                out.entry(Target::Topic(topic.clone()))
+                    .or_default()
+                    .insert(name, Some(Throttles::list(entries)));
+            }
+        }
+        out
+    }
+}
+
+/// The changes that take the cluster from `current` to `desired`: every desired config not
+/// known to be set to its value is set, every config set and not desired is deleted.
+pub fn changes(current: &Configs, desired: &Configs) -> Vec<Change> {
     let mut out = Vec::new();
-    let rate = desired.rate.to_string();
-    for b in &desired.brokers {
-        if !applied.brokers.contains(b) || applied.rate != desired.rate {
-            for name in [LEADER_RATE, FOLLOWER_RATE] {
+    for (target, names) in desired {
+        for (name, value) in names {
+            let have = current.get(target).and_then(|n| n.get(name));
+            if value.is_some() && have != Some(value) {
                 out.push(Change {
-                    target: Target::Broker(*b),
+                    target: target.clone(),
                     name,
-                    value: Some(rate.clone()),
+                    value: value.clone(),
                 });
             }
         }
     }
-    for (topic, name, want, had) in [
-        (
-            &desired.leader_replicas,
-            LEADER_REPLICAS,
-            &desired.leader_replicas,
-            &applied.leader_replicas,
-        ),
-        (
-            &desired.follower_replicas,
-            FOLLOWER_REPLICAS,
-            &desired.follower_replicas,
-            &applied.follower_replicas,
-        ),
-    ]
-    .into_iter()
-    .flat_map(|(topics, name, want, had)| topics.keys().map(move |t| (t, name, want, had)))
-    {
-        if had.get(topic) != want.get(topic) {
-            out.push(Change {
-                target: Target::Topic(topic.clone()),
-                name,
-                value: want.get(topic).map(Throttles::list),
-            });
-        }
-    }
-    // Deletions: what was applied or found and is no longer wanted.
-    let mut stale: Found = found.clone();
-    for b in &applied.brokers {
-        stale
-            .entry(Target::Broker(*b))
-            .or_default()
-            .extend([LEADER_RATE, FOLLOWER_RATE]);
-    }
-    for t in applied.leader_replicas.keys() {
-        stale
-            .entry(Target::Topic(t.clone()))
-            .or_default()
-            .insert(LEADER_REPLICAS);
-    }
-    for t in applied.follower_replicas.keys() {
-        stale
-            .entry(Target::Topic(t.clone()))
-            .or_default()
-            .insert(FOLLOWER_REPLICAS);
-    }
-    for (target, names) in stale {
-        for name in names {
-            let wanted = match (&target, name) {
-                (Target::Broker(b), LEADER_RATE | FOLLOWER_RATE) => desired.brokers.contains(b),
-                (Target::Topic(t), LEADER_REPLICAS) => desired.leader_replicas.contains_key(t),
-                (Target::Topic(t), FOLLOWER_REPLICAS) => desired.follower_replicas.contains_key(t),
-                _ => false,
-            };
-            if !wanted {
+    for (target, names) in current {
+        for name in names.keys() {
+            if desired.get(target).is_none_or(|d| !d.contains_key(name)) {
                 out.push(Change {
                     target: target.clone(),
                     name,
@@ -164,6 +158,30 @@ pub fn changes(applied: &Throttles, found: &Found, desired: &Throttles) -> Vec<C
         }
     }
     out
+}
+
+/// What the executor knows after sending `sent` (changes to one target): when the target
+/// `confirmed` them, exactly their result; otherwise deletions are still set, and sets are set to
+/// a value not known (so a later pass sends them again, or deletes them when no longer wanted).
+pub fn record(current: &mut Configs, sent: &[Change], confirmed: bool) {
+    for c in sent {
+        let names = current.entry(c.target.clone()).or_default();
+        match (&c.value, confirmed) {
+            (Some(v), true) => {
+                names.insert(c.name, Some(v.clone()));
+            }
+            (Some(_), false) => {
+                names.insert(c.name, None);
+            }
+            (None, true) => {
+                names.remove(c.name);
+            }
+            (None, false) => {
+                names.entry(c.name).or_insert(None);
+            }
+        }
+    }
+    current.retain(|_, names| !names.is_empty());
 }
 
 /// The name of a throttle config as a static string, if it is one.
@@ -227,46 +245,73 @@ mod tests {
 
     #[test]
     fn leftover_throttles_found_at_start_are_cleared() {
-        let found: Found = [
-            (Target::Broker(7), [LEADER_RATE].into_iter().collect()),
-            (
-                Target::BrokerDefaults,
-                [FOLLOWER_RATE].into_iter().collect(),
-            ),
-            (
-                Target::Topic("old".into()),
-                [LEADER_REPLICAS].into_iter().collect(),
-            ),
+        let found: Configs = [
+            (Target::Broker(7), LEADER_RATE),
+            (Target::BrokerDefaults, FOLLOWER_RATE),
+            (Target::Topic("old".into()), LEADER_REPLICAS),
         ]
         .into_iter()
+        .map(|(t, n)| (t, [(n, Some("1000".to_string()))].into_iter().collect()))
         .collect();
-        let c = changes(&Throttles::default(), &found, &for_moves(&[], 50));
+        let c = changes(&found, &for_moves(&[], 50).configs());
         assert_eq!(c.len(), 3);
         assert!(c.iter().all(|c| c.value.is_none()), "{c:?}");
     }
 
     #[test]
     fn finished_moves_lose_their_throttles_and_nothing_is_left_behind() {
-        let running = for_moves(&one_move(), 50);
-        let set = changes(&Throttles::default(), &Found::new(), &running);
+        let running = for_moves(&one_move(), 50).configs();
+        let set = changes(&Configs::new(), &running);
         // Two rates on three brokers, two topic lists.
         assert_eq!(set.len(), 8);
         assert!(set.iter().all(|c| c.value.is_some()));
         // Nothing changes while the same moves run.
-        assert!(changes(&running, &Found::new(), &running).is_empty());
+        assert!(changes(&running, &running).is_empty());
         // Done: every config we set is deleted.
-        let cleared = changes(&running, &Found::new(), &for_moves(&[], 50));
+        let cleared = changes(&running, &for_moves(&[], 50).configs());
         assert_eq!(cleared.len(), 8);
         assert!(cleared.iter().all(|c| c.value.is_none()));
     }
 
     #[test]
     fn a_new_rate_is_set_on_every_broker_taking_part() {
-        let running = for_moves(&one_move(), 50);
-        let faster = for_moves(&one_move(), 80);
-        let c = changes(&running, &Found::new(), &faster);
+        let running = for_moves(&one_move(), 50).configs();
+        let faster = for_moves(&one_move(), 80).configs();
+        let c = changes(&running, &faster);
         assert_eq!(c.len(), 6);
         assert!(c.iter().all(|c| c.value.as_deref() == Some("80000000")));
+    }
+
+    #[test]
+    fn a_change_a_target_did_not_confirm_stays_pending_and_is_sent_again() {
+        let running = for_moves(&one_move(), 50).configs();
+        let done = for_moves(&[], 50).configs();
+        let mut current = running.clone();
+        let cleared = changes(&current, &done);
+        // Broker 3 is gone: its two deletions fail, the others are confirmed.
+        let (gone, rest): (Vec<Change>, Vec<Change>) = cleared
+            .into_iter()
+            .partition(|c| c.target == Target::Broker(3));
+        record(&mut current, &gone, false);
+        record(&mut current, &rest, true);
+        let again = changes(&current, &done);
+        assert_eq!(again, gone, "exactly the failed deletions are pending");
+        // It comes back and confirms: nothing is left.
+        record(&mut current, &again, true);
+        assert!(current.is_empty(), "{current:?}");
+        assert!(changes(&current, &done).is_empty());
+    }
+
+    #[test]
+    fn a_set_with_no_answer_is_sent_again_and_deleted_when_no_longer_wanted() {
+        let running = for_moves(&one_move(), 50).configs();
+        let mut current = Configs::new();
+        let set = changes(&current, &running);
+        record(&mut current, &set, false);
+        assert_eq!(changes(&current, &running).len(), set.len(), "sent again");
+        let cleared = changes(&current, &Configs::new());
+        assert_eq!(cleared.len(), set.len());
+        assert!(cleared.iter().all(|c| c.value.is_none()), "{cleared:?}");
     }
 
     #[test]

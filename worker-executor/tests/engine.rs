@@ -1,15 +1,19 @@
 //! The executor's engine against the simulated cluster (real wire protocol): operations queued in
 //! SQLite run to completion under the per-broker cap with throttles present during and absent
 //! after; a restarted engine resumes without sending anything twice; cancel; the stale-plan check;
-//! the timeout of a move no execution drives.
+//! the timeout of a move no execution drives; brokers that die and never come back (throttle
+//! cleanup retried, never blocking); the pre-flight hold; one added replica at a time.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use ballast_config::{Config, RawConfig};
-use ballast_executor::Engine;
+use ballast_executor::{waves, Engine};
 use ballast_kafka::{Client, ClientConfig};
-use ballast_schema::{MoveState, NewMove, NewOperation, OperationState, Queued, Store};
+use ballast_schema::{
+    ClusterFacts, MoveState, NewAuditEvent, NewMove, NewOperation, ObservedBroker, ObservedWrite,
+    OperationState, Queued, Store,
+};
 use ballast_simcluster::{GenerateParams, Scenario, SimCluster, SimConfig};
 
 struct Bed {
@@ -142,6 +146,79 @@ impl Bed {
     fn throttles_set(&self) -> bool {
         let t = self.sim.truth().throttles;
         !t.brokers.is_empty() || !t.topics.is_empty()
+    }
+
+    /// Throttle configs on brokers that are up, on the broker defaults and on topics.
+    fn live_throttles(&self) -> Vec<String> {
+        let truth = self.sim.truth();
+        let up: Vec<i32> = truth
+            .brokers
+            .iter()
+            .filter(|b| b.up)
+            .map(|b| b.id)
+            .collect();
+        let brokers = truth
+            .throttles
+            .brokers
+            .iter()
+            .filter(|t| t.broker.is_none_or(|b| up.contains(&b)))
+            .map(|t| format!("{t:?}"));
+        let topics = truth.throttles.topics.iter().map(|t| format!("{t:?}"));
+        brokers.chain(topics).collect()
+    }
+
+    /// Whether broker `id` has a throttle rate set.
+    fn broker_throttled(&self, id: i32) -> bool {
+        self.sim
+            .truth()
+            .throttles
+            .brokers
+            .iter()
+            .any(|t| t.broker == Some(id))
+    }
+
+    /// Stores an observed view that has seen every broker of the cluster (as the observer would
+    /// before they went down): the pre-flight counts them as known.
+    fn observe_every_broker(&self) {
+        let brokers = self
+            .sim
+            .truth()
+            .brokers
+            .iter()
+            .map(|b| ObservedBroker {
+                broker_id: b.id,
+                host: Some("127.0.0.1".into()),
+                port: Some(i32::from(b.port)),
+                rack: None,
+                alive: true,
+                first_seen_ms: Some(now()),
+                last_seen_ms: Some(now()),
+                log_dirs_read: false,
+                log_dirs_error: None,
+            })
+            .collect::<Vec<_>>();
+        self.store
+            .write_observed(&ObservedWrite {
+                cluster: ClusterFacts {
+                    sampled_at_ms: now(),
+                    brokers: brokers.len() as u32,
+                    ..ClusterFacts::default()
+                },
+                brokers,
+                ..ObservedWrite::default()
+            })
+            .expect("observed view");
+    }
+
+    fn audits(&self, action: &str) -> usize {
+        self.store
+            .list_audit(&ballast_schema::AuditQuery {
+                action: Some(action.into()),
+                ..Default::default()
+            })
+            .expect("audit")
+            .events
+            .len()
     }
 
     /// Ticks until some move of operation `id` is in flight.
@@ -396,6 +473,10 @@ async fn a_move_tracked_past_the_timeout_with_no_execution_driving_it_is_reverte
         engine.tick(&bed.client, now()).await.expect("tick");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // Later passes neither send the revert again nor audit it again.
+    tick_n(&bed, &mut engine, 5).await;
+    assert_eq!(bed.audits("reassignments.timeout"), 1);
+    assert!(bed.store.moves(&id).expect("moves")[0].cancel_confirmed);
     bed.sim.shutdown().await;
 }
 
@@ -572,5 +653,369 @@ async fn with_throttles_externally_managed_ballast_sets_and_clears_none() {
     let t = bed.sim.truth().throttles;
     assert_eq!(t.brokers.len(), 1, "the operator's throttle stays: {t:?}");
     assert!(t.topics.is_empty(), "ballast set no replica lists: {t:?}");
+    bed.sim.shutdown().await;
+}
+
+/// Ticks `n` times, 100 ms apart; returns the last report.
+async fn tick_n(bed: &Bed, engine: &mut Engine, n: usize) -> ballast_executor::Report {
+    let mut last = ballast_executor::Report::default();
+    for _ in 0..n {
+        last = engine.tick(&bed.client, now()).await.expect("tick");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    last
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_broker_gone_for_good_keeps_no_operation_from_finishing_and_loses_its_throttle_when_it_returns(
+) {
+    let bed = bed(4.0, 1, 5, &[]).await;
+    let id = bed.queue(2);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut engine, |b| {
+        b.store
+            .moves(&id)
+            .expect("moves")
+            .iter()
+            .all(|m| m.state == MoveState::Active)
+    })
+    .await;
+    // The broker the first move copies from (its leader) and removes.
+    let gone = bed.store.moves(&id).expect("moves")[0].source[0];
+    assert!(bed.broker_throttled(gone), "a source broker is throttled");
+    bed.sim.stop_broker(gone).await.expect("stop a source");
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    let moves = bed.store.moves(&id).expect("moves");
+    for m in &moves {
+        assert!(
+            m.state == MoveState::Completed
+                || (m.state.is_finished() && m.reason.as_deref().is_some_and(|r| !r.is_empty())),
+            "{m:?}"
+        );
+    }
+    assert_eq!(
+        bed.store.slot(now()).expect("slot"),
+        None,
+        "the slot is free"
+    );
+    assert!(
+        bed.live_throttles().is_empty(),
+        "no throttle is left on a live broker or topic: {:?}",
+        bed.live_throttles()
+    );
+    assert!(
+        bed.broker_throttled(gone),
+        "the stopped broker still holds its throttle"
+    );
+    let report = tick_n(&bed, &mut engine, 1).await;
+    assert!(
+        report
+            .throttle_pending
+            .iter()
+            .any(|p| p.contains(&format!("broker {gone}"))),
+        "the pending cleanup is reported: {report:?}"
+    );
+    // A restarted executor cannot read the stopped broker, but remembers what is left to remove.
+    drop(engine);
+    let mut restarted = Engine::new(bed.store.clone(), bed.config.clone());
+    tick_n(&bed, &mut restarted, 2).await;
+    bed.sim.start_broker(gone).await.expect("it comes back");
+    bed.run_until(&mut restarted, |b| !b.throttles_set()).await;
+    let report = tick_n(&bed, &mut restarted, 1).await;
+    assert!(report.throttle_pending.is_empty(), "{report:?}");
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_destination_broker_gone_for_good_keeps_no_cancel_from_ending_and_loses_its_throttle_when_it_returns(
+) {
+    let bed = bed(2.0, 1, 5, &[]).await;
+    let id = bed.queue(2);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut engine, |b| {
+        b.store
+            .moves(&id)
+            .expect("moves")
+            .iter()
+            .all(|m| m.state == MoveState::Active)
+    })
+    .await;
+    assert!(bed.broker_throttled(bed.new_broker));
+    bed.sim
+        .stop_broker(bed.new_broker)
+        .await
+        .expect("stop the destination");
+    tick_n(&bed, &mut engine, 3).await;
+    bed.store.request_cancel(&id, now()).expect("cancel");
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    assert_eq!(bed.state(&id), OperationState::Cancelled);
+    for m in bed.store.moves(&id).expect("moves") {
+        assert_eq!(m.state, MoveState::Cancelled, "{m:?}");
+        assert!(m.reason.is_some(), "{m:?}");
+    }
+    assert!(
+        bed.sim.truth().reassignments.in_flight.is_empty(),
+        "cancelled in the cluster"
+    );
+    assert!(
+        bed.live_throttles().is_empty(),
+        "{:?}",
+        bed.live_throttles()
+    );
+    assert!(bed.broker_throttled(bed.new_broker));
+    bed.sim
+        .start_broker(bed.new_broker)
+        .await
+        .expect("it comes back");
+    bed.run_until(&mut engine, |b| !b.throttles_set()).await;
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_majority_of_brokers_down_holds_pending_moves_back_until_they_return() {
+    let bed = bed(4.0, 1, 1, &[]).await;
+    bed.observe_every_broker();
+    let snap = bed.sim.snapshot();
+    // Phase 0 keeps only brokers that stay up: [leader, x] -> [leader, new], x goes down.
+    let first = &snap.partitions[0];
+    let leader = first.leader.expect("a leader");
+    let x = *first
+        .replicas
+        .iter()
+        .find(|b| **b != leader)
+        .expect("a follower");
+    let mut moves = vec![NewMove {
+        topic: first.topic.clone(),
+        partition: first.partition,
+        source: first.replicas.clone(),
+        target: first
+            .replicas
+            .iter()
+            .map(|b| if *b == x { bed.new_broker } else { *b })
+            .collect(),
+        steps: 1,
+        bytes_total: first.size_bytes,
+        phase: 0,
+    }];
+    // Phase 1 waits for it: pending when the brokers go down.
+    for p in snap.partitions.iter().skip(1).take(2) {
+        let mut target = p.replicas.clone();
+        target[0] = bed.new_broker;
+        moves.push(NewMove {
+            topic: p.topic.clone(),
+            partition: p.partition,
+            source: p.replicas.clone(),
+            target,
+            steps: 1,
+            bytes_total: p.size_bytes,
+            phase: 1,
+        });
+    }
+    let id = bed.queue_moves(moves);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until_a_move_is_active(&mut engine, &id).await;
+    let down: Vec<i32> = (1..=4).filter(|b| *b != leader).collect();
+    for b in &down {
+        bed.sim.stop_broker(*b).await.expect("stop");
+    }
+    // Phase 0 completes; phase 1 is held back, pending, showing the blocker.
+    bed.run_until(&mut engine, |b| {
+        b.store.moves(&id).expect("moves")[0].state == MoveState::Completed
+    })
+    .await;
+    let report = tick_n(&bed, &mut engine, 10).await;
+    let held = report.held.clone().unwrap_or_default();
+    assert!(held.contains("majority"), "{report:?}");
+    let moves = bed.store.moves(&id).expect("moves");
+    for m in &moves[1..] {
+        assert_eq!(m.state, MoveState::Pending, "{m:?}");
+        assert!(
+            m.reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with("held back: ") && r.contains("majority")),
+            "{m:?}"
+        );
+        assert_eq!(m.submissions, 0);
+    }
+    assert_eq!(bed.state(&id), OperationState::Running);
+    for b in &down {
+        bed.sim.start_broker(*b).await.expect("start");
+    }
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    assert_eq!(bed.state(&id), OperationState::Completed);
+    for m in bed.store.moves(&id).expect("moves") {
+        assert_eq!(m.state, MoveState::Completed, "{m:?}");
+        assert_eq!(m.reason, None, "the hold no longer shows: {m:?}");
+    }
+    assert!(!bed.throttles_set());
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pending_moves_held_back_longer_than_the_hold_limit_fail_naming_the_blocker() {
+    let bed = bed(10.0, 2, 5, &[("BALLAST_PREFLIGHT_HOLD_MAX", "1s")]).await;
+    bed.observe_every_broker();
+    let id = bed.queue(2);
+    for b in 1..=3 {
+        bed.sim.stop_broker(b).await.expect("stop");
+    }
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    let report = tick_n(&bed, &mut engine, 1).await;
+    assert!(
+        report
+            .held
+            .as_deref()
+            .is_some_and(|h| h.contains("majority")),
+        "{report:?}"
+    );
+    assert!(bed
+        .store
+        .moves(&id)
+        .expect("moves")
+        .iter()
+        .all(|m| m.state == MoveState::Pending));
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    assert_eq!(bed.state(&id), OperationState::Failed);
+    for m in bed.store.moves(&id).expect("moves") {
+        assert_eq!(m.state, MoveState::Failed);
+        let reason = m.reason.unwrap_or_default();
+        assert!(
+            reason.contains("a majority of brokers is unavailable")
+                && reason.contains("BALLAST_PREFLIGHT_HOLD_MAX"),
+            "{reason}"
+        );
+        assert_eq!(m.submissions, 0);
+    }
+    let truth = bed.sim.truth();
+    assert!(truth.reassignments.finished.is_empty() && truth.reassignments.in_flight.is_empty());
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replication_factor_increase_never_has_two_added_replicas_in_flight() {
+    let bed = bed(10.0, 2, 5, &[]).await;
+    let snap = bed.sim.snapshot();
+    let p = &snap.partitions[0];
+    let other = (1..=4)
+        .find(|b| !p.replicas.contains(b))
+        .expect("a broker without it");
+    let mut target = p.replicas.clone();
+    target.extend([bed.new_broker, other]);
+    let id = bed.queue_moves(vec![NewMove {
+        topic: p.topic.clone(),
+        partition: p.partition,
+        source: p.replicas.clone(),
+        target: target.clone(),
+        steps: waves::steps(&p.replicas, &target).len() as u32,
+        bytes_total: p.size_bytes * 2,
+        phase: 0,
+    }]);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    assert_eq!(bed.state(&id), OperationState::Completed);
+    let truth = bed.sim.truth();
+    let sent: Vec<_> = truth
+        .reassignments
+        .finished
+        .iter()
+        .chain(truth.reassignments.in_flight.iter())
+        .filter(|r| r.record.topic == p.topic && r.record.partition == p.partition)
+        .collect();
+    assert_eq!(sent.len(), 2, "one reassignment per added replica");
+    for r in &sent {
+        let adding = r
+            .record
+            .target_replicas
+            .iter()
+            .filter(|b| !r.record.original_replicas.contains(b))
+            .count();
+        assert_eq!(adding, 1, "{:?}", r.record);
+    }
+    let after = bed.sim.snapshot();
+    let q = after
+        .partitions
+        .iter()
+        .find(|q| q.topic == p.topic && q.partition == p.partition)
+        .expect("partition");
+    assert_eq!(q.replicas, target);
+    assert!(!bed.throttles_set());
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_move_whose_revert_never_arrived_is_sent_again_and_audited_once() {
+    let bed = bed(1.0, 1, 5, &[("BALLAST_MOVE_TIMEOUT", "3s")]).await;
+    let id = bed.queue(1);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut engine, |b| {
+        b.store.moves(&id).expect("moves")[0].state == MoveState::Active
+    })
+    .await;
+    bed.store
+        .finish_operation(
+            None,
+            &id,
+            OperationState::Failed,
+            Some("abandoned"),
+            None,
+            now(),
+        )
+        .expect("finish");
+    // An executor recorded the timeout with its audit event, then died before sending the revert.
+    let m = bed.store.moves(&id).expect("moves")[0].clone();
+    let mut u = m.clone();
+    u.state = MoveState::Cancelled;
+    u.timed_out = true;
+    u.cancel_confirmed = false;
+    u.reason = Some("timed out".into());
+    bed.store
+        .update_moves_audited(
+            None,
+            &[u],
+            &[NewAuditEvent {
+                at_ms: now(),
+                action: "reassignments.timeout".into(),
+                method: "INTERNAL".into(),
+                status: 200,
+                summary: serde_json::json!({}),
+                ..NewAuditEvent::default()
+            }],
+            now(),
+        )
+        .expect("record the timeout");
+    assert_eq!(bed.sim.truth().reassignments.in_flight.len(), 1);
+    bed.run_until(&mut engine, |b| {
+        b.store.moves(&id).expect("moves")[0].cancel_confirmed
+    })
+    .await;
+    tick_n(&bed, &mut engine, 5).await;
+    let snap = bed.sim.snapshot();
+    let p = snap
+        .partitions
+        .iter()
+        .find(|p| p.topic == m.topic && p.partition == m.partition)
+        .expect("partition");
+    assert_eq!(p.replicas, m.source, "reverted");
+    let truth = bed.sim.truth();
+    assert!(truth.reassignments.in_flight.is_empty());
+    let sent = truth
+        .reassignments
+        .finished
+        .iter()
+        .filter(|r| r.record.topic == m.topic && r.record.partition == m.partition)
+        .count();
+    assert_eq!(sent, 1, "the revert replaced the move's reassignment once");
+    assert_eq!(
+        bed.audits("reassignments.timeout"),
+        1,
+        "never audited twice"
+    );
+    let m = &bed.store.moves(&id).expect("moves")[0];
+    assert_eq!(m.reason.as_deref(), Some("timed out"), "the reason stays");
     bed.sim.shutdown().await;
 }
