@@ -804,6 +804,54 @@ mod tests {
     }
 
     #[test]
+    fn a_leader_change_moves_the_led_rates_to_the_new_leader_without_a_spike() {
+        let mut h = History::default();
+        observe(&mut h, &sample(0, &[(0, 0)]));
+        let w = observe(&mut h, &sample(10_000, &[(1000, 500)]));
+        let before = rates(&w, 0).unwrap();
+        // Broker 2 takes over leadership; traffic carries on at the same pace.
+        let mut s = sample(20_000, &[(2000, 1000)]);
+        if let Some(p) = s.partitions.get_mut(&tp(0)) {
+            p.leader = Some(2);
+        }
+        let w = observe(&mut h, &s);
+        let after = rates(&w, 0).unwrap();
+        assert_eq!(after.producer_msg_rate, before.producer_msg_rate);
+        assert_eq!(after.consumer_msg_rate, before.consumer_msg_rate);
+        let load = |b: i32, l: Load| {
+            w.readings
+                .iter()
+                .find(|r| r.broker_id == b)
+                .and_then(|r| r.get(l))
+        };
+        assert_eq!(load(1, Load::ProducerMsgRate), Some(0.0));
+        assert_eq!(load(2, Load::ProducerMsgRate), Some(100.0));
+        assert_eq!(load(2, Load::LeaderCount), Some(1.0));
+        assert_eq!(load(1, Load::FollowerCount), Some(1.0));
+    }
+
+    #[test]
+    fn retention_deleting_old_segments_gives_no_negative_or_spiking_rate() {
+        let mut h = History::default();
+        observe(&mut h, &sample(0, &[(0, 0)]));
+        observe(&mut h, &sample(10_000, &[(1000, 1000)]));
+        // The log start jumps forward and the replicas shrink; the log end keeps growing.
+        let mut s = sample(20_000, &[(2000, 2000)]);
+        s.earliest.insert(tp(0), 1900);
+        for b in [1, 2] {
+            if let Some(r) = s.replicas.get_mut(&(tp(0), b)) {
+                r.size = 100 * 100;
+            }
+        }
+        let w = observe(&mut h, &s);
+        let r = rates(&w, 0).unwrap();
+        assert_eq!(r.producer_msg_rate, 100.0);
+        assert_eq!(r.consumer_msg_rate, 100.0);
+        // Still 100 bytes per message: the byte rate neither spikes nor goes negative.
+        assert_eq!(r.producer_byte_rate, 10_000.0);
+    }
+
+    #[test]
     fn compacted_topics_count_at_their_steady_size() {
         let sizes = [100, 100, 100, 5_000];
         assert_eq!(
