@@ -59,7 +59,7 @@ pub use processes::{ProcessRecord, ProcessState};
 pub use proposals::{
     DeletedProposal, NewProposal, ProposalPage, ProposalReading, ProposalRecord, SavedProposal,
 };
-pub use settings::Setting;
+pub use settings::{SampleRequest, Setting, SAMPLE_REQUEST_KEY};
 pub use slot::{Lease, SlotHolder};
 
 /// How connections are opened.

@@ -669,6 +669,48 @@ async fn refresh_metadata_answers_the_cluster_shape_and_is_audited_as_the_header
 }
 
 #[tokio::test]
+async fn refresh_metadata_requests_an_immediate_observer_sample_through_the_database() {
+    let h = Harness::start().await;
+    assert_eq!(h.store.sample_request().unwrap(), None);
+    let (status, body) = h
+        .send(Method::POST, "/api/v1/cluster/refresh-metadata", None, None)
+        .await;
+    let data = assert_ok(status, &body);
+    let sample = &data["observerSample"];
+    assert_eq!(sample["requested"], true, "{data}");
+    assert_eq!(
+        sample["pollSeconds"], 1.0,
+        "BALLAST_SAMPLE_REQUEST_POLL default: {data}"
+    );
+    let first = h
+        .store
+        .sample_request()
+        .unwrap()
+        .expect("the observer's request row is set");
+    assert_eq!(
+        sample["requestedAt"],
+        ballast_runtime::format_rfc3339_ms(first.requested_at_ms).as_str()
+    );
+    // A second request before the observer sampled coalesces into the pending one.
+    let (status, body) = h
+        .send(Method::POST, "/api/v1/cluster/refresh-metadata", None, None)
+        .await;
+    assert_ok(status, &body);
+    let second = h.store.sample_request().unwrap().expect("still pending");
+    assert!(second.seq > first.seq);
+    assert_eq!(
+        only_event_count(&h, "cluster.refresh_metadata"),
+        2,
+        "each request is audited"
+    );
+    assert_eq!(h.audit()[0].summary["observerSampleRequested"], true);
+}
+
+fn only_event_count(h: &Harness, action: &str) -> usize {
+    h.audit().iter().filter(|e| e.action == action).count()
+}
+
+#[tokio::test]
 async fn metrics_expose_audit_event_failures_from_the_start() {
     let h = Harness::start().await;
     let text = h

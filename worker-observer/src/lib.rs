@@ -1,6 +1,7 @@
 //! The observer: how ballast knows the cluster.
 //!
-//! Each tick (every `BALLAST_SAMPLE_INTERVAL`) it reads the cluster ([`sample::take`]), folds the
+//! Each tick (every `BALLAST_SAMPLE_INTERVAL`, or sooner when a sample is requested through the
+//! database: [`pacing::sample_loop`]) it reads the cluster ([`sample::take`]), folds the
 //! sample into its rate history ([`derive::History::observe`]: counters, rolling rates, per-broker
 //! loads), writes the current view and the readings in one transaction
 //! ([`ballast_schema::Store::write_observed`]) and records the broker view's freshness
@@ -8,6 +9,7 @@
 //! just wrote ([`proposals::evaluate`]): plan, reading, decision, current proposal.
 
 pub mod derive;
+pub mod pacing;
 pub mod proposals;
 pub mod sample;
 pub mod settings_pass;
@@ -36,12 +38,18 @@ pub struct Observer {
 }
 
 pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
-    let interval = ctx.config.timing.sample_interval;
+    let pacing = pacing::Pacing::from_timing(&ctx.config.timing);
     let state: Arc<Mutex<Observer>> = Arc::new(Mutex::new(Observer::default()));
-    ctx.tick_loop(interval, || {
+    let shutdown = ctx.shutdown.clone();
+    pacing::sample_loop(&ctx.store, pacing, shutdown.requested(), || {
         let ctx = ctx.clone();
         let state = state.clone();
-        async move { observe(&ctx, &state).await }
+        async move {
+            match observe(&ctx, &state).await {
+                Ok(detail) => ctx.set_status(detail),
+                Err(err) => warn!(error = %error_chain(&err), "tick failed"),
+            }
+        }
     })
     .await;
     Ok(())

@@ -201,6 +201,8 @@ pub const PAT_HASH_SECRET_MIN_CHARS: usize = 32;
 pub struct Timing {
     /// `BALLAST_SAMPLE_INTERVAL`
     pub sample_interval: Duration,
+    /// `BALLAST_SAMPLE_REQUEST_POLL`
+    pub sample_request_poll: Duration,
     /// `BALLAST_RATE_WINDOW`
     pub rate_window: Duration,
     /// `BALLAST_WARMUP` (may be 0)
@@ -475,6 +477,7 @@ fn read_timing(r: &mut Reader) -> Timing {
     let mut positive = |name: &str| r.positive_duration(name).unwrap_or_default();
     Timing {
         sample_interval: positive("BALLAST_SAMPLE_INTERVAL"),
+        sample_request_poll: positive("BALLAST_SAMPLE_REQUEST_POLL"),
         rate_window: positive("BALLAST_RATE_WINDOW"),
         proposal_freshness: positive("BALLAST_PROPOSAL_FRESHNESS"),
         move_timeout: positive("BALLAST_MOVE_TIMEOUT"),

@@ -316,6 +316,12 @@ pub static SETTINGS: &[SettingSpec] = &[
         "how often the observer reads the cluster",
     ),
     setting(
+        "BALLAST_SAMPLE_REQUEST_POLL",
+        Some("1s"),
+        "timing",
+        "how often the observer checks for a sample requested by POST /api/v1/cluster/refresh-metadata",
+    ),
+    setting(
         "BALLAST_RATE_WINDOW",
         Some("30m"),
         "timing",

@@ -329,6 +329,17 @@ fn typed() -> Vec<(&'static str, Value)> {
                     ("brokers", t("integer", "")),
                     ("topics", t("integer", "")),
                     ("partitions", t("integer", "")),
+                    (
+                        "observerSample",
+                        obj(
+                            "The observer sample requested through the database",
+                            vec![
+                                ("requested", t("boolean", "always true")),
+                                ("requestedAt", t("string", "RFC 3339")),
+                                ("pollSeconds", t("number", "`BALLAST_SAMPLE_REQUEST_POLL`: the observer starts the sample within about this long")),
+                            ],
+                        ),
+                    ),
                 ],
             ),
         ),

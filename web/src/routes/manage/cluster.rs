@@ -1,9 +1,12 @@
-//! `POST /api/v1/cluster/refresh-metadata`: forces the web process's cluster client to read the
-//! metadata again (brokers, controller, topics, partitions) instead of waiting for its cache to
-//! age. The observer reads the cluster on its own schedule and is not affected.
+//! `POST /api/v1/cluster/refresh-metadata`: forces a fresh look at the cluster. The web process's
+//! own cluster client reads the metadata again (brokers, controller, topics, partitions) instead of
+//! waiting for its cache to age, and the observer is asked for an immediate sample through the
+//! database (`Store::request_sample`; it polls every `BALLAST_SAMPLE_REQUEST_POLL`), so the
+//! observed view that `/api/v1/cluster`, previews and proposals read follows too.
 
 use axum::extract::State;
 use ballast_kafka::BrokerId;
+use ballast_runtime::format_rfc3339_ms;
 use serde::Serialize;
 use serde_json::json;
 
@@ -19,8 +22,20 @@ pub struct Refreshed {
     brokers: usize,
     topics: usize,
     partitions: usize,
+    observer_sample: ObserverSample,
     #[serde(flatten)]
     audit: Audited,
+}
+
+/// The observer sample this request asked for.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObserverSample {
+    requested: bool,
+    requested_at: String,
+    /// How often the observer looks for a request (`BALLAST_SAMPLE_REQUEST_POLL`): the sample
+    /// starts within about this long, when the observer is running.
+    poll_seconds: f64,
 }
 
 #[utoipa::path(
@@ -29,9 +44,9 @@ pub struct Refreshed {
     tag = "cluster",
     operation_id = "refreshMetadata",
     summary = "Force a metadata refresh",
-    description = "Reads the cluster metadata afresh and reports what changed; audited.",
+    description = "Reads the cluster metadata afresh in the web process and asks the observer for an immediate sample (it looks for the request every `BALLAST_SAMPLE_REQUEST_POLL`), so the observed view (`/api/v1/cluster`, previews, proposals) follows; reports the counts read and the sample requested; audited.",
     responses(
-        (status = 200, description = "Force a metadata refresh", body = ref("MetadataRefreshed")),
+        (status = 200, description = "Metadata read; observer sample requested", body = ref("MetadataRefreshed")),
         (status = 502, description = "The cluster answered with an error"),
         (status = 503, description = "The cluster is unreachable"),
     )
@@ -43,6 +58,13 @@ pub async fn refresh_metadata(State(state): State<AppState>, actor: Actor) -> Ap
         .refresh_metadata()
         .await
         .map_err(|e| fail(&state, e))?;
+    let now = state.clock.now_ms();
+    let requested = state.db(move |s| s.request_sample(now)).await?;
+    let observer_sample = ObserverSample {
+        requested: true,
+        requested_at: format_rfc3339_ms(requested.requested_at_ms),
+        poll_seconds: state.config.timing.sample_request_poll.as_secs_f64(),
+    };
     let counts = |m: &ballast_kafka::ClusterMetadata| {
         json!({
             "brokers": m.brokers.len(),
@@ -51,8 +73,9 @@ pub async fn refresh_metadata(State(state): State<AppState>, actor: Actor) -> Ap
             "controllerId": m.controller_id,
         })
     };
-    let mut event = actor.event(state.clock.now_ms(), "cluster.refresh_metadata", "cluster");
+    let mut event = actor.event(now, "cluster.refresh_metadata", "cluster");
     event.summary = counts(&metadata);
+    event.summary["observerSampleRequested"] = json!(true);
     event.before = Some(counts(&before));
     event.after = Some(counts(&metadata));
     let audit = record(&state, event).await;
@@ -62,6 +85,7 @@ pub async fn refresh_metadata(State(state): State<AppState>, actor: Actor) -> Ap
         brokers: metadata.brokers.len(),
         topics: metadata.topics.len(),
         partitions: metadata.topics.iter().map(|t| t.partitions.len()).sum(),
+        observer_sample,
         audit,
     }))
 }
