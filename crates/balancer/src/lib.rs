@@ -1,4 +1,5 @@
-//! The planner. Pure and deterministic: no IO, no clock, no threads of its own.
+//! The planner. Pure and deterministic: no IO, no clock. The only threads are a search's helpers
+//! (`BALLAST_BALANCE_WORKERS`), which live inside one `plan` call and never change its moves.
 //!
 //! Architecture Invariant: this crate depends on `ballast-model` and serde only. The CI script
 //! `scripts/check-deps` fails the build if tokio, rusqlite or the Kafka client ever appear here.

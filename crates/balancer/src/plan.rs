@@ -81,7 +81,14 @@ pub struct SearchStats {
     pub candidates_evaluated: u64,
     pub steps_applied: u64,
     pub stopped_at_partition_cap: bool,
+    /// Threads allowed to evaluate candidates (`BALLAST_BALANCE_WORKERS`, 0 resolved to the
+    /// CPUs).
     pub workers: usize,
+    /// The most threads one step used: a step's candidates are split only when every thread
+    /// gets enough of them.
+    pub threads_used: usize,
+    /// Steps whose candidates were evaluated on more than one thread.
+    pub parallel_steps: u64,
 }
 
 /// Per-load summaries serialized as a map keyed by load name, in the contract's load order.
@@ -182,6 +189,8 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         steps_applied: 0,
         stopped_at_partition_cap: false,
         workers,
+        threads_used: 1,
+        parallel_steps: 0,
     };
     let mut drained = false;
     if balance_hold {
@@ -223,13 +232,14 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
                 max_partitions: policy.max_partitions,
                 workers,
                 typical_size,
-                step: 0,
             }
             .run();
             stats.iterations += result.iterations;
             stats.candidates_evaluated += result.evaluated;
             stats.steps_applied += result.applied;
             stats.stopped_at_partition_cap |= result.capped;
+            stats.parallel_steps += result.parallel_steps;
+            stats.threads_used = stats.threads_used.max(result.threads_used);
             stuck = result.stuck;
             if result.applied == 0 || result.capped {
                 break;

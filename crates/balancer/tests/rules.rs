@@ -284,12 +284,27 @@ fn worker_threads_never_change_the_plan() {
             ..Policy::default()
         });
         assert_eq!(p.search.workers, workers);
+        if workers > 1 {
+            // The threaded path was taken: steps split their candidates over threads.
+            assert!(p.search.parallel_steps > 0, "{:?}", p.search);
+            assert!(
+                p.search.threads_used > 1 && p.search.threads_used <= workers,
+                "{:?}",
+                p.search
+            );
+        } else {
+            assert_eq!((p.search.parallel_steps, p.search.threads_used), (0, 1));
+        }
         p.search.workers = 0;
+        p.search.parallel_steps = 0;
+        p.search.threads_used = 0;
         serde_json::to_string(&p).expect("json")
     };
     let one = run(1);
+    assert!(!one.contains("\"moves\":[]"), "the plan moves something");
     assert!(one == run(4), "plans differ between 1 and 4 workers");
     assert!(one == run(3), "plans differ between 1 and 3 workers");
+    assert!(one == run(2), "plans differ between 1 and 2 workers");
 }
 
 #[test]
