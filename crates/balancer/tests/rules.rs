@@ -276,6 +276,35 @@ fn proposal_max_partitions_caps_the_partitions_moved() {
 }
 
 #[test]
+fn proposal_max_partitions_bounds_the_whole_plan_including_the_maintenance_drain() {
+    // Broker 5 is in maintenance and holds 6 partitions (drained first); broker 1 is hot too,
+    // so the search wants more moves after the drain. Cap 4 bounds both together.
+    let c = Cluster::new(5, 0)
+        .topic("t", 24, GIB, |i| vec![1, 2 + i % 3])
+        .topic("m", 6, GIB, |i| vec![5, 2 + i % 3])
+        .state(5, BrokerState::Maintenance);
+    let uncapped = c.plan();
+    assert!(uncapped.moves.len() > 6, "{}", uncapped.moves.len());
+    let p = c.plan_with(&Policy {
+        max_partitions: Some(4),
+        ..Policy::default()
+    });
+    assert!(p.moves.len() <= 4, "{} moves: {:?}", p.moves.len(), p.moves);
+    assert!(!p.moves.is_empty());
+    // With room left after the drain, the search may use exactly what is left.
+    let p = c.plan_with(&Policy {
+        max_partitions: Some(9),
+        ..Policy::default()
+    });
+    assert!(p.moves.len() <= 9, "{} moves", p.moves.len());
+    assert!(
+        p.moves.iter().filter(|m| m.topic == "m").count() == 6,
+        "the drain goes first"
+    );
+    assert!(p.moves.len() > 6, "the search used the rest of the budget");
+}
+
+#[test]
 fn worker_threads_never_change_the_plan() {
     let c = Cluster::new(12, 3).topic("t", 600, GIB, |i| vec![1 + i % 4, 5 + i % 4, 9 + i % 2]);
     let run = |workers| {
