@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use ballast_model::BrokerId;
 use serde::Serialize;
 
+use crate::plan::BALANCE_HELD;
 use crate::Plan;
 
 /// Readings of the same broker beyond the trigger needed before a plan is recommended.
@@ -39,7 +40,8 @@ pub struct Decision {
     /// What happens next, in words an operator can act on.
     pub next_action: String,
     /// Machine-readable reason when not allowed: `warming_up`, `not_recommended`,
-    /// `balance_held`, `confirming`, `throttles_externally_managed`.
+    /// `balance_held`, `confirming`, `throttles_externally_managed`; `balance_held` also when a
+    /// repair plan is allowed while balancing is held.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Reasons a manual apply needs `force=true` (soft), e.g. `throttles_externally_managed`.
@@ -93,15 +95,13 @@ pub fn decide(plan: &Plan, ctx: &Context<'_>) -> Decision {
         );
     }
     if !plan.recommended {
-        let next = match &plan.reason {
-            Some(r) if r.starts_with("balanced") => {
-                "nothing to do: the cluster is balanced".to_string()
-            }
-            Some(r) => format!("nothing to apply: {r}"),
-            None => "nothing to apply".to_string(),
+        let next = match (plan.reason.as_deref(), &plan.reason_text) {
+            (Some("balanced"), _) => "nothing to do: the cluster is balanced".to_string(),
+            (_, Some(text)) => format!("nothing to apply: {text}"),
+            _ => "nothing to apply".to_string(),
         };
         let reason = if plan.balance_hold {
-            "balance_held"
+            BALANCE_HELD
         } else {
             "not_recommended"
         };
@@ -125,18 +125,19 @@ pub fn decide(plan: &Plan, ctx: &Context<'_>) -> Decision {
             "apply manually with force=true: BALLAST_THROTTLE_MANAGED is false, so ballast does not set replication throttles".to_string(),
         );
     }
-    let next = if plan.balance_hold {
-        format!(
+    if plan.balance_hold {
+        // Allowed, and still held: the plan only repairs replicas of down brokers.
+        let next = format!(
             "apply to repair: {} partition moves restore replicas of down brokers",
             plan.moves.len()
-        )
-    } else {
-        format!(
-            "apply: {} partition moves, {} bytes to copy",
-            plan.moves.len(),
-            plan.estimated_bytes
-        )
-    };
+        );
+        return decision(true, Some(BALANCE_HELD), next);
+    }
+    let next = format!(
+        "apply: {} partition moves, {} bytes to copy",
+        plan.moves.len(),
+        plan.estimated_bytes
+    );
     decision(true, None, next)
 }
 
