@@ -128,6 +128,37 @@ fn while_a_broker_is_down_balancing_is_paused_and_only_repairs_are_planned() {
 }
 
 #[test]
+fn a_repair_moves_a_partition_in_cooldown_because_restoring_replicas_beats_the_cooldown() {
+    // Every partition moved 15 minutes ago; broker 4 is down. The repairs go ahead anyway (a
+    // deliberate safety choice), and nothing else moves.
+    let c = hot_broker()
+        .moved_at("t", "2026-11-21T09:45:00Z")
+        .state(4, BrokerState::Down);
+    let p = c.plan();
+    assert!(p.balance_hold);
+    let on_4 = c
+        .snapshot
+        .partitions
+        .iter()
+        .filter(|x| x.replicas.contains(&4))
+        .count();
+    assert_eq!(p.moves.len(), on_4, "{:?}", p.moves);
+    for m in &p.moves {
+        for (b, a) in m.replicas_before.iter().zip(&m.replicas_after) {
+            assert!(
+                b == a || *b == 4,
+                "only the down broker's replica is replaced: {m:?}"
+            );
+        }
+    }
+    // The maintenance drain, on the other hand, waits for the cooldown.
+    let drain = hot_broker()
+        .moved_at("t", "2026-11-21T09:45:00Z")
+        .state(4, BrokerState::Maintenance);
+    assert!(drain.plan().moves.is_empty());
+}
+
+#[test]
 fn a_broker_in_maintenance_takes_no_load_and_does_not_hold_balancing() {
     let c = Cluster::new(4, 0)
         .topic("t", 24, GIB, |i| vec![i % 3 + 1, (i + 1) % 3 + 1])
