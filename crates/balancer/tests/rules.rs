@@ -73,6 +73,15 @@ fn partitions_moved_in_the_last_30_minutes_are_not_moved_again() {
 }
 
 #[test]
+fn a_partition_with_an_unreadable_last_moved_at_stays_in_cooldown() {
+    // `Snapshot::validate` refuses it; a planner handed one anyway does not lift the cooldown.
+    let c = hot_broker().moved_at("t", "a quarter past nine");
+    assert!(c.snapshot.validate().is_err());
+    let p = plan(&c.snapshot, &Policy::default(), NOW_MS);
+    assert!(p.moves.is_empty(), "{:?}", p.moves);
+}
+
+#[test]
 fn a_load_below_the_no_traffic_threshold_reads_no_traffic_and_is_not_balanced() {
     // Rates all on broker 1 but tiny: 0.5 msg/s and 500 B/s per broker on average.
     let c = Cluster::new(2, 0)
