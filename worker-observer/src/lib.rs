@@ -33,11 +33,16 @@ pub struct Observer {
     history: Option<derive::History>,
     /// Successful samples since start: ACLs and quotas are read on every `SECURITY_EVERY`th.
     samples: u64,
+    /// When this process started (its clock): the proposal warm-up runs from here.
+    started_at_ms: i64,
 }
 
 pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
     let interval = ctx.config.timing.sample_interval;
-    let state: Arc<Mutex<Observer>> = Arc::new(Mutex::new(Observer::default()));
+    let state: Arc<Mutex<Observer>> = Arc::new(Mutex::new(Observer {
+        started_at_ms: ctx.now_ms(),
+        ..Observer::default()
+    }));
     ctx.tick_loop(interval, || {
         let ctx = ctx.clone();
         let state = state.clone();
@@ -168,6 +173,7 @@ async fn observe(
         client,
         history,
         samples,
+        started_at_ms,
     } = &mut *state;
     let result = async {
         if client.is_none() {
@@ -229,7 +235,7 @@ async fn observe(
                 }
             }
             // A proposal on the view just written; a failure is logged and retried next tick.
-            let settings = proposals::Settings::from_config(&ctx.config);
+            let settings = proposals::Settings::from_config(&ctx.config, *started_at_ms);
             let evaluated = ctx
                 .blocking(move |store| proposals::evaluate(store, &settings, now))
                 .await;

@@ -91,6 +91,20 @@ pub struct SearchStats {
     pub parallel_steps: u64,
 }
 
+/// Topic spread against the caps (`topicSpread`): a topic should hold at most
+/// `ceil(partitions × rf / eligible brokers)` replicas and `ceil(partitions / eligible brokers)`
+/// leaders on one broker. Counted over brokers that take load, before and after the plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TopicSpread {
+    /// Topic/broker pairs holding more replicas of the topic than its cap.
+    pub over_cap: u64,
+    pub projected_over_cap: u64,
+    /// Leaders beyond their topic's leader cap, summed over brokers.
+    pub excess_leaders: u64,
+    pub projected_excess_leaders: u64,
+}
+
 /// Per-load summaries serialized as a map keyed by load name, in the contract's load order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Loads(pub Vec<(Load, LoadSummary)>);
@@ -133,6 +147,7 @@ pub struct Plan {
     /// Root-mean-square distance over counted loads and eligible brokers, before and after.
     pub evenness_before: f64,
     pub evenness_after: f64,
+    pub topic_spread: TopicSpread,
     pub search: SearchStats,
     /// Filled in by the caller, who owns the clock.
     pub elapsed_ms: f64,
@@ -165,6 +180,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
     let first_active = targets.active;
     let first = targets.clone();
     let before_loads = model.loads.clone();
+    let (over_cap, excess_leaders) = spread_counts(&model, &eligible, eligible_count);
     let evenness_before = evenness(&model, &first);
     let effective_before = effective(&model, &first);
     let typical_size = {
@@ -307,6 +323,14 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             });
         }
     }
+    let (projected_over_cap, projected_excess_leaders) =
+        spread_counts(&model, &eligible, eligible_count);
+    let topic_spread = TopicSpread {
+        over_cap,
+        projected_over_cap,
+        excess_leaders,
+        projected_excess_leaders,
+    };
     let evenness_after = evenness(&model, &first);
     let effective_after = effective(&model, &first);
     let structural_limits = limits(&model, &targets, &stuck, policy);
@@ -372,6 +396,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         effective_after: round2(effective_after),
         evenness_before: round2(evenness_before),
         evenness_after: round2(evenness_after),
+        topic_spread,
         search: stats,
         elapsed_ms: 0.0,
     }
@@ -477,6 +502,24 @@ fn classify(
         facts.push((load, no_traffic, below_floor, largest, max_before));
     }
     (targets, facts)
+}
+
+/// Topic/broker pairs over the replica cap, and leaders beyond the leader cap, on eligible
+/// brokers.
+fn spread_counts(model: &Model, eligible: &[bool], eligible_count: usize) -> (u64, u64) {
+    let nb = model.nb();
+    let (mut over, mut excess) = (0u64, 0u64);
+    for t in 0..model.topics.len() {
+        let (rcap, lcap) = (
+            model.replica_cap(t, eligible_count),
+            model.leader_cap(t, eligible_count),
+        );
+        for b in (0..nb).filter(|&b| eligible[b]) {
+            over += u64::from(model.topic_replicas[t * nb + b] > rcap);
+            excess += u64::from(model.topic_leaders[t * nb + b].saturating_sub(lcap));
+        }
+    }
+    (over, excess)
 }
 
 fn round2(x: f64) -> f64 {

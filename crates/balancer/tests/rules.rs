@@ -293,6 +293,46 @@ fn a_topic_is_not_concentrated_beyond_its_spread_cap() {
 }
 
 #[test]
+fn topic_spread_counts_pairs_over_the_cap_and_excess_leaders_before_and_after_the_plan() {
+    // Topic a: 8 partitions (RF 1) all on broker 1 of 4: replica cap 2, leader cap 2. Broker 1
+    // is over the replica cap (one pair) with 6 leaders too many; b likewise on broker 2.
+    let c = Cluster::new(4, 0)
+        .topic("a", 8, GIB, |_| vec![1])
+        .topic("b", 8, GIB, |_| vec![2]);
+    let p = c.plan();
+    assert_eq!(p.topic_spread.over_cap, 2);
+    assert_eq!(p.topic_spread.excess_leaders, 12);
+    // The plan evens disk with 4 partitions per broker: brokers 1 and 2 keep 4 of their topic
+    // (still over the cap, 2 leaders too many each). What it leaves is counted the same way on
+    // its result.
+    assert_eq!(p.topic_spread.projected_over_cap, 2, "{:?}", p.topic_spread);
+    assert_eq!(
+        p.topic_spread.projected_excess_leaders, 4,
+        "{:?}",
+        p.topic_spread
+    );
+    let after = apply_plan(&c.snapshot, &p, None);
+    let again = plan(&after, &Policy::default(), NOW_MS);
+    assert_eq!(
+        again.topic_spread.over_cap,
+        p.topic_spread.projected_over_cap
+    );
+    assert_eq!(
+        again.topic_spread.excess_leaders,
+        p.topic_spread.projected_excess_leaders
+    );
+    let json = serde_json::to_value(&p).expect("json");
+    for key in [
+        "overCap",
+        "projectedOverCap",
+        "excessLeaders",
+        "projectedExcessLeaders",
+    ] {
+        assert!(json["topicSpread"][key].is_u64(), "{key}");
+    }
+}
+
+#[test]
 fn a_partition_larger_than_the_excess_is_a_structural_limit() {
     // One 10 GiB partition on broker 1, tiny ones elsewhere: no move gets within 5%.
     let c = Cluster::new(2, 0)
