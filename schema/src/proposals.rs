@@ -8,12 +8,24 @@ use serde::{Deserialize, Serialize};
 use crate::util::{json_col, json_text, require_non_empty};
 use crate::{Store, StoreError};
 
-/// One reading: the brokers beyond the trigger at `at_ms`.
+/// One reading: the brokers beyond the trigger at `at_ms`, and those the reading's plan was
+/// recommended for and helped (its benefit shown on this measurement).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProposalReading {
     pub at_ms: i64,
     pub tripped: Vec<BrokerId>,
+    #[serde(default)]
+    pub helped: Vec<BrokerId>,
+}
+
+/// The `tripped` column (a JSON array, by its CHECK): `[[tripped...], [helped...]]`; rows written
+/// before `helped` was kept hold a flat array of tripped brokers (nothing helped).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum StoredReading {
+    Both(Vec<BrokerId>, Vec<BrokerId>),
+    Tripped(Vec<BrokerId>),
 }
 
 /// A proposal the observer wants to keep as the current one.
@@ -131,8 +143,7 @@ impl Store {
         reading: &ProposalReading,
         keep: usize,
     ) -> Result<Vec<ProposalReading>, StoreError> {
-        let tripped = serde_json::to_value(&reading.tripped)
-            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let tripped = serde_json::json!([reading.tripped, reading.helped]);
         let keep = i64::try_from(keep.max(1)).unwrap_or(i64::MAX);
         self.write(|tx| {
             tx.prepare_cached(
@@ -162,9 +173,17 @@ impl Store {
         let mut out = Vec::new();
         for row in rows {
             let (at_ms, tripped) = row?;
-            let tripped: Vec<BrokerId> =
+            let stored: StoredReading =
                 serde_json::from_value(tripped).map_err(|e| StoreError::Invalid(e.to_string()))?;
-            out.push(ProposalReading { at_ms, tripped });
+            let (tripped, helped) = match stored {
+                StoredReading::Both(tripped, helped) => (tripped, helped),
+                StoredReading::Tripped(tripped) => (tripped, Vec::new()),
+            };
+            out.push(ProposalReading {
+                at_ms,
+                tripped,
+                helped,
+            });
         }
         Ok(out)
     }

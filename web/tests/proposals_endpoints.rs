@@ -21,6 +21,7 @@ fn plan(moves: usize) -> Value {
         "estimatedBytes": 100 * moves, "structuralLimits": [], "balanceHold": false, "downBrokers": [],
         "tripped": [{"brokerId": 4, "load": "leaderCount", "distanceBefore": -100.0, "distanceAfter": 0.0, "helped": true}],
         "effectiveBefore": 50.0, "effectiveAfter": 2.0, "evennessBefore": 40.0, "evennessAfter": 1.0,
+        "topicSpread": {"overCap": 3, "projectedOverCap": 1, "excessLeaders": 7, "projectedExcessLeaders": 2},
         "search": {"iterations": 3, "candidatesEvaluated": 10, "stepsApplied": 2, "stoppedAtPartitionCap": false, "workers": 1},
         "elapsedMs": 1.5
     })
@@ -94,6 +95,10 @@ async fn the_current_proposal_has_the_named_fields() {
     assert_eq!(d["fairShare"]["shares"][0]["brokerId"], 4);
     assert_eq!(d["fairShare"]["loads"]["leaderCount"]["fairShare"], 6.0);
     assert_eq!(d["topicSpread"]["atLimit"]["t@2"]["cap"], 6);
+    assert_eq!(d["topicSpread"]["overCap"], 3);
+    assert_eq!(d["topicSpread"]["projectedOverCap"], 1);
+    assert_eq!(d["topicSpread"]["excessLeaders"], 7);
+    assert_eq!(d["topicSpread"]["projectedExcessLeaders"], 2);
     assert_eq!(d["benefitEvidence"]["tripped"][0]["brokerId"], 4);
     assert_eq!(d["benefitEvidence"]["topicBreaches"], json!([]));
     assert_eq!(d["structuralLimits"], json!([]));

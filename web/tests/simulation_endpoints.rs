@@ -229,3 +229,54 @@ async fn blast_radius_bad_input_answers_400_naming_the_field() {
     }
     assert_eq!(h.store.observed_view().expect("view"), view);
 }
+
+fn enter_maintenance(h: &Harness, broker_id: i32) {
+    h.store
+        .enter_maintenance(&ballast_schema::Maintenance {
+            broker_id,
+            entered_at_ms: now_ms(),
+            requested_by: None,
+            operation_id: None,
+            reason: Some("disk swap".into()),
+        })
+        .expect("maintenance");
+}
+
+#[tokio::test]
+async fn what_if_sees_brokers_in_maintenance_as_proposals_do() {
+    let h = Harness::with_fixture().await;
+    enter_maintenance(&h, 3);
+    let d = data(
+        &h,
+        SIMULATE,
+        &json!({"scenarios": [{"type": "addBrokers", "count": 1}]}),
+    )
+    .await;
+    let three = broker(&d, 3);
+    assert_eq!(three["takesLoad"], false, "{three}");
+    assert!(
+        d["moves"].as_array().expect("moves").iter().all(|m| {
+            let after = m["replicasAfter"].as_array().expect("replicas");
+            let before = m["replicasBefore"].as_array().expect("replicas");
+            !after.contains(&json!(3)) || before.contains(&json!(3))
+        }),
+        "nothing moves onto a broker in maintenance: {}",
+        d["moves"]
+    );
+}
+
+#[tokio::test]
+async fn blast_radius_copies_nothing_onto_a_broker_in_maintenance() {
+    let h = Harness::with_fixture().await;
+    // Without maintenance broker 3 takes the re-replicated copies (see above); in maintenance
+    // it takes none.
+    enter_maintenance(&h, 3);
+    let d = data(&h, BLAST, &json!({"brokerId": 1})).await;
+    let destinations = d["reReplication"]["destinations"]
+        .as_array()
+        .expect("destinations");
+    assert!(
+        destinations.iter().all(|x| x["brokerId"] != 3),
+        "{destinations:?}"
+    );
+}

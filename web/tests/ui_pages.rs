@@ -75,7 +75,7 @@ async fn bed(licensed: bool) -> Bed {
     )
     .expect("raw config");
     let config = Arc::new(Config::from_raw(&raw).expect("config"));
-    let settings = Settings::from_config(&config);
+    let settings = Settings::from_config(&config, 0);
     let mut history = None;
     let t0 = now() - 5_000;
     let mut proposal = String::new();

@@ -284,7 +284,9 @@ async fn main() -> Result<(), String> {
     };
     let proposal_settings = ballast_observer::proposals::Settings {
         policy: ballast_balancer::Policy::default(),
+        started_at_ms: 0,
         warmup_ms: 0,
+        max_gap_ms: i64::MAX,
         throttles_managed: true,
         readings_kept: 100,
         proposals_kept: 200,

@@ -35,11 +35,16 @@ pub struct Observer {
     history: Option<derive::History>,
     /// Successful samples since start: ACLs and quotas are read on every `SECURITY_EVERY`th.
     samples: u64,
+    /// When this process started (its clock): the proposal warm-up runs from here.
+    started_at_ms: i64,
 }
 
 pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
     let pacing = pacing::Pacing::from_timing(&ctx.config.timing);
-    let state: Arc<Mutex<Observer>> = Arc::new(Mutex::new(Observer::default()));
+    let state: Arc<Mutex<Observer>> = Arc::new(Mutex::new(Observer {
+        started_at_ms: ctx.now_ms(),
+        ..Observer::default()
+    }));
     let shutdown = ctx.shutdown.clone();
     pacing::sample_loop(&ctx.store, pacing, shutdown.requested(), || {
         let ctx = ctx.clone();
@@ -180,6 +185,7 @@ async fn observe(
         client,
         history,
         samples,
+        started_at_ms,
     } = &mut *state;
     let result = async {
         if client.is_none() {
@@ -241,7 +247,7 @@ async fn observe(
                 }
             }
             // A proposal on the view just written; a failure is logged and retried next tick.
-            let settings = proposals::Settings::from_config(&ctx.config);
+            let settings = proposals::Settings::from_config(&ctx.config, *started_at_ms);
             let evaluated = ctx
                 .blocking(move |store| proposals::evaluate(store, &settings, now))
                 .await;

@@ -23,12 +23,21 @@ pub const READINGS_KEPT: usize = 100;
 /// Proposals kept in `proposals`; older ones are deleted.
 pub const PROPOSALS_KEPT: usize = 200;
 
+/// Sample intervals after which readings are no longer in a row: a longer gap (the observer was
+/// down, or could not read the cluster) restarts the four-reading streak.
+pub const GAP_INTERVALS: i64 = 3;
+
 /// What evaluation follows, from the service's settings.
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub policy: Policy,
+    /// When this observer process started: the warm-up runs from here, and only readings after
+    /// it count as fresh measurements.
+    pub started_at_ms: i64,
     /// `BALLAST_WARMUP`
     pub warmup_ms: i64,
+    /// `GAP_INTERVALS` × `BALLAST_SAMPLE_INTERVAL`
+    pub max_gap_ms: i64,
     /// `BALLAST_THROTTLE_MANAGED`
     pub throttles_managed: bool,
     pub readings_kept: usize,
@@ -40,10 +49,13 @@ fn millis(d: Duration) -> i64 {
 }
 
 impl Settings {
-    pub fn from_config(config: &Config) -> Settings {
+    /// The settings of an observer process that started at `started_at_ms`.
+    pub fn from_config(config: &Config, started_at_ms: i64) -> Settings {
         Settings {
             policy: crate::policy(&config.balance, config.timing.move_cooldown),
+            started_at_ms,
             warmup_ms: millis(config.timing.warmup),
+            max_gap_ms: millis(config.timing.sample_interval).saturating_mul(GAP_INTERVALS),
             throttles_managed: config.throttle.managed,
             readings_kept: READINGS_KEPT,
             proposals_kept: PROPOSALS_KEPT,
@@ -209,11 +221,12 @@ pub fn evaluate(
     let started = std::time::Instant::now();
     let mut plan = ballast_balancer::plan(&snapshot, &settings.policy, now_ms);
     plan.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let tripped: BTreeSet<BrokerId> = plan.tripped.iter().map(|t| t.broker_id).collect();
+    let reading = Reading::of(&plan, now_ms);
     let stored = store.record_proposal_reading(
         &ProposalReading {
             at_ms: now_ms,
-            tripped: tripped.into_iter().collect(),
+            tripped: reading.tripped.into_iter().collect(),
+            helped: reading.helped.into_iter().collect(),
         },
         settings.readings_kept,
     )?;
@@ -222,14 +235,16 @@ pub fn evaluate(
         .map(|r| Reading {
             at_ms: r.at_ms,
             tripped: r.tripped.into_iter().collect(),
+            helped: r.helped.into_iter().collect(),
         })
         .collect();
     let decision = ballast_balancer::decide(
         &plan,
         &ballast_balancer::Context {
             readings: &readings,
-            started_at_ms: view.cluster.first_sampled_at_ms,
+            started_at_ms: settings.started_at_ms,
             warmup_ms: settings.warmup_ms,
+            max_gap_ms: settings.max_gap_ms,
             now_ms,
             throttles_managed: settings.throttles_managed,
         },

@@ -22,10 +22,13 @@ const WINDOWS: Windows = Windows {
     partition_reading_ms: 3_600_000,
 };
 
+/// Settings of an observer that started long ago.
 fn settings(warmup_ms: i64) -> Settings {
     Settings {
         policy: ballast_balancer::Policy::default(),
+        started_at_ms: 0,
         warmup_ms,
+        max_gap_ms: 180_000,
         throttles_managed: true,
         readings_kept: READINGS_KEPT,
         proposals_kept: PROPOSALS_KEPT,
@@ -147,11 +150,54 @@ async fn no_proposal_is_allowed_during_the_warm_up() {
     for i in 0..5 {
         s.tick(t0 + i * 1_000).await;
     }
-    let e = evaluate(&s.store, &settings(3_600_000), t0 + 5_000)
+    let started = Settings {
+        started_at_ms: t0,
+        ..settings(3_600_000)
+    };
+    let e = evaluate(&s.store, &started, t0 + 5_000).unwrap().unwrap();
+    assert!(!e.decision.application_allowed);
+    assert_eq!(e.decision.reason.as_deref(), Some("warming_up"));
+}
+
+#[tokio::test]
+async fn the_warm_up_runs_from_the_observer_process_start_not_the_first_sample() {
+    let mut s = Setup::new_broker().await;
+    let t0 = now_ms();
+    for i in 0..5 {
+        s.tick(t0 + i * 1_000).await;
+        evaluate(&s.store, &settings(0), t0 + i * 1_000).unwrap();
+    }
+    // The observer restarts 15 s after the first sample, with a 10 s warm-up: measured from the
+    // first sample it would be over, measured from this process's start it is not.
+    let restarted = Settings {
+        started_at_ms: t0 + 15_000,
+        ..settings(10_000)
+    };
+    s.history = None;
+    s.tick(t0 + 20_000).await;
+    let e = evaluate(&s.store, &restarted, t0 + 20_000)
         .unwrap()
         .unwrap();
     assert!(!e.decision.application_allowed);
     assert_eq!(e.decision.reason.as_deref(), Some("warming_up"));
+    assert_eq!(e.decision.warmup_remaining_ms, 5_000);
+}
+
+#[tokio::test]
+async fn readings_further_apart_than_three_sample_intervals_restart_the_streak() {
+    let mut s = Setup::new_broker().await;
+    let t0 = now_ms();
+    let gap = settings(0).max_gap_ms;
+    for i in 0..3 {
+        s.tick(t0 + i * 1_000).await;
+        evaluate(&s.store, &settings(0), t0 + i * 1_000).unwrap();
+    }
+    // The observer could not read the cluster for longer than the gap.
+    let later = t0 + 2_000 + gap + 1;
+    s.tick(later).await;
+    let e = evaluate(&s.store, &settings(0), later).unwrap().unwrap();
+    assert_eq!(e.decision.readings_beyond_trigger, 1, "{:?}", e.decision);
+    assert_eq!(e.decision.reason.as_deref(), Some("confirming"));
 }
 
 #[tokio::test]

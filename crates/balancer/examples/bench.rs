@@ -2,6 +2,11 @@
 //!
 //!   cargo run --release -p ballast-balancer --example bench -- [--brokers 60] [--partitions 60000]
 //!       [--rf 3] [--racks 3] [--workers 0] [--shapes new-broker,hot-broker,leaders,random]
+//!       [--dump DIR] [--moves PREFIX]
+//!
+//! `--moves PREFIX` writes each plan's moves to `PREFIX.<shape>.json` (to compare plans made with
+//! different `--workers`). `steps` is the search's steps, `par` how many of them split their
+//! candidates over threads, `thr` the most threads a step used.
 //!
 //! `trig%` is the farthest broker after the plan over the loads that triggered (the spec evens
 //! those to within the threshold, 5%). `bytes/LB` compares the data the plan copies with a lower bound: every plan that ends with
@@ -40,6 +45,7 @@ struct Args {
     workers: usize,
     shapes: Vec<String>,
     dump: Option<String>,
+    moves_out: Option<String>,
 }
 
 fn args() -> Result<Args, String> {
@@ -53,6 +59,7 @@ fn args() -> Result<Args, String> {
             .map(String::from)
             .to_vec(),
         dump: None,
+        moves_out: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -66,6 +73,7 @@ fn args() -> Result<Args, String> {
             "--workers" => a.workers = num()?,
             "--shapes" => a.shapes = value.split(',').map(String::from).collect(),
             "--dump" => a.dump = Some(value),
+            "--moves" => a.moves_out = Some(value),
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -191,7 +199,7 @@ fn main() {
         ..Policy::default()
     };
     println!(
-        "{:<11} {:>7} {:>9} {:>9} {:>9} {:>7} {:>10} {:>10} {:>8} {:>7} {:>8} {:>8}",
+        "{:<11} {:>7} {:>9} {:>9} {:>9} {:>7} {:>10} {:>10} {:>8} {:>7} {:>8} {:>8} {:>7} {:>7} {:>4}",
         "shape",
         "brokers",
         "replicas",
@@ -203,7 +211,10 @@ fn main() {
         "bytes/LB",
         "limits",
         "trig%",
-        "peakMiB"
+        "peakMiB",
+        "steps",
+        "par",
+        "thr"
     );
     for shape in &a.shapes {
         let s = generate(&a, shape);
@@ -236,7 +247,7 @@ fn main() {
             "-".into()
         };
         println!(
-            "{:<11} {:>7} {:>9} {:>9.2} {:>9} {:>7} {:>10.1} {:>10.1} {:>8} {:>7} {:>8.2} {:>8.0}",
+            "{:<11} {:>7} {:>9} {:>9.2} {:>9} {:>7} {:>10.1} {:>10.1} {:>8} {:>7} {:>8.2} {:>8.0} {:>7} {:>7} {:>4}",
             shape,
             a.brokers,
             replicas,
@@ -248,8 +259,20 @@ fn main() {
             ratio,
             p.structural_limits.len(),
             worst,
-            peak_rss_mib()
+            peak_rss_mib(),
+            p.search.iterations,
+            p.search.parallel_steps,
+            p.search.threads_used
         );
+        if let Some(path) = &a.moves_out {
+            let path = format!("{path}.{shape}.json");
+            if let Err(e) = serde_json::to_string(&p.moves)
+                .map_err(|e| e.to_string())
+                .and_then(|t| std::fs::write(&path, t).map_err(|e| e.to_string()))
+            {
+                eprintln!("bench: cannot write {path}: {e}");
+            }
+        }
         for (load, l) in p
             .loads
             .0

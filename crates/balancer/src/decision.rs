@@ -7,26 +7,54 @@ use std::collections::BTreeSet;
 use ballast_model::BrokerId;
 use serde::Serialize;
 
+use crate::plan::BALANCE_HELD;
 use crate::Plan;
 
 /// Readings of the same broker beyond the trigger needed before a plan is recommended.
 pub const READINGS_TO_RECOMMEND: usize = 4;
 
-/// One reading's brokers beyond the trigger (on any counted load).
+/// Fresh measurements on which the plan's benefit must show before it may be applied: the
+/// readings after the first of the four, each taken after this observer's warm-up, whose plan was
+/// recommended and helped the broker.
+pub const FRESH_TO_CONFIRM: usize = 3;
+
+/// One reading: the brokers beyond the trigger (on any counted load), and those of them the
+/// reading's plan was recommended for and helped (its benefit shown on this measurement).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reading {
     pub at_ms: i64,
     pub tripped: BTreeSet<BrokerId>,
+    pub helped: BTreeSet<BrokerId>,
+}
+
+impl Reading {
+    /// The reading `plan` makes at `at_ms`.
+    pub fn of(plan: &Plan, at_ms: i64) -> Reading {
+        Reading {
+            at_ms,
+            tripped: plan.tripped.iter().map(|t| t.broker_id).collect(),
+            helped: plan
+                .tripped
+                .iter()
+                .filter(|t| plan.recommended && !plan.balance_hold && t.helped)
+                .map(|t| t.broker_id)
+                .collect(),
+        }
+    }
 }
 
 /// What `decide` needs besides the plan.
 #[derive(Debug, Clone)]
 pub struct Context<'a> {
-    /// Newest last.
+    /// Newest last; the newest is the reading of the plan being decided.
     pub readings: &'a [Reading],
-    /// When measurement started (service start).
+    /// When this observer process started: the warm-up restarts with every start, and only
+    /// readings after it count as fresh.
     pub started_at_ms: i64,
     pub warmup_ms: i64,
+    /// Readings further apart than this (or the newest further from `now_ms`) are not in a row:
+    /// the service sets three sample intervals.
+    pub max_gap_ms: i64,
     pub now_ms: i64,
     /// `BALLAST_THROTTLE_MANAGED`: when false, plans are unsafe to apply without `force`.
     pub throttles_managed: bool,
@@ -39,35 +67,75 @@ pub struct Decision {
     /// What happens next, in words an operator can act on.
     pub next_action: String,
     /// Machine-readable reason when not allowed: `warming_up`, `not_recommended`,
-    /// `balance_held`, `confirming`, `throttles_externally_managed`.
+    /// `balance_held`, `confirming`, `benefit_unconfirmed`, `throttles_externally_managed`;
+    /// `balance_held` also when a repair plan is allowed while balancing is held.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Reasons a manual apply needs `force=true` (soft), e.g. `throttles_externally_managed`.
     pub unsafe_reasons: Vec<String>,
-    /// Consecutive readings (newest back) in which the most persistent tripped broker stayed
+    /// Readings in a row (newest back, no gap) in which the most persistent tripped broker stayed
     /// beyond the trigger, and how many are needed.
     pub readings_beyond_trigger: usize,
     pub readings_required: usize,
+    /// Of those, the newest in a row that are fresh and showed the plan's benefit for it, and how
+    /// many are needed.
+    pub fresh_measurements: usize,
+    pub fresh_required: usize,
     pub warmup_remaining_ms: i64,
 }
 
-/// The longest run of consecutive readings, ending with the newest, in which `broker` tripped.
-fn streak(readings: &[Reading], broker: BrokerId) -> usize {
-    readings
+/// How far back the readings are in a row: the newest is within `max_gap_ms` of `now_ms` and
+/// each older one within `max_gap_ms` of the next. Returns the readings in a row, newest last.
+fn in_a_row<'r>(readings: &'r [Reading], ctx: &Context<'_>) -> &'r [Reading] {
+    let mut start = readings.len();
+    let mut next_at = ctx.now_ms;
+    while start > 0 {
+        let r = &readings[start - 1];
+        if next_at - r.at_ms > ctx.max_gap_ms {
+            break;
+        }
+        next_at = r.at_ms;
+        start -= 1;
+    }
+    &readings[start..]
+}
+
+/// For `broker`: readings in a row, ending with the newest, in which it tripped; and of those the
+/// newest in a row that are fresh (after the warm-up) and show the plan helped it.
+fn streaks(row: &[Reading], broker: BrokerId, fresh_from_ms: i64) -> (usize, usize) {
+    let tripped = row
         .iter()
         .rev()
         .take_while(|r| r.tripped.contains(&broker))
-        .count()
+        .count();
+    let fresh = row
+        .iter()
+        .rev()
+        .take(tripped)
+        .take_while(|r| r.at_ms >= fresh_from_ms && r.helped.contains(&broker))
+        .count();
+    (tripped, fresh)
 }
 
 pub fn decide(plan: &Plan, ctx: &Context<'_>) -> Decision {
-    let warmup_remaining_ms = (ctx.started_at_ms + ctx.warmup_ms - ctx.now_ms).max(0);
-    let tripped: BTreeSet<BrokerId> = plan.tripped.iter().map(|t| t.broker_id).collect();
-    let best = tripped
+    let warm_at = ctx.started_at_ms.saturating_add(ctx.warmup_ms);
+    let warmup_remaining_ms = (warm_at - ctx.now_ms).max(0);
+    let row = in_a_row(ctx.readings, ctx);
+    // The broker closest to confirmation: confirmed first, then the longest streaks.
+    let best = plan
+        .tripped
         .iter()
-        .map(|b| (streak(ctx.readings, *b), *b))
+        .map(|t| t.broker_id)
+        .collect::<BTreeSet<BrokerId>>()
+        .into_iter()
+        .map(|b| {
+            let (tripped, fresh) = streaks(row, b, warm_at);
+            let confirmed = tripped >= READINGS_TO_RECOMMEND && fresh >= FRESH_TO_CONFIRM;
+            ((confirmed, tripped, fresh), b)
+        })
         .max()
-        .unwrap_or((0, 0));
+        .map_or(((false, 0, 0), 0), |x| x);
+    let ((_, readings_beyond_trigger, fresh_measurements), broker) = best;
     let unsafe_reasons: Vec<String> = if ctx.throttles_managed {
         Vec::new()
     } else {
@@ -78,8 +146,10 @@ pub fn decide(plan: &Plan, ctx: &Context<'_>) -> Decision {
         next_action: next,
         reason: reason.map(str::to_string),
         unsafe_reasons: unsafe_reasons.clone(),
-        readings_beyond_trigger: best.0,
+        readings_beyond_trigger,
         readings_required: READINGS_TO_RECOMMEND,
+        fresh_measurements,
+        fresh_required: FRESH_TO_CONFIRM,
         warmup_remaining_ms,
     };
     if warmup_remaining_ms > 0 {
@@ -93,30 +163,38 @@ pub fn decide(plan: &Plan, ctx: &Context<'_>) -> Decision {
         );
     }
     if !plan.recommended {
-        let next = match &plan.reason {
-            Some(r) if r.starts_with("balanced") => {
-                "nothing to do: the cluster is balanced".to_string()
-            }
-            Some(r) => format!("nothing to apply: {r}"),
-            None => "nothing to apply".to_string(),
+        let next = match (plan.reason.as_deref(), &plan.reason_text) {
+            (Some("balanced"), _) => "nothing to do: the cluster is balanced".to_string(),
+            (_, Some(text)) => format!("nothing to apply: {text}"),
+            _ => "nothing to apply".to_string(),
         };
         let reason = if plan.balance_hold {
-            "balance_held"
+            BALANCE_HELD
         } else {
             "not_recommended"
         };
         return decision(false, Some(reason), next);
     }
-    // Repairs while a broker is down are not balancing: no confirmation streak is needed.
-    if !plan.balance_hold && best.0 < READINGS_TO_RECOMMEND {
-        return decision(
-            false,
-            Some("confirming"),
-            format!(
-                "confirming: broker {} has been beyond the trigger in {} of {} readings",
-                best.1, best.0, READINGS_TO_RECOMMEND
-            ),
-        );
+    // Repairs while a broker is down are not balancing: no confirmation is needed.
+    if !plan.balance_hold {
+        if readings_beyond_trigger < READINGS_TO_RECOMMEND {
+            return decision(
+                false,
+                Some("confirming"),
+                format!(
+                    "confirming: broker {broker} has been beyond the trigger in {readings_beyond_trigger} of {READINGS_TO_RECOMMEND} readings in a row"
+                ),
+            );
+        }
+        if fresh_measurements < FRESH_TO_CONFIRM {
+            return decision(
+                false,
+                Some("benefit_unconfirmed"),
+                format!(
+                    "confirming: the plan's benefit for broker {broker} has shown on {fresh_measurements} of {FRESH_TO_CONFIRM} fresh measurements"
+                ),
+            );
+        }
     }
     if !unsafe_reasons.is_empty() {
         return decision(
@@ -125,18 +203,19 @@ pub fn decide(plan: &Plan, ctx: &Context<'_>) -> Decision {
             "apply manually with force=true: BALLAST_THROTTLE_MANAGED is false, so ballast does not set replication throttles".to_string(),
         );
     }
-    let next = if plan.balance_hold {
-        format!(
+    if plan.balance_hold {
+        // Allowed, and still held: the plan only repairs replicas of down brokers.
+        let next = format!(
             "apply to repair: {} partition moves restore replicas of down brokers",
             plan.moves.len()
-        )
-    } else {
-        format!(
-            "apply: {} partition moves, {} bytes to copy",
-            plan.moves.len(),
-            plan.estimated_bytes
-        )
-    };
+        );
+        return decision(true, Some(BALANCE_HELD), next);
+    }
+    let next = format!(
+        "apply: {} partition moves, {} bytes to copy",
+        plan.moves.len(),
+        plan.estimated_bytes
+    );
     decision(true, None, next)
 }
 
@@ -149,6 +228,10 @@ mod tests {
 
     /// Broker 4 is empty: the plan moves onto it and broker 4 is the tripped broker.
     fn unbalanced() -> Plan {
+        plan(&snapshot(), &Policy::default(), 0)
+    }
+
+    fn snapshot() -> Snapshot {
         let partitions = (0..24)
             .map(|i| SnapshotPartition {
                 topic: "t".into(),
@@ -166,7 +249,7 @@ mod tests {
                 last_moved_at: None,
             })
             .collect();
-        let s = Snapshot {
+        Snapshot {
             format: SNAPSHOT_FORMAT.into(),
             taken_at: "2026-11-21T10:00:00Z".into(),
             cluster_id: None,
@@ -178,15 +261,19 @@ mod tests {
                 })
                 .collect(),
             partitions,
-        };
-        plan(&s, &Policy::default(), 0)
+        }
     }
 
+    const SAMPLE: i64 = 60_000;
+    const NOW: i64 = 1_000_000;
+
+    /// `n` readings one sample apart, the newest at `NOW`, broker tripped and helped in each.
     fn readings(n: usize, broker: BrokerId) -> Vec<Reading> {
         (0..n)
             .map(|i| Reading {
-                at_ms: i as i64,
+                at_ms: NOW - (n - 1 - i) as i64 * SAMPLE,
                 tripped: [broker].into_iter().collect(),
+                helped: [broker].into_iter().collect(),
             })
             .collect()
     }
@@ -196,6 +283,7 @@ mod tests {
             readings,
             started_at_ms: 0,
             warmup_ms: 300_000,
+            max_gap_ms: 3 * SAMPLE,
             now_ms,
             throttles_managed: managed,
         }
@@ -212,20 +300,41 @@ mod tests {
     }
 
     #[test]
+    fn the_warm_up_restarts_when_the_observer_restarts() {
+        // Plenty of readings from before; the observer process started a minute ago.
+        let p = unbalanced();
+        let r = readings(10, 4);
+        let d = decide(
+            &p,
+            &Context {
+                started_at_ms: NOW - SAMPLE,
+                ..ctx(&r, NOW, true)
+            },
+        );
+        assert!(!d.application_allowed);
+        assert_eq!(d.reason.as_deref(), Some("warming_up"));
+        assert_eq!(d.warmup_remaining_ms, 240_000);
+    }
+
+    #[test]
     fn a_plan_is_recommended_only_when_the_same_broker_stays_beyond_the_trigger_in_four_readings() {
         let p = unbalanced();
         assert!(p.recommended);
         for n in 0..4 {
             let r = readings(n, 4);
-            let d = decide(&p, &ctx(&r, 400_000, true));
+            let d = decide(&p, &ctx(&r, NOW, true));
             assert!(!d.application_allowed, "{n} readings");
             assert_eq!(d.reason.as_deref(), Some("confirming"));
             assert_eq!(d.readings_beyond_trigger, n);
         }
         let r = readings(4, 4);
-        let d = decide(&p, &ctx(&r, 400_000, true));
+        let d = decide(&p, &ctx(&r, NOW, true));
         assert!(d.application_allowed, "{d:?}");
+        assert_eq!(d.reason, None);
         assert!(d.next_action.starts_with("apply"));
+        assert_eq!((d.readings_beyond_trigger, d.readings_required), (4, 4));
+        assert!(d.fresh_measurements >= d.fresh_required, "{d:?}");
+        assert_eq!(d.fresh_required, 3);
     }
 
     #[test]
@@ -233,16 +342,99 @@ mod tests {
         let p = unbalanced();
         let mut r = readings(5, 4);
         r[3].tripped.clear();
-        let d = decide(&p, &ctx(&r, 400_000, true));
+        let d = decide(&p, &ctx(&r, NOW, true));
         assert!(!d.application_allowed);
         assert_eq!(d.readings_beyond_trigger, 1);
+    }
+
+    #[test]
+    fn a_gap_of_more_than_three_sample_intervals_breaks_the_streak() {
+        let p = unbalanced();
+        // Five readings, but four sample intervals pass between the second and the third.
+        let mut r = readings(5, 4);
+        r[0].at_ms -= 3 * SAMPLE;
+        r[1].at_ms -= 3 * SAMPLE;
+        let d = decide(&p, &ctx(&r, NOW, true));
+        assert!(!d.application_allowed);
+        assert_eq!(d.reason.as_deref(), Some("confirming"));
+        assert_eq!(d.readings_beyond_trigger, 3);
+        // Exactly three intervals apart is still in a row.
+        let mut r = readings(5, 4);
+        r[0].at_ms -= 2 * SAMPLE;
+        r[1].at_ms -= 2 * SAMPLE;
+        assert_eq!(decide(&p, &ctx(&r, NOW, true)).readings_beyond_trigger, 5);
+        // Readings that stopped long ago are not a streak now.
+        let r = readings(6, 4);
+        let d = decide(&p, &ctx(&r, NOW + 4 * SAMPLE, true));
+        assert_eq!(d.readings_beyond_trigger, 0);
+    }
+
+    #[test]
+    fn the_benefit_must_show_on_three_fresh_measurements() {
+        let p = unbalanced();
+        // Four readings beyond the trigger, but the plan helped broker 4 on the newest two only.
+        let mut r = readings(4, 4);
+        r[1].helped.clear();
+        let d = decide(&p, &ctx(&r, NOW, true));
+        assert!(!d.application_allowed);
+        assert_eq!(d.reason.as_deref(), Some("benefit_unconfirmed"));
+        assert_eq!((d.readings_beyond_trigger, d.fresh_measurements), (4, 2));
+        // Readings from before this observer's warm-up ended are not fresh.
+        let r = readings(6, 4);
+        let restarted = Context {
+            started_at_ms: NOW - 300_000 - 90_000,
+            ..ctx(&r, NOW, true)
+        };
+        let d = decide(&p, &restarted);
+        assert_eq!(d.reason.as_deref(), Some("benefit_unconfirmed"));
+        assert_eq!((d.readings_beyond_trigger, d.fresh_measurements), (6, 2));
+        // One sample later the third fresh measurement confirms it.
+        let mut r = readings(6, 4);
+        r.push(Reading {
+            at_ms: NOW + SAMPLE,
+            ..r[5].clone()
+        });
+        let d = decide(
+            &p,
+            &Context {
+                readings: &r,
+                now_ms: NOW + SAMPLE,
+                ..restarted
+            },
+        );
+        assert!(d.application_allowed, "{d:?}");
+    }
+
+    #[test]
+    fn a_reading_records_the_brokers_a_recommended_plan_helped() {
+        let p = unbalanced();
+        let r = Reading::of(&p, 7);
+        assert!(r.tripped.contains(&4));
+        assert!(r.helped.contains(&4));
+        let mut not = p.clone();
+        not.recommended = false;
+        assert!(Reading::of(&not, 7).helped.is_empty());
+    }
+
+    #[test]
+    fn a_repair_plan_while_balance_is_held_is_allowed_with_reason_balance_held() {
+        let mut s = snapshot();
+        s.brokers[0].state = BrokerState::Down;
+        let p = plan(&s, &Policy::default(), 0);
+        assert!(p.balance_hold && p.recommended && !p.moves.is_empty());
+        // No streak needed for repairs.
+        let d = decide(&p, &ctx(&[], NOW, true));
+        assert!(d.application_allowed, "{d:?}");
+        assert_eq!(d.reason.as_deref(), Some("balance_held"));
+        let json = serde_json::to_value(&d).expect("json");
+        assert_eq!(json["reason"], "balance_held");
     }
 
     #[test]
     fn externally_managed_throttles_make_a_plan_unsafe() {
         let p = unbalanced();
         let r = readings(4, 4);
-        let d = decide(&p, &ctx(&r, 400_000, false));
+        let d = decide(&p, &ctx(&r, NOW, false));
         assert!(!d.application_allowed);
         assert_eq!(d.reason.as_deref(), Some("throttles_externally_managed"));
         assert_eq!(

@@ -1,4 +1,5 @@
-//! The planner. Pure and deterministic: no IO, no clock, no threads of its own.
+//! The planner. Pure and deterministic: no IO, no clock. The only threads are a search's helpers
+//! (`BALLAST_BALANCE_WORKERS`), which live inside one `plan` call and never change its moves.
 //!
 //! Architecture Invariant: this crate depends on `ballast-model` and serde only. The CI script
 //! `scripts/check-deps` fails the build if tokio, rusqlite or the Kafka client ever appear here.
@@ -6,7 +7,8 @@
 //! [`plan`] turns a `ballast.snapshot/v1` into a `ballast.plan/v1`: fair share of the seven
 //! loads, which loads count and trigger, a deterministic greedy search (or repairs while a broker
 //! is down), the benefit test and structural limits. Rules that need a history of readings (four
-//! readings, warm-up, three fresh confirmations) are the service's and live elsewhere.
+//! readings in a row, the warm-up, three fresh measurements) are [`decide`]'s, on readings the
+//! service keeps.
 //!
 //! [`whatif::simulate`] plans a cluster changed by operator scenarios; [`blast::analyze`] works
 //! out what the failure of brokers or a rack does. Both are pure like the planner.
@@ -22,7 +24,7 @@ pub mod whatif;
 
 pub use decision::{decide, Context, Decision, Reading};
 pub use plan::{
-    plan, LoadSummary, Loads, Plan, PlannedMove, SearchStats, StructuralLimit, Tripped,
+    plan, LoadSummary, Loads, Plan, PlannedMove, SearchStats, StructuralLimit, TopicSpread, Tripped,
 };
 pub use policy::Policy;
 pub use whatif::{simulate, InputError, WhatIf, WhatIfRequest};

@@ -224,9 +224,15 @@ impl Model {
             };
             let replicas = Slots::from_slice(&map(&p.replicas));
             topic_rf[t] = topic_rf[t].max(replicas.len() as u32);
-            let moved_at = p.last_moved_at.as_deref().and_then(parse_rfc3339_ms);
-            let frozen = moved_at.is_some_and(|at| now_ms.saturating_sub(at) < cooldown_ms)
-                || p.replicas.len() > MAX_RF;
+            // `Snapshot::validate` refuses an unreadable `lastMovedAt`; one that gets here anyway
+            // keeps its partition in place rather than lifting the cooldown.
+            let cooling = match p.last_moved_at.as_deref() {
+                None => false,
+                Some(text) => {
+                    parse_rfc3339_ms(text).is_none_or(|at| now_ms.saturating_sub(at) < cooldown_ms)
+                }
+            };
+            let frozen = cooling || p.replicas.len() > MAX_RF;
             let leader = p.leader.and_then(|l| index.get(&l).copied());
             parts.push(Part {
                 topic: t as u32,

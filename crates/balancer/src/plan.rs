@@ -81,7 +81,28 @@ pub struct SearchStats {
     pub candidates_evaluated: u64,
     pub steps_applied: u64,
     pub stopped_at_partition_cap: bool,
+    /// Threads allowed to evaluate candidates (`BALLAST_BALANCE_WORKERS`, 0 resolved to the
+    /// CPUs).
     pub workers: usize,
+    /// The most threads one step used: a step's candidates are split only when every thread
+    /// gets enough of them.
+    pub threads_used: usize,
+    /// Steps whose candidates were evaluated on more than one thread.
+    pub parallel_steps: u64,
+}
+
+/// Topic spread against the caps (`topicSpread`): a topic should hold at most
+/// `ceil(partitions × rf / eligible brokers)` replicas and `ceil(partitions / eligible brokers)`
+/// leaders on one broker. Counted over brokers that take load, before and after the plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TopicSpread {
+    /// Topic/broker pairs holding more replicas of the topic than its cap.
+    pub over_cap: u64,
+    pub projected_over_cap: u64,
+    /// Leaders beyond their topic's leader cap, summed over brokers.
+    pub excess_leaders: u64,
+    pub projected_excess_leaders: u64,
 }
 
 /// Per-load summaries serialized as a map keyed by load name, in the contract's load order.
@@ -104,8 +125,14 @@ impl Serialize for Loads {
 pub struct Plan {
     pub format: &'static str,
     pub recommended: bool,
+    /// Why the plan is not recommended, or that balancing is held, as a code: `balance_held`,
+    /// `too_few_brokers`, `balanced`, `no_move_helps`, `not_beneficial`,
+    /// `likely_not_beneficial`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The same in words, with the numbers behind it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason_text: Option<String>,
     pub moves: Vec<PlannedMove>,
     pub loads: Loads,
     pub estimated_bytes: u64,
@@ -120,6 +147,7 @@ pub struct Plan {
     /// Root-mean-square distance over counted loads and eligible brokers, before and after.
     pub evenness_before: f64,
     pub evenness_after: f64,
+    pub topic_spread: TopicSpread,
     pub search: SearchStats,
     /// Filled in by the caller, who owns the clock.
     pub elapsed_ms: f64,
@@ -152,6 +180,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
     let first_active = targets.active;
     let first = targets.clone();
     let before_loads = model.loads.clone();
+    let (over_cap, excess_leaders) = spread_counts(&model, &eligible, eligible_count);
     let evenness_before = evenness(&model, &first);
     let effective_before = effective(&model, &first);
     let typical_size = {
@@ -182,6 +211,8 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         steps_applied: 0,
         stopped_at_partition_cap: false,
         workers,
+        threads_used: 1,
+        parallel_steps: 0,
     };
     let mut drained = false;
     if balance_hold {
@@ -223,13 +254,14 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
                 max_partitions: policy.max_partitions,
                 workers,
                 typical_size,
-                step: 0,
             }
             .run();
             stats.iterations += result.iterations;
             stats.candidates_evaluated += result.evaluated;
             stats.steps_applied += result.applied;
             stats.stopped_at_partition_cap |= result.capped;
+            stats.parallel_steps += result.parallel_steps;
+            stats.threads_used = stats.threads_used.max(result.threads_used);
             stuck = result.stuck;
             if result.applied == 0 || result.capped {
                 break;
@@ -281,82 +313,78 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
                 continue;
             }
             let d1 = targets.dev(l, model.loads[b][l]);
-            let within =
-                d1.abs() <= targets.trigger || d1.abs() <= (d0.abs() + targets.threshold) / 2.0;
-            let moved_enough = (model.loads[b][l] - before_loads[b][l]).abs() >= quarter[l];
+            let moved = model.loads[b][l] - before_loads[b][l];
             tripped.push(Tripped {
                 broker_id: model.brokers[b].id,
                 load,
                 distance_before: round2(d0),
                 distance_after: round2(d1),
-                helped: within && moved_enough,
+                helped: helps(d0, d1, moved, quarter[l], &targets),
             });
         }
     }
+    let (projected_over_cap, projected_excess_leaders) =
+        spread_counts(&model, &eligible, eligible_count);
+    let topic_spread = TopicSpread {
+        over_cap,
+        projected_over_cap,
+        excess_leaders,
+        projected_excess_leaders,
+    };
     let evenness_after = evenness(&model, &first);
     let effective_after = effective(&model, &first);
     let structural_limits = limits(&model, &targets, &stuck, policy);
 
     let (recommended, reason) = if balance_hold {
-        let reason = format!(
-            "balance_held: broker{} {} down and not in maintenance; only repairs are planned",
+        let text = format!(
+            "broker{} {} down and not in maintenance: balancing is paused and only repairs are planned",
             if down.len() == 1 { "" } else { "s" },
             join(&down)
         );
-        (!moves.is_empty(), Some(reason))
+        (!moves.is_empty(), Some((BALANCE_HELD, text)))
     } else if eligible_count < 2 {
         (
             false,
-            Some("fewer than two brokers can take load".to_string()),
+            Some((
+                "too_few_brokers",
+                "fewer than two brokers can take load".to_string(),
+            )),
         )
     } else if !first_active.iter().any(|a| *a) && !drained {
         (
             false,
-            Some(format!(
-                "balanced: no counted load has a broker beyond {}% of its fair share",
-                targets.trigger
+            Some((
+                "balanced",
+                format!(
+                    "no counted load has a broker beyond {}% of its fair share",
+                    targets.trigger
+                ),
             )),
         )
     } else if moves.is_empty() && !drained {
         (
             false,
-            Some("no move helps: see structural limits".to_string()),
+            Some((
+                "no_move_helps",
+                "no move helps: see structural limits".to_string(),
+            )),
         )
     } else {
-        let improvement = evenness_before - evenness_after;
-        let relative = if evenness_before > 0.0 {
-            improvement / evenness_before
-        } else {
-            0.0
-        };
-        let beneficial = improvement >= 2.0 || (relative >= 0.10 && improvement >= 0.5);
-        if !tripped.iter().any(|t| t.helped) {
-            (
-                false,
-                Some("not beneficial: no broker beyond the trigger is brought within it or halfway to the threshold by at least a quarter of a partition".to_string()),
-            )
-        } else if evenness_after >= evenness_before {
-            (
-                false,
-                Some("not beneficial: the cluster would not be more even overall".to_string()),
-            )
-        } else if !beneficial {
-            (
-                false,
-                Some(format!(
-                    "likely not beneficial: evenness improves by {improvement:.2} points ({:.1}%), below 2 points or 10% with 0.5 points",
-                    relative * 100.0
-                )),
-            )
-        } else {
-            (true, None)
+        match not_beneficial(&tripped, evenness_before, evenness_after) {
+            Some(why) => (false, Some(why)),
+            None => (true, None),
         }
+    };
+    let (reason, reason_text) = match reason {
+        Some((code, text)) => (Some(code.to_string()), Some(text)),
+        None => (None, None),
     };
 
     Plan {
         format: PLAN_FORMAT,
         recommended,
         reason,
+        reason_text,
         moves,
         loads,
         estimated_bytes,
@@ -368,6 +396,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         effective_after: round2(effective_after),
         evenness_before: round2(evenness_before),
         evenness_after: round2(evenness_after),
+        topic_spread,
         search: stats,
         elapsed_ms: 0.0,
     }
@@ -375,6 +404,59 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
 
 /// Passes of the search at most; each pass either changes nothing or lowers the objective.
 const MAX_PASSES: usize = 8;
+
+/// The plan's `reason` while a broker is down and not in maintenance.
+pub const BALANCE_HELD: &str = "balance_held";
+
+/// The benefit test for one broker beyond the trigger (`before`, `after`: its distance from fair
+/// share in percent; `moved`: how much of the load it gave or took): the plan brings it within
+/// the trigger (10%) or halfway from where it was to the threshold (5%), and moves it by at least
+/// `quarter`, a quarter of the average partition's share of the load.
+fn helps(before: f64, after: f64, moved: f64, quarter: f64, t: &Targets) -> bool {
+    let within = after.abs() <= t.trigger || after.abs() <= (before.abs() + t.threshold) / 2.0;
+    within && moved.abs() >= quarter
+}
+
+/// The likely-not-beneficial threshold: the evenness improves by at least 2 percentage points,
+/// or by at least 10% of where it was while clearing 0.5 points.
+fn clears_likely_not_beneficial(before: f64, after: f64) -> bool {
+    let improvement = before - after;
+    let relative = if before > 0.0 {
+        improvement / before
+    } else {
+        0.0
+    };
+    improvement >= 2.0 || (relative >= 0.10 && improvement >= 0.5)
+}
+
+/// Why a balancing plan is not recommended (code and words), or `None` when it is: some broker
+/// beyond the trigger is helped (see [`helps`]), the cluster is more even overall (root-mean-square
+/// distance), and the improvement clears the likely-not-beneficial threshold.
+fn not_beneficial(
+    tripped: &[Tripped],
+    evenness_before: f64,
+    evenness_after: f64,
+) -> Option<(&'static str, String)> {
+    let improvement = evenness_before - evenness_after;
+    if !tripped.iter().any(|t| t.helped) {
+        Some(("not_beneficial", "no broker beyond the trigger is brought within it or halfway to the threshold by at least a quarter of a partition".to_string()))
+    } else if evenness_after >= evenness_before {
+        Some((
+            "not_beneficial",
+            "the cluster would not be more even overall".to_string(),
+        ))
+    } else if !clears_likely_not_beneficial(evenness_before, evenness_after) {
+        Some((
+            "likely_not_beneficial",
+            format!(
+                "evenness improves by {improvement:.2} points ({:.1}%), below 2 points, or 10% while clearing 0.5 points",
+                improvement / evenness_before * 100.0
+            ),
+        ))
+    } else {
+        None
+    }
+}
 
 type LoadFacts = (Load, bool, bool, f64, f64);
 
@@ -420,6 +502,24 @@ fn classify(
         facts.push((load, no_traffic, below_floor, largest, max_before));
     }
     (targets, facts)
+}
+
+/// Topic/broker pairs over the replica cap, and leaders beyond the leader cap, on eligible
+/// brokers.
+fn spread_counts(model: &Model, eligible: &[bool], eligible_count: usize) -> (u64, u64) {
+    let nb = model.nb();
+    let (mut over, mut excess) = (0u64, 0u64);
+    for t in 0..model.topics.len() {
+        let (rcap, lcap) = (
+            model.replica_cap(t, eligible_count),
+            model.leader_cap(t, eligible_count),
+        );
+        for b in (0..nb).filter(|&b| eligible[b]) {
+            over += u64::from(model.topic_replicas[t * nb + b] > rcap);
+            excess += u64::from(model.topic_leaders[t * nb + b].saturating_sub(lcap));
+        }
+    }
+    (over, excess)
 }
 
 fn round2(x: f64) -> f64 {
@@ -703,4 +803,99 @@ fn limits(
     }
     out.sort_by_key(|a| (a.broker_id, a.load));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn targets() -> Targets {
+        Targets {
+            fair: [1.0; 7],
+            counted: [true; 7],
+            active: [true; 7],
+            floor: [None; 7],
+            threshold: 5.0,
+            trigger: 10.0,
+            eligible: Vec::new(),
+            eligible_count: 0,
+        }
+    }
+
+    fn tripped(helped: bool) -> Tripped {
+        Tripped {
+            broker_id: 1,
+            load: Load::DiskBytes,
+            distance_before: 40.0,
+            distance_after: 4.0,
+            helped,
+        }
+    }
+
+    #[test]
+    fn a_plan_helps_a_broker_it_brings_within_10_percent() {
+        let t = targets();
+        assert!(helps(12.0, 9.9, 1.0, 0.25, &t));
+        assert!(helps(-12.0, -10.0, 1.0, 0.25, &t));
+        // 10.1% is neither within the trigger nor halfway from 12% to 5% (8.5%).
+        assert!(!helps(12.0, 10.1, 1.0, 0.25, &t));
+    }
+
+    #[test]
+    fn a_plan_helps_a_broker_it_brings_halfway_to_5_percent() {
+        let t = targets();
+        // From 40%: halfway to 5% is 22.5%.
+        assert!(helps(40.0, 22.5, 1.0, 0.25, &t));
+        assert!(helps(-40.0, -22.5, 1.0, 0.25, &t));
+        assert!(!helps(40.0, 22.6, 1.0, 0.25, &t));
+    }
+
+    #[test]
+    fn a_plan_that_moves_a_broker_by_less_than_a_quarter_of_a_partition_does_not_help_it() {
+        let t = targets();
+        assert!(!helps(12.0, 4.0, 0.24, 0.25, &t));
+        assert!(helps(12.0, 4.0, 0.25, 0.25, &t));
+        assert!(helps(12.0, 4.0, -0.3, 0.25, &t), "giving load counts too");
+    }
+
+    #[test]
+    fn a_plan_that_helps_no_broker_beyond_the_trigger_is_not_recommended() {
+        let why = not_beneficial(&[tripped(false), tripped(false)], 20.0, 5.0);
+        assert_eq!(why.map(|w| w.0), Some("not_beneficial"));
+        assert_eq!(
+            not_beneficial(&[tripped(false), tripped(true)], 20.0, 5.0),
+            None
+        );
+    }
+
+    #[test]
+    fn a_plan_that_does_not_leave_the_cluster_more_even_overall_is_not_recommended() {
+        for after in [10.0, 10.5] {
+            let why = not_beneficial(&[tripped(true)], 10.0, after);
+            assert!(
+                why.as_ref()
+                    .is_some_and(|w| w.0 == "not_beneficial" && w.1.contains("more even")),
+                "{why:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_likely_not_beneficial_threshold_is_2_points_absolute_or_10_percent_relative_while_clearing_half_a_point(
+    ) {
+        // 2 points absolute, whatever the relative improvement (6.7% here).
+        assert!(clears_likely_not_beneficial(30.0, 28.0));
+        assert!(!clears_likely_not_beneficial(30.0, 28.01));
+        // 10% relative while clearing 0.5 points.
+        assert!(clears_likely_not_beneficial(5.0, 4.5));
+        assert!(!clears_likely_not_beneficial(5.0, 4.51));
+        assert!(!clears_likely_not_beneficial(10.0, 9.05), "9.5% relative");
+        assert!(
+            !clears_likely_not_beneficial(3.0, 2.6),
+            "13% but only 0.4 points"
+        );
+        let why = not_beneficial(&[tripped(true)], 30.0, 28.5);
+        assert_eq!(why.map(|w| w.0), Some("likely_not_beneficial"));
+        assert_eq!(not_beneficial(&[tripped(true)], 30.0, 27.0), None);
+    }
 }

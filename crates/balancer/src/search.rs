@@ -4,6 +4,11 @@
 //! worker threads never changes the result.
 
 use std::collections::BTreeSet;
+use std::ops::Range;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
+use std::thread::Scope;
 
 use crate::model::{Bx, Model};
 
@@ -181,6 +186,10 @@ pub struct SearchResult {
     /// (broker index, load) pairs left beyond the threshold, with why.
     pub stuck: Vec<(Bx, usize, Tally)>,
     pub capped: bool,
+    /// Steps whose candidates were evaluated on more than one thread.
+    pub parallel_steps: u64,
+    /// The most threads one step used.
+    pub threads_used: usize,
 }
 
 pub struct Search<'a> {
@@ -190,8 +199,6 @@ pub struct Search<'a> {
     pub workers: usize,
     /// Typical replica size, to price copies.
     pub typical_size: f64,
-    /// Steps taken so far; varies which partitions a step samples.
-    pub step: u64,
 }
 
 /// Candidate destinations or sources considered per step.
@@ -280,94 +287,284 @@ fn shortlist(mut ranked: Vec<Ranked>, mut admissible: impl FnMut(&Ranked) -> boo
     out
 }
 
-impl Search<'_> {
-    pub fn run(mut self) -> SearchResult {
-        let mut stuck: Vec<(Bx, usize, Tally)> = Vec::new();
-        let mut stuck_set: BTreeSet<(Bx, usize)> = BTreeSet::new();
-        let mut touched: BTreeSet<u32> = BTreeSet::new();
-        let mut result = SearchResult {
-            iterations: 0,
-            evaluated: 0,
-            applied: 0,
-            stuck: Vec::new(),
-            capped: false,
-        };
-        let limit = 4 * self.model.parts.len() as u64 + 1000;
-        // Rounds: a pair found stuck may become movable after later moves, so once a round ends
-        // with progress, the stuck marks are cleared and the search goes again. Every applied
-        // move strictly lowers the objective, so this ends.
-        loop {
-            let applied_before = result.applied;
-            stuck.clear();
-            stuck_set.clear();
-            while result.iterations < limit {
-                result.iterations += 1;
-                self.step = result.iterations;
-                let Some((b, load)) = self.worst(&stuck_set) else {
-                    break;
-                };
-                let full = self.max_partitions.is_some_and(|cap| touched.len() >= cap);
-                let (best, tally) = self.best_moves(b, load, full.then_some(&touched));
-                result.evaluated += tally.evaluated;
-                match best.first() {
-                    Some(first) => {
-                        touched.insert(first.action.partition());
-                        self.apply(first.action);
-                        result.applied += 1;
-                        // The runners-up were scored on the state before `first`: each is
-                        // scored again and applied only while it still helps.
-                        let mut moved = vec![first.action.partition()];
-                        for s in &best[1..] {
-                            let pi = s.action.partition();
-                            let still_beyond = {
-                                let v = self.model.loads[b as usize][load];
-                                self.targets.dev(load, v).abs() > self.targets.threshold
-                            };
-                            if !still_beyond {
-                                break;
-                            }
-                            if moved.contains(&pi)
-                                || (self.max_partitions.is_some_and(|cap| touched.len() >= cap)
-                                    && !touched.contains(&pi))
-                            {
-                                continue;
-                            }
-                            // Only runners-up nearly as good as the best: a penalised choice
-                            // (over a spread cap, a costly copy) waits for its own step.
-                            let mut ignore = Tally::default();
-                            let again = self.evaluate(b, load, s.action, &mut ignore);
-                            if again.is_some_and(|x| x.score >= 0.9 * first.score) {
-                                touched.insert(pi);
-                                self.apply(s.action);
-                                result.applied += 1;
-                                moved.push(pi);
-                            }
+/// A step's candidates are split over threads only when every thread gets at least this many:
+/// fewer are evaluated faster than the hand-over costs.
+const MIN_CHUNK: usize = 48;
+
+/// One thread's share of a step's candidates.
+struct Job {
+    step: u64,
+    b: Bx,
+    load: usize,
+    actions: Arc<[Action]>,
+    range: Range<usize>,
+    slot: usize,
+}
+
+type Outcome = (Vec<Scored>, Tally);
+
+/// Helper threads that live as long as one search and evaluate chunks of a step's candidates
+/// while the searching thread evaluates the first chunk. Results are merged in chunk order and
+/// ranked with a total order, so how the work was split never shows in the plan. A panic in a
+/// helper is resumed on the searching thread: a lost chunk never silently changes the plan.
+struct Pool {
+    jobs: Vec<Sender<Job>>,
+    results: Receiver<(usize, std::thread::Result<Outcome>)>,
+}
+
+impl Pool {
+    fn start<'scope, 'env, F>(
+        scope: &'scope Scope<'scope, 'env>,
+        helpers: usize,
+        work: &'env F,
+    ) -> Pool
+    where
+        F: Fn(&Job) -> Outcome + Sync,
+    {
+        let (done, results) = channel();
+        let jobs = (0..helpers)
+            .map(|_| {
+                let (tx, rx) = channel::<Job>();
+                let done = done.clone();
+                scope.spawn(move || {
+                    for job in rx {
+                        let out = catch_unwind(AssertUnwindSafe(|| work(&job)));
+                        if done.send((job.slot, out)).is_err() {
+                            break;
                         }
                     }
-                    None => {
-                        if full {
-                            result.capped = true;
-                        }
-                        stuck_set.insert((b, load));
-                        stuck.push((b, load, tally));
-                    }
-                }
-            }
-            if result.applied == applied_before || result.iterations >= limit {
-                break;
-            }
-        }
-        // Only pairs still beyond the threshold are limits; a later move may have fixed one.
-        result.stuck = stuck
-            .into_iter()
-            .filter(|(b, l, _)| {
-                let v = self.model.loads[*b as usize][*l];
-                self.targets.dev(*l, v).abs() > self.targets.threshold
+                });
+                tx
             })
             .collect();
-        result
+        Pool { jobs, results }
     }
 
+    /// Threads a step with `n` candidates is split over.
+    fn threads_for(&self, n: usize) -> usize {
+        (self.jobs.len() + 1).min(n / MIN_CHUNK).max(1)
+    }
+
+    /// Evaluates `actions` over [`Pool::threads_for`] threads, `own` on this one; the chunks'
+    /// outcomes in chunk order, and the number of threads used.
+    fn evaluate(
+        &self,
+        (step, b, load): (u64, Bx, usize),
+        actions: Vec<Action>,
+        own: impl Fn(&[Action]) -> Outcome,
+    ) -> (Vec<Outcome>, usize) {
+        let n = actions.len();
+        let threads = self.threads_for(n);
+        if threads == 1 {
+            return (vec![own(&actions)], 1);
+        }
+        let actions: Arc<[Action]> = actions.into();
+        let chunk = n.div_ceil(threads);
+        let mut pending: Vec<Option<Job>> = Vec::new();
+        let mut sent = 0;
+        for slot in 1..threads {
+            let job = Job {
+                step,
+                b,
+                load,
+                actions: Arc::clone(&actions),
+                range: (slot * chunk).min(n)..((slot + 1) * chunk).min(n),
+                slot,
+            };
+            match self.jobs[slot - 1].send(job) {
+                Ok(()) => {
+                    sent += 1;
+                    pending.push(None);
+                }
+                // A helper that is gone: its chunk is evaluated here.
+                Err(back) => pending.push(Some(back.0)),
+            }
+        }
+        let mut out: Vec<Option<Outcome>> = vec![None; threads];
+        out[0] = Some(own(&actions[..chunk.min(n)]));
+        for (i, job) in pending.into_iter().enumerate() {
+            if let Some(job) = job {
+                out[i + 1] = Some(own(&actions[job.range]));
+            }
+        }
+        for _ in 0..sent {
+            match self.results.recv() {
+                Ok((slot, Ok(outcome))) => out[slot] = Some(outcome),
+                Ok((_, Err(panic))) => resume_unwind(panic),
+                Err(_) => panic!("search helper threads ended with work outstanding"),
+            }
+        }
+        (out.into_iter().flatten().collect(), threads)
+    }
+}
+
+fn read<'a, 'm>(lock: &'a RwLock<&'m mut Model>) -> RwLockReadGuard<'a, &'m mut Model> {
+    lock.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Search<'_> {
+    pub fn run(self) -> SearchResult {
+        let Search {
+            model,
+            targets,
+            max_partitions,
+            workers,
+            typical_size,
+            ..
+        } = self;
+        // Partitions an earlier stage (the drain, an earlier pass) changed already count against
+        // the cap: moving them again costs nothing more.
+        let touched: BTreeSet<u32> = (0..model.parts.len() as u32)
+            .filter(|&pi| model.parts[pi as usize].changed())
+            .collect();
+        let lock = RwLock::new(model);
+        let work = |job: &Job| {
+            let guard = read(&lock);
+            let view = View {
+                model: &guard,
+                targets,
+                typical_size,
+                step: job.step,
+            };
+            view.evaluate_chunk(job.b, job.load, &job.actions[job.range.clone()])
+        };
+        std::thread::scope(|scope| {
+            let pool = Pool::start(scope, workers.max(1) - 1, &work);
+            steps(&lock, targets, typical_size, max_partitions, touched, &pool)
+        })
+    }
+}
+
+/// The search loop: the worst (broker, load) each step, its best moves applied between steps.
+fn steps(
+    lock: &RwLock<&mut Model>,
+    targets: &Targets,
+    typical_size: f64,
+    max_partitions: Option<usize>,
+    mut touched: BTreeSet<u32>,
+    pool: &Pool,
+) -> SearchResult {
+    let write = || lock.write().unwrap_or_else(PoisonError::into_inner);
+    let full = |touched: &BTreeSet<u32>| max_partitions.is_some_and(|cap| touched.len() >= cap);
+    let mut stuck: Vec<(Bx, usize, Tally)> = Vec::new();
+    let mut stuck_set: BTreeSet<(Bx, usize)> = BTreeSet::new();
+    let mut result = SearchResult {
+        iterations: 0,
+        evaluated: 0,
+        applied: 0,
+        stuck: Vec::new(),
+        capped: false,
+        parallel_steps: 0,
+        threads_used: 1,
+    };
+    let limit = 4 * read(lock).parts.len() as u64 + 1000;
+    // Rounds: a pair found stuck may become movable after later moves, so once a round ends
+    // with progress, the stuck marks are cleared and the search goes again. Every applied
+    // move strictly lowers the objective, so this ends.
+    loop {
+        let applied_before = result.applied;
+        stuck.clear();
+        stuck_set.clear();
+        while result.iterations < limit {
+            result.iterations += 1;
+            let step = result.iterations;
+            let is_full = full(&touched);
+            let (b, load, best, tally, threads) = {
+                let guard = read(lock);
+                let v = View {
+                    model: &guard,
+                    targets,
+                    typical_size,
+                    step,
+                };
+                let Some((b, load)) = v.worst(&stuck_set) else {
+                    break;
+                };
+                let (best, tally, threads) =
+                    v.best_moves(b, load, is_full.then_some(&touched), pool);
+                (b, load, best, tally, threads)
+            };
+            result.evaluated += tally.evaluated;
+            if threads > 1 {
+                result.parallel_steps += 1;
+                result.threads_used = result.threads_used.max(threads);
+            }
+            let Some(first) = best.first() else {
+                if is_full {
+                    result.capped = true;
+                }
+                stuck_set.insert((b, load));
+                stuck.push((b, load, tally));
+                continue;
+            };
+            touched.insert(first.action.partition());
+            apply(&mut write(), first.action);
+            result.applied += 1;
+            // The runners-up were scored on the state before `first`: each is scored again and
+            // applied only while it still helps.
+            let mut moved = vec![first.action.partition()];
+            for s in &best[1..] {
+                let pi = s.action.partition();
+                let again = {
+                    let guard = read(lock);
+                    let v = View {
+                        model: &guard,
+                        targets,
+                        typical_size,
+                        step,
+                    };
+                    let value = v.model.loads[b as usize][load];
+                    if targets.dev(load, value).abs() <= targets.threshold {
+                        break;
+                    }
+                    if moved.contains(&pi) || (full(&touched) && !touched.contains(&pi)) {
+                        continue;
+                    }
+                    v.evaluate(b, load, s.action, &mut Tally::default())
+                };
+                // Only runners-up nearly as good as the best: a penalised choice (over a spread
+                // cap, a costly copy) waits for its own step.
+                if again.is_some_and(|x| x.score >= 0.9 * first.score) {
+                    touched.insert(pi);
+                    apply(&mut write(), s.action);
+                    result.applied += 1;
+                    moved.push(pi);
+                }
+            }
+        }
+        if result.applied == applied_before || result.iterations >= limit {
+            break;
+        }
+    }
+    // Only pairs still beyond the threshold are limits; a later move may have fixed one.
+    let guard = read(lock);
+    result.stuck = stuck
+        .into_iter()
+        .filter(|(b, l, _)| {
+            let v = guard.loads[*b as usize][*l];
+            targets.dev(*l, v).abs() > targets.threshold
+        })
+        .collect();
+    result
+}
+
+fn apply(model: &mut Model, action: Action) {
+    match action {
+        Action::Leader { pi, to } => model.apply_leader_swap(pi, to),
+        Action::Replica { pi, from, to } => model.apply_replica_move(pi, from, to),
+    }
+}
+
+/// What one step reads: the model as it is between moves.
+struct View<'m> {
+    model: &'m Model,
+    targets: &'m Targets,
+    typical_size: f64,
+    /// Varies which partitions a step samples.
+    step: u64,
+}
+
+impl View<'_> {
     /// The eligible broker and active load farthest from fair share beyond the threshold.
     /// Overloaded brokers go first: a broker that gives load picks the cheapest destination
     /// (same rack) among equals; underloaded brokers pull only when nobody is over.
@@ -393,13 +590,6 @@ impl Search<'_> {
         over.or(under).map(|(_, b, l)| (b, l))
     }
 
-    fn apply(&mut self, action: Action) {
-        match action {
-            Action::Leader { pi, to } => self.model.apply_leader_swap(pi, to),
-            Action::Replica { pi, from, to } => self.model.apply_replica_move(pi, from, to),
-        }
-    }
-
     /// Brokers ordered by distance on `load`: most underloaded first (`ascending`) or most
     /// overloaded first; eligible only, `exclude` left out.
     fn ranked(&self, load: usize, ascending: bool, exclude: Bx) -> Vec<Bx> {
@@ -420,7 +610,7 @@ impl Search<'_> {
 
     /// Whether a replica of `pi` may go from `from` to `to`: rack spread and topic spread cap.
     fn replica_admissible(&self, pi: u32, from: Bx, to: Bx, tally: &mut Tally) -> bool {
-        let m = &*self.model;
+        let m = self.model;
         let p = &m.parts[pi as usize];
         if p.holds(to) {
             return false;
@@ -445,7 +635,7 @@ impl Search<'_> {
 
     /// Whether `to` may take leadership of `pi` without making the topic's leader spread worse.
     fn leader_admissible(&self, pi: u32, to: Bx, tally: &mut Tally) -> bool {
-        let m = &*self.model;
+        let m = self.model;
         let p = &m.parts[pi as usize];
         let topic = p.topic as usize;
         let cap = m.leader_cap(topic, self.targets.eligible_count);
@@ -484,7 +674,7 @@ impl Search<'_> {
     /// are then checked in that order until [`SHORTLIST`] admissible ones are found, so a step
     /// costs about the same however many partitions a broker holds.
     fn candidates(&self, b: Bx, load: usize, tally: &mut Tally) -> Vec<Action> {
-        let m = &*self.model;
+        let m = self.model;
         let t = self.targets;
         let value = m.loads[b as usize][load];
         let fair = t.fair[load];
@@ -595,37 +785,28 @@ impl Search<'_> {
     }
 
     /// The admissible candidates for (b, load), best first (at most [`BATCH`]), or why there
-    /// are none.
-    fn best_moves(&self, b: Bx, load: usize, only: Option<&BTreeSet<u32>>) -> (Vec<Scored>, Tally) {
+    /// are none; and how many threads evaluated them.
+    fn best_moves(
+        &self,
+        b: Bx,
+        load: usize,
+        only: Option<&BTreeSet<u32>>,
+        pool: &Pool,
+    ) -> (Vec<Scored>, Tally, usize) {
         let mut scan = Tally::default();
         let mut actions = self.candidates(b, load, &mut scan);
         if let Some(only) = only {
             actions.retain(|a| only.contains(&a.partition()));
         }
-        let workers = self.workers.max(1);
-        let (mut found, mut tally) = if workers == 1 || actions.len() < 4096 {
-            self.evaluate_chunk(b, load, &actions)
-        } else {
-            let chunk = actions.len().div_ceil(workers);
-            let results: Vec<(Vec<Scored>, Tally)> = std::thread::scope(|scope| {
-                let handles: Vec<_> = actions
-                    .chunks(chunk)
-                    .map(|c| scope.spawn(move || self.evaluate_chunk(b, load, c)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or((Vec::new(), Tally::default())))
-                    .collect()
-            });
-            let mut found = Vec::new();
-            let mut tally = Tally::default();
-            for (f, t) in results {
-                tally.merge(&t);
-                found.extend(f);
-            }
-            (found, tally)
-        };
-        tally.merge(&scan);
+        let (chunks, threads) = pool.evaluate((self.step, b, load), actions, |chunk| {
+            self.evaluate_chunk(b, load, chunk)
+        });
+        let mut found = Vec::new();
+        let mut tally = scan;
+        for (f, t) in chunks {
+            tally.merge(&t);
+            found.extend(f);
+        }
         found.sort_unstable_by(|a, b| {
             if better(a, b) {
                 std::cmp::Ordering::Less
@@ -636,7 +817,7 @@ impl Search<'_> {
             }
         });
         found.truncate(BATCH);
-        (found, tally)
+        (found, tally, threads)
     }
 
     fn evaluate_chunk(&self, b: Bx, load: usize, actions: &[Action]) -> (Vec<Scored>, Tally) {
@@ -653,7 +834,7 @@ impl Search<'_> {
 
     /// Scores one candidate; `None` (with the reason tallied) when it is not admissible.
     fn evaluate(&self, b: Bx, load: usize, action: Action, tally: &mut Tally) -> Option<Scored> {
-        let m = &*self.model;
+        let m = self.model;
         let t = self.targets;
         let e = effect(m, action);
         // The move must bring broker b closer to fair share on this load.
@@ -755,5 +936,72 @@ impl Search<'_> {
             action,
             score: -delta_obj / cost,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn actions(n: u32) -> Vec<Action> {
+        (0..n).map(|pi| Action::Leader { pi, to: 0 }).collect()
+    }
+
+    fn scored(job_actions: &[Action]) -> Outcome {
+        let found = job_actions
+            .iter()
+            .map(|&action| Scored {
+                action,
+                score: f64::from(action.partition()),
+            })
+            .collect();
+        let tally = Tally {
+            evaluated: job_actions.len() as u64,
+            ..Tally::default()
+        };
+        (found, tally)
+    }
+
+    #[test]
+    fn a_step_is_split_over_threads_only_when_each_gets_enough_candidates() {
+        let work = |job: &Job| scored(&job.actions[job.range.clone()]);
+        std::thread::scope(|scope| {
+            let pool = Pool::start(scope, 3, &work);
+            assert_eq!(pool.threads_for(MIN_CHUNK * 2 - 1), 1);
+            assert_eq!(pool.threads_for(MIN_CHUNK * 2), 2);
+            assert_eq!(pool.threads_for(MIN_CHUNK * 100), 4);
+            let n = MIN_CHUNK as u32 * 4 + 7;
+            let (chunks, threads) = pool.evaluate((1, 0, 0), actions(n), scored);
+            assert_eq!(threads, 4);
+            // Every candidate evaluated once, chunks in order.
+            let all: Vec<u32> = chunks
+                .iter()
+                .flat_map(|(f, _)| f.iter().map(|s| s.action.partition()))
+                .collect();
+            assert_eq!(all, (0..n).collect::<Vec<_>>());
+            let evaluated: u64 = chunks.iter().map(|(_, t)| t.evaluated).sum();
+            assert_eq!(evaluated, u64::from(n));
+        });
+    }
+
+    #[test]
+    fn a_panicking_helper_thread_fails_the_search_instead_of_dropping_its_candidates() {
+        let work = |job: &Job| -> Outcome {
+            if job.slot == 1 {
+                panic!("injected failure in a helper");
+            }
+            scored(&job.actions[job.range.clone()])
+        };
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            std::thread::scope(|scope| {
+                let pool = Pool::start(scope, 1, &work);
+                pool.evaluate((1, 0, 0), actions(MIN_CHUNK as u32 * 2), scored)
+            })
+        }));
+        let panic = outcome.expect_err("the helper's panic reaches the search");
+        assert_eq!(
+            panic.downcast_ref::<&str>().copied(),
+            Some("injected failure in a helper")
+        );
     }
 }

@@ -460,7 +460,9 @@ pub struct AddedTopic {
 #[serde(rename_all = "camelCase")]
 pub struct PlanSummary {
     pub recommended: bool,
+    /// The plan's reason code and words (`Plan::reason`, `Plan::reason_text`).
     pub reason: Option<String>,
+    pub reason_text: Option<String>,
     pub balance_hold: bool,
     pub down_brokers: Vec<BrokerId>,
     pub evenness_before: f64,
@@ -1686,7 +1688,7 @@ fn report(
                 "new broker(s) {} would get no replicas: {}",
                 join(&empty),
                 planned
-                    .reason
+                    .reason_text
                     .clone()
                     .unwrap_or_else(|| "no move onto them helps".to_string())
             ),
@@ -1719,6 +1721,7 @@ fn report(
         plan: PlanSummary {
             recommended: planned.recommended,
             reason: planned.reason,
+            reason_text: planned.reason_text,
             balance_hold: planned.balance_hold,
             down_brokers: planned.down_brokers,
             evenness_before: planned.evenness_before,

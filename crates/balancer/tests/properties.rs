@@ -10,8 +10,8 @@ use ballast_model::BrokerState;
 use common::{NOW, NOW_MS};
 use proptest::prelude::*;
 
-/// A random cluster: brokers, racks, topics with random placement, sizes, rates and some
-/// recently moved partitions.
+/// A random cluster: brokers (some in maintenance, some down: the repair path), racks, topics with
+/// random placement, sizes, rates and some recently moved partitions.
 fn cluster() -> impl Strategy<Value = Snapshot> {
     (3usize..9, 0usize..4, 1usize..5, any::<u64>()).prop_map(|(brokers, racks, topics, seed)| {
         let mut rng = seed | 1;
@@ -25,10 +25,10 @@ fn cluster() -> impl Strategy<Value = Snapshot> {
             .map(|id| SnapshotBroker {
                 id,
                 rack: (racks > 0).then(|| format!("r{}", (id - 1) as usize % racks)),
-                state: if next(10) == 0 {
-                    BrokerState::Maintenance
-                } else {
-                    BrokerState::Alive
+                state: match next(12) {
+                    0 => BrokerState::Maintenance,
+                    1 => BrokerState::Down,
+                    _ => BrokerState::Alive,
                 },
             })
             .collect();
@@ -135,11 +135,20 @@ proptest! {
     }
 
     #[test]
-    fn plans_never_move_a_partition_in_cooldown(s in cluster()) {
+    fn plans_never_move_a_partition_in_cooldown_except_to_repair_a_down_broker(s in cluster()) {
         let p = run(&s);
+        let down: BTreeSet<i32> = s.brokers.iter().filter(|b| b.state == BrokerState::Down).map(|b| b.id).collect();
         for m in &p.moves {
             let before = s.partitions.iter().find(|x| x.topic == m.topic && x.partition == m.partition);
-            prop_assert!(before.is_some_and(|x| x.last_moved_at.is_none()), "moved {}-{} in cooldown", m.topic, m.partition);
+            if before.is_some_and(|x| x.last_moved_at.is_none()) {
+                continue;
+            }
+            // Restoring redundancy beats the cooldown: only replicas on down brokers are replaced,
+            // the others stay where they are.
+            prop_assert!(p.balance_hold, "moved {}-{} in cooldown while balancing", m.topic, m.partition);
+            for (b, a) in m.replicas_before.iter().zip(&m.replicas_after) {
+                prop_assert!(b == a || down.contains(b), "repair of {}-{} moved {} to {}", m.topic, m.partition, b, a);
+            }
         }
     }
 

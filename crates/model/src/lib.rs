@@ -3,6 +3,7 @@
 //! This crate does no IO. It is the vocabulary of the planner, the store and the API.
 
 pub mod snapshot;
+pub mod time;
 
 use std::fmt;
 

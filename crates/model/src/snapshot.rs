@@ -92,7 +92,8 @@ pub enum SnapshotError {
 }
 
 impl Snapshot {
-    /// Checks what serde cannot: the format tag, unique ids, replicas on known brokers.
+    /// Checks what serde cannot: the format tag, unique ids, replicas on known brokers, rates, and
+    /// that every `lastMovedAt` is a timestamp.
     pub fn validate(&self) -> Result<(), SnapshotError> {
         if self.format != SNAPSHOT_FORMAT {
             return Err(SnapshotError::Format {
@@ -153,6 +154,14 @@ impl Snapshot {
             ];
             if rates.iter().any(|r| !r.is_finite() || *r < 0.0) {
                 return Err(fail("rates must be finite and not negative".into()));
+            }
+            // A `lastMovedAt` that cannot be read would silently lift the move cooldown.
+            if let Some(at) = &p.last_moved_at {
+                if crate::time::parse_rfc3339_ms(at).is_none() {
+                    return Err(fail(format!(
+                        "lastMovedAt {at:?} is not an ISO 8601 timestamp (e.g. 2026-11-21T09:45:00Z)"
+                    )));
+                }
             }
         }
         Ok(())
@@ -224,5 +233,19 @@ mod tests {
         assert!(s.validate().is_err());
         s.format = "other".into();
         assert!(matches!(s.validate(), Err(SnapshotError::Format { .. })));
+    }
+
+    #[test]
+    fn a_malformed_last_moved_at_is_refused_because_it_would_lift_the_cooldown() {
+        let mut s: Snapshot = serde_json::from_str(EXAMPLE).expect("parse");
+        s.partitions[0].last_moved_at = Some("2026-11-21T09:45:00Z".into());
+        assert_eq!(s.validate(), Ok(()));
+        s.partitions[0].last_moved_at = Some("21/11/2026 09:45".into());
+        let err = s.validate().expect_err("malformed lastMovedAt");
+        assert!(
+            matches!(&err, SnapshotError::Partition { problem, .. } if problem.contains("lastMovedAt")),
+            "{err}"
+        );
+        assert!(err.to_string().contains("\"21/11/2026 09:45\""), "{err}");
     }
 }

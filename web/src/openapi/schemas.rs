@@ -983,10 +983,12 @@ fn decision() -> Value {
         vec![
             ("applicationAllowed", t("boolean", "whether the proposal may be applied now")),
             ("nextAction", t("string", "what happens or is needed next")),
-            ("reason", n("string", "`warming_up`, `not_recommended`, `balance_held`, `confirming`, `throttles_externally_managed`")),
+            ("reason", n("string", "`warming_up`, `not_recommended`, `balance_held` (also when an allowed plan only repairs), `confirming`, `benefit_unconfirmed`, `throttles_externally_managed`")),
             ("unsafeReasons", arr(json!({"type": "string"}), "reasons the plan is unsafe to apply")),
-            ("readingsBeyondTrigger", t("integer", "readings the same broker stayed beyond the trigger")),
+            ("readingsBeyondTrigger", t("integer", "readings in a row (no gap over three sample intervals) the same broker stayed beyond the trigger")),
             ("readingsRequired", t("integer", "readings needed (4)")),
+            ("freshMeasurements", t("integer", "of those, the newest in a row taken after this observer's warm-up whose plan was recommended and helped the broker")),
+            ("freshRequired", t("integer", "fresh measurements needed (3)")),
             ("warmupRemainingMs", n("integer", "measurement warm-up left")),
         ],
     )
@@ -1038,14 +1040,21 @@ fn proposals() -> Vec<(&'static str, Value)> {
                     ("current", t("boolean", "it is the current proposal")),
                     ("candidateAvailable", t("boolean", "current and has moves; does not mean it can be applied")),
                     ("recommended", t("boolean", "the planner's benefit test")),
-                    ("reason", n("string", "why it is not recommended")),
+                    ("reason", n("string", "why it is not recommended, as a code: `balance_held` (also when a repair plan is recommended), `too_few_brokers`, `balanced`, `no_move_helps`, `not_beneficial`, `likely_not_beneficial`")),
+                    ("reasonText", n("string", "the same in words")),
                     ("decision", r("ProposalDecision")),
                     ("fingerprint", t("string", "hash of the topology planned on")),
                     ("fairShare", obj("`shares[]`: every broker (`brokerId`, `rack`, `state`, `takesLoad`, `loads`, `distance`, `loadsAfter`, `distanceAfter`); `loads`: per load `fairShare`, `counted`, `noTraffic`, `belowFloor`, `triggered`, `maxDistanceBefore`, `maxDistanceAfter`, `largestDifference`, `busiestBroker`, `quietestBroker`", vec![
                         ("shares", rows("every broker")),
                         ("loads", t("object", LOADS)),
                     ])),
-                    ("topicSpread", obj("`atLimit`: keyed by `topic@broker`, pairs at their topic's spread cap (`topic`, `brokerId`, `replicas`, `cap`)", vec![("atLimit", t("object", "keyed by `topic@broker`"))])),
+                    ("topicSpread", obj("`atLimit`: keyed by `topic@broker`, pairs at their topic's spread cap (`topic`, `brokerId`, `replicas`, `cap`); the cap counts before and after the plan", vec![
+                        ("atLimit", t("object", "keyed by `topic@broker`")),
+                        ("overCap", n("integer", "topic/broker pairs holding more replicas of the topic than its cap, before the plan")),
+                        ("projectedOverCap", n("integer", "the same once the plan is done")),
+                        ("excessLeaders", n("integer", "leaders beyond their topic's leader cap `ceil(partitions / eligible brokers)`, summed over brokers, before the plan")),
+                        ("projectedExcessLeaders", n("integer", "the same once the plan is done")),
+                    ])),
                     ("benefitEvidence", obj("evidence of imbalance", vec![
                         ("tripped", rows("brokers beyond the trigger: `brokerId`, `load`, `distanceBefore`, `distanceAfter`, `helped`")),
                         ("topicBreaches", rows("topic/broker pairs above the spread cap before the plan: `topic`, `brokerId`, `replicas`, `cap`, `replicasAfter`")),

@@ -96,6 +96,13 @@ fn full(p: &ProposalRecord) -> Value {
         }
     }
     let detail = |name: &str, empty: Value| p.detail.get(name).cloned().unwrap_or(empty);
+    // The cap counts, before and after the plan (`null` in proposals stored before they were).
+    let spread = |name: &str| {
+        plan.get("topicSpread")
+            .and_then(|s| s.get(name))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
     json!({
         "id": p.id,
         "createdAt": format_rfc3339_ms(p.created_at_ms),
@@ -104,13 +111,20 @@ fn full(p: &ProposalRecord) -> Value {
         "candidateAvailable": candidate_available(p),
         "recommended": p.recommended,
         "reason": field("reason"),
+        "reasonText": field("reasonText"),
         "decision": p.decision,
         "fingerprint": p.fingerprint,
         "fairShare": {
             "shares": detail("shares", json!([])),
             "loads": field("loads"),
         },
-        "topicSpread": { "atLimit": detail("topicSpreadAtLimit", json!({})) },
+        "topicSpread": {
+            "atLimit": detail("topicSpreadAtLimit", json!({})),
+            "overCap": spread("overCap"),
+            "projectedOverCap": spread("projectedOverCap"),
+            "excessLeaders": spread("excessLeaders"),
+            "projectedExcessLeaders": spread("projectedExcessLeaders"),
+        },
         "benefitEvidence": {
             "tripped": plan.get("tripped").cloned().unwrap_or_else(|| json!([])),
             "topicBreaches": detail("topicBreaches", json!([])),

@@ -7,7 +7,7 @@
 //! the observed routes' 503; a request that names something the cluster does not have (a topic,
 //! a broker, a rack) or an impossible scenario is a 400 whose `details` names the field.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use axum::extract::State;
 use axum::response::Response;
@@ -18,7 +18,8 @@ use ballast_balancer::whatif::{self, WhatIfRequest};
 use ballast_balancer::{InputError, Policy};
 use ballast_config::Config;
 use ballast_executor::THROTTLE_RATE_KEY;
-use ballast_runtime::topology::snapshot_from_view;
+use ballast_model::BrokerId;
+use ballast_runtime::topology::snapshot_with_maintenance;
 use ballast_schema::ObservedView;
 use serde::Serialize;
 
@@ -165,9 +166,11 @@ async fn simulate(
     let now_ms = state.clock.now_ms();
     let rate = throttle.bytes_per_sec;
     let observed = v.clone();
+    let maintenance = maintenance(&state).await?;
     let result = compute(move || {
         // No cooldowns: a simulation shows what a scenario needs, not what may move right now.
-        let snapshot = snapshot_from_view(&observed.raw, &[]);
+        // Brokers in maintenance are as the proposals see them: they take no load and drain.
+        let snapshot = snapshot_with_maintenance(&observed.raw, &[], &maintenance);
         whatif::simulate(&snapshot, &request, &policy, now_ms, rate)
     })
     .await?
@@ -203,8 +206,10 @@ async fn blast_radius(
     let throttle = throttle(&state).await?;
     let rate = throttle.bytes_per_sec;
     let observed = v.clone();
+    let maintenance = maintenance(&state).await?;
     let result = compute(move || {
-        let snapshot = snapshot_from_view(&observed.raw, &[]);
+        // Brokers in maintenance take no re-replicated copies, as in the proposals.
+        let snapshot = snapshot_with_maintenance(&observed.raw, &[], &maintenance);
         let groups = consumer_groups(&observed.raw);
         blast::analyze(&snapshot, &groups, &request, rate)
     })
@@ -216,6 +221,12 @@ async fn blast_radius(
         throttle,
         result,
     })
+}
+
+/// The brokers an operator put in maintenance.
+async fn maintenance(state: &AppState) -> Result<BTreeSet<BrokerId>, ApiError> {
+    let rows = state.db(|s| s.maintenance()).await?;
+    Ok(rows.into_iter().map(|m| m.broker_id).collect())
 }
 
 #[cfg(test)]
