@@ -303,7 +303,7 @@ pub fn routes() -> Router<AppState> {
     summary = "This API description (OpenAPI 3.1, JSON)",
     description = "The OpenAPI 3.1 document describing every route, generated from the code. Not \
                    wrapped in the success envelope.",
-    responses((status = 200, description = "The OpenAPI document", content_type = "application/openapi+json", body = Object))
+    responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object))
 )]
 async fn openapi_json() -> Response {
     (
