@@ -47,8 +47,8 @@ pub use migrate::{MigrationReport, LATEST_VERSION};
 pub use observed::{
     BrokerReading, ClusterFacts, Downsample, ObservedBroker, ObservedCluster, ObservedGroup,
     ObservedGroupOffset, ObservedLogDir, ObservedPartition, ObservedReplica, ObservedTopic,
-    ObservedView, ObservedWrite, PartitionCounter, PartitionRates, PartitionTotals, ReadingsPolicy,
-    WriteStats,
+    ObservedView, ObservedWrite, PartitionCounter, PartitionRates, PartitionReading,
+    PartitionTotals, ReadingsPolicy, WriteStats,
 };
 pub use observed_settings::{StoredAcl, StoredBrokerConfig, StoredQuota};
 pub use operations::{

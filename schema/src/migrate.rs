@@ -47,6 +47,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0005_observed_settings",
         sql: include_str!("../migrations/0005_observed_settings.sql"),
     },
+    Migration {
+        version: 6,
+        name: "0006_partition_readings",
+        sql: include_str!("../migrations/0006_partition_readings.sql"),
+    },
 ];
 
 /// The schema version this code reads and writes: the newest migration.

@@ -182,6 +182,30 @@ pub struct BrokerReading {
     pub values: [Option<f64>; 7],
 }
 
+/// One partition's size and four rates at one instant (the rates as averaged over the rate
+/// window then): `values` is indexed like [`PartitionReading::NAMES`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionReading {
+    pub topic: String,
+    pub partition: i32,
+    pub at_ms: i64,
+    /// 0 for a reading as sampled; the bucket width for a downsampled average.
+    pub resolution_ms: i64,
+    pub values: [Option<f64>; 5],
+}
+
+impl PartitionReading {
+    /// The API names of `values`, in order.
+    pub const NAMES: [&'static str; 5] = [
+        "sizeBytes",
+        "producerMsgRate",
+        "producerByteRate",
+        "consumerMsgRate",
+        "consumerByteRate",
+    ];
+}
+
 impl BrokerReading {
     pub fn get(&self, load: Load) -> Option<f64> {
         let i = Load::ALL.iter().position(|l| *l == load).unwrap_or(0);
@@ -230,8 +254,10 @@ pub struct ReadingsPolicy {
     pub counters_ms: i64,
     /// Broker readings older than this are deleted.
     pub retention_ms: i64,
-    /// Downsampling tiers, finest first.
+    /// Downsampling tiers of broker readings, finest first.
     pub downsample: Vec<Downsample>,
+    /// Downsampling tiers of partition readings, finest first (kept as long as broker ones).
+    pub partition_downsample: Vec<Downsample>,
 }
 
 /// Everything one successful sample writes.
@@ -246,6 +272,8 @@ pub struct ObservedWrite {
     pub groups: Vec<ObservedGroup>,
     pub group_offsets: Vec<ObservedGroupOffset>,
     pub readings: Vec<BrokerReading>,
+    /// Partition readings to add (every `BALLAST_PARTITION_READINGS_INTERVAL`, else empty).
+    pub partition_readings: Vec<PartitionReading>,
     /// Counters to add.
     pub counters: Vec<PartitionCounter>,
     /// Partitions whose stored counters are dropped before `counters` are added (deleted
@@ -376,60 +404,140 @@ fn insert_reading(tx: &Transaction<'_>, r: &BrokerReading) -> Result<(), StoreEr
     Ok(())
 }
 
-/// Replaces raw (or finer) broker readings older than `before_ms` by one average per broker and
-/// `resolution_ms` bucket. Only whole buckets are folded, so a bucket is written once.
-fn downsample(tx: &Transaction<'_>, before_ms: i64, resolution_ms: i64) -> Result<u64, StoreError> {
+/// A readings table: its key columns (besides `at_ms`) and its value columns (REAL, NULL =
+/// unknown). Both readings tables share `at_ms` and `resolution_ms`.
+struct ReadingsTable {
+    name: &'static str,
+    keys: &'static [&'static str],
+    values: &'static [&'static str],
+}
+
+const BROKER_READINGS: ReadingsTable = ReadingsTable {
+    name: "broker_readings",
+    keys: &["broker_id"],
+    values: &[
+        "leader_count",
+        "follower_count",
+        "disk_bytes",
+        "producer_msg_rate",
+        "producer_byte_rate",
+        "consumer_msg_rate",
+        "consumer_byte_rate",
+    ],
+};
+
+const PARTITION_READINGS: ReadingsTable = ReadingsTable {
+    name: "partition_readings",
+    keys: &["topic", "partition"],
+    values: &[
+        "size_bytes",
+        "producer_msg_rate",
+        "producer_byte_rate",
+        "consumer_msg_rate",
+        "consumer_byte_rate",
+    ],
+};
+
+/// A key column's value, ordered (topics are text, ids integers).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum KeyValue {
+    Int(i64),
+    Text(String),
+}
+
+impl rusqlite::ToSql for KeyValue {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self {
+            KeyValue::Int(v) => v.to_sql(),
+            KeyValue::Text(v) => v.to_sql(),
+        }
+    }
+}
+
+impl rusqlite::types::FromSql for KeyValue {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        match v {
+            rusqlite::types::ValueRef::Integer(i) => Ok(KeyValue::Int(i)),
+            _ => String::column_result(v).map(KeyValue::Text),
+        }
+    }
+}
+
+/// Replaces raw (or finer) readings of `table` older than `before_ms` by one average per key and
+/// `resolution_ms` bucket, each value over the rows that know it. Only whole buckets are folded,
+/// so a bucket is written once. Returns the rows folded.
+fn downsample(
+    tx: &Transaction<'_>,
+    table: &ReadingsTable,
+    before_ms: i64,
+    resolution_ms: i64,
+) -> Result<u64, StoreError> {
     if resolution_ms <= 0 {
         return Ok(0);
     }
     // Whole buckets only: the last bucket that ends at or before `before_ms`.
     let cutoff = before_ms.div_euclid(resolution_ms) * resolution_ms;
-    let rows: Vec<BrokerReading> = {
+    let (name, nk, nv) = (table.name, table.keys.len(), table.values.len());
+    let keys = table.keys.join(", ");
+    let values = table.values.join(", ");
+    type Bucket = (Vec<f64>, Vec<u32>);
+    let mut buckets: std::collections::BTreeMap<(Vec<KeyValue>, i64), Bucket> =
+        std::collections::BTreeMap::new();
+    let mut folded = 0u64;
+    {
         let mut stmt = tx.prepare_cached(&format!(
-            "SELECT {READING_COLUMNS} FROM broker_readings
-             WHERE at_ms < ?1 AND resolution_ms < ?2 ORDER BY broker_id, at_ms"
+            "SELECT {keys}, at_ms, {values} FROM {name}
+             WHERE at_ms < ?1 AND resolution_ms < ?2"
         ))?;
-        let rows = stmt.query_map(params![cutoff, resolution_ms], reading_from_row)?;
-        rows.collect::<Result<_, _>>()?
-    };
-    if rows.is_empty() {
+        let mut rows = stmt.query(params![cutoff, resolution_ms])?;
+        while let Some(r) = rows.next()? {
+            let key = (0..nk)
+                .map(|i| r.get::<_, KeyValue>(i))
+                .collect::<Result<Vec<_>, _>>()?;
+            let at_ms: i64 = r.get(nk)?;
+            let bucket = at_ms.div_euclid(resolution_ms) * resolution_ms;
+            let entry = buckets
+                .entry((key, bucket))
+                .or_insert_with(|| (vec![0.0; nv], vec![0; nv]));
+            for i in 0..nv {
+                if let Some(v) = r.get::<_, Option<f64>>(nk + 1 + i)? {
+                    entry.0[i] += v;
+                    entry.1[i] += 1;
+                }
+            }
+            folded += 1;
+        }
+    }
+    if folded == 0 {
         return Ok(0);
     }
-    // Average per (broker, bucket), each load over the rows that know it.
-    let mut buckets: std::collections::BTreeMap<(BrokerId, i64), ([f64; 7], [u32; 7])> =
-        std::collections::BTreeMap::new();
-    for r in &rows {
-        let bucket = r.at_ms.div_euclid(resolution_ms) * resolution_ms;
-        let entry = buckets
-            .entry((r.broker_id, bucket))
-            .or_insert(([0.0; 7], [0; 7]));
-        for (i, v) in r.values.iter().enumerate() {
-            if let Some(v) = v {
-                entry.0[i] += v;
-                entry.1[i] += 1;
-            }
+    tx.prepare_cached(&format!(
+        "DELETE FROM {name} WHERE at_ms < ?1 AND resolution_ms < ?2"
+    ))?
+    .execute(params![cutoff, resolution_ms])?;
+    let placeholders = (1..=nk + 2 + nv)
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut insert = tx.prepare_cached(&format!(
+        "INSERT OR REPLACE INTO {name} ({keys}, at_ms, resolution_ms, {values})
+         VALUES ({placeholders})"
+    ))?;
+    for ((key, at_ms), (sums, counts)) in buckets {
+        let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::with_capacity(nk + 2 + nv);
+        for k in key {
+            args.push(Box::new(k));
         }
-    }
-    tx.prepare_cached("DELETE FROM broker_readings WHERE at_ms < ?1 AND resolution_ms < ?2")?
-        .execute(params![cutoff, resolution_ms])?;
-    for ((broker_id, at_ms), (sums, counts)) in buckets {
-        let mut values = [None; 7];
-        for i in 0..7 {
-            if counts[i] > 0 {
-                values[i] = Some(sums[i] / f64::from(counts[i]));
-            }
+        args.push(Box::new(at_ms));
+        args.push(Box::new(resolution_ms));
+        for i in 0..nv {
+            args.push(Box::new(
+                (counts[i] > 0).then(|| sums[i] / f64::from(counts[i])),
+            ));
         }
-        insert_reading(
-            tx,
-            &BrokerReading {
-                broker_id,
-                at_ms,
-                resolution_ms,
-                values,
-            },
-        )?;
+        insert.execute(rusqlite::params_from_iter(args.iter()))?;
     }
-    Ok(rows.len() as u64)
+    Ok(folded)
 }
 
 impl Store {
@@ -689,6 +797,29 @@ impl Store {
                 }
                 rows += w.counters.len() as u64;
             }
+            {
+                let mut stmt = tx.prepare_cached(
+                    "INSERT OR REPLACE INTO partition_readings (topic, partition, at_ms,
+                        resolution_ms, size_bytes, producer_msg_rate, producer_byte_rate,
+                        consumer_msg_rate, consumer_byte_rate)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                )?;
+                for r in &w.partition_readings {
+                    let v = &r.values;
+                    stmt.execute(params![
+                        r.topic,
+                        r.partition,
+                        r.at_ms,
+                        r.resolution_ms,
+                        v[0],
+                        v[1],
+                        v[2],
+                        v[3],
+                        v[4]
+                    ])?;
+                }
+                rows += w.partition_readings.len() as u64;
+            }
             stats.rows_written = rows;
 
             if let Some(policy) = &w.policy {
@@ -700,9 +831,22 @@ impl Store {
                     .prepare_cached("DELETE FROM broker_readings WHERE at_ms < ?1")?
                     .execute([now_ms.saturating_sub(policy.retention_ms)])?
                     as u64;
-                for tier in &policy.downsample {
-                    stats.readings_downsampled +=
-                        downsample(tx, now_ms.saturating_sub(tier.after_ms), tier.resolution_ms)?;
+                stats.readings_pruned += tx
+                    .prepare_cached("DELETE FROM partition_readings WHERE at_ms < ?1")?
+                    .execute([now_ms.saturating_sub(policy.retention_ms)])?
+                    as u64;
+                for (table, tiers) in [
+                    (&BROKER_READINGS, &policy.downsample),
+                    (&PARTITION_READINGS, &policy.partition_downsample),
+                ] {
+                    for tier in tiers {
+                        stats.readings_downsampled += downsample(
+                            tx,
+                            table,
+                            now_ms.saturating_sub(tier.after_ms),
+                            tier.resolution_ms,
+                        )?;
+                    }
                 }
             }
             Ok(stats)
@@ -925,6 +1069,43 @@ impl Store {
         ))?;
         let rows = stmt.query_map(params![since_ms, until_ms, broker_id], reading_from_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Partition readings of `topic` (one partition, or all of them) in `[since_ms, until_ms)`,
+    /// ordered by partition and time.
+    pub fn partition_readings(
+        &self,
+        topic: &str,
+        partition: Option<i32>,
+        since_ms: i64,
+        until_ms: i64,
+    ) -> Result<Vec<PartitionReading>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT topic, partition, at_ms, resolution_ms, size_bytes, producer_msg_rate,
+                producer_byte_rate, consumer_msg_rate, consumer_byte_rate
+             FROM partition_readings
+             WHERE topic = ?1 AND (?2 IS NULL OR partition = ?2) AND at_ms >= ?3 AND at_ms < ?4
+             ORDER BY partition, at_ms",
+        )?;
+        let rows = stmt.query_map(params![topic, partition, since_ms, until_ms], |r| {
+            Ok(PartitionReading {
+                topic: r.get(0)?,
+                partition: r.get(1)?,
+                at_ms: r.get(2)?,
+                resolution_ms: r.get(3)?,
+                values: [r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?],
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// When the newest partition readings were taken (None before the first): the observer
+    /// carries its cadence across restarts with it.
+    pub fn latest_partition_reading_ms(&self) -> Result<Option<i64>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached("SELECT max(at_ms) FROM partition_readings")?;
+        Ok(stmt.query_row([], |r| r.get(0))?)
     }
 
     /// Every partition's counters as the latest sample left them, ordered by topic and partition

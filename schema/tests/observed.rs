@@ -5,7 +5,7 @@ mod common;
 use ballast_schema::{
     BrokerReading, ClusterFacts, Downsample, ObservedBroker, ObservedGroup, ObservedGroupOffset,
     ObservedLogDir, ObservedPartition, ObservedReplica, ObservedTopic, ObservedWrite,
-    PartitionCounter, PartitionRates, ReadingsPolicy,
+    PartitionCounter, PartitionRates, PartitionReading, ReadingsPolicy,
 };
 use common::fresh_store;
 
@@ -219,6 +219,7 @@ fn counters_older_than_the_rate_window_are_pruned_and_cleared_ones_restart() {
         counters_ms: 30 * MIN,
         retention_ms: 7 * DAY,
         downsample: vec![],
+        partition_downsample: vec![],
     };
     let counter = |p: i32, at_ms: i64| PartitionCounter {
         topic: "a".into(),
@@ -268,6 +269,7 @@ fn broker_readings_are_downsampled_with_age_and_dropped_after_the_retention() {
                 resolution_ms: HOUR,
             },
         ],
+        partition_downsample: vec![],
     };
     // Eight days of one reading per minute for one broker, written a day at a time.
     let start = 100 * DAY;
@@ -305,6 +307,71 @@ fn broker_readings_are_downsampled_with_age_and_dropped_after_the_retention() {
     assert!((hourly[0].values[0].unwrap() - 29.5).abs() < 1e-9);
     // Roughly a day raw, two days at 10 minutes and four at an hour.
     assert!(all.len() < 24 * 60 + 2 * 144 + 4 * 24 + 50, "{}", all.len());
+}
+
+#[test]
+fn partition_readings_are_folded_daily_after_a_day_and_dropped_after_the_retention() {
+    let (_dir, store) = fresh_store();
+    let policy = ReadingsPolicy {
+        counters_ms: 30 * MIN,
+        retention_ms: 7 * DAY,
+        downsample: vec![],
+        partition_downsample: vec![Downsample {
+            after_ms: DAY,
+            resolution_ms: DAY,
+        }],
+    };
+    // Nine days of hourly readings of two partitions of "a"; the rate is the hour of the day and
+    // partition 1's size is unknown.
+    let start = 100 * DAY;
+    for h in 0..9 * 24 {
+        let at = start + h * HOUR;
+        let mut w = sample(at, &["a"]);
+        for p in 0..2 {
+            w.partition_readings.push(PartitionReading {
+                topic: "a".into(),
+                partition: p,
+                at_ms: at,
+                resolution_ms: 0,
+                values: [
+                    (p == 0).then_some(1000.0),
+                    Some((h % 24) as f64),
+                    None,
+                    None,
+                    None,
+                ],
+            });
+        }
+        w.policy = Some(policy.clone());
+        store.write_observed(&w).unwrap();
+    }
+    let now = start + (9 * 24 - 1) * HOUR;
+    assert_eq!(store.latest_partition_reading_ms().unwrap(), Some(now));
+    let all = store.partition_readings("a", None, 0, i64::MAX).unwrap();
+    assert!(all.iter().all(|r| r.at_ms >= now - 7 * DAY), "retention");
+    let one = store.partition_readings("a", Some(0), 0, i64::MAX).unwrap();
+    assert!(one.iter().all(|r| r.partition == 0));
+    let raw: Vec<&PartitionReading> = one.iter().filter(|r| r.resolution_ms == 0).collect();
+    let daily: Vec<&PartitionReading> = one.iter().filter(|r| r.resolution_ms == DAY).collect();
+    assert!(
+        raw.iter().all(|r| r.at_ms >= now - 2 * DAY),
+        "raw for about a day"
+    );
+    assert!(raw.len() >= 24 && raw.len() <= 48, "{}", raw.len());
+    assert!((5..=7).contains(&daily.len()), "{}", daily.len());
+    for d in &daily {
+        assert_eq!(d.at_ms % DAY, 0);
+        assert_eq!(d.values[0], Some(1000.0));
+        // A whole day of hours 0..23 averages 11.5.
+        assert!((d.values[1].unwrap() - 11.5).abs() < 1e-9, "{:?}", d.values);
+        assert_eq!(d.values[2], None, "unknown stays unknown");
+    }
+    let p1 = store.partition_readings("a", Some(1), 0, i64::MAX).unwrap();
+    assert!(p1.iter().all(|r| r.values[0].is_none()));
+    assert!(store
+        .partition_readings("b", None, 0, i64::MAX)
+        .unwrap()
+        .is_empty());
 }
 
 #[test]

@@ -862,3 +862,72 @@ async fn a_scrape_counts_every_request_answered_before_it_even_when_scrapes_are_
         }
     }
 }
+
+#[tokio::test]
+async fn topic_history_sums_partition_readings_and_shows_one_partition() {
+    let h = Harness::with_fixture().await;
+    let now = now_ms();
+    let hour = 3_600_000;
+    let mut w = fixture(now - 1_000, false);
+    for (k, at) in [now - 2 * hour, now - hour].into_iter().enumerate() {
+        for p in 0..6 {
+            w.partition_readings.push(ballast_schema::PartitionReading {
+                topic: "orders".into(),
+                partition: p,
+                at_ms: at,
+                resolution_ms: 0,
+                values: [
+                    Some(1000.0 * f64::from(p + 1)),
+                    Some(10.0 * (k as f64 + 1.0)),
+                    None,
+                    None,
+                    None,
+                ],
+            });
+        }
+    }
+    h.store.write_observed(&w).unwrap();
+
+    let topic = h.data("/api/v1/topics/orders/history").await;
+    assert_eq!(topic["topic"], "orders");
+    assert_eq!(topic["partition"], Value::Null);
+    assert_eq!(topic["readings"], 12);
+    let points = topic["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    // Sizes 1000..6000 sum to 21000; six partitions at 10 then 20 msg/s.
+    assert_eq!(points[0]["values"]["sizeBytes"], 21000.0);
+    assert_eq!(points[0]["values"]["producerMsgRate"], 60.0);
+    assert_eq!(points[1]["values"]["producerMsgRate"], 120.0);
+    assert_eq!(points[1]["values"]["consumerByteRate"], Value::Null);
+    assert_eq!(points[1]["atMs"], now - hour);
+
+    let one = h.data("/api/v1/topics/orders/history?partition=2").await;
+    assert_eq!(one["partition"], 2);
+    assert_eq!(one["readings"], 2);
+    assert_eq!(one["points"][0]["values"]["sizeBytes"], 3000.0);
+
+    // One bucket for the whole range averages the two readings.
+    let coarse = h
+        .data("/api/v1/topics/orders/history?partition=2&maxPoints=1")
+        .await;
+    assert_eq!(coarse["points"][0]["values"]["producerMsgRate"], 15.0);
+
+    let since = now - 90 * 60_000;
+    let recent = h
+        .data(&format!("/api/v1/topics/orders/history?since={since}"))
+        .await;
+    assert_eq!(recent["readings"], 6);
+
+    for (path, expected) in [
+        ("/api/v1/topics/nope/history", 404),
+        ("/api/v1/topics/orders/history?partition=6", 404),
+        ("/api/v1/topics/orders/history?partition=-1", 404),
+        ("/api/v1/topics/orders/history?partition=x", 400),
+        ("/api/v1/topics/orders/history?since=yesterday", 400),
+        ("/api/v1/topics/orders/history?maxPoints=0", 400),
+        ("/api/v1/topics/orders/history?load=diskBytes", 400),
+    ] {
+        let (status, body) = h.get(path).await;
+        assert_error(status, &body, expected);
+    }
+}

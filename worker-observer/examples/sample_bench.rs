@@ -280,6 +280,7 @@ async fn main() -> Result<(), String> {
     let windows = Windows {
         rate_window_ms: 30 * 60_000,
         retention_ms: 7 * 24 * 3_600_000,
+        partition_reading_ms: 3_600_000,
     };
     let proposal_settings = ballast_observer::proposals::Settings {
         policy: ballast_balancer::Policy::default(),

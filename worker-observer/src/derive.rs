@@ -24,7 +24,7 @@ use ballast_model::{BrokerId, Load, TopicPartition};
 use ballast_schema::{
     BrokerReading, ClusterFacts, Downsample, ObservedBroker, ObservedGroup, ObservedGroupOffset,
     ObservedLogDir, ObservedPartition, ObservedReplica, ObservedTopic, ObservedWrite,
-    PartitionCounter, PartitionRates, PartitionTotals, ReadingsPolicy,
+    PartitionCounter, PartitionRates, PartitionReading, PartitionTotals, ReadingsPolicy,
 };
 
 use crate::sample::Sample;
@@ -46,6 +46,13 @@ pub const DOWNSAMPLE: [Downsample; 2] = [
     },
 ];
 
+/// Partition readings older than a day are kept as daily averages (until
+/// `BALLAST_READINGS_RETENTION`): 24 hourly readings plus one a day, per partition.
+pub const PARTITION_DOWNSAMPLE: [Downsample; 1] = [Downsample {
+    after_ms: DAY_MS,
+    resolution_ms: DAY_MS,
+}];
+
 /// The durations the derivation follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Windows {
@@ -53,6 +60,8 @@ pub struct Windows {
     pub rate_window_ms: i64,
     /// `BALLAST_READINGS_RETENTION`
     pub retention_ms: i64,
+    /// `BALLAST_PARTITION_READINGS_INTERVAL`: how often partition readings are written.
+    pub partition_reading_ms: i64,
 }
 
 impl Windows {
@@ -87,6 +96,8 @@ pub struct History {
     partitions: HashMap<TopicPartition, PartHistory>,
     /// The last committed offsets read, by group then partition.
     committed: HashMap<String, HashMap<TopicPartition, i64>>,
+    /// When partition readings were last written (from the store after a restart).
+    last_partition_reading_ms: Option<i64>,
 }
 
 impl History {
@@ -132,6 +143,12 @@ impl History {
         h
     }
 
+    /// Carries the partition readings' cadence over a restart: the next ones are written
+    /// `BALLAST_PARTITION_READINGS_INTERVAL` after `at_ms`.
+    pub fn set_last_partition_reading(&mut self, at_ms: Option<i64>) {
+        self.last_partition_reading_ms = at_ms;
+    }
+
     /// How many partitions the history follows.
     pub fn len(&self) -> usize {
         self.partitions.len()
@@ -151,9 +168,13 @@ impl History {
                 counters_ms: windows.rate_window_ms,
                 retention_ms: windows.retention_ms,
                 downsample: DOWNSAMPLE.to_vec(),
+                partition_downsample: PARTITION_DOWNSAMPLE.to_vec(),
             }),
             ..ObservedWrite::default()
         };
+        let partition_readings = self
+            .last_partition_reading_ms
+            .is_none_or(|t| now - t >= windows.partition_reading_ms);
 
         // Deleted partitions: forget them and their counters.
         let gone: Vec<TopicPartition> = self
@@ -314,6 +335,21 @@ impl History {
                     offset_lag: log.map(|r| r.offset_lag),
                 });
             }
+            if partition_readings {
+                w.partition_readings.push(PartitionReading {
+                    topic: tp.topic.clone(),
+                    partition: tp.partition,
+                    at_ms: now,
+                    resolution_ms: 0,
+                    values: [
+                        avg_size,
+                        rates.as_ref().map(|r| r.producer_msg_rate),
+                        rates.as_ref().map(|r| r.producer_byte_rate),
+                        rates.as_ref().map(|r| r.consumer_msg_rate),
+                        rates.as_ref().map(|r| r.consumer_byte_rate),
+                    ],
+                });
+            }
             let (adding, removing) = s.reassigning.get(tp).cloned().unwrap_or_default();
             w.partitions.push(ObservedPartition {
                 topic: tp.topic.clone(),
@@ -334,6 +370,9 @@ impl History {
                 consumed_total: h.consumed,
                 rates,
             });
+        }
+        if partition_readings {
+            self.last_partition_reading_ms = Some(now);
         }
         for ((tp, broker), log) in &s.future_replicas {
             w.replicas.push(ObservedReplica {
@@ -502,6 +541,7 @@ mod tests {
     const WINDOWS: Windows = Windows {
         rate_window_ms: 30 * MINUTE_MS,
         retention_ms: 7 * DAY_MS,
+        partition_reading_ms: HOUR_MS,
     };
 
     fn tp(p: i32) -> TopicPartition {
@@ -559,6 +599,44 @@ mod tests {
             .iter()
             .find(|x| x.partition == p)
             .and_then(|x| x.rates)
+    }
+
+    #[test]
+    fn partition_readings_are_written_every_interval_with_the_window_rates_and_size() {
+        let mut h = History::default();
+        let first = observe(&mut h, &sample(0, &[(1000, 500), (0, 0)]));
+        assert_eq!(
+            first.partition_readings.len(),
+            2,
+            "the first sample writes them"
+        );
+        assert_eq!(first.partition_readings[0].values[1], None, "no rate yet");
+        let mid = observe(
+            &mut h,
+            &sample(30 * MINUTE_MS, &[(181_000, 90_500), (0, 0)]),
+        );
+        assert!(mid.partition_readings.is_empty(), "not before the interval");
+        let due = observe(&mut h, &sample(HOUR_MS, &[(361_000, 180_500), (0, 0)]));
+        assert_eq!(due.partition_readings.len(), 2);
+        let r = &due.partition_readings[0];
+        let rates = rates(&due, 0).expect("rates after three readings");
+        assert_eq!((r.topic.as_str(), r.partition, r.at_ms), ("t", 0, HOUR_MS));
+        assert_eq!(r.values[1], Some(rates.producer_msg_rate));
+        assert_eq!(r.values[2], Some(rates.producer_byte_rate));
+        assert_eq!(r.values[3], Some(rates.consumer_msg_rate));
+        assert_eq!(r.values[4], Some(rates.consumer_byte_rate));
+        let avg = due.partitions[0].avg_size_bytes;
+        assert!(avg.is_some());
+        assert_eq!(r.values[0], avg);
+
+        // A restarted observer keeps the cadence from the store.
+        let mut restarted = History::default();
+        restarted.set_last_partition_reading(Some(HOUR_MS));
+        let w = observe(
+            &mut restarted,
+            &sample(HOUR_MS + MINUTE_MS, &[(1, 1), (0, 0)]),
+        );
+        assert!(w.partition_readings.is_empty());
     }
 
     #[test]
@@ -723,6 +801,54 @@ mod tests {
         assert!(!b3.alive);
         assert_eq!(by_id[&3].get(Load::FollowerCount), Some(1.0));
         assert_eq!(w.cluster.log_dirs_read, 1);
+    }
+
+    #[test]
+    fn a_leader_change_moves_the_led_rates_to_the_new_leader_without_a_spike() {
+        let mut h = History::default();
+        observe(&mut h, &sample(0, &[(0, 0)]));
+        let w = observe(&mut h, &sample(10_000, &[(1000, 500)]));
+        let before = rates(&w, 0).unwrap();
+        // Broker 2 takes over leadership; traffic carries on at the same pace.
+        let mut s = sample(20_000, &[(2000, 1000)]);
+        if let Some(p) = s.partitions.get_mut(&tp(0)) {
+            p.leader = Some(2);
+        }
+        let w = observe(&mut h, &s);
+        let after = rates(&w, 0).unwrap();
+        assert_eq!(after.producer_msg_rate, before.producer_msg_rate);
+        assert_eq!(after.consumer_msg_rate, before.consumer_msg_rate);
+        let load = |b: i32, l: Load| {
+            w.readings
+                .iter()
+                .find(|r| r.broker_id == b)
+                .and_then(|r| r.get(l))
+        };
+        assert_eq!(load(1, Load::ProducerMsgRate), Some(0.0));
+        assert_eq!(load(2, Load::ProducerMsgRate), Some(100.0));
+        assert_eq!(load(2, Load::LeaderCount), Some(1.0));
+        assert_eq!(load(1, Load::FollowerCount), Some(1.0));
+    }
+
+    #[test]
+    fn retention_deleting_old_segments_gives_no_negative_or_spiking_rate() {
+        let mut h = History::default();
+        observe(&mut h, &sample(0, &[(0, 0)]));
+        observe(&mut h, &sample(10_000, &[(1000, 1000)]));
+        // The log start jumps forward and the replicas shrink; the log end keeps growing.
+        let mut s = sample(20_000, &[(2000, 2000)]);
+        s.earliest.insert(tp(0), 1900);
+        for b in [1, 2] {
+            if let Some(r) = s.replicas.get_mut(&(tp(0), b)) {
+                r.size = 100 * 100;
+            }
+        }
+        let w = observe(&mut h, &s);
+        let r = rates(&w, 0).unwrap();
+        assert_eq!(r.producer_msg_rate, 100.0);
+        assert_eq!(r.consumer_msg_rate, 100.0);
+        // Still 100 bytes per message: the byte rate neither spikes nor goes negative.
+        assert_eq!(r.producer_byte_rate, 10_000.0);
     }
 
     #[test]

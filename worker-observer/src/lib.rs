@@ -52,6 +52,8 @@ pub fn windows(timing: &ballast_config::Timing) -> derive::Windows {
     derive::Windows {
         rate_window_ms: i64::try_from(timing.rate_window.as_millis()).unwrap_or(i64::MAX),
         retention_ms: i64::try_from(timing.readings_retention.as_millis()).unwrap_or(i64::MAX),
+        partition_reading_ms: i64::try_from(timing.partition_readings_interval.as_millis())
+            .unwrap_or(i64::MAX),
     }
 }
 
@@ -93,11 +95,13 @@ pub async fn tick(
         // Before sampling, so the reload's temporary rows are freed before the sample grows.
         let store = store.clone();
         let loaded = tokio::task::spawn_blocking(move || {
-            Ok::<_, StoreError>(derive::History::from_store(
+            let mut history = derive::History::from_store(
                 store.partition_totals()?,
                 store.group_offsets()?,
                 store.partition_counters()?,
-            ))
+            );
+            history.set_last_partition_reading(store.latest_partition_reading_ms()?);
+            Ok::<_, StoreError>(history)
         })
         .await
         .map_err(|e| TickError::Task(e.to_string()))?

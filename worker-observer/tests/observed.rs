@@ -19,6 +19,8 @@ fn now_ms() -> i64 {
 const WINDOWS: Windows = Windows {
     rate_window_ms: 60_000,
     retention_ms: 7 * 24 * 3_600_000,
+    // Every tick writes partition readings.
+    partition_reading_ms: 1,
 };
 
 fn close(measured: f64, configured: f64, relative: f64) -> bool {
@@ -145,7 +147,26 @@ async fn rolling_rates_in_the_store_match_the_simulators_configured_rates() {
                 c.producer_byte_rate
             );
         }
+        if !c.compacted {
+            assert!(
+                close(r.consumer_byte_rate, c.consumer_byte_rate, 0.10),
+                "{}-{} consumer bytes {r:?} vs {}",
+                c.topic,
+                c.partition,
+                c.consumer_byte_rate
+            );
+        }
         assert!(r.window_ms >= 3_500, "{r:?}");
+        // The stored partition reading of this sample carries the same rates.
+        let readings = s
+            .store
+            .partition_readings(&c.topic, Some(c.partition), 0, i64::MAX)
+            .unwrap();
+        assert_eq!(readings.len(), 3, "one per tick");
+        let last = &readings[2];
+        assert_eq!(last.values[1], Some(r.producer_msg_rate));
+        assert_eq!(last.values[3], Some(r.consumer_msg_rate));
+        assert_eq!(last.values[0], m.avg_size_bytes);
     }
     // Every broker has a reading of every load; leaders add up to the partitions.
     assert_eq!(view.latest_readings.len(), 3);

@@ -19,6 +19,7 @@ fn now_ms() -> i64 {
 const WINDOWS: Windows = Windows {
     rate_window_ms: 60_000,
     retention_ms: 7 * 24 * 3_600_000,
+    partition_reading_ms: 3_600_000,
 };
 
 fn settings(warmup_ms: i64) -> Settings {

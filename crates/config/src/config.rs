@@ -219,6 +219,8 @@ pub struct Timing {
     pub topic_preview_max_age: Duration,
     /// `BALLAST_READINGS_RETENTION`
     pub readings_retention: Duration,
+    /// `BALLAST_PARTITION_READINGS_INTERVAL`
+    pub partition_readings_interval: Duration,
     /// `BALLAST_READY_STALE_AFTER`
     pub ready_stale_after: Duration,
     /// `BALLAST_HEARTBEAT_INTERVAL`
@@ -477,6 +479,7 @@ fn read_timing(r: &mut Reader) -> Timing {
         approval_ttl: positive("BALLAST_APPROVAL_TTL"),
         topic_preview_max_age: positive("BALLAST_TOPIC_PREVIEW_MAX_AGE"),
         readings_retention: positive("BALLAST_READINGS_RETENTION"),
+        partition_readings_interval: positive("BALLAST_PARTITION_READINGS_INTERVAL"),
         ready_stale_after: positive("BALLAST_READY_STALE_AFTER"),
         heartbeat_interval: positive("BALLAST_HEARTBEAT_INTERVAL"),
         executor_interval: positive("BALLAST_EXECUTOR_INTERVAL"),

@@ -370,6 +370,12 @@ pub static SETTINGS: &[SettingSpec] = &[
         "how long measurements are kept",
     ),
     setting(
+        "BALLAST_PARTITION_READINGS_INTERVAL",
+        Some("1h"),
+        "timing",
+        "how often a reading of every partition (size and four rates) is stored",
+    ),
+    setting(
         "BALLAST_READY_STALE_AFTER",
         Some("3m"),
         "timing",

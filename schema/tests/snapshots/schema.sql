@@ -306,6 +306,20 @@ CREATE TABLE partition_counters (
     PRIMARY KEY (topic, partition, at_ms)
 ) WITHOUT ROWID;
 
+-- table partition_readings on partition_readings
+CREATE TABLE partition_readings (
+    topic              TEXT NOT NULL,
+    partition          INTEGER NOT NULL,
+    at_ms              INTEGER NOT NULL,
+    resolution_ms      INTEGER NOT NULL DEFAULT 0 CHECK (resolution_ms >= 0),
+    size_bytes         REAL,
+    producer_msg_rate  REAL,
+    producer_byte_rate REAL,
+    consumer_msg_rate  REAL,
+    consumer_byte_rate REAL,
+    PRIMARY KEY (topic, partition, at_ms)
+) WITHOUT ROWID;
+
 -- table processes on processes
 CREATE TABLE processes (
     name             TEXT PRIMARY KEY NOT NULL,
@@ -396,6 +410,9 @@ CREATE INDEX operations_state ON operations (state);
 
 -- index partition_counters_at_ms on partition_counters
 CREATE INDEX partition_counters_at_ms ON partition_counters (at_ms);
+
+-- index partition_readings_at_ms on partition_readings
+CREATE INDEX partition_readings_at_ms ON partition_readings (at_ms);
 
 -- index proposals_by_created on proposals
 CREATE INDEX proposals_by_created ON proposals (created_at_ms DESC, id DESC);

@@ -617,6 +617,28 @@ fn observed() -> Vec<(&'static str, Value)> {
             ),
         ),
         (
+            "TopicHistory",
+            obj(
+                "A topic's (or one partition's) size and rates over time",
+                vec![
+                    ("topic", t("string", "")),
+                    ("partition", t("integer", "`null` for the topic's totals")),
+                    ("since", t("string", "")),
+                    ("until", t("string", "")),
+                    (
+                        "metrics",
+                        arr(json!({"type": "string"}), "`sizeBytes` and the four rates"),
+                    ),
+                    ("readings", t("integer", "partition readings read")),
+                    ("intervalSeconds", t("integer", "`BALLAST_PARTITION_READINGS_INTERVAL`")),
+                    (
+                        "points",
+                        rows("`at`, `atMs`, `values` keyed by metric (sums over the topic's partitions; `null` where unknown)"),
+                    ),
+                ],
+            ),
+        ),
+        (
             "TopicSearch",
             obj(
                 "Topics by name, in name order",

@@ -37,6 +37,7 @@ use crate::{ApiError, AppState};
     cluster::racks,
     history::all,
     history::broker,
+    history::topic,
     topics::search,
     topics::optimize,
     activity::partitions,
@@ -60,6 +61,7 @@ pub fn routes() -> Router<AppState> {
             get(history::broker),
         )
         .route("/api/v1/topics/search", post(topics::search))
+        .route("/api/v1/topics/{topic}/history", get(history::topic))
         .route("/api/v1/optimize/partitions", get(topics::optimize))
         .route("/api/v1/activity/partitions", get(activity::partitions))
         .route("/api/v1/activity/topics", get(activity::topics))

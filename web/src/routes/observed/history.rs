@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use axum::extract::State;
 use ballast_model::{BrokerId, Load};
 use ballast_runtime::format_rfc3339_ms;
-use ballast_schema::BrokerReading;
+use ballast_schema::{BrokerReading, PartitionReading};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -54,16 +54,18 @@ struct Range {
     points: usize,
 }
 
-fn range(q: &HistoryQuery, now: i64) -> Result<Range, ApiError> {
-    let until = q
-        .until
-        .as_deref()
+/// `since`, `until` and `maxPoints` of a history query, defaulted and checked.
+fn span(
+    since: Option<&str>,
+    until: Option<&str>,
+    max_points: Option<usize>,
+    now: i64,
+) -> Result<(i64, i64, usize), ApiError> {
+    let until = until
         .map(|v| parse_time("until", v))
         .transpose()?
         .unwrap_or(now);
-    let since = q
-        .since
-        .as_deref()
+    let since = since
         .map(|v| parse_time("since", v))
         .transpose()?
         .unwrap_or(until - DEFAULT_RANGE_MS);
@@ -73,6 +75,18 @@ fn range(q: &HistoryQuery, now: i64) -> Result<Range, ApiError> {
             "since must be before until",
         ));
     }
+    let points = max_points.unwrap_or(DEFAULT_POINTS);
+    if points == 0 || points > MAX_POINTS {
+        return Err(ApiError::bad_request(
+            "invalid maxPoints",
+            format!("maxPoints must be 1 to {MAX_POINTS}"),
+        ));
+    }
+    Ok((since, until, points))
+}
+
+fn range(q: &HistoryQuery, now: i64) -> Result<Range, ApiError> {
+    let (since, until, points) = span(q.since.as_deref(), q.until.as_deref(), q.max_points, now)?;
     let loads = match q.load.as_deref() {
         None => Load::ALL.to_vec(),
         Some(name) => vec![Load::ALL
@@ -93,13 +107,6 @@ fn range(q: &HistoryQuery, now: i64) -> Result<Range, ApiError> {
                 )
             })?],
     };
-    let points = q.max_points.unwrap_or(DEFAULT_POINTS);
-    if points == 0 || points > MAX_POINTS {
-        return Err(ApiError::bad_request(
-            "invalid maxPoints",
-            format!("maxPoints must be 1 to {MAX_POINTS}"),
-        ));
-    }
     Ok(Range {
         since,
         until,
@@ -108,20 +115,28 @@ fn range(q: &HistoryQuery, now: i64) -> Result<Range, ApiError> {
     })
 }
 
-/// One broker's readings averaged into at most `r.points` equal time buckets.
-fn series(readings: &[&BrokerReading], r: &Range) -> Vec<Value> {
-    let width = ((r.until - r.since) as f64 / r.points as f64).max(1.0);
-    let mut buckets: BTreeMap<i64, (i64, [f64; 7], [u32; 7])> = BTreeMap::new();
-    for reading in readings {
-        let b = ((reading.at_ms - r.since) as f64 / width) as i64;
+/// Rows of `(at_ms, values)` averaged into at most `points` equal time buckets of
+/// `[since, until)`; each point has `at`, `atMs` (the bucket's newest row) and `values` named by
+/// `pick` (`(index into values, name)`), `null` where no row of the bucket knew it.
+fn bucketed(
+    rows: &[(i64, &[Option<f64>])],
+    pick: &[(usize, &str)],
+    since: i64,
+    until: i64,
+    points: usize,
+) -> Vec<Value> {
+    let width = ((until - since) as f64 / points as f64).max(1.0);
+    let mut buckets: BTreeMap<i64, (i64, Vec<f64>, Vec<u32>)> = BTreeMap::new();
+    for (at_ms, values) in rows {
+        let b = ((at_ms - since) as f64 / width) as i64;
         let e = buckets
             .entry(b)
-            .or_insert((reading.at_ms, [0.0; 7], [0; 7]));
-        e.0 = e.0.max(reading.at_ms);
-        for (i, v) in reading.values.iter().enumerate() {
-            if let Some(v) = v {
-                e.1[i] += v;
-                e.2[i] += 1;
+            .or_insert_with(|| (*at_ms, vec![0.0; values.len()], vec![0; values.len()]));
+        e.0 = e.0.max(*at_ms);
+        for (i, v) in values.iter().enumerate() {
+            if let (Some(v), Some(sum), Some(count)) = (v, e.1.get_mut(i), e.2.get_mut(i)) {
+                *sum += v;
+                *count += 1;
             }
         }
     }
@@ -129,14 +144,35 @@ fn series(readings: &[&BrokerReading], r: &Range) -> Vec<Value> {
         .into_values()
         .map(|(at, sums, counts)| {
             let mut values = Map::new();
-            for load in &r.loads {
-                let i = Load::ALL.iter().position(|l| l == load).unwrap_or(0);
-                let v = (counts[i] > 0).then(|| sums[i] / f64::from(counts[i]));
-                values.insert(load.name().to_string(), json!(v));
+            for (i, name) in pick {
+                let v = match (sums.get(*i), counts.get(*i)) {
+                    (Some(s), Some(c)) if *c > 0 => Some(s / f64::from(*c)),
+                    _ => None,
+                };
+                values.insert((*name).to_string(), json!(v));
             }
             json!({ "at": format_rfc3339_ms(at), "atMs": at, "values": values })
         })
         .collect()
+}
+
+/// One broker's readings averaged into at most `r.points` equal time buckets.
+fn series(readings: &[&BrokerReading], r: &Range) -> Vec<Value> {
+    let rows: Vec<(i64, &[Option<f64>])> = readings
+        .iter()
+        .map(|x| (x.at_ms, x.values.as_slice()))
+        .collect();
+    let pick: Vec<(usize, &str)> = r
+        .loads
+        .iter()
+        .map(|load| {
+            (
+                Load::ALL.iter().position(|l| l == load).unwrap_or(0),
+                load.name(),
+            )
+        })
+        .collect();
+    bucketed(&rows, &pick, r.since, r.until, r.points)
 }
 
 async fn load(
@@ -226,5 +262,99 @@ pub async fn all(State(state): State<AppState>, Query(q): Query<HistoryQuery>) -
         "until": format_rfc3339_ms(r.until),
         "loads": r.loads.iter().map(|l| l.name()).collect::<Vec<_>>(),
         "brokers": brokers,
+    })))
+}
+
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct TopicHistoryQuery {
+    /// RFC 3339 time or unix milliseconds; default 24 hours before `until`.
+    since: Option<String>,
+    /// RFC 3339 time or unix milliseconds; default now.
+    until: Option<String>,
+    /// One partition of the topic; default the topic's totals over its partitions.
+    partition: Option<i32>,
+    /// 1 to 2000, default 300: readings are averaged into at most that many equal time buckets.
+    max_points: Option<usize>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/topics/{topic}/history",
+    tag = "topics",
+    operation_id = "getTopicHistory",
+    summary = "A topic's or a partition's size and rates over time",
+    description = "From the stored partition readings (every `BALLAST_PARTITION_READINGS_INTERVAL`, older than a day as daily averages): the topic's totals over its partitions, or one partition with `partition`.",
+    params(("topic" = String, Path, description = "topic name"), TopicHistoryQuery),
+    responses(
+        (status = 200, description = "The topic's or partition's history", body = ref("TopicHistory")),
+        (status = 400, description = "A bad time, range, partition or `maxPoints`"),
+        (status = 404, description = "A topic or partition not in the cluster"),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
+/// `GET /api/v1/topics/{topic}/history`
+pub async fn topic(
+    State(state): State<AppState>,
+    Path(topic): Path<String>,
+    Query(q): Query<TopicHistoryQuery>,
+) -> ApiResult<Value> {
+    let (since, until, points) = span(
+        q.since.as_deref(),
+        q.until.as_deref(),
+        q.max_points,
+        state.clock.now_ms(),
+    )?;
+    let view = super::view::require(&state).await?;
+    let t = super::known_topic(&view, &topic)?;
+    if let Some(p) = q.partition {
+        let count = view.raw.topics[t].partitions;
+        if p < 0 || p >= count {
+            return Err(ApiError::not_found(
+                "partition not found",
+                format!(
+                    "topic {topic:?} has partitions 0 to {}",
+                    count.saturating_sub(1)
+                ),
+            ));
+        }
+    }
+    let partition = q.partition;
+    let name = topic.clone();
+    let readings = state
+        .db(move |s| s.partition_readings(&name, partition, since, until))
+        .await?;
+    // The topic's totals: one sum per reading time over the partitions that knew the value.
+    let mut totals: BTreeMap<i64, (Vec<Option<f64>>, usize)> = BTreeMap::new();
+    for r in &readings {
+        let e = totals
+            .entry(r.at_ms)
+            .or_insert_with(|| (vec![None; r.values.len()], 0));
+        e.1 += 1;
+        for (sum, v) in e.0.iter_mut().zip(r.values) {
+            if let Some(v) = v {
+                *sum = Some(sum.unwrap_or(0.0) + v);
+            }
+        }
+    }
+    let rows: Vec<(i64, &[Option<f64>])> = totals
+        .iter()
+        .map(|(at, (values, _))| (*at, values.as_slice()))
+        .collect();
+    let pick: Vec<(usize, &str)> = PartitionReading::NAMES
+        .iter()
+        .copied()
+        .enumerate()
+        .collect();
+    Ok(ApiOk(json!({
+        "topic": topic,
+        "partition": partition,
+        "since": format_rfc3339_ms(since),
+        "until": format_rfc3339_ms(until),
+        "metrics": PartitionReading::NAMES,
+        "readings": readings.len(),
+        "intervalSeconds": state.config.timing.partition_readings_interval.as_secs(),
+        "points": bucketed(&rows, &pick, since, until, points),
     })))
 }
