@@ -135,6 +135,8 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
         .to_string();
     let mut b = Browser::start(&chromium);
     b.color_scheme("dark");
+    // Live refreshes within a second instead of 3-15 s.
+    b.fast_timers(700);
 
     // The overview: the cluster as the API reports it, every broker's loads as bars.
     visit(
@@ -150,6 +152,19 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
     assert_eq!(
         b.eval("document.activeElement.className"),
         serde_json::json!("skip")
+    );
+    // Keyboard focus inside a live part survives the refresh: the part is kept as it is.
+    b.focus("#ov-ops a");
+    b.wait_for(
+        "document.getElementById('live-status').textContent.includes('paused')",
+        Duration::from_secs(10),
+    );
+    assert_eq!(
+        b.eval(
+            "document.activeElement.closest('#ov-ops') !== null && document.activeElement.tagName"
+        ),
+        serde_json::json!("A"),
+        "the focused link of a live part keeps the focus"
     );
     let proposal = wait_for(Duration::from_secs(30), "an applicable proposal", || {
         let p = demo.api("/api/v1/proposals/current")?;
@@ -189,6 +204,14 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
         "Proposals",
         &[&id],
         "03-proposals",
+    );
+    visit(
+        &mut b,
+        &demo,
+        &format!("/ui/proposals/{id}"),
+        &format!("Proposal {id}"),
+        &["Decision", "Moves by cost class", "Structural limits", &id],
+        "03b-proposal-by-id",
     );
     visit(
         &mut b,
@@ -256,6 +279,26 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
         &["Members", "Lag per partition", "Reset offsets"],
         "12-group",
     );
+    // Topic configuration, changed with the form on the topic page.
+    b.goto(&demo.url(&format!("/ui/topics/{topic}")));
+    b.fill("#cfg-name", "retention.ms");
+    b.fill("#cfg-value", "7200000");
+    b.click_and_wait("#cfg-save");
+    let flash = b.text_of("#flash");
+    assert!(
+        flash.contains(&format!("Configuration of {topic} changed: retention.ms:"))
+            && flash.contains("→ 7200000"),
+        "{flash}"
+    );
+    let config = demo
+        .api(&format!(
+            "/api/v1/topics/{topic}/config?keyFilter=retention.ms"
+        ))
+        .expect("topic config");
+    assert!(config.to_string().contains("7200000"), "{config}");
+    b.screenshot(&screenshot_dir().join("08b-topic-config-changed.png"));
+
+    // ACLs: a binding created with the form is listed, with a Delete button naming it.
     visit(
         &mut b,
         &demo,
@@ -264,14 +307,80 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
         &["Create a binding"],
         "13-acls",
     );
+    b.fill("#c-principal", "User:browser-ana");
+    b.fill("#c-resourceName", "browser-orders");
+    b.click_and_wait("#h-create ~ form button[type=submit]");
+    let flash = b.text_of("#flash");
+    assert!(flash.contains("Binding created"), "{flash}");
+    let acls = demo
+        .api("/api/v1/acls?principal=User:browser-ana")
+        .expect("acls");
+    assert_eq!(acls["count"], 1, "{acls}");
+    let text = b.text();
+    assert!(
+        text.contains("User:browser-ana") && text.contains("browser-orders"),
+        "{text}"
+    );
+    assert_eq!(
+        b.count("button[aria-label^='Delete the binding: User:browser-ana Topic browser-orders']"),
+        1
+    );
+    b.screenshot(&screenshot_dir().join("13b-acls-created.png"));
+
+    // Quotas: set with the form, then listed as the API lists them.
     visit(
         &mut b,
         &demo,
         "/ui/quotas",
         "Quotas",
-        &["Resolve"],
+        &["Resolve", "Set quotas"],
         "14-quotas",
     );
+    b.eval("document.querySelector('#q-kind').value = 'user'");
+    b.fill("#q-user", "browser-ana");
+    b.fill("#q-producer_byte_rate", "2048");
+    b.click_and_wait("#q-set");
+    let flash = b.text_of("#flash");
+    assert!(
+        flash.contains("Quotas of user=browser-ana set: producer_byte_rate = 2048"),
+        "{flash}"
+    );
+    let quota = demo
+        .api("/api/v1/quotas/user/browser-ana")
+        .expect("the user's quotas");
+    assert!(quota.to_string().contains("2048"), "{quota}");
+    let text = b.text();
+    assert!(
+        text.contains("user=browser-ana") && text.contains("/api/v1/quotas/user/browser-ana"),
+        "{text}"
+    );
+    b.goto(&demo.url("/ui/quotas?user=browser-ana&clientId=any"));
+    let text = b.text();
+    assert!(
+        text.contains("Effective quotas") && text.contains("2048"),
+        "{text}"
+    );
+    b.screenshot(&screenshot_dir().join("14b-quotas-set.png"));
+
+    // One audit event: the configuration change, with its revert preview.
+    let events = demo
+        .api("/api/v1/audit-log?action=topics.config.update")
+        .expect("audit events");
+    let event = events["events"][0]["id"].as_i64().expect("an event id");
+    visit(
+        &mut b,
+        &demo,
+        &format!("/ui/audit/{event}"),
+        &format!("Audit event {event}"),
+        &[
+            "topics.config.update",
+            "What a revert would change",
+            "7200000",
+            "Revert this change",
+        ],
+        "23b-audit-event",
+    );
+
     visit(
         &mut b,
         &demo,
@@ -330,6 +439,24 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
         ],
         "02-proposal",
     );
+    // A page whose proposal is replaced never swaps in the other proposal's Apply button: the
+    // live part is named after its proposal; a refresh that lacks it says so and stops.
+    // (Simulated by renaming the part as if the page showed an older proposal.)
+    b.eval(
+        "(() => { const s = document.querySelector('section[id^=p-decision-]'); s.id = 'p-decision-old'; \
+          s.querySelector('form').setAttribute('action', '/ui/proposals/old/apply'); })()",
+    );
+    b.wait_for(
+        "document.getElementById('stale-notice') !== null",
+        Duration::from_secs(10),
+    );
+    assert!(b.text_of("#stale-notice").contains("A newer proposal than"));
+    assert_eq!(
+        b.eval("document.querySelector('#p-decision-old form').getAttribute('action')"),
+        serde_json::json!("/ui/proposals/old/apply"),
+        "the shown proposal's form is kept, never replaced by another proposal's"
+    );
+    b.goto(&demo.url("/ui/proposals/current"));
     // The demo re-plans every second: a proposal replaced between loading the page and the
     // click is refused (409, not current) and the page says so; review the new one and retry.
     let mut url = String::new();
@@ -378,6 +505,18 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
         "document.getElementById('live-status').textContent.includes('updated')",
         Duration::from_secs(10),
     );
+    // A keyboard user on the Cancel button keeps the focus through the refreshes.
+    b.focus("#cancel");
+    b.wait_for(
+        "document.getElementById('live-status').textContent.includes('paused')",
+        Duration::from_secs(10),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        b.eval("document.activeElement.id"),
+        serde_json::json!("cancel"),
+        "focus stays on Cancel across live refreshes"
+    );
     b.click_and_wait("#cancel");
     let flash = b.text_of("#flash");
     assert!(flash.contains("Cancel of"), "{flash}");
@@ -395,14 +534,26 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
     );
     b.screenshot(&screenshot_dir().join("24-cancelled.png"));
 
+    // The API documentation pages render the description (from the binary's own assets).
+    b.goto(&demo.url("/docs/swagger/"));
+    b.wait_for(
+        "document.querySelectorAll('.opblock').length > 50 && document.body.innerText.includes('/api/v1/proposals/current')",
+        Duration::from_secs(20),
+    );
+    b.screenshot(&screenshot_dir().join("26-swagger.png"));
+    b.goto(&demo.url("/docs/redoc/"));
+    b.wait_for(
+        "document.body.innerText.includes('This API description (OpenAPI 3.1, JSON)') && document.querySelectorAll('[data-section-id]').length > 50",
+        Duration::from_secs(20),
+    );
+    b.screenshot(&screenshot_dir().join("27-redoc.png"));
+
     // The same page in the light scheme, and the overview once more with live data.
     b.color_scheme("light");
     b.goto(&demo.url("/ui"));
     b.screenshot(&screenshot_dir().join("25-overview-light.png"));
 
-    // Last, the live tail: server-sent events from the API, rows added by the script. (Last
-    // because a tail that ends leaves the web process's cluster connections briefly unable to
-    // list consumer groups; see the note in docs/ui.md.)
+    // The live tail: server-sent events from the API, rows added by the script.
     b.color_scheme("dark");
     b.goto(&demo.url(&format!("/ui/topics/{topic}/messages?limit=3")));
     b.click("#tail-start");

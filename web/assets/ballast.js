@@ -1,7 +1,11 @@
 // ballast dashboard: progressive enhancement only. Every page works without this script.
 //  - <main data-refresh="N">: every N seconds the page is fetched again and each [data-live]
-//    element is replaced by its new version (paused while the tab is hidden or a form field in
-//    a live part has focus).
+//    element is replaced by its new version with the same id. Not while the tab is hidden; a
+//    live part that holds the keyboard focus (a field, a button, a link) is kept as it is, so
+//    focus never jumps away. A live part whose id the new version lacks and that carries
+//    data-gone="text" (the page shows something that has been replaced, e.g. a proposal that
+//    is no longer current) is never swapped for the other thing: the text is shown with a
+//    Reload link and refreshing stops.
 //  - <form data-confirm="text">: asks before submitting.
 //  - #tail: the live message tail of a topic over the API's server-sent events.
 (function () {
@@ -11,26 +15,52 @@
     var seconds = parseInt(main.getAttribute("data-refresh"), 10);
     if (!(seconds > 0)) return;
     var status = document.getElementById("live-status");
-    function busy() {
-      var el = document.activeElement;
-      return el && el.closest && el.closest("[data-live]") && /INPUT|SELECT|TEXTAREA/.test(el.tagName);
+    var timer = null;
+    function holdsFocus(el) {
+      var a = document.activeElement;
+      return !!a && a !== document.body && a !== el.ownerDocument.documentElement && el.contains(a);
+    }
+    function gone(el) {
+      if (timer !== null) { window.clearInterval(timer); timer = null; }
+      if (document.getElementById("stale-notice")) return;
+      var note = document.createElement("div");
+      note.id = "stale-notice";
+      note.className = "flash info";
+      note.setAttribute("role", "status");
+      note.appendChild(document.createTextNode(el.getAttribute("data-gone") + " "));
+      var link = document.createElement("a");
+      link.href = window.location.href;
+      link.textContent = "Reload";
+      note.appendChild(link);
+      el.parentNode.insertBefore(note, el);
+      if (status) status.textContent = "live · stopped: this page shows something that was replaced";
     }
     function tick() {
-      if (document.hidden || busy()) return;
+      if (document.hidden) return;
       fetch(window.location.href, { headers: { "Accept": "text/html" }, credentials: "same-origin" })
         .then(function (r) { if (!r.ok && r.status >= 500) throw new Error(String(r.status)); return r.text(); })
         .then(function (html) {
+          if (timer === null) return;
           var doc = new DOMParser().parseFromString(html, "text/html");
+          var kept = 0;
           document.querySelectorAll("[data-live][id]").forEach(function (el) {
             var fresh = doc.getElementById(el.id);
-            if (fresh) el.replaceWith(document.importNode(fresh, true));
+            if (!fresh) {
+              if (el.hasAttribute("data-gone")) gone(el);
+              return;
+            }
+            if (holdsFocus(el)) { kept += 1; return; }
+            el.replaceWith(document.importNode(fresh, true));
           });
-          if (status) status.textContent = "live · updated " + new Date().toLocaleTimeString();
+          if (status && timer !== null) {
+            status.textContent = "live · updated " + new Date().toLocaleTimeString() +
+              (kept ? " · the part with keyboard focus is paused" : "");
+          }
         })
         .catch(function () { if (status) status.textContent = "live · update failed, retrying"; });
     }
     if (status) status.textContent = "live · every " + seconds + " s";
-    window.setInterval(tick, seconds * 1000);
+    timer = window.setInterval(tick, seconds * 1000);
   }
 
   function confirms() {

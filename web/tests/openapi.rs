@@ -391,6 +391,28 @@ async fn the_served_yaml_description_equals_the_served_json_one() {
     assert_eq!(from_yaml, from_json);
 }
 
+#[tokio::test]
+async fn the_description_documents_the_content_types_its_two_forms_are_served_with() {
+    let server = start().await;
+    for (path, method) in [
+        ("/api/v1/openapi.json", "get"),
+        ("/api/v1/openapi.yaml", "get"),
+    ] {
+        let (status, served, _) = server.get(path).await;
+        assert_eq!(status, 200, "{path}");
+        let documented: Vec<&String> = operation(method, path)["responses"]["200"]["content"]
+            .as_object()
+            .expect("documented content")
+            .keys()
+            .collect();
+        assert_eq!(documented.len(), 1, "{path}: {documented:?}");
+        assert!(
+            served.starts_with(documented[0].as_str()),
+            "{path}: documented as {documented:?}, served as {served}"
+        );
+    }
+}
+
 #[test]
 fn every_route_the_router_serves_is_documented_and_nothing_else() {
     let served: BTreeSet<_> = served()
@@ -605,6 +627,17 @@ async fn the_docs_pages_and_their_assets_load_from_the_binary() {
         "redoc bundle of {} bytes",
         redoc.len()
     );
+    // The bundle's one image from the internet (Redocly's logo) is not fetched: offline it
+    // would be a failed request on every page view.
+    let redoc = String::from_utf8_lossy(&redoc);
+    assert!(
+        !redoc.contains("https://cdn.redoc.ly"),
+        "redoc fetches its logo"
+    );
+    // Pages name their icon, so the browser does not ask for a missing /favicon.ico.
+    for (page, html) in &pages {
+        assert!(html.contains(r#"rel="icon""#), "{page} names no icon");
+    }
     let (status, _, initializer) = server.get("/docs/swagger/swagger-initializer.js").await;
     assert_eq!(status, 200);
     let initializer = String::from_utf8(initializer).expect("utf-8");

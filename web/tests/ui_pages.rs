@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use ballast_config::{Config, RawConfig};
 use ballast_kafka::{Client, ClientConfig};
+use ballast_model::TopicPartition;
 use ballast_observer::proposals::{evaluate, Settings};
 use ballast_schema::Store;
 use ballast_simcluster::{GenerateParams, Scenario, SimCluster, SimConfig, Skew};
@@ -15,6 +16,8 @@ use reqwest::header::{HeaderMap, CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
 
 struct Bed {
     _sim: SimCluster,
+    /// A client of the simulated cluster (to set up what a test needs, e.g. an empty group).
+    client: Client,
     store: Store,
     base: String,
     http: reqwest::Client,
@@ -124,6 +127,7 @@ async fn bed(licensed: bool) -> Bed {
     });
     Bed {
         _sim: sim,
+        client,
         store,
         base: format!("http://{addr}"),
         http: reqwest::Client::builder()
@@ -402,6 +406,12 @@ async fn without_a_license_management_forms_say_so_and_change_nothing() {
     b.page("/ui/license")
         .await
         .has("monitoring: management actions answer 403");
+    // Apply is shown disabled, with the reason, instead of a button that can only fail.
+    let proposal = b.page("/ui/proposals/current").await;
+    proposal
+        .has(r#"id="apply" disabled aria-describedby="apply-needs-license""#)
+        .has("Applying needs a license; the license state is <strong>invalid</strong>")
+        .lacks(&format!(r#"action="/ui/proposals/{}/apply""#, b.proposal));
     let (back, page) = b
         .submit(
             &format!("/ui/proposals/{}/apply", b.proposal),
@@ -641,4 +651,273 @@ async fn management_forms_change_the_cluster_and_their_audit_events_can_be_rever
         .await;
     assert_eq!(to, format!("/ui/groups/{group}"));
     page.has("active members");
+}
+
+/// The value of the hidden field `name` in the first form that has one.
+fn hidden(page: &Page, name: &str) -> String {
+    let raw = page
+        .body
+        .split(&format!(r#"name="{name}" value=""#))
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no hidden {name}:\n{}", page.body))
+        .to_string();
+    // The template escapes HTML; undo what JSON can contain.
+    raw.replace("&#34;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#60;", "<")
+        .replace("&#62;", ">")
+        .replace("&#38;", "&")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+}
+
+#[tokio::test]
+async fn the_proposal_pages_live_part_is_named_after_the_proposal_it_shows_and_applies_only_it() {
+    let b = bed(true).await;
+    let page = b.page("/ui/proposals/current").await;
+    page.has(r#"data-refresh="15""#);
+    // The live part carries the proposal's id: a refresh that finds another current proposal
+    // finds no part of that id, so the script never swaps in another proposal's Apply button.
+    let live = page
+        .body
+        .split(&format!(
+            r#"<section id="p-decision-{}" data-live data-gone=""#,
+            b.proposal
+        ))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no live part named after {}:\n{}", b.proposal, page.body));
+    let live = live.split("</section>").next().expect("the live part");
+    assert!(
+        live.contains(&format!(r#"action="/ui/proposals/{}/apply""#, b.proposal)),
+        "{live}"
+    );
+    assert!(live.contains("A newer proposal than"), "{live}");
+    // Its only Apply form applies the proposal shown.
+    assert_eq!(page.body.matches("/apply\"").count(), 1, "{}", page.body);
+}
+
+#[tokio::test]
+async fn a_dry_run_reset_applies_exactly_the_offsets_it_planned() {
+    let b = bed(true).await;
+    let view = b.store.observed_view().unwrap().expect("view");
+    let topic = view.topics[0].name.clone();
+    // An empty group (committed offsets, no members): offsets can be reset.
+    let results = b
+        .client
+        .commit_offsets("ui-empty", &[(TopicPartition::new(topic.clone(), 0), 0)])
+        .await
+        .expect("commit");
+    assert!(results.iter().all(|r| r.error.is_none()), "{results:?}");
+    let page = b
+        .post(
+            "/ui/groups/ui-empty/reset",
+            &[("strategy", "latest"), ("dryRun", "true")],
+            &[],
+        )
+        .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    page.has("Planned reset").has("Apply this reset");
+    assert_eq!(hidden(&page, "strategy"), "offsets");
+    let offsets = hidden(&page, "offsets");
+    let planned: serde_json::Value = serde_json::from_str(&offsets).expect("planned offsets");
+    let planned_offset = planned[0]["offset"].as_i64().expect("an offset");
+    assert_eq!(planned[0]["topic"], topic.as_str());
+    // The log grows meanwhile: `latest` now would be another offset.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (to, page) = b
+        .submit(
+            "/ui/groups/ui-empty/reset",
+            &[
+                ("strategy", "offsets"),
+                ("reviewed", "latest"),
+                ("offsets", offsets.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(to, "/ui/groups/ui-empty");
+    page.has("reset to the offsets the latest dry run planned on 1 partitions");
+    let committed = b
+        .client
+        .committed_offsets("ui-empty", None)
+        .await
+        .expect("committed");
+    assert_eq!(committed.len(), 1);
+    assert_eq!(committed[0].offset, Some(planned_offset));
+}
+
+#[tokio::test]
+async fn dashboard_forms_reach_the_api_actions_that_had_none_and_show_its_words() {
+    let b = bed(true).await;
+    let view = b.store.observed_view().unwrap().expect("view");
+    let topic = view.topics[0].name.clone();
+    let topic_page = format!("/ui/topics/{topic}");
+
+    // Topic configuration: set an override, see it, remove it; a bad key in the API's words.
+    let page = b.page(&topic_page).await;
+    page.has(r#"action="/ui/topics/"#)
+        .has(r#"id="cfg-name""#)
+        .has(r#"<option value="retention.ms">"#);
+    let (to, page) = b
+        .submit(
+            &format!("{topic_page}/config"),
+            &[("name", "retention.ms"), ("value", "3600000")],
+        )
+        .await;
+    assert_eq!(to, topic_page);
+    page.has(&format!("Configuration of {topic} changed: retention.ms:"))
+        .has("→ 3600000");
+    let (_, page) = b
+        .submit(
+            &format!("{topic_page}/config"),
+            &[("name", "retention.ms"), ("remove", "true")],
+        )
+        .await;
+    page.has("3600000 → (no override)");
+    let (_, page) = b
+        .submit(
+            &format!("{topic_page}/config"),
+            &[("name", "retention.ms"), ("value", "soon")],
+        )
+        .await;
+    page.has("400: ").has("soon");
+    let p = b
+        .post(&format!("{topic_page}/config"), &[("value", "1")], &[])
+        .await;
+    assert_eq!(p.status, 400);
+    p.has("name the configuration entry");
+
+    // Quotas: set for a user, listed with a Delete button, deleted.
+    let (to, page) = b
+        .submit(
+            "/ui/quotas",
+            &[
+                ("action", "set"),
+                ("kind", "user"),
+                ("user", "ui-ana"),
+                ("producer_byte_rate", "1048576"),
+            ],
+        )
+        .await;
+    assert_eq!(to, "/ui/quotas");
+    page.has("Quotas of user=ui-ana set: producer_byte_rate = 1048576")
+        .has(r#"value="/api/v1/quotas/user/ui-ana""#)
+        .has(r#"aria-label="Delete the quotas of user=ui-ana""#);
+    let (_, page) = b
+        .submit(
+            "/ui/quotas",
+            &[
+                ("action", "set"),
+                ("kind", "user"),
+                ("user", "ui-ana"),
+                ("request_percentage", "-1"),
+            ],
+        )
+        .await;
+    page.has("400: ");
+    let (_, page) = b
+        .submit(
+            "/ui/quotas",
+            &[("action", "delete"), ("path", "/api/v1/quotas/user/ui-ana")],
+        )
+        .await;
+    page.has("Quotas of user=ui-ana deleted")
+        .lacks(r#"value="/api/v1/quotas/user/ui-ana""#);
+    let p = b
+        .post(
+            "/ui/quotas",
+            &[("action", "delete"), ("path", "/api/v1/acls")],
+            &[],
+        )
+        .await;
+    assert_eq!(p.status, 400);
+
+    // Consumer groups: a group with members is refused in the API's words; an empty one goes.
+    let busy = view.groups[0].group_id.clone();
+    let (to, page) = b.submit(&format!("/ui/groups/{busy}/delete"), &[]).await;
+    assert_eq!(to, format!("/ui/groups/{busy}"));
+    page.has("409: consumer group has active members");
+    b.client
+        .commit_offsets("ui-gone", &[(TopicPartition::new(topic.clone(), 0), 0)])
+        .await
+        .expect("commit");
+    let (to, page) = b.submit("/ui/groups/ui-gone/delete", &[]).await;
+    assert_eq!(to, "/ui/groups");
+    page.has("Consumer group ui-gone deleted with its 1 committed offsets");
+
+    // Preferred leader elections, metadata refresh, proposal generate.
+    let (to, page) = b.submit(&format!("{topic_page}/elect"), &[]).await;
+    assert_eq!(to, topic_page);
+    page.has("Preferred leader election (");
+    let (to, page) = b.submit("/ui/brokers/elect", &[]).await;
+    assert_eq!(to, "/ui/brokers");
+    page.has("Preferred leader election (");
+    let (_, page) = b.submit("/ui/brokers/refresh-metadata", &[]).await;
+    page.has("Metadata refreshed: 4 brokers");
+    let (to, page) = b.submit("/ui/proposals/generate", &[]).await;
+    assert_eq!(to, format!("/ui/proposals/{}", b.proposal));
+    page.has(&format!("The current candidate is proposal {}", b.proposal));
+
+    // Redistribute: a preview starts nothing; Start starts only the reviewed plan.
+    let preview = b
+        .post(
+            &format!("{topic_page}/redistribute"),
+            &[("action", "preview"), ("brokers", "")],
+            &[],
+        )
+        .await;
+    assert_eq!(preview.status, 200, "{}", preview.body);
+    preview.has("Planned moves (preview: nothing was started)");
+    assert_eq!(b.store.operations(None, 10, 0).unwrap().total, 0);
+    assert!(
+        preview.body.contains("Start this redistribution"),
+        "{}",
+        preview.body
+    );
+    {
+        let planned = hidden(&preview, "planned");
+        let tampered = b
+            .post(
+                &format!("{topic_page}/redistribute"),
+                &[("action", "start"), ("brokers", ""), ("planned", "[]")],
+                &[],
+            )
+            .await;
+        assert_eq!(tampered.status, 200, "{}", tampered.body);
+        tampered.has("the plan changed since it was reviewed");
+        assert_eq!(b.store.operations(None, 10, 0).unwrap().total, 0);
+        let (to, page) = b
+            .submit(
+                &format!("{topic_page}/redistribute"),
+                &[
+                    ("action", "start"),
+                    ("brokers", ""),
+                    ("planned", planned.as_str()),
+                ],
+            )
+            .await;
+        assert!(
+            to.starts_with("/ui/reassignments/op-"),
+            "{to}: {}",
+            page.body
+        );
+        page.has(&format!("Redistribution of {topic} started"));
+    }
+
+    // Every new form refuses a post from another site.
+    for path in [
+        format!("{topic_page}/config"),
+        format!("{topic_page}/elect"),
+        format!("{topic_page}/redistribute"),
+        "/ui/quotas".to_string(),
+        "/ui/groups/ui-empty/delete".to_string(),
+        "/ui/brokers/elect".to_string(),
+        "/ui/brokers/refresh-metadata".to_string(),
+        "/ui/proposals/generate".to_string(),
+    ] {
+        let p = b
+            .post(&path, &[], &[("sec-fetch-site", "cross-site")])
+            .await;
+        assert_eq!(p.status, 403, "{path}");
+    }
 }

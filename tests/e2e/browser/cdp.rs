@@ -254,6 +254,33 @@ impl Browser {
         );
     }
 
+    /// From the next page on, every `setInterval` of a page fires at least every `max_ms`
+    /// (the dashboard's live refreshes of 3–15 s then happen within the test's patience). The
+    /// pages' own code is unchanged; only the timer it asks for is shortened.
+    pub fn fast_timers(&mut self, max_ms: u64) {
+        let source = format!(
+            "(() => {{ const si = window.setInterval; window.setInterval = (f, ms, ...a) => si(f, Math.min(ms || 0, {max_ms}), ...a); }})()"
+        );
+        self.page_call(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": source }),
+        );
+    }
+
+    /// Gives the keyboard focus to the element `selector`.
+    pub fn focus(&mut self, selector: &str) {
+        let found = self.eval(&format!(
+            "(() => {{ const el = document.querySelector({}); if (!el) return false; el.focus(); return document.activeElement === el; }})()",
+            json!(selector)
+        ));
+        assert_eq!(
+            found,
+            json!(true),
+            "cannot focus {selector} on {}",
+            self.url()
+        );
+    }
+
     /// Emulates `prefers-color-scheme`.
     pub fn color_scheme(&mut self, scheme: &str) {
         self.page_call(

@@ -37,6 +37,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/", get(overview::page))
         .route("/ui/assets/{file}", get(assets::serve))
         .route("/ui/proposals", get(proposals::list))
+        .route("/ui/proposals/generate", post(proposals::generate))
         .route("/ui/proposals/{id}", get(proposals::page))
         .route("/ui/proposals/{id}/apply", post(proposals::apply))
         .route("/ui/reassignments", get(reassignments::list))
@@ -44,17 +45,32 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/reassignments/{id}", get(reassignments::page))
         .route("/ui/reassignments/{id}/cancel", post(reassignments::cancel))
         .route("/ui/brokers", get(brokers::list))
+        .route("/ui/brokers/elect", post(brokers::elect))
+        .route(
+            "/ui/brokers/refresh-metadata",
+            post(brokers::refresh_metadata),
+        )
         .route("/ui/brokers/{id}", get(brokers::page))
         .route("/ui/brokers/{id}/maintenance", post(brokers::maintenance))
         .route("/ui/history", get(brokers::history))
         .route("/ui/topics", get(topics::list))
         .route("/ui/topics/{topic}", get(topics::page))
         .route("/ui/topics/{topic}/messages", get(topics::messages))
+        .route("/ui/topics/{topic}/config", post(topics::config))
+        .route("/ui/topics/{topic}/elect", post(topics::elect))
+        .route(
+            "/ui/topics/{topic}/redistribute",
+            post(topics::redistribute),
+        )
         .route("/ui/groups", get(groups::list))
         .route("/ui/groups/{group}", get(groups::page))
         .route("/ui/groups/{group}/reset", post(groups::reset))
+        .route("/ui/groups/{group}/delete", post(groups::delete))
         .route("/ui/acls", get(security::acls).post(security::acl_change))
-        .route("/ui/quotas", get(security::quotas))
+        .route(
+            "/ui/quotas",
+            get(security::quotas).post(security::quota_change),
+        )
         .route("/ui/audit", get(audit::list))
         .route("/ui/audit/{id}", get(audit::page))
         .route("/ui/audit/{id}/revert", post(audit::revert))
@@ -133,6 +149,15 @@ pub struct Layout {
     pub refresh: Option<u32>,
     pub license_state: String,
     pub version: &'static str,
+}
+
+impl Layout {
+    /// Whether management actions can be taken: the license state is `licensed` or `trial`
+    /// (anything else, including a state that could not be read, is monitoring mode, where the
+    /// API refuses them with 403).
+    pub fn manages(&self) -> bool {
+        matches!(self.license_state.as_str(), "licensed" | "trial")
+    }
 }
 
 /// What a dashboard handler gets: the in-process API, the flash left by the previous request,
@@ -354,7 +379,7 @@ fn read_flash(headers: &HeaderMap) -> Option<Flash> {
 }
 
 /// Decodes `%XX` escapes (and `+` as a space); `None` for invalid escapes or UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
+pub(crate) fn percent_decode(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -382,20 +407,33 @@ fn percent_decode(s: &str) -> Option<String> {
 /// `Sec-Fetch-Site`) on form posts; a post from another site is refused so a page elsewhere
 /// cannot make an operator's browser apply a proposal. Clients that send neither (curl, tests)
 /// are allowed: they are not a browser acting for someone.
+///
+/// In order: `Sec-Fetch-Site` decides when the browser sent it (`same-origin` is accepted,
+/// `cross-site` and `same-site` refused: a sibling subdomain is another application). Otherwise
+/// the `Origin`'s host must equal the host the browser addressed: `X-Forwarded-Host` (its first
+/// value) when a reverse proxy set it, else `Host`. A proxy that rewrites `Host` without setting
+/// `X-Forwarded-Host` still works with every current browser, which sends `Sec-Fetch-Site`.
 pub fn same_origin(headers: &HeaderMap) -> bool {
-    if headers
-        .get("sec-fetch-site")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v == "cross-site")
-    {
-        return false;
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    match text("sec-fetch-site") {
+        Some("same-origin") => return true,
+        Some("cross-site" | "same-site") => return false,
+        // `none` (typed or bookmarked, not a page's form) and unknown values: the origin decides.
+        _ => {}
     }
-    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
+    let Some(origin) = text("origin") else {
         return true;
     };
-    let host = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
+    let host = text("x-forwarded-host")
+        .and_then(|v| v.split(',').next())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .or_else(|| text("host"))
         .unwrap_or_default();
     let origin_host = origin.split_once("://").map_or("", |(_, rest)| rest);
     !host.is_empty() && origin_host.eq_ignore_ascii_case(host)
@@ -607,6 +645,59 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert("sec-fetch-site", HeaderValue::from_static("cross-site"));
         assert!(!same_origin(&h));
+    }
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn a_browser_saying_same_origin_is_accepted_whatever_host_a_proxy_forwards() {
+        // nginx's default `proxy_set_header Host $proxy_host`: the upstream's name, not the
+        // browser's.
+        let h = headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "https://ballast.example.com"),
+            ("sec-fetch-site", "same-origin"),
+        ]);
+        assert!(same_origin(&h));
+        let h = headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "https://ballast.example.com"),
+        ]);
+        assert!(!same_origin(&h), "without the browser's word, Host decides");
+    }
+
+    #[test]
+    fn the_forwarded_host_of_a_reverse_proxy_is_the_host_the_origin_must_match() {
+        let h = headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("x-forwarded-host", "ballast.example.com, inner.proxy"),
+            ("origin", "https://ballast.example.com"),
+        ]);
+        assert!(same_origin(&h));
+        let h = headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("x-forwarded-host", "ballast.example.com"),
+            ("origin", "https://evil.example"),
+        ]);
+        assert!(!same_origin(&h));
+    }
+
+    #[test]
+    fn a_same_site_or_cross_site_browser_post_is_refused_even_with_a_matching_host() {
+        for site in ["cross-site", "same-site"] {
+            let mut h = headers(&[
+                ("host", "ballast.example.com"),
+                ("origin", "https://ballast.example.com"),
+            ]);
+            h.insert("sec-fetch-site", HeaderValue::from_static(site));
+            assert!(!same_origin(&h), "{site}");
+        }
     }
 
     #[test]

@@ -33,7 +33,9 @@ const POINTS: &str = "120";
 struct Maint {
     id: String,
     alive: bool,
-    in_maintenance: bool,
+    /// `None`: the maintenance list could not be read, so whether it is in maintenance is not
+    /// known (no button is offered).
+    in_maintenance: Option<bool>,
     since: String,
     reason: String,
     by: String,
@@ -50,6 +52,34 @@ struct ListPage {
     not_rack_aware: Table,
     dirs: Table,
     notice: Option<Notice>,
+    /// Why the maintenance list is missing.
+    maint_notice: Option<Notice>,
+}
+
+/// A broker's state word and its maintenance record. `maintenance` is `None` when the list
+/// could not be read: the state then says so instead of guessing "not in maintenance".
+fn broker_state<'a>(
+    alive: bool,
+    maintenance: Option<&'a [ballast_schema::Maintenance]>,
+    id: &str,
+) -> (&'static str, Option<&'a ballast_schema::Maintenance>) {
+    let Some(list) = maintenance else {
+        return (
+            if alive {
+                "alive (maintenance unknown)"
+            } else {
+                "down (maintenance unknown)"
+            },
+            None,
+        );
+    };
+    let m = list.iter().find(|m| m.broker_id.to_string() == id);
+    let state = match (alive, m.is_some()) {
+        (_, true) => "maintenance",
+        (true, false) => "alive",
+        (false, false) => "down",
+    };
+    (state, m)
 }
 
 /// A chart with its caption and legend.
@@ -101,7 +131,21 @@ pub async fn list(ctx: Ctx) -> Response {
         Ok(h) => h,
         Err(p) => return ctx.problem_page("Brokers", "brokers", &p).await,
     };
-    let maintenance = maintenance.unwrap_or_default();
+    // Unreadable is said as such: never shown as "no broker is in maintenance".
+    let (maintenance, maint_notice) = match maintenance {
+        Ok(list) => (Some(list), None),
+        Err(e) => (
+            None,
+            Some(Notice {
+                message: format!(
+                    "The maintenance list could not be read: {} — {}",
+                    e.error, e.details
+                ),
+                hint: "Whether a broker is in maintenance is unknown; try again shortly."
+                    .to_string(),
+            }),
+        ),
+    };
     let activity = activity.unwrap_or(Value::Null);
     let dirs = dirs.unwrap_or(Value::Null);
     let mut brokers = Table::new(
@@ -123,12 +167,7 @@ pub async fn list(ctx: Ctx) -> Response {
     for b in fmt::arr(&health["brokers"], "list") {
         let id = fmt::text(&b["id"]);
         let alive = fmt::b(b, "alive");
-        let m = maintenance.iter().find(|m| m.broker_id.to_string() == id);
-        let state = match (alive, m.is_some()) {
-            (_, true) => "maintenance",
-            (true, false) => "alive",
-            (false, false) => "down",
-        };
+        let (state, m) = broker_state(alive, maintenance.as_deref(), &id);
         let act = fmt::arr(&activity, "brokers")
             .iter()
             .find(|a| fmt::text(&a["brokerId"]) == id)
@@ -166,7 +205,7 @@ pub async fn list(ctx: Ctx) -> Response {
         maint.push(Maint {
             id: id.clone(),
             alive,
-            in_maintenance: m.is_some(),
+            in_maintenance: maintenance.as_ref().map(|_| m.is_some()),
             since: m
                 .map(|m| fmt::time(&ballast_runtime::format_rfc3339_ms(m.entered_at_ms)))
                 .unwrap_or_default(),
@@ -198,6 +237,7 @@ pub async fn list(ctx: Ctx) -> Response {
             not_rack_aware,
             dirs: dirs_table(&dirs, None),
             notice,
+            maint_notice,
         },
     )
 }
@@ -594,4 +634,71 @@ fn replicas_table(dirs: &Value) -> Table {
         ]);
     }
     t
+}
+
+/// `POST /ui/brokers/elect`: a preferred leader election of every partition whose preferred
+/// leader does not lead (`POST /api/v1/preferred-leader-election`).
+pub async fn elect(ctx: Ctx, headers: HeaderMap) -> Response {
+    if !same_origin(&headers) {
+        return cross_site(&ctx).await;
+    }
+    match ctx
+        .api
+        .post("/api/v1/preferred-leader-election", None)
+        .await
+    {
+        Ok(d) => redirect(
+            "/ui/brokers",
+            &Flash::ok(super::topics::election_message(&d)),
+        ),
+        Err(p) => redirect("/ui/brokers", &Flash::problem(&p)),
+    }
+}
+
+/// `POST /ui/brokers/refresh-metadata`: the web process's cluster client reads the metadata
+/// again (`POST /api/v1/cluster/refresh-metadata`).
+pub async fn refresh_metadata(ctx: Ctx, headers: HeaderMap) -> Response {
+    if !same_origin(&headers) {
+        return cross_site(&ctx).await;
+    }
+    match ctx.api.post("/api/v1/cluster/refresh-metadata", None).await {
+        Ok(d) => redirect(
+            "/ui/brokers",
+            &Flash::ok(format!(
+                "Metadata refreshed: {} brokers, {} topics, {} partitions, controller {}",
+                fmt::text(&d["brokers"]),
+                fmt::text(&d["topics"]),
+                fmt::text(&d["partitions"]),
+                fmt::text(&d["controllerId"])
+            )),
+        ),
+        Err(p) => redirect("/ui/brokers", &Flash::problem(&p)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreadable_maintenance_list_makes_the_state_unknown_not_out_of_maintenance() {
+        assert_eq!(
+            broker_state(true, None, "2").0,
+            "alive (maintenance unknown)"
+        );
+        assert_eq!(
+            broker_state(false, None, "2").0,
+            "down (maintenance unknown)"
+        );
+        let list = vec![ballast_schema::Maintenance {
+            broker_id: 2,
+            entered_at_ms: 0,
+            requested_by: None,
+            operation_id: None,
+            reason: None,
+        }];
+        assert_eq!(broker_state(true, Some(&list), "2").0, "maintenance");
+        assert_eq!(broker_state(true, Some(&list), "3").0, "alive");
+        assert_eq!(broker_state(false, Some(&[]), "3").0, "down");
+    }
 }

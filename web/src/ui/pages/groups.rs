@@ -55,7 +55,17 @@ struct OnePage {
     topic_names: Vec<String>,
     form: ResetForm,
     /// The planned offsets of a dry run.
-    plan: Option<Table>,
+    plan: Option<Plan>,
+}
+
+/// A dry run's answer: the table shown, and exactly those offsets for its Apply button.
+struct Plan {
+    table: Table,
+    /// `[{"topic", "partition", "offset"}]` of every partition the dry run planned: the Apply
+    /// button commits these with strategy `offsets`, so nothing is recomputed at commit time.
+    offsets: String,
+    /// How many partitions the plan commits.
+    count: usize,
 }
 
 /// `GET /ui/groups?search=&state=`.
@@ -128,7 +138,7 @@ pub async fn page(ctx: Ctx, Path(group): Path<String>) -> Response {
     group_page(ctx, group, ResetForm::default(), None).await
 }
 
-async fn group_page(ctx: Ctx, group: String, form: ResetForm, plan: Option<Table>) -> Response {
+async fn group_page(ctx: Ctx, group: String, form: ResetForm, plan: Option<Plan>) -> Response {
     let g = match ctx
         .api
         .get(&format!("/api/v1/consumer-groups/{}", enc(&group)))
@@ -290,11 +300,26 @@ pub async fn reset(
             Err(_) => json!(form.shift_by),
         };
     }
+    if form.strategy == "offsets" {
+        // The Apply button of a dry run: exactly the offsets that were reviewed.
+        match serde_json::from_str::<Vec<Value>>(f.get("offsets")) {
+            Ok(list) => request["offsets"] = json!(list),
+            Err(e) => {
+                return ctx
+                    .bad_request(
+                        "Consumer group",
+                        "groups",
+                        format!("offsets: not a list of planned offsets ({e})"),
+                    )
+                    .await
+            }
+        }
+    }
     let back = format!("/ui/groups/{}", enc(&group));
     let uri = format!("/api/v1/consumer-groups/{}/reset-offsets", enc(&group));
     match ctx.api.post(&uri, Some(&request)).await {
         Ok(d) if dry_run => {
-            let plan = plan_table(&d);
+            let plan = plan(&d);
             group_page(ctx, group, form, Some(plan)).await
         }
         Ok(d) => {
@@ -303,16 +328,39 @@ pub async fn reset(
                 .iter()
                 .filter(|p| !fmt::s(p, "error").is_empty())
                 .count();
-            let mut msg = format!(
-                "Offsets of {group} reset ({}) on {n} partitions",
-                form.strategy
-            );
+            let how = match (form.strategy.as_str(), f.get("reviewed")) {
+                ("offsets", "") => "to the given offsets".to_string(),
+                ("offsets", reviewed) => format!("to the offsets the {reviewed} dry run planned"),
+                (strategy, _) => format!("({strategy})"),
+            };
+            let mut msg = format!("Offsets of {group} reset {how} on {n} partitions");
             if failed > 0 {
                 msg.push_str(&format!("; {failed} refused by the cluster"));
             }
             redirect(&back, &Flash::ok(msg))
         }
         Err(p) => redirect(&back, &Flash::problem(&p)),
+    }
+}
+
+/// The dry run's table and the offsets its Apply button commits: every partition with a planned
+/// offset (a partition the cluster refused in the dry run has none and is left out).
+fn plan(d: &Value) -> Plan {
+    let offsets: Vec<Value> = fmt::arr(d, "partitions")
+        .iter()
+        .filter(|p| fmt::s(p, "error").is_empty())
+        .filter_map(|p| {
+            Some(json!({
+                "topic": p["topic"].as_str()?,
+                "partition": p["partition"].as_i64()?,
+                "offset": p["newOffset"].as_i64()?,
+            }))
+        })
+        .collect();
+    Plan {
+        table: plan_table(d),
+        count: offsets.len(),
+        offsets: Value::Array(offsets).to_string(),
     }
 }
 
@@ -345,4 +393,23 @@ fn plan_table(d: &Value) -> Table {
         ]);
     }
     t
+}
+
+/// `POST /ui/groups/{group}/delete`: deletes an empty group with its committed offsets
+/// (`DELETE /api/v1/consumer-groups/{group}`).
+pub async fn delete(ctx: Ctx, headers: HeaderMap, Path(group): Path<String>) -> Response {
+    if !same_origin(&headers) {
+        return cross_site(&ctx).await;
+    }
+    let uri = format!("/api/v1/consumer-groups/{}", enc(&group));
+    match ctx.api.delete(&uri).await {
+        Ok(d) => redirect(
+            "/ui/groups",
+            &Flash::ok(format!(
+                "Consumer group {group} deleted with its {} committed offsets",
+                fmt::text(&d["offsets"])
+            )),
+        ),
+        Err(p) => redirect(&format!("/ui/groups/{}", enc(&group)), &Flash::problem(&p)),
+    }
 }

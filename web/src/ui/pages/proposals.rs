@@ -32,6 +32,8 @@ struct ProposalPage {
     facts: Vec<Fact>,
     decision: Vec<Fact>,
     allowed: bool,
+    /// Whether the license allows applying (else the button is disabled and says why).
+    licensed: bool,
     balance: BalanceStatus,
     loads: Table,
     before: Table,
@@ -128,7 +130,9 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
         layout.refresh = Some(15);
     }
     let d = &p["decision"];
+    let licensed = layout.manages();
     let page = ProposalPage {
+        licensed,
         layout,
         id: pid,
         from: if id == "current" {
@@ -193,6 +197,28 @@ pub async fn apply(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>, body: B
             redirect(&to, &Flash::ok(message))
         }
         Err(problem) => redirect(&back, &Flash::problem(&problem)),
+    }
+}
+
+/// `POST /ui/proposals/generate`: asks the API for the current candidate
+/// (`POST /api/v1/proposals/generate`; the observer evaluates every sample, so this starts no
+/// calculation) and shows it.
+pub async fn generate(ctx: Ctx, headers: HeaderMap) -> Response {
+    if !same_origin(&headers) {
+        return cross_site(&ctx).await;
+    }
+    match ctx.api.post("/api/v1/proposals/generate", None).await {
+        Ok(p) => {
+            let id = fmt::s(&p, "id");
+            redirect(
+                &format!("/ui/proposals/{}", enc(&id)),
+                &Flash::ok(format!(
+                    "The current candidate is proposal {id} (checked {})",
+                    fmt::time(&fmt::s(&p, "checkedAt"))
+                )),
+            )
+        }
+        Err(p) => redirect("/ui/proposals", &Flash::problem(&p)),
     }
 }
 

@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::{json, Value};
 
-use crate::ui::api::query;
+use crate::ui::api::{enc, query};
 use crate::ui::fmt;
 use crate::ui::{
     cross_site, query_form, redirect, render, same_origin, Cell, Ctx, Flash, Form, Layout, Notice,
@@ -81,11 +81,40 @@ impl AclPage {
     }
 }
 
+/// The quota keys the set form offers (the API's).
+const QUOTA_KEYS: [&str; 4] = [
+    "producer_byte_rate",
+    "consumer_byte_rate",
+    "request_percentage",
+    "controller_mutation_rate",
+];
+
+/// The kinds of quota entity the set form offers: value, label.
+const ENTITY_KINDS: [(&str, &str); 6] = [
+    ("user", "a user"),
+    ("client-id", "a client id"),
+    ("user-client-id", "a user with a client id"),
+    ("default-user", "the default user"),
+    ("default-client-id", "the default client id"),
+    ("default", "the default user with the default client id"),
+];
+
+/// One entity of the quota list, with what its Delete button sends.
+struct QuotaRow {
+    entity: String,
+    entity_type: String,
+    values: String,
+    path: String,
+}
+
 #[derive(Template)]
 #[template(path = "quotas.html")]
 struct QuotaPage {
     layout: Layout,
-    quotas: Table,
+    caption: String,
+    rows: Vec<QuotaRow>,
+    kinds: [(&'static str, &'static str); 6],
+    keys: [&'static str; 4],
     user: String,
     client_id: String,
     resolved: Option<Table>,
@@ -220,19 +249,16 @@ pub async fn quotas(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
         Ok(d) => d,
         Err(p) => return ctx.problem_page("Quotas", "quotas", &p).await,
     };
-    let mut quotas = Table::new(
-        format!("{} entities with quotas", fmt::text(&list["count"])),
-        &["Entity", "Type", "Values", "REST path"],
-    )
-    .empty("No quota is set.");
-    for row in fmt::arr(&list, "quotas") {
-        quotas.row(vec![
-            Cell::t(entity(&row["entity"])),
-            Cell::t(fmt::s(row, "entityType")),
-            Cell::t(values(&row["values"])).class("wrap"),
-            Cell::t(fmt::s(row, "path")).class("mono"),
-        ]);
-    }
+    let caption = format!("{} entities with quotas", fmt::text(&list["count"]));
+    let rows = fmt::arr(&list, "quotas")
+        .iter()
+        .map(|row| QuotaRow {
+            entity: entity(&row["entity"]),
+            entity_type: fmt::s(row, "entityType"),
+            values: values(&row["values"]),
+            path: fmt::s(row, "path"),
+        })
+        .collect();
     let (mut resolved, mut levels, mut notice) = (None, None, None);
     if !user.is_empty() || !client_id.is_empty() {
         let mut body = json!({});
@@ -283,7 +309,10 @@ pub async fn quotas(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
         StatusCode::OK,
         &QuotaPage {
             layout,
-            quotas,
+            caption,
+            rows,
+            kinds: ENTITY_KINDS,
+            keys: QUOTA_KEYS,
             user,
             client_id,
             resolved,
@@ -291,6 +320,129 @@ pub async fn quotas(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
             notice,
         },
     )
+}
+
+/// `POST /ui/quotas` (`action` = `set` with `kind`, `user`, `clientId` and a value per key;
+/// or `delete` with the entity's `path` as the quota list gives it).
+pub async fn quota_change(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Response {
+    if !same_origin(&headers) {
+        return cross_site(&ctx).await;
+    }
+    let form = Form::parse(&body);
+    match form.get("action") {
+        "set" => {
+            let path = match set_path(form.get("kind"), form.get("user"), form.get("clientId")) {
+                Ok(p) => p,
+                Err(message) => return ctx.bad_request("Quotas", "quotas", message).await,
+            };
+            let mut values = serde_json::Map::new();
+            for key in QUOTA_KEYS {
+                let text = form.get(key);
+                if text.is_empty() {
+                    continue;
+                }
+                // A number when it reads as one; otherwise the text, for the API to refuse in
+                // its own words.
+                let value = text
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map_or_else(|| json!(text), Value::Number);
+                values.insert(key.to_string(), value);
+            }
+            match ctx.api.put(&path, &json!({ "values": values })).await {
+                Ok(d) => redirect(
+                    "/ui/quotas",
+                    &Flash::ok(format!(
+                        "Quotas of {} set: {}",
+                        entity(&d["entity"]),
+                        self::values(&d["after"])
+                    )),
+                ),
+                Err(p) => redirect("/ui/quotas", &Flash::problem(&p)),
+            }
+        }
+        "delete" => {
+            let Some(path) = delete_path(form.get("path")) else {
+                return ctx
+                    .bad_request(
+                        "Quotas",
+                        "quotas",
+                        format!("{:?} is not a quota entity path", form.get("path")),
+                    )
+                    .await;
+            };
+            match ctx.api.delete(&path).await {
+                Ok(d) => redirect(
+                    "/ui/quotas",
+                    &Flash::ok(format!(
+                        "Quotas of {} deleted (were: {})",
+                        entity(&d["entity"]),
+                        values(&d["before"])
+                    )),
+                ),
+                Err(p) => redirect("/ui/quotas", &Flash::problem(&p)),
+            }
+        }
+        other => {
+            ctx.bad_request(
+                "Quotas",
+                "quotas",
+                format!("unknown action {other:?}: set or delete"),
+            )
+            .await
+        }
+    }
+}
+
+/// The API path of the entity the set form names.
+fn set_path(kind: &str, user: &str, client: &str) -> Result<String, String> {
+    let need = |what: &str, v: &str| {
+        if v.is_empty() {
+            Err(format!("give the {what} whose quotas to set"))
+        } else {
+            Ok(enc(v))
+        }
+    };
+    Ok(match kind {
+        "user" => format!("/api/v1/quotas/user/{}", need("user", user)?),
+        "client-id" => format!("/api/v1/quotas/client-id/{}", need("client id", client)?),
+        "user-client-id" => format!(
+            "/api/v1/quotas/user/{}/{}",
+            need("user", user)?,
+            need("client id", client)?
+        ),
+        "default-user" => "/api/v1/quotas/default-user".to_string(),
+        "default-client-id" => "/api/v1/quotas/default-client-id".to_string(),
+        "default" => "/api/v1/quotas/default".to_string(),
+        other => {
+            return Err(format!(
+                "unknown entity kind {other:?}: one of {}",
+                ENTITY_KINDS.map(|(k, _)| k).join(", ")
+            ))
+        }
+    })
+}
+
+/// A quota entity path from the list (`/api/v1/quotas/user/<default>/app`), its name segments
+/// encoded again so the request is a valid URI; `None` for anything else.
+fn delete_path(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("/api/v1/quotas/")?;
+    let segments: Vec<&str> = rest.split('/').collect();
+    let ok_shape = matches!(
+        segments.as_slice(),
+        ["default" | "default-user" | "default-client-id"]
+            | ["user" | "client-id", _]
+            | ["user", _, _]
+    );
+    if !ok_shape || segments.iter().any(|s| s.is_empty()) {
+        return None;
+    }
+    let encoded: Option<Vec<String>> = segments
+        .iter()
+        .map(|s| crate::ui::percent_decode(s).map(|d| enc(&d)))
+        .collect();
+    Some(format!("/api/v1/quotas/{}", encoded?.join("/")))
 }
 
 /// `user=alice, clientId=<default>`.
@@ -314,5 +466,31 @@ fn values(v: &Value) -> String {
             .join(", "),
         Some(_) => "none".to_string(),
         None => fmt::text(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quota_paths_are_built_from_the_form_and_the_list_and_nothing_else() {
+        assert_eq!(
+            set_path("user-client-id", "a/b", "<default>").unwrap(),
+            "/api/v1/quotas/user/a%2Fb/%3Cdefault%3E"
+        );
+        assert!(set_path("user", "", "").is_err());
+        assert!(set_path("ip", "x", "").is_err());
+        assert_eq!(
+            delete_path("/api/v1/quotas/user/<default>/app").as_deref(),
+            Some("/api/v1/quotas/user/%3Cdefault%3E/app")
+        );
+        assert_eq!(
+            delete_path("/api/v1/quotas/default").as_deref(),
+            Some("/api/v1/quotas/default")
+        );
+        assert_eq!(delete_path("/api/v1/acls"), None);
+        assert_eq!(delete_path("/api/v1/quotas/user/a/b/c"), None);
+        assert_eq!(delete_path("/api/v1/quotas/resolve"), None);
     }
 }

@@ -2,15 +2,19 @@
 //! with filters, live tail over the API's server-sent events).
 
 use askama::Template;
+use axum::body::Bytes;
 use axum::extract::{Path, RawQuery};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::{json, Value};
 
 use super::state_class;
 use crate::ui::api::{enc, query};
 use crate::ui::fmt;
-use crate::ui::{fact, query_form, render, Cell, Ctx, Fact, Layout, Notice, Table};
+use crate::ui::{
+    cross_site, fact, query_form, redirect, render, same_origin, Cell, Ctx, Fact, Flash, Form,
+    Layout, Notice, Table,
+};
 
 const MATCHES: [&str; 4] = ["contains", "prefix", "exact", "glob"];
 const PAGE: u64 = 200;
@@ -38,6 +42,22 @@ struct OnePage {
     config_notice: Option<Notice>,
     key_filter: String,
     partitions: Table,
+    /// The configuration names the edit form suggests (the topic's entries that are not
+    /// read-only).
+    editable: Vec<String>,
+    /// The form's brokers field as typed.
+    brokers: String,
+    /// A redistribution preview, when one was asked for.
+    redistribution: Option<Redistribution>,
+}
+
+/// A redistribution preview: the moves, and what its Start button sends.
+struct Redistribution {
+    facts: Vec<Fact>,
+    moves: Table,
+    /// `[{"partition", "replicas"}]` as previewed: Start refuses when a fresh preview differs.
+    planned: String,
+    count: usize,
 }
 
 #[derive(Template)]
@@ -175,6 +195,16 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
 pub async fn page(ctx: Ctx, Path(topic): Path<String>, RawQuery(raw): RawQuery) -> Response {
     let form = query_form(raw.as_deref());
     let key_filter = form.get("keyFilter").to_string();
+    topic_page(ctx, topic, key_filter, String::new(), None).await
+}
+
+async fn topic_page(
+    ctx: Ctx,
+    topic: String,
+    key_filter: String,
+    brokers: String,
+    redistribution: Option<Redistribution>,
+) -> Response {
     let search = json!({ "query": topic, "match": "exact", "includeInternal": true });
     let config_uri = format!(
         "/api/v1/topics/{}/config{}",
@@ -251,10 +281,19 @@ pub async fn page(ctx: Ctx, Path(topic): Path<String>, RawQuery(raw): RawQuery) 
         ),
         fact("Topic id", fmt::s(&t, "topicId")),
     ];
+    let editable: Vec<String> = match &config {
+        Ok(c) => fmt::arr(c, "entries")
+            .iter()
+            .filter(|e| !fmt::b(e, "readOnly"))
+            .map(|e| fmt::s(e, "name"))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
     let (config, config_notice) = match &config {
         Ok(c) => (config_table(c), None),
         Err(p) => (Table::new("Configuration", &[]), Some(Notice::from(p))),
     };
+
     let layout = ctx.layout(format!("Topic {topic}"), "topics").await;
     render(
         StatusCode::OK,
@@ -266,8 +305,267 @@ pub async fn page(ctx: Ctx, Path(topic): Path<String>, RawQuery(raw): RawQuery) 
             config_notice,
             key_filter,
             partitions: partitions_table(&partitions),
+            editable,
+            brokers,
+            redistribution,
         },
     )
+}
+
+/// `POST /ui/topics/{topic}/config` (`name`, `value`, `remove`): sets one override of the
+/// topic, or removes it so the topic inherits the broker's value
+/// (`PUT /api/v1/topics/{topic}/config`).
+pub async fn config(
+    ctx: Ctx,
+    headers: HeaderMap,
+    Path(topic): Path<String>,
+    body: Bytes,
+) -> Response {
+    if !same_origin(&headers) {
+        return cross_site(&ctx).await;
+    }
+    let form = Form::parse(&body);
+    let name = form.get("name");
+    if name.is_empty() {
+        return ctx
+            .bad_request(
+                "Topic",
+                "topics",
+                "name the configuration entry to change, e.g. retention.ms",
+            )
+            .await;
+    }
+    let remove = form.checked("remove");
+    let value = if remove {
+        Value::Null
+    } else {
+        json!(form.get("value"))
+    };
+    let back = format!("/ui/topics/{}", enc(&topic));
+    let uri = format!("/api/v1/topics/{}/config", enc(&topic));
+    let request = json!({ "configs": { name: value } });
+    match ctx.api.put(&uri, &request).await {
+        Ok(d) => {
+            let changes = fmt::arr(&d, "changes")
+                .iter()
+                .map(|c| {
+                    let shown = |v: &Value| match v {
+                        Value::Null => "(no override)".to_string(),
+                        v => fmt::text(v),
+                    };
+                    format!(
+                        "{}: {} → {}",
+                        fmt::s(c, "name"),
+                        shown(&c["before"]),
+                        shown(&c["after"])
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            redirect(
+                &back,
+                &Flash::ok(format!("Configuration of {topic} changed: {changes}")),
+            )
+        }
+        Err(p) => redirect(&back, &Flash::problem(&p)),
+    }
+}
+
+/// `POST /ui/topics/{topic}/elect`: a preferred leader election of the topic's partitions.
+pub async fn elect(ctx: Ctx, headers: HeaderMap, Path(topic): Path<String>) -> Response {
+    if !same_origin(&headers) {
+        return cross_site(&ctx).await;
+    }
+    let back = format!("/ui/topics/{}", enc(&topic));
+    let uri = format!("/api/v1/topics/{}/preferred-leader-election", enc(&topic));
+    match ctx.api.post(&uri, None).await {
+        Ok(d) => redirect(&back, &Flash::ok(election_message(&d))),
+        Err(p) => redirect(&back, &Flash::problem(&p)),
+    }
+}
+
+/// One line for an election's answer.
+pub fn election_message(d: &Value) -> String {
+    let mut msg = format!(
+        "Preferred leader election ({}): {} elected, {} not needed, {} failed",
+        fmt::s(d, "scope"),
+        fmt::text(&d["elected"]),
+        fmt::text(&d["notNeeded"]),
+        fmt::text(&d["failed"])
+    );
+    let failures: Vec<String> = fmt::arr(d, "results")
+        .iter()
+        .filter(|r| fmt::s(r, "outcome") == "failed")
+        .take(5)
+        .map(|r| {
+            format!(
+                "{}-{}: {}",
+                fmt::s(r, "topic"),
+                fmt::text(&r["partition"]),
+                fmt::s(r, "error")
+            )
+        })
+        .collect();
+    if !failures.is_empty() {
+        msg.push_str(&format!(" ({})", failures.join("; ")));
+    }
+    msg
+}
+
+/// `POST /ui/topics/{topic}/redistribute` (`brokers`, `action` = `preview` or `start`,
+/// `planned`, `force`). A preview renders the topic page with the moves; Start runs a fresh
+/// preview first and starts only when it plans exactly the moves that were reviewed.
+pub async fn redistribute(
+    ctx: Ctx,
+    headers: HeaderMap,
+    Path(topic): Path<String>,
+    body: Bytes,
+) -> Response {
+    if !same_origin(&headers) {
+        return cross_site(&ctx).await;
+    }
+    let form = Form::parse(&body);
+    let brokers_text = form.get("brokers").to_string();
+    let brokers: Result<Vec<i64>, _> = brokers_text
+        .split(',')
+        .map(str::trim)
+        .filter(|b| !b.is_empty())
+        .map(str::parse::<i64>)
+        .collect();
+    let Ok(brokers) = brokers else {
+        return ctx
+            .bad_request(
+                "Topic",
+                "topics",
+                format!(
+                    "brokers {brokers_text:?}: give broker ids separated by commas, e.g. 1, 2, 3 (or nothing for every available broker)"
+                ),
+            )
+            .await;
+    };
+    let back = format!("/ui/topics/{}", enc(&topic));
+    let uri = format!("/api/v1/topics/{}/redistribute", enc(&topic));
+    let body_for = |preview: bool| {
+        let mut b = json!({ "preview": preview });
+        if !brokers.is_empty() {
+            b["brokers"] = json!(brokers);
+        }
+        b
+    };
+    let preview = match ctx.api.post(&uri, Some(&body_for(true))).await {
+        Ok(p) => p,
+        Err(p) => return redirect(&back, &Flash::problem(&p)),
+    };
+    let fresh = planned(&preview);
+    match form.get("action") {
+        "preview" => {
+            let r = redistribution(&preview, fresh);
+            topic_page(ctx, topic, String::new(), brokers_text, Some(r)).await
+        }
+        "start" => {
+            let reviewed: Option<Value> = serde_json::from_str(form.get("planned")).ok();
+            if reviewed.as_ref() != Some(&fresh) {
+                let mut r = redistribution(&preview, fresh);
+                r.facts.insert(
+                    0,
+                    fact(
+                        "Not started",
+                        "the plan changed since it was reviewed: review these moves and start again",
+                    )
+                    .class("warn"),
+                );
+                return topic_page(ctx, topic, String::new(), brokers_text, Some(r)).await;
+            }
+            let force = if form.checked("force") {
+                "?force=true"
+            } else {
+                ""
+            };
+            match ctx
+                .api
+                .post(&format!("{uri}{force}"), Some(&body_for(false)))
+                .await
+            {
+                Ok(d) => {
+                    let op = fmt::s(&d, "operationId");
+                    let msg = format!(
+                        "Redistribution of {topic} started: {} moves queued as operation {op}",
+                        fmt::text(&d["totalMoves"])
+                    );
+                    let to = if op.is_empty() {
+                        back
+                    } else {
+                        format!("/ui/reassignments/{}", enc(&op))
+                    };
+                    redirect(&to, &Flash::ok(msg))
+                }
+                Err(p) => redirect(&back, &Flash::problem(&p)),
+            }
+        }
+        other => {
+            ctx.bad_request(
+                "Topic",
+                "topics",
+                format!("unknown action {other:?}: preview or start"),
+            )
+            .await
+        }
+    }
+}
+
+/// The moves of a redistribution answer as `[{"partition", "replicas"}]`, in partition order.
+fn planned(d: &Value) -> Value {
+    let mut moves: Vec<(i64, Value)> = fmt::arr(d, "moves")
+        .iter()
+        .map(|m| {
+            let partition = fmt::i(m, "partition").unwrap_or(-1);
+            (
+                partition,
+                json!({ "partition": partition, "replicas": m["replicas"].clone() }),
+            )
+        })
+        .collect();
+    moves.sort_by_key(|(p, _)| *p);
+    Value::Array(moves.into_iter().map(|(_, m)| m).collect())
+}
+
+fn redistribution(d: &Value, planned: Value) -> Redistribution {
+    let count = planned.as_array().map_or(0, Vec::len);
+    let facts = vec![
+        fact("Brokers", fmt::ids(&d["brokers"])),
+        fact("Moves", fmt::text(&d["totalMoves"])),
+        fact("To copy", fmt::opt(fmt::f(d, "estimatedBytes"), fmt::bytes)),
+    ];
+    let mut moves = Table::new(
+        "Planned moves (preview: nothing was started)",
+        &[
+            "Partition",
+            "Replicas",
+            "Adding",
+            "Removing",
+            "Leader changes",
+        ],
+    )
+    .empty("Nothing to move: the topic is already spread evenly over these brokers.");
+    for m in fmt::arr(d, "moves") {
+        moves.row(vec![
+            Cell::n(fmt::text(&m["partition"])),
+            Cell::t(format!(
+                "[{}] → [{}]",
+                fmt::ids(&m["currentReplicas"]),
+                fmt::ids(&m["replicas"])
+            )),
+            Cell::t(fmt::ids(&m["adding"])),
+            Cell::t(fmt::ids(&m["removing"])),
+            Cell::t(fmt::text(&m["leaderChange"])),
+        ]);
+    }
+    Redistribution {
+        facts,
+        moves,
+        planned: planned.to_string(),
+        count,
+    }
 }
 
 fn config_table(c: &Value) -> Table {
