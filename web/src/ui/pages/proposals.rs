@@ -284,9 +284,17 @@ fn proposal_facts(p: &Value) -> Vec<Fact> {
         fact("Current", fmt::text(&p["current"])),
         fact(
             "Recommended",
-            match fmt::s(p, "reason") {
-                r if r.is_empty() => fmt::text(&p["recommended"]),
-                r => format!("{} ({r})", fmt::text(&p["recommended"])),
+            // The words (`reasonText`) rather than the code (`reason`), when the plan has them.
+            match (fmt::s(p, "reasonText"), fmt::s(p, "reason")) {
+                (words, _) if !words.is_empty() => {
+                    format!("{} ({words})", fmt::text(&p["recommended"]))
+                }
+                (_, code) if !code.is_empty() => format!(
+                    "{} ({})",
+                    fmt::text(&p["recommended"]),
+                    code.replace('_', " ")
+                ),
+                _ => fmt::text(&p["recommended"]),
             },
         ),
         fact(
