@@ -539,7 +539,7 @@ async fn comprehensive_pages_whole_topics_and_names_the_next_page() {
     let all = h.data("/api/v1/cluster/comprehensive").await;
     assert_eq!(all["page"]["nextOffset"], Value::Null);
     assert_eq!(all["page"]["partitions"], 42);
-    assert_eq!(all["page"]["limit"], 1000);
+    assert_eq!(all["page"]["limit"], 500);
 
     // Small pages: every topic exactly once, whole, in order; a page never exceeds `limit`
     // rows unless it holds a single larger topic; the common parts are on every page.

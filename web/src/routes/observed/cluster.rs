@@ -375,13 +375,17 @@ pub(crate) fn topic_out<'a>(v: &'a View, t: usize, rows: Option<&'a [Field]>) ->
     }
 }
 
+/// Partition rows of a `cluster/comprehensive` page by default: its rows carry every field
+/// (about 700 bytes each), so a page stays near a third of a megabyte.
+pub const COMPREHENSIVE_DEFAULT_LIMIT: usize = 500;
+
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ComprehensiveQuery {
     /// `true` omits every topic's `partitions` array and gives every topic (default false).
     summary: Option<bool>,
-    /// Partition rows per page (default 1000, at most 100,000; 0 = default). Topics are never
+    /// Partition rows per page (default 500, at most 100,000; 0 = default). Topics are never
     /// split: a page holds whole topics, at least one.
     limit: Option<usize>,
     /// The index of the page's first topic (default 0): the previous page's `page.nextOffset`.
@@ -414,7 +418,7 @@ pub async fn comprehensive(
         ));
     }
     let v = view::require(&state).await?;
-    let n = limit(q.limit, PARTITIONS_DEFAULT_LIMIT, PARTITIONS_MAX_LIMIT);
+    let n = limit(q.limit, COMPREHENSIVE_DEFAULT_LIMIT, PARTITIONS_MAX_LIMIT);
     let offset = q.offset.unwrap_or(0);
     // Everything but the cluster object (whose `ageMs` moves) and the topics is rendered once
     // per view; the topics of the default pages (and the summary) too.
@@ -422,7 +426,7 @@ pub async fn comprehensive(
     let make_topics = || comprehensive_topics(&v, summary, offset, n);
     let topics = if summary {
         v.rendered("comprehensive-summary-topics", make_topics)
-    } else if n == PARTITIONS_DEFAULT_LIMIT && offset <= v.raw.topics.len() {
+    } else if n == COMPREHENSIVE_DEFAULT_LIMIT && offset <= v.raw.topics.len() {
         v.rendered(format!("comprehensive-topics:{offset}"), make_topics)
     } else {
         Arc::new(make_topics())
