@@ -26,7 +26,7 @@ pub use decision::{decide, Context, Decision, Reading};
 pub use plan::{
     plan, LoadSummary, Loads, Plan, PlannedMove, SearchStats, StructuralLimit, TopicSpread, Tripped,
 };
-pub use policy::Policy;
+pub use policy::{Policy, PARALLEL_MIN_CHUNK};
 pub use whatif::{simulate, InputError, WhatIf, WhatIfRequest};
 
 use ballast_model::{BrokerId, BrokerState, Load, LoadKind};

@@ -253,6 +253,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
                 targets: &targets,
                 max_partitions: policy.max_partitions,
                 workers,
+                min_chunk: policy.parallel_min_chunk,
                 typical_size,
             }
             .run();

@@ -197,6 +197,8 @@ pub struct Search<'a> {
     pub targets: &'a Targets,
     pub max_partitions: Option<usize>,
     pub workers: usize,
+    /// [`crate::Policy::parallel_min_chunk`]
+    pub min_chunk: usize,
     /// Typical replica size, to price copies.
     pub typical_size: f64,
 }
@@ -287,8 +289,8 @@ fn shortlist(mut ranked: Vec<Ranked>, mut admissible: impl FnMut(&Ranked) -> boo
     out
 }
 
-/// A step's candidates are split over threads only when every thread gets at least this many:
-/// fewer are evaluated faster than the hand-over costs.
+/// The smallest chunk the pool's own tests split steps into.
+#[cfg(test)]
 const MIN_CHUNK: usize = 48;
 
 /// One thread's share of a step's candidates.
@@ -308,6 +310,8 @@ type Outcome = (Vec<Scored>, Tally);
 /// ranked with a total order, so how the work was split never shows in the plan. A panic in a
 /// helper is resumed on the searching thread: a lost chunk never silently changes the plan.
 struct Pool {
+    /// A step is split only when every thread gets at least this many candidates.
+    min_chunk: usize,
     jobs: Vec<Sender<Job>>,
     results: Receiver<(usize, std::thread::Result<Outcome>)>,
 }
@@ -316,6 +320,7 @@ impl Pool {
     fn start<'scope, 'env, F>(
         scope: &'scope Scope<'scope, 'env>,
         helpers: usize,
+        min_chunk: usize,
         work: &'env F,
     ) -> Pool
     where
@@ -337,12 +342,16 @@ impl Pool {
                 tx
             })
             .collect();
-        Pool { jobs, results }
+        Pool {
+            min_chunk: min_chunk.max(1),
+            jobs,
+            results,
+        }
     }
 
     /// Threads a step with `n` candidates is split over.
     fn threads_for(&self, n: usize) -> usize {
-        (self.jobs.len() + 1).min(n / MIN_CHUNK).max(1)
+        (self.jobs.len() + 1).min(n / self.min_chunk).max(1)
     }
 
     /// Evaluates `actions` over [`Pool::threads_for`] threads, `own` on this one; the chunks'
@@ -409,6 +418,7 @@ impl Search<'_> {
             targets,
             max_partitions,
             workers,
+            min_chunk,
             typical_size,
             ..
         } = self;
@@ -429,7 +439,7 @@ impl Search<'_> {
             view.evaluate_chunk(job.b, job.load, &job.actions[job.range.clone()])
         };
         std::thread::scope(|scope| {
-            let pool = Pool::start(scope, workers.max(1) - 1, &work);
+            let pool = Pool::start(scope, workers.max(1) - 1, min_chunk, &work);
             steps(&lock, targets, typical_size, max_partitions, touched, &pool)
         })
     }
@@ -966,7 +976,7 @@ mod tests {
     fn a_step_is_split_over_threads_only_when_each_gets_enough_candidates() {
         let work = |job: &Job| scored(&job.actions[job.range.clone()]);
         std::thread::scope(|scope| {
-            let pool = Pool::start(scope, 3, &work);
+            let pool = Pool::start(scope, 3, MIN_CHUNK, &work);
             assert_eq!(pool.threads_for(MIN_CHUNK * 2 - 1), 1);
             assert_eq!(pool.threads_for(MIN_CHUNK * 2), 2);
             assert_eq!(pool.threads_for(MIN_CHUNK * 100), 4);
@@ -994,7 +1004,7 @@ mod tests {
         };
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             std::thread::scope(|scope| {
-                let pool = Pool::start(scope, 1, &work);
+                let pool = Pool::start(scope, 1, MIN_CHUNK, &work);
                 pool.evaluate((1, 0, 0), actions(MIN_CHUNK as u32 * 2), scored)
             })
         }));

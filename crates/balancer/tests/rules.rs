@@ -393,6 +393,8 @@ fn worker_threads_never_change_the_plan() {
     let run = |workers| {
         let mut p = c.plan_with(&Policy {
             workers,
+            // Small chunks, so this small cluster's steps are split over the threads.
+            parallel_min_chunk: 48,
             ..Policy::default()
         });
         assert_eq!(p.search.workers, workers);

@@ -158,5 +158,6 @@ pub fn policy(
         cooldown_ms: i64::try_from(move_cooldown.as_millis()).unwrap_or(i64::MAX),
         max_partitions: balance.proposal_max_partitions,
         workers: balance.workers,
+        parallel_min_chunk: ballast_balancer::PARALLEL_MIN_CHUNK,
     }
 }
