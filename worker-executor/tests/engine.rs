@@ -221,6 +221,28 @@ impl Bed {
             .len()
     }
 
+    /// Queues one move, ticks until it is in flight, then ends its operation: nothing drives
+    /// the move any more. Returns the operation id and the engine.
+    async fn abandon_a_move_in_flight(&self) -> (String, Engine) {
+        let id = self.queue(1);
+        let mut engine = Engine::new(self.store.clone(), self.config.clone());
+        self.run_until(&mut engine, |b| {
+            b.store.moves(&id).expect("moves")[0].state == MoveState::Active
+        })
+        .await;
+        self.store
+            .finish_operation(
+                None,
+                &id,
+                OperationState::Failed,
+                Some("abandoned"),
+                None,
+                now(),
+            )
+            .expect("finish");
+        (id, engine)
+    }
+
     /// Ticks until some move of operation `id` is in flight.
     async fn run_until_a_move_is_active(&self, engine: &mut Engine, id: &str) {
         self.run_until(engine, |b| {
@@ -418,23 +440,8 @@ async fn a_stale_plan_is_caught_before_submission_and_never_sent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_tracked_past_the_timeout_with_no_execution_driving_it_is_reverted_and_audited() {
     let bed = bed(1.0, 1, 5, &[("BALLAST_MOVE_TIMEOUT", "3s")]).await;
-    let id = bed.queue(1);
-    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
-    bed.run_until(&mut engine, |b| {
-        b.store.moves(&id).expect("moves")[0].state == MoveState::Active
-    })
-    .await;
     // The operation ends while its move is still in flight: nothing drives the move any more.
-    bed.store
-        .finish_operation(
-            None,
-            &id,
-            OperationState::Failed,
-            Some("abandoned"),
-            None,
-            now(),
-        )
-        .expect("finish");
+    let (id, mut engine) = bed.abandon_a_move_in_flight().await;
     let source = bed.store.moves(&id).expect("moves")[0].source.clone();
     bed.run_until(&mut engine, |b| {
         b.store.moves(&id).expect("moves")[0].timed_out
@@ -963,22 +970,7 @@ async fn a_replication_factor_increase_never_has_two_added_replicas_in_flight() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timed_out_move_whose_revert_never_arrived_is_sent_again_and_audited_once() {
     let bed = bed(1.0, 1, 5, &[("BALLAST_MOVE_TIMEOUT", "3s")]).await;
-    let id = bed.queue(1);
-    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
-    bed.run_until(&mut engine, |b| {
-        b.store.moves(&id).expect("moves")[0].state == MoveState::Active
-    })
-    .await;
-    bed.store
-        .finish_operation(
-            None,
-            &id,
-            OperationState::Failed,
-            Some("abandoned"),
-            None,
-            now(),
-        )
-        .expect("finish");
+    let (id, mut engine) = bed.abandon_a_move_in_flight().await;
     // An executor recorded the timeout with its audit event, then died before sending the revert.
     let m = bed.store.moves(&id).expect("moves")[0].clone();
     let mut u = m.clone();
