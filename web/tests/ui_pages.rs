@@ -72,6 +72,8 @@ async fn bed(licensed: bool) -> Bed {
             ("BALLAST_DATA_DIR", dir.path().to_str().expect("utf-8")),
             ("BALLAST_KAFKA_REQUEST_TIMEOUT", "5s"),
             ("BALLAST_WARMUP", "0s"),
+            // Every tick below stores partition readings (the topic page's history charts).
+            ("BALLAST_PARTITION_READINGS_INTERVAL", "1s"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string())),
         None,
@@ -295,7 +297,12 @@ async fn every_page_renders_the_observed_cluster() {
         .await
         .has("retention.ms")
         .has("6 partitions")
-        .has("Browse messages");
+        .has("Browse messages")
+        .has("History (7 days)")
+        .has(r#"aria-label="Size""#)
+        .has(r#"aria-label="Produced""#)
+        .has(r#"class="dot s0""#)
+        .lacks("no readings in this range");
     b.page(&format!("/ui/topics/{topic}/messages?limit=5&partition=0"))
         .await
         .has("5 messages")

@@ -470,14 +470,14 @@ fn range_options(selected: &str) -> Vec<RangeOpt> {
         .collect()
 }
 
-fn points(history: &Value, load: &str) -> Vec<(i64, Option<f64>)> {
+pub(crate) fn points(history: &Value, load: &str) -> Vec<(i64, Option<f64>)> {
     fmt::arr(history, "points")
         .iter()
         .filter_map(|p| Some((fmt::i(p, "atMs")?, p["values"][load].as_f64())))
         .collect()
 }
 
-fn chart(caption: &str, load: &str, series: &[Series]) -> Chart {
+pub(crate) fn chart(caption: &str, load: &str, series: &[Series]) -> Chart {
     let load = load.to_string();
     let format = move |v: f64| fmt::load_value(&load, Some(v));
     Chart {

@@ -49,6 +49,31 @@ struct OnePage {
     brokers: String,
     /// A redistribution preview, when one was asked for.
     redistribution: Option<Redistribution>,
+    /// Size and byte rates over [`HISTORY_MS`], from the partition readings.
+    charts: Vec<super::brokers::Chart>,
+    charts_notice: Option<Notice>,
+}
+
+/// How far back the topic page's history charts reach.
+const HISTORY_MS: i64 = 7 * 86_400_000;
+
+/// The topic's size and byte rates over time (`GET /api/v1/topics/{topic}/history`): one chart
+/// each, formatted like the broker loads of the same kind.
+fn topic_charts(history: &Value) -> Vec<super::brokers::Chart> {
+    [
+        ("sizeBytes", "Size", "diskBytes"),
+        ("producerByteRate", "Produced", "producerByteRate"),
+        ("consumerByteRate", "Consumed", "consumerByteRate"),
+    ]
+    .iter()
+    .map(|(metric, caption, format_as)| {
+        let series = [crate::ui::svg::Series {
+            label: caption.to_string(),
+            points: super::brokers::points(history, metric),
+        }];
+        super::brokers::chart(caption, format_as, &series)
+    })
+    .collect()
 }
 
 /// A redistribution preview: the moves, and what its Start button sends.
@@ -212,11 +237,22 @@ async fn topic_page(
         query(&[("keyFilter", &key_filter)])
     );
     let partitions_uri = format!("/api/v1/partitions{}", query(&[("topic", &topic)]));
-    let (summary, config, partitions) = tokio::join!(
+    let since = ctx.state.clock.now_ms() - HISTORY_MS;
+    let history_uri = format!(
+        "/api/v1/topics/{}/history{}",
+        enc(&topic),
+        query(&[("since", &since.to_string())])
+    );
+    let (summary, config, partitions, history) = tokio::join!(
         ctx.api.post("/api/v1/topics/search", Some(&search)),
         ctx.api.get(&config_uri),
         ctx.api.get(&partitions_uri),
+        ctx.api.get(&history_uri),
     );
+    let (charts, charts_notice) = match &history {
+        Ok(h) => (topic_charts(h), None),
+        Err(p) => (Vec::new(), Some(Notice::from(p))),
+    };
     let partitions = match partitions {
         Ok(p) => p,
         Err(p) => return ctx.problem_page("Topic", "topics", &p).await,
@@ -308,6 +344,8 @@ async fn topic_page(
             editable,
             brokers,
             redistribution,
+            charts,
+            charts_notice,
         },
     )
 }
