@@ -277,4 +277,19 @@ fn without_a_license_the_healer_skips_with_license_invalid() {
     });
     assert_eq!(detail["skipped"], "license_invalid", "{detail}");
     assert_eq!(detail["license"], "invalid");
+    // The status endpoint and the counter say the same.
+    let status: Value = reqwest::blocking::get(service.url("/api/v1/self-healing/status"))
+        .and_then(|r| r.json())
+        .expect("self-healing status");
+    assert_eq!(status["data"]["skipped"], "license_invalid", "{status}");
+    assert!(status["data"]["skippedTotal"]["license_invalid"].as_u64() >= Some(1));
+    let metrics = reqwest::blocking::get(service.url("/metrics"))
+        .and_then(|r| r.text())
+        .expect("metrics");
+    assert!(
+        metrics.lines().any(|l| l
+            .starts_with("ballast_selfhealing_skipped_total{reason=\"license_invalid\"}")
+            && !l.ends_with(" 0")),
+        "{metrics}"
+    );
 }

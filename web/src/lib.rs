@@ -6,6 +6,7 @@
 pub mod audit;
 pub mod envelope;
 pub mod extract;
+mod healing;
 pub mod kafka;
 /// License enforcement: the licensed-route table, the 403 layer, `/api/v1/license`, auto-fetch.
 pub mod license;

@@ -175,6 +175,27 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
     build
         .with_label_values(&[crate::VERSION, crate::COMMIT])
         .set(1);
+    // Every reason from the start (0 until the healer reports one), from the healer's report.
+    let healer = heartbeats.iter().find(|h| h.name == "healer");
+    let healing = crate::healing::status(state, healer, now);
+    let skipped = IntCounterVec::new(
+        Opts::new(
+            "ballast_selfhealing_skipped_total",
+            "self-healing passes that applied nothing, by reason, since the healer started",
+        ),
+        &["reason"],
+    )
+    .map_err(metric_error)?;
+    scraped
+        .register(Box::new(skipped.clone()))
+        .map_err(metric_error)?;
+    if let Some(counts) = healing["skippedTotal"].as_object() {
+        for (reason, n) in counts {
+            skipped
+                .with_label_values(&[reason.as_str()])
+                .inc_by(n.as_u64().unwrap_or(0));
+        }
+    }
 
     let observed = observed_metrics(state, &scraped).await?;
     reassignment_metrics(state, &scraped).await?;

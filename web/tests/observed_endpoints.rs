@@ -931,3 +931,56 @@ async fn topic_history_sums_partition_readings_and_shows_one_partition() {
         assert_error(status, &body, expected);
     }
 }
+
+#[tokio::test]
+async fn self_healing_status_and_skip_counter_follow_the_healers_report() {
+    let h = Harness::with_fixture().await;
+    // Before the healer reports: every reason at 0, nothing reported.
+    let before = h.data("/api/v1/self-healing/status").await;
+    assert_eq!(before["reported"], false);
+    assert_eq!(before["dryRun"], true);
+    assert_eq!(before["skippedTotal"]["license_invalid"], 0);
+    assert_eq!(before["skippedTotal"].as_object().unwrap().len(), 10);
+
+    let now = now_ms();
+    h.store
+        .heartbeat(
+            "healer",
+            42,
+            now,
+            &serde_json::json!({
+                "dryRun": true,
+                "license": "invalid",
+                "skipped": "license_invalid",
+                "lastPassAtMs": now,
+                "passes": 3,
+                "skippedTotal": { "license_invalid": 2, "dry_run": 1 },
+            }),
+        )
+        .unwrap();
+    let status = h.data("/api/v1/self-healing/status").await;
+    assert_eq!(status["reported"], true);
+    assert_eq!(status["license"], "invalid");
+    assert_eq!(status["skipped"], "license_invalid");
+    assert_eq!(status["passes"], 3);
+    assert_eq!(status["skippedTotal"]["license_invalid"], 2);
+    assert_eq!(status["skippedTotal"]["dry_run"], 1);
+    assert_eq!(status["skippedTotal"]["cooldown"], 0);
+    assert_eq!(status["window"], Value::Null);
+
+    let (code, text) = h.text("/metrics").await;
+    assert_eq!(code, 200);
+    let samples = observed_common::parse_prometheus(&text);
+    let skipped = |reason: &str| {
+        samples
+            .iter()
+            .find(|(n, l, _)| {
+                n == "ballast_selfhealing_skipped_total"
+                    && l.iter().any(|(k, v)| k == "reason" && v == reason)
+            })
+            .map(|(_, _, v)| *v)
+    };
+    assert_eq!(skipped("license_invalid"), Some(2.0));
+    assert_eq!(skipped("dry_run"), Some(1.0));
+    assert_eq!(skipped("outside_window"), Some(0.0));
+}

@@ -1130,6 +1130,25 @@ fn license_status() -> Value {
 fn system() -> Vec<(&'static str, Value)> {
     vec![
         (
+            "SelfHealingStatus",
+            obj(
+                "The healer's latest report and the healing settings",
+                vec![
+                    ("reported", t("boolean", "false until the healer's first report")),
+                    ("dryRun", t("boolean", "`BALLAST_HEAL_DRY_RUN`")),
+                    ("window", n("object", "`start`, `end` (UTC, `BALLAST_HEAL_WINDOW_START`/`_END`); `null` = any time")),
+                    ("maxPartitionsPerRun", n("integer", "`BALLAST_HEAL_MAX_PARTITIONS_PER_RUN`; `null` = unlimited")),
+                    ("license", n("string", "the license state the healer saw")),
+                    ("skipped", n("string", "why the latest pass applied nothing (a skip reason), `null` when it did not skip")),
+                    ("lastPassAt", n("string", "")),
+                    ("passes", n("integer", "passes since the healer started")),
+                    ("skippedTotal", n("object", "skip reason → passes skipped for it since the healer started (every reason, 0 included)")),
+                    ("heartbeatAt", n("string", "")),
+                    ("heartbeatAgeMs", n("integer", "")),
+                ],
+            ),
+        ),
+        (
             "Health",
             obj(
                 "Liveness, with every process's state",

@@ -41,6 +41,10 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/ready", get(system::ready))
         .route("/api/v1/version", get(system::version))
         .route("/metrics", get(system::metrics))
+        .route(
+            "/api/v1/self-healing/status",
+            get(system::self_healing_status),
+        )
         .merge(observed::routes())
         .merge(live::routes())
         .merge(proposals::routes())

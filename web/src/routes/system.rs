@@ -1,4 +1,4 @@
-//! Health, readiness, version and metrics.
+//! Health, readiness, version, metrics and the self-healing status.
 
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
@@ -11,7 +11,7 @@ use crate::{metrics, ApiError, ApiOk, ApiResult, AppState};
 
 /// The operations of this module (served by `routes::routes`).
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(health, ready, version, metrics))]
+#[openapi(paths(health, ready, version, metrics, self_healing_status))]
 pub(super) struct Api;
 
 /// Workers the supervisor runs; the health details list each.
@@ -157,4 +157,24 @@ pub async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse,
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         text.as_str().to_owned(),
     ))
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/self-healing/status",
+    tag = "system",
+    operation_id = "getSelfHealingStatus",
+    summary = "Self-healing loop status",
+    description = "The healer's latest report: mode (dry run), window, the license it saw, why its latest pass skipped, and passes and skips per reason since it started (README, endpoint table).",
+    responses((status = 200, description = "The self-healing status", body = ref("SelfHealingStatus")))
+)]
+/// `GET /api/v1/self-healing/status`: the healer's heartbeat report and the healing settings.
+pub async fn self_healing_status(State(state): State<AppState>) -> ApiResult<Value> {
+    let heartbeats = state.db(|store| store.heartbeats()).await?;
+    let healer = heartbeats.iter().find(|h| h.name == "healer");
+    Ok(ApiOk(crate::healing::status(
+        &state,
+        healer,
+        state.clock.now_ms(),
+    )))
 }

@@ -9,43 +9,7 @@ use super::state_class;
 use crate::ui::fmt;
 use crate::ui::{fact, render, Cell, Ctx, Fact, Layout, Notice, Table};
 
-/// The spec's self-healing skip reasons and what each means.
-const SKIP_REASONS: [(&str, &str); 10] = [
-    (
-        "outside_window",
-        "the current time is outside BALLAST_HEAL_WINDOW_START / _END",
-    ),
-    (
-        "cooldown",
-        "a healing loop applied within the last 30 minutes",
-    ),
-    (
-        "partitions_in_cooldown",
-        "a partition is still in its 30-minute move cooldown",
-    ),
-    (
-        "dry_run",
-        "BALLAST_HEAL_DRY_RUN is true (the default): healing only reports",
-    ),
-    ("active_reassignments", "reassignments are in progress"),
-    ("license_invalid", "the license is expired or invalid"),
-    (
-        "data_not_ready",
-        "measurements are still collecting or settling",
-    ),
-    (
-        "benefit_unconfirmed",
-        "the benefit is not yet shown on three fresh measurements",
-    ),
-    (
-        "no_proposal",
-        "the cluster is balanced or there is not enough data",
-    ),
-    (
-        "higher_priority_running",
-        "a higher-priority healing loop is running",
-    ),
-];
+use crate::healing::SKIP_REASONS;
 
 #[derive(Template)]
 #[template(path = "healing.html")]
@@ -137,14 +101,23 @@ pub async fn healing(ctx: Ctx) -> Response {
             format!("{} ago", fmt::duration_s(ms / 1000.0))
         }),
     ));
-    let mut reasons = Table::new("Why a healing pass skips", &["Reason", "Meaning"]);
+    // Passes skipped per reason since the healer started (what /metrics counts).
+    let counts = crate::healing::skipped_total(Some(detail));
+    let mut reasons = Table::new(
+        "Why a healing pass skips",
+        &["Reason", "Meaning", "Passes skipped"],
+    );
     for (r, why) in SKIP_REASONS {
         let cell = if r == skipped {
             Cell::t(r).class("warn").sub("last pass")
         } else {
             Cell::t(r).class("mono")
         };
-        reasons.row(vec![cell, Cell::t(why)]);
+        reasons.row(vec![
+            cell,
+            Cell::t(why),
+            Cell::n(counts.get(r).map_or_else(String::new, fmt::text)),
+        ]);
     }
     let (events, notice) = match &events {
         Ok(e) => (heal_events(e), None),
