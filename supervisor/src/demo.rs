@@ -24,6 +24,9 @@ fn demo_settings(port: u16, data_dir: &str, bootstrap: &str) -> Vec<(String, Str
         ("BALLAST_SAMPLE_INTERVAL", "5s".to_string()),
         ("BALLAST_WARMUP", "30s".to_string()),
         ("BALLAST_HEARTBEAT_INTERVAL", "1s".to_string()),
+        // A partition reading a minute (not an hour), so the topic pages' history charts fill
+        // while a newcomer looks.
+        ("BALLAST_PARTITION_READINGS_INTERVAL", "1m".to_string()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
