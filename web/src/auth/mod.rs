@@ -251,8 +251,9 @@ pub const READ_ONLY_POSTS: [&str; 6] = [
 /// Where scopes are enforced per tool, not per HTTP method (MCP).
 pub const PER_TOOL_SCOPE: [&str; 1] = ["/api/v1/mcp"];
 
-/// The scope a request needs: `read` for GET, HEAD and OPTIONS, for [`READ_ONLY_POSTS`] and for
-/// the auth flow; `write` for every other method, so a route added later is a mutation unless
+/// The scope a request needs: `read` for GET, HEAD and OPTIONS, for [`READ_ONLY_POSTS`], for
+/// the auth flow and for one's own tokens (they need a login session instead, and a token's
+/// scope is capped at its maker's); `write` for every other method, so a route added later is a mutation unless
 /// it is listed here on purpose.
 ///
 /// Dashboard pages (`/ui`) need only `read` here: their forms act through the API in-process,
@@ -262,6 +263,7 @@ pub fn required_scope(method: &Method, path: &str) -> Scope {
         || path == "/ui"
         || path.starts_with("/ui/")
         || path.starts_with("/api/v1/auth/")
+        || needs_session(path)
         || PER_TOOL_SCOPE.contains(&path)
         || (*method == Method::POST && READ_ONLY_POSTS.contains(&path));
     if reads {
@@ -397,8 +399,12 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     match identify(&state, req.headers()).await {
         Ok(Some(identity)) => {
             let cookie_based = matches!(identity.via, Via::Session { .. });
+            let unsafe_method =
+                !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+            // Dashboard forms check their origin themselves and answer with a page.
             if cookie_based
-                && required_scope(req.method(), &path) == Scope::Write
+                && unsafe_method
+                && !is_page(&path)
                 && !crate::ui::same_origin(req.headers())
             {
                 return ApiError::new(
@@ -522,8 +528,13 @@ mod tests {
         assert_eq!(required_scope(&Method::GET, "/api/v1/cluster"), Scope::Read);
         assert_eq!(required_scope(&Method::POST, "/api/v1/acls"), Scope::Write);
         assert_eq!(
-            required_scope(&Method::DELETE, "/api/v1/tokens/x"),
+            required_scope(&Method::DELETE, "/api/v1/acls"),
             Scope::Write
+        );
+        assert_eq!(
+            required_scope(&Method::DELETE, "/api/v1/tokens/x"),
+            Scope::Read,
+            "one's own tokens need a session instead"
         );
         assert_eq!(
             required_scope(&Method::PATCH, "/api/v1/anything-new"),
