@@ -359,6 +359,16 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Every token, newest first (the operator's `ballast token list`).
+    pub fn all_tokens(&self) -> Result<Vec<ApiToken>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {TOKEN_COLUMNS} FROM api_tokens ORDER BY created_at_ms DESC, id"
+        ))?;
+        let rows = stmt.query_map([], token_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// The token whose value has this HMAC, in whatever state (the caller checks revocation
     /// and expiry against its clock).
     pub fn token_by_hmac(&self, value_hmac: &str) -> Result<Option<ApiToken>, StoreError> {

@@ -502,7 +502,7 @@ fn read_auth(r: &mut Reader) -> AuthConfig {
     }
     let providers = read_providers(r);
     let public_url = r.parse("BALLAST_PUBLIC_URL", parse_http_url);
-    if !providers.is_empty() && public_url.is_none() && !r.is_set("BALLAST_PUBLIC_URL") {
+    if r.is_set("AUTH_PROVIDERS") && !r.is_set("BALLAST_PUBLIC_URL") {
         r.fail(
             "BALLAST_PUBLIC_URL",
             "required when AUTH_PROVIDERS is set: the address people use to reach ballast \
