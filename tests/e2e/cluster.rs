@@ -62,6 +62,12 @@ impl Sim {
         self.cluster().snapshot()
     }
 
+    pub fn stop_broker(&self, id: i32) {
+        self.runtime
+            .block_on(self.cluster().stop_broker(id))
+            .expect("stop a broker");
+    }
+
     pub fn add_broker(&self) -> i32 {
         self.runtime
             .block_on(self.cluster().add_broker(None))

@@ -260,7 +260,8 @@ fn demo_grants_a_trial_on_its_own_simulated_cluster() {
 
 #[test]
 fn without_a_license_the_healer_skips_with_license_invalid() {
-    let service = crate::support::Service::start();
+    // In the spec's gate order `dry_run` (the default) comes before `license_invalid`.
+    let service = crate::support::Service::start_with(&[("BALLAST_HEAL_DRY_RUN", "false")]);
     let detail = wait_for(Duration::from_secs(15), "the healer's verdict", || {
         let h: Value = reqwest::blocking::get(service.url("/api/v1/health"))
             .ok()?

@@ -7,6 +7,7 @@ mod browser;
 mod cluster;
 mod config;
 mod execute;
+mod heal;
 mod http;
 mod license;
 mod live;

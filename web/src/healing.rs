@@ -67,6 +67,7 @@ pub fn status(state: &AppState, healer: Option<&Heartbeat>, now_ms: i64) -> Valu
             .map(format_rfc3339_ms),
         "passes": field("passes"),
         "skippedTotal": skipped_total(detail),
+        "loops": loops(state, detail),
         "heartbeatAt": healer.map(|h| format_rfc3339_ms(h.at_ms)),
         "heartbeatAgeMs": healer.map(|h| (now_ms - h.at_ms).max(0)),
     })
@@ -83,4 +84,53 @@ pub fn skipped_total(detail: Option<&Value>) -> serde_json::Map<String, Value> {
             ((*reason).to_string(), json!(n))
         })
         .collect()
+}
+
+/// The three loops, highest priority first: whether each is enabled (the setting), and from the
+/// healer's last pass its decision, the reason, what a dry run would have moved, the window and
+/// when its cooldown ends.
+pub fn loops(state: &AppState, detail: Option<&Value>) -> Vec<Value> {
+    let heal = &state.config.heal;
+    let window = heal.window.as_ref().map(|w| {
+        json!({
+            "start": w.start.to_string(),
+            "end": w.end.to_string(),
+        })
+    });
+    let time = |v: &Value| v.as_i64().map(format_rfc3339_ms);
+    [
+        ("critical", heal.critical_enabled),
+        ("replicationFactor", heal.replication_enabled),
+        ("activity", heal.activity_enabled),
+    ]
+    .into_iter()
+    .map(|(name, enabled)| {
+        let reported = detail
+            .and_then(|d| d["loops"].as_array())
+            .and_then(|loops| loops.iter().find(|l| l["loop"] == name))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let dry = &reported["lastDryRun"];
+        json!({
+            "loop": name,
+            "enabled": enabled,
+            "lastPassAt": time(&reported["lastPassAtMs"]),
+            "lastDecision": reported["decision"],
+            "reason": reported["reason"],
+            "why": reported["why"],
+            "then": reported["then"],
+            "moves": reported["moves"],
+            "moveCount": reported["moveCount"],
+            "dryRun": if dry.is_null() { Value::Null } else { json!({
+                "at": time(&dry["atMs"]),
+                "wouldMove": dry["wouldMove"],
+                "wouldMoveCount": dry["wouldMoveCount"],
+            }) },
+            "window": window,
+            "cooldownUntil": time(&reported["cooldownUntilMs"]),
+            "lastOperationId": reported["lastOperationId"],
+            "lastAppliedAt": time(&reported["lastAppliedAtMs"]),
+        })
+    })
+    .collect()
 }

@@ -543,6 +543,23 @@ pub fn simulate(
     ))
 }
 
+/// `snapshot` (normalized: brokers by id, partitions by topic and partition) with every named
+/// topic's partitions at the given replication factor, placed as the `changeReplicationFactor`
+/// scenario places them: rack-aware, on the brokers that take load holding the fewest replicas
+/// of the topic, then of the cluster, then the least disk. Topics not in the snapshot and factors
+/// outside 1 to 16 are left as they are. Self-healing raises replication factors with it.
+pub fn with_replication_factors(
+    snapshot: &Snapshot,
+    targets: &std::collections::BTreeMap<String, usize>,
+) -> Snapshot {
+    let mut work = Work::new(&normalized(snapshot));
+    for (i, (topic, rf)) in targets.iter().enumerate() {
+        // A topic the snapshot lacks or an impossible factor changes nothing.
+        let _ = work.change_rf(i, topic, i64::try_from(*rf).unwrap_or(i64::MAX));
+    }
+    work.snap
+}
+
 /// The snapshot with brokers by id and partitions by topic and partition.
 fn normalized(snapshot: &Snapshot) -> Snapshot {
     let mut s = snapshot.clone();
@@ -1792,6 +1809,65 @@ mod tests {
             field(r#"{"scenarios": [{"type": "scaleTraffic"}]}"#),
             "scenarios[0].factor"
         );
+    }
+
+    #[test]
+    fn raised_replication_factors_go_to_racks_the_partition_lacks_and_leave_other_topics_alone() {
+        use ballast_model::snapshot::{SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
+        let part = |topic: &str, p: i32, replicas: Vec<BrokerId>| SnapshotPartition {
+            topic: topic.into(),
+            partition: p,
+            leader: replicas.first().copied(),
+            isr: Some(replicas.clone()),
+            replicas,
+            size_bytes: 1000,
+            compacted: false,
+            min_insync_replicas: 1,
+            producer_msg_rate: 0.0,
+            producer_byte_rate: 0.0,
+            consumer_msg_rate: 0.0,
+            consumer_byte_rate: 0.0,
+            last_moved_at: None,
+        };
+        // Brokers 1,2 on rack a; 3 on b; 4 on c.
+        let snap = Snapshot {
+            format: SNAPSHOT_FORMAT.into(),
+            taken_at: "2026-01-01T00:00:00Z".into(),
+            cluster_id: None,
+            brokers: [(1, "a"), (2, "a"), (3, "b"), (4, "c")]
+                .into_iter()
+                .map(|(id, r)| SnapshotBroker {
+                    id,
+                    rack: Some(r.into()),
+                    state: ballast_model::BrokerState::Alive,
+                })
+                .collect(),
+            partitions: vec![
+                part("one", 0, vec![1]),
+                part("one", 1, vec![2]),
+                part("other", 0, vec![1]),
+            ],
+        };
+        let targets = std::collections::BTreeMap::from([("one".to_string(), 3usize)]);
+        let after = with_replication_factors(&snap, &targets);
+        let rack = |b: &BrokerId| {
+            snap.brokers
+                .iter()
+                .find(|x| x.id == *b)
+                .and_then(|x| x.rack.clone())
+        };
+        for p in after.partitions.iter().filter(|p| p.topic == "one") {
+            assert_eq!(p.replicas.len(), 3, "{p:?}");
+            let racks: BTreeSet<_> = p.replicas.iter().map(rack).collect();
+            assert_eq!(racks.len(), 3, "one replica per rack: {p:?}");
+            assert_eq!(p.leader, Some(p.replicas[0]), "the leader stays first");
+        }
+        let other = after
+            .partitions
+            .iter()
+            .find(|p| p.topic == "other")
+            .expect("other");
+        assert_eq!(other.replicas, vec![1]);
     }
 
     #[test]

@@ -129,6 +129,74 @@ pub struct HealConfig {
     pub max_partitions_per_run: Option<u32>,
     /// `BALLAST_HEAL_WINDOW_START` / `_END`: `None` = any time
     pub window: Option<HealWindow>,
+    /// `BALLAST_HEAL_CRITICAL_ENABLED`, `_REPLICATION_ENABLED`, `_ACTIVITY_ENABLED`
+    pub critical_enabled: bool,
+    pub replication_enabled: bool,
+    pub activity_enabled: bool,
+    /// `BALLAST_HEAL_DEAD_BROKER_GRACE`
+    pub dead_broker_grace: Duration,
+    /// `BALLAST_HEAL_TARGET_REPLICATION_FACTOR`: 0 = raise none
+    pub target_replication_factor: u32,
+    /// `BALLAST_HEAL_TOPIC_REPLICATION_FACTOR`, in the order given
+    pub topic_replication_factor: Vec<TopicRf>,
+}
+
+/// One per-topic replication-factor rule: an exact topic name, or a prefix (`logs.*` is written
+/// with a trailing `*`), and its target (0 = leave the topic alone).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicRf {
+    pub pattern: String,
+    pub prefix: bool,
+    pub rf: u32,
+}
+
+impl HealConfig {
+    /// The target replication factor of `topic`: an exact rule first, then the longest matching
+    /// prefix, then the default.
+    pub fn target_rf(&self, topic: &str) -> u32 {
+        if let Some(r) = self
+            .topic_replication_factor
+            .iter()
+            .find(|r| !r.prefix && r.pattern == topic)
+        {
+            return r.rf;
+        }
+        self.topic_replication_factor
+            .iter()
+            .filter(|r| r.prefix && topic.starts_with(&r.pattern))
+            .max_by_key(|r| r.pattern.len())
+            .map_or(self.target_replication_factor, |r| r.rf)
+    }
+}
+
+/// Parses `name=rf,prefix*=rf`.
+pub fn parse_topic_rf(value: &str) -> Result<Vec<TopicRf>, String> {
+    let mut out = Vec::new();
+    for item in value.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let (name, rf) = item
+            .split_once('=')
+            .ok_or_else(|| format!("{item:?} is not topic=rf"))?;
+        let name = name.trim();
+        let rf: u32 = rf
+            .trim()
+            .parse()
+            .ok()
+            .filter(|rf| *rf <= 16)
+            .ok_or_else(|| format!("{item:?}: the replication factor must be 0 to 16"))?;
+        let (pattern, prefix) = match name.strip_suffix('*') {
+            Some(p) => (p, true),
+            None => (name, false),
+        };
+        if pattern.is_empty() && !prefix {
+            return Err(format!("{item:?}: the topic name is empty"));
+        }
+        out.push(TopicRf {
+            pattern: pattern.to_string(),
+            prefix,
+            rf,
+        });
+    }
+    Ok(out)
 }
 
 /// The daily UTC window self-healing runs in; an end before the start spans midnight.
@@ -461,6 +529,21 @@ fn read_heal(r: &mut Reader) -> HealConfig {
         dry_run: r.bool("BALLAST_HEAL_DRY_RUN"),
         max_partitions_per_run: (max_partitions > 0).then_some(max_partitions),
         window,
+        critical_enabled: r.bool("BALLAST_HEAL_CRITICAL_ENABLED"),
+        replication_enabled: r.bool("BALLAST_HEAL_REPLICATION_ENABLED"),
+        activity_enabled: r.bool("BALLAST_HEAL_ACTIVITY_ENABLED"),
+        dead_broker_grace: r.duration("BALLAST_HEAL_DEAD_BROKER_GRACE"),
+        target_replication_factor: r
+            .parse("BALLAST_HEAL_TARGET_REPLICATION_FACTOR", |v| {
+                v.parse::<u32>()
+                    .ok()
+                    .filter(|rf| *rf <= 16)
+                    .ok_or_else(|| format!("must be a whole number 0 to 16, got {v}"))
+            })
+            .unwrap_or_default(),
+        topic_replication_factor: r
+            .parse("BALLAST_HEAL_TOPIC_REPLICATION_FACTOR", parse_topic_rf)
+            .unwrap_or_default(),
     }
 }
 
@@ -682,6 +765,31 @@ mod tests {
 
     fn at(hour: u8, minute: u8) -> TimeOfDay {
         TimeOfDay { hour, minute }
+    }
+
+    #[test]
+    fn a_topic_target_replication_factor_is_its_exact_rule_then_its_longest_prefix_then_the_default(
+    ) {
+        let heal = HealConfig {
+            dry_run: true,
+            max_partitions_per_run: None,
+            window: None,
+            critical_enabled: true,
+            replication_enabled: true,
+            activity_enabled: true,
+            dead_broker_grace: Duration::from_secs(600),
+            target_replication_factor: 3,
+            topic_replication_factor: parse_topic_rf("logs*=2, logs.audit*=4, logs.x=0,scratch=1")
+                .expect("rules"),
+        };
+        assert_eq!(heal.target_rf("orders"), 3);
+        assert_eq!(heal.target_rf("logs.web"), 2);
+        assert_eq!(heal.target_rf("logs.audit.eu"), 4);
+        assert_eq!(heal.target_rf("logs.x"), 0);
+        assert_eq!(heal.target_rf("scratch"), 1);
+        assert!(parse_topic_rf("orders").is_err());
+        assert!(parse_topic_rf("orders=17").is_err());
+        assert!(parse_topic_rf("=2").is_err());
     }
 
     #[test]

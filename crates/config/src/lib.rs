@@ -28,6 +28,7 @@ mod report;
 mod settings;
 mod values;
 
+pub use config::{parse_topic_rf, TopicRf};
 pub use config::{
     AuthConfig, BalanceConfig, ChatConfig, Config, HealConfig, HealWindow, LicenseConfig,
     LogFormat, LogLevel, OidcProvider, PlanSettings, ThrottleConfig, Timing,

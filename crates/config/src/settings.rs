@@ -242,6 +242,42 @@ pub static SETTINGS: &[SettingSpec] = &[
         "heal",
         "end of the daily self-healing window, HH:MM UTC; may be earlier than the start to span midnight",
     ),
+    setting(
+        "BALLAST_HEAL_CRITICAL_ENABLED",
+        Some("true"),
+        "heal",
+        "the critical-fixes loop runs: replicas of brokers down longer than the grace period are re-created elsewhere",
+    ),
+    setting(
+        "BALLAST_HEAL_REPLICATION_ENABLED",
+        Some("true"),
+        "heal",
+        "the replication-factor loop runs: topics below their target replication factor are raised",
+    ),
+    setting(
+        "BALLAST_HEAL_ACTIVITY_ENABLED",
+        Some("true"),
+        "heal",
+        "the activity loop runs: the current proposal is applied when its decision allows it",
+    ),
+    setting(
+        "BALLAST_HEAL_DEAD_BROKER_GRACE",
+        Some("10m"),
+        "heal",
+        "a broker down (and not in maintenance) longer than this has its replicas re-created elsewhere",
+    ),
+    setting(
+        "BALLAST_HEAL_TARGET_REPLICATION_FACTOR",
+        Some("3"),
+        "heal",
+        "replication factor the replication-factor loop raises topics to (capped by the brokers that take load); 0 raises none",
+    ),
+    setting(
+        "BALLAST_HEAL_TOPIC_REPLICATION_FACTOR",
+        None,
+        "heal",
+        "per-topic targets overriding the default, e.g. audit=5,logs.*=2,scratch=0 (name or prefix*; 0 leaves the topic alone)",
+    ),
     // chat
     setting(
         "BALLAST_CHAT_ENABLED",

@@ -18,6 +18,7 @@ struct HealingPage {
     facts: Vec<Fact>,
     notice: Option<Notice>,
     reasons: Table,
+    loops: Table,
     events: Table,
     workers: Table,
 }
@@ -34,8 +35,9 @@ struct LicensePage {
 
 /// `GET /ui/healing`.
 pub async fn healing(ctx: Ctx) -> Response {
-    let (health, events) = tokio::join!(
+    let (health, status, events) = tokio::join!(
         ctx.api.get("/api/v1/health"),
+        ctx.api.get("/api/v1/self-healing/status"),
         ctx.api
             .get("/api/v1/audit-log?action=selfheal.apply&limit=20"),
     );
@@ -132,10 +134,84 @@ pub async fn healing(ctx: Ctx) -> Response {
             facts,
             notice,
             reasons,
+            loops: loops_table(status.as_ref().ok()),
             events,
             workers: workers_table(&health),
         },
     )
+}
+
+/// The three loops of `GET /api/v1/self-healing/status`.
+fn loops_table(status: Option<&Value>) -> Table {
+    let mut t = Table::new(
+        "Healing loops, highest priority first",
+        &[
+            "Loop",
+            "Enabled",
+            "Last pass",
+            "Decision",
+            "Would move (dry run)",
+            "Window (UTC)",
+            "Cooldown until",
+        ],
+    )
+    .empty("The healer has not reported yet.");
+    for l in status.map(|s| fmt::arr(s, "loops")).unwrap_or_default() {
+        let decision = fmt::s(l, "lastDecision");
+        let reason = fmt::s(l, "reason");
+        let then = fmt::s(l, "then");
+        let cell = match decision.as_str() {
+            "applied" => Cell::t(format!("applied {} move(s)", fmt::text(&l["moveCount"]))),
+            "skipped" => Cell::t(format!("skipped: {reason}"))
+                .class("warn")
+                .sub(fmt::s(l, "why")),
+            "" => Cell::t("not reported"),
+            other => Cell::t(other),
+        };
+        let dry = &l["dryRun"];
+        let would = if dry.is_null() {
+            Cell::t("")
+        } else {
+            let moves: Vec<String> = fmt::arr(dry, "wouldMove")
+                .iter()
+                .take(10)
+                .map(|m| {
+                    format!(
+                        "{}-{} {} → {}",
+                        fmt::s(m, "topic"),
+                        fmt::text(&m["partition"]),
+                        m["replicasBefore"],
+                        m["replicasAfter"]
+                    )
+                })
+                .collect();
+            Cell::t(format!(
+                "{} partition(s){}",
+                fmt::text(&dry["wouldMoveCount"]),
+                if then.is_empty() {
+                    String::new()
+                } else {
+                    format!(", then {then}")
+                }
+            ))
+            .sub(moves.join("; "))
+            .class("wrap mono")
+        };
+        let window = match &l["window"] {
+            Value::Null => "any time".to_string(),
+            w => format!("{} to {}", fmt::s(w, "start"), fmt::s(w, "end")),
+        };
+        t.row(vec![
+            Cell::t(fmt::s(l, "loop")),
+            Cell::t(fmt::text(&l["enabled"])),
+            Cell::t(fmt::time(&fmt::s(l, "lastPassAt"))),
+            cell,
+            would,
+            Cell::t(window),
+            Cell::t(fmt::time(&fmt::s(l, "cooldownUntil"))),
+        ]);
+    }
+    t
 }
 
 fn heal_events(e: &Value) -> Table {
