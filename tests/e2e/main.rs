@@ -10,6 +10,7 @@ mod http;
 mod license;
 mod live;
 mod observed;
+mod oidc;
 mod plan;
 mod supervisor;
 mod support;

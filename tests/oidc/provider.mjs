@@ -12,9 +12,12 @@
 //
 // Options:
 //   --port N                 port on 127.0.0.1; 0 (the default) takes any free one
-//   --client ID:SECRET:URI   a confidential client (repeatable); URI is its one redirect URI
-//   --token-auth-method M    how clients authenticate at the token endpoint:
-//                            client_secret_basic (default) or client_secret_post
+//   --client ID:SECRET:URI   a confidential client (repeatable); URI is its one redirect URI.
+//                            At the token endpoint it may send its secret either way:
+//                            oidc-provider takes HTTP Basic (client_secret_basic, secret
+//                            form-urlencoded inside as RFC 6749 2.3.1 says) and the form's
+//                            client_id + client_secret (client_secret_post) from any client
+//                            registered with either method.
 //   --exit-with-stdin        exit when stdin reaches its end
 //
 // Login: oidc-provider's built-in development interactions ("devInteractions"): a login form
@@ -82,7 +85,7 @@ const ACCOUNTS = {
 function usage(message) {
   console.error(`provider.mjs: ${message}`);
   console.error('usage: node provider.mjs [--port N] --client ID:SECRET:REDIRECT_URI ... '
-    + '[--token-auth-method client_secret_basic|client_secret_post] [--exit-with-stdin]');
+    + '[--exit-with-stdin]');
   process.exit(2);
 }
 
@@ -92,7 +95,6 @@ try {
     options: {
       port: { type: 'string', default: '0' },
       client: { type: 'string', multiple: true, default: [] },
-      'token-auth-method': { type: 'string', default: 'client_secret_basic' },
       'exit-with-stdin': { type: 'boolean', default: false },
     },
     strict: true,
@@ -103,10 +105,6 @@ try {
 
 const port = Number(args.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535) usage(`bad --port ${args.port}`);
-const authMethod = args['token-auth-method'];
-if (!['client_secret_basic', 'client_secret_post'].includes(authMethod)) {
-  usage(`bad --token-auth-method ${authMethod}`);
-}
 if (args.client.length === 0) usage('at least one --client is needed');
 
 const clients = args.client.map((spec) => {
@@ -122,7 +120,7 @@ const clients = args.client.map((spec) => {
     redirect_uris: [spec.slice(second + 1)],
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
-    token_endpoint_auth_method: authMethod,
+    token_endpoint_auth_method: 'client_secret_basic',
   };
 });
 
