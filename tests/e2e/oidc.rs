@@ -12,6 +12,8 @@
 //! Every claim is in the ID token (and the same in userinfo). PKCE S256 is required; a refresh
 //! token comes with every code exchange. Its login is oidc-provider's development login form,
 //! then a consent page: [`OidcProvider::authorize`] walks them without a browser, as `Agent`.
+//! Any other login is sent back to the client with `error=access_denied`.
+//! [`OidcProvider::restart`] keeps the issuer and changes the signing key (key rotation).
 //!
 //! Skips (passing, with a `SKIPPED` message) only when node or the installed package is missing;
 //! `scripts/test` installs the package.
@@ -48,11 +50,13 @@ fn find_node() -> Option<PathBuf> {
 
 /// The running provider, stopped when dropped.
 pub struct OidcProvider {
-    child: Child,
+    node: PathBuf,
+    clients: Vec<String>,
+    child: Option<Child>,
     issuer: String,
     // Held open: the provider runs with `--exit-with-stdin`, so it ends with the test process
     // even when that is killed and never runs `Drop`.
-    _stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     log: tempfile::NamedTempFile,
 }
 
@@ -67,32 +71,69 @@ impl OidcProvider {
             );
             return None;
         };
-        let dir = fixture_dir();
-        if !dir.join("node_modules").join("oidc-provider").is_dir() {
+        if !fixture_dir()
+            .join("node_modules")
+            .join("oidc-provider")
+            .is_dir()
+        {
             eprintln!(
                 "SKIPPED OpenID provider test: oidc-provider is not installed; run `npm ci --prefix tests/oidc` (scripts/test does)"
             );
             return None;
         }
-        let log = tempfile::NamedTempFile::new().expect("provider log file");
-        let mut command = Command::new(node);
-        command
-            .arg(dir.join("provider.mjs"))
-            .args(["--port", "0", "--exit-with-stdin"]);
-        for (id, secret, redirect) in clients {
-            command
-                .arg("--client")
-                .arg(format!("{id}:{secret}:{redirect}"));
+        let mut provider = OidcProvider {
+            node,
+            clients: clients
+                .iter()
+                .map(|(id, secret, redirect)| format!("{id}:{secret}:{redirect}"))
+                .collect(),
+            child: None,
+            issuer: String::new(),
+            stdin: None,
+            log: tempfile::NamedTempFile::new().expect("provider log file"),
+        };
+        provider.launch(0);
+        Some(provider)
+    }
+
+    /// Stops the provider and starts it again on the same port (so with the same issuer):
+    /// with a new signing key (a new `kid`), its sessions, codes and tokens forgotten. A
+    /// provider that rotated its keys, as a client sees it.
+    pub fn restart(&mut self) {
+        let port = self
+            .issuer
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse::<u16>().ok())
+            .expect("the issuer's port");
+        self.stop();
+        self.launch(port);
+    }
+
+    fn launch(&mut self, port: u16) {
+        let log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.log.path())
+            .expect("provider log file");
+        let mut command = Command::new(&self.node);
+        command.arg(fixture_dir().join("provider.mjs")).args([
+            "--port",
+            &port.to_string(),
+            "--exit-with-stdin",
+        ]);
+        for client in &self.clients {
+            command.arg("--client").arg(client);
         }
         let mut child = command
             .env_remove("LD_LIBRARY_PATH")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(log.reopen().expect("provider log file"))
+            .stderr(log)
             .spawn()
             .expect("start node tests/oidc/provider.mjs");
-        let stdin = child.stdin.take().expect("provider stdin");
+        self.stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("provider stdout");
+        self.child = Some(child);
         let (tx, rx) = channel();
         std::thread::spawn(move || {
             let mut line = String::new();
@@ -100,20 +141,20 @@ impl OidcProvider {
             let _ = tx.send(line);
         });
         let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
-        let mut provider = OidcProvider {
-            child,
-            issuer: String::new(),
-            _stdin: stdin,
-            log,
-        };
         match line.trim_end().strip_prefix("issuer=") {
-            Some(issuer) => provider.issuer = issuer.to_string(),
+            Some(issuer) => self.issuer = issuer.to_string(),
             None => panic!(
                 "the OpenID provider did not start (stdout {line:?}); its log:\n{}",
-                provider.log()
+                self.log()
             ),
         }
-        Some(provider)
+    }
+
+    fn stop(&mut self) {
+        self.stdin = None;
+        if let Some(mut child) = self.child.take() {
+            crate::support::terminate(&mut child, Duration::from_secs(5));
+        }
     }
 
     /// `http://127.0.0.1:PORT`, as in its discovery document.
@@ -208,7 +249,7 @@ impl OidcProvider {
 
 impl Drop for OidcProvider {
     fn drop(&mut self) {
-        crate::support::terminate(&mut self.child, Duration::from_secs(5));
+        self.stop();
     }
 }
 
@@ -334,7 +375,16 @@ impl Agent {
 
 /// The claims of a JWT (its payload), unverified: the provider's own tokens, read by the test.
 pub fn jwt_claims(token: &str) -> Value {
-    let payload = token.split('.').nth(1).expect("a JWT has a payload");
+    jwt_part(token, 1)
+}
+
+/// The header of a JWT (`alg`, `kid`).
+pub fn jwt_header(token: &str) -> Value {
+    jwt_part(token, 0)
+}
+
+fn jwt_part(token: &str, index: usize) -> Value {
+    let payload = token.split('.').nth(index).expect("a JWT has three parts");
     let standard: String = payload
         .chars()
         .map(|c| match c {
@@ -345,7 +395,7 @@ pub fn jwt_claims(token: &str) -> Value {
         .collect();
     let padded = format!("{standard}{}", "=".repeat((4 - standard.len() % 4) % 4));
     let bytes = crate::browser::cdp::base64_decode(&padded).expect("base64url payload");
-    serde_json::from_slice(&bytes).expect("JSON claims")
+    serde_json::from_slice(&bytes).expect("a JSON part")
 }
 
 /// PKCE's S256 pair from RFC 7636, appendix B: the provider must compute this challenge.
@@ -526,24 +576,7 @@ mod tests {
                 (400, &serde_json::json!("invalid_grant"))
             );
             // A fresh code: the provider's session and grant let the person straight back.
-            let back = idp.authorize(
-                &mut agent,
-                &idp.authorization_url(client.0, client.2, true),
-                login,
-            );
-            let q = query(&back);
-            let code = q.get("code").expect("a second code");
-            let (status, tokens) = exchange(
-                &issuer,
-                client,
-                &[
-                    ("grant_type", "authorization_code"),
-                    ("code", code),
-                    ("redirect_uri", client.2),
-                    ("code_verifier", PKCE_VERIFIER),
-                ],
-            );
-            assert_eq!(status, 200, "{login}: {tokens}");
+            let tokens = tokens_for(&idp, &mut agent, client, login);
             let id = jwt_claims(tokens["id_token"].as_str().expect("id_token"));
             assert_eq!(id["iss"], issuer.as_str());
             assert_eq!(id["aud"], client.0);
@@ -627,5 +660,94 @@ mod tests {
             assert_eq!(id["sub"], "dave");
             assert_eq!(id["group"], "contractors");
         }
+    }
+
+    /// A code exchange with the RFC 7636 verifier; the tokens.
+    fn tokens_for(
+        idp: &OidcProvider,
+        agent: &mut Agent,
+        client: (&str, &str, &str),
+        login: &str,
+    ) -> Value {
+        let back = idp.authorize(
+            agent,
+            &idp.authorization_url(client.0, client.2, true),
+            login,
+        );
+        let q = query(&back);
+        let code = q.get("code").unwrap_or_else(|| panic!("no code: {back}"));
+        let (status, tokens) = exchange(
+            idp.issuer(),
+            client,
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", code),
+                ("redirect_uri", client.2),
+                ("code_verifier", PKCE_VERIFIER),
+            ],
+        );
+        assert_eq!(status, 200, "{tokens}");
+        tokens
+    }
+
+    #[test]
+    fn the_test_provider_sends_an_unknown_login_back_to_the_client_as_access_denied() {
+        let client = CLIENTS[0];
+        let Some(idp) = OidcProvider::start(&[client]) else {
+            return;
+        };
+        let back = idp.authorize(
+            &mut Agent::new(),
+            &idp.authorization_url(client.0, client.2, true),
+            "mallory",
+        );
+        let q = query(&back);
+        assert!(back.starts_with(client.2), "{back}");
+        assert_eq!(
+            q.get("error").map(String::as_str),
+            Some("access_denied"),
+            "{back}"
+        );
+        assert_eq!(
+            q.get("state").map(String::as_str),
+            Some("state-1"),
+            "{back}"
+        );
+        assert!(!q.contains_key("code"), "{back}");
+        // A known person still gets in afterwards.
+        let tokens = tokens_for(&idp, &mut Agent::new(), client, "bob");
+        assert_eq!(
+            jwt_claims(tokens["id_token"].as_str().expect("id_token"))["sub"],
+            "bob"
+        );
+    }
+
+    #[test]
+    fn the_test_provider_restarted_keeps_its_issuer_and_signs_with_a_new_key() {
+        let client = CLIENTS[0];
+        let Some(mut idp) = OidcProvider::start(&[client]) else {
+            return;
+        };
+        let issuer = idp.issuer().to_string();
+        let kid = |idp: &OidcProvider| {
+            get_json(&format!("{}/jwks", idp.issuer()))["keys"][0]["kid"]
+                .as_str()
+                .expect("kid")
+                .to_string()
+        };
+        let first = kid(&idp);
+        let tokens = tokens_for(&idp, &mut Agent::new(), client, "alice");
+        assert_eq!(
+            jwt_header(tokens["id_token"].as_str().expect("id_token"))["kid"],
+            first
+        );
+        idp.restart();
+        assert_eq!(idp.issuer(), issuer);
+        let second = kid(&idp);
+        assert_ne!(first, second);
+        let tokens = tokens_for(&idp, &mut Agent::new(), client, "alice");
+        let header = jwt_header(tokens["id_token"].as_str().expect("id_token"));
+        assert_eq!(header["kid"], second);
+        assert_eq!(header["alg"], "RS256");
     }
 }

@@ -23,7 +23,8 @@
 // Login: oidc-provider's built-in development interactions ("devInteractions"): a login form
 // (`input[name=login]`, `input[name=password]`, `button.login-submit`) at /interaction/{uid},
 // then a consent page (one `button.login-submit`, "Continue"). The login is the account id
-// below; any password is accepted. An unknown login ends the flow with an error at the client.
+// below; any password is accepted. An unknown login is sent back to the client with
+// `error=access_denied` (as a provider refusing the person would).
 //
 // How claims are released (conformIdTokenClaims: false, so every claim the granted scopes allow
 // is in the ID token itself, and the same claims are answered by the userinfo endpoint /me):
@@ -181,6 +182,29 @@ function configuration() {
   };
 }
 
+/// The development login form takes any login; one that names nobody above ends the flow as a
+/// refusing provider would: back to the client with `error=access_denied`. (The body is read
+/// here and handed on parsed, which oidc-provider accepts with a warning on stderr.)
+function refuseUnknownLogins(provider) {
+  return async (ctx, next) => {
+    if (ctx.method === 'POST' && ctx.path.startsWith('/interaction/')
+      && ctx.is('application/x-www-form-urlencoded')) {
+      const chunks = [];
+      for await (const chunk of ctx.req) chunks.push(chunk);
+      const body = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+      if (body.prompt === 'login' && !Object.hasOwn(ACCOUNTS, body.login ?? '')) {
+        await provider.interactionFinished(ctx.req, ctx.res, {
+          error: 'access_denied',
+          error_description: `the test provider knows no ${body.login}`,
+        }, { mergeWithLastSubmission: false });
+        return;
+      }
+      ctx.request.body = body;
+    }
+    await next();
+  };
+}
+
 const server = createServer();
 server.on('error', (e) => {
   console.error(`provider.mjs: ${e.message}`);
@@ -190,6 +214,7 @@ server.listen(port, '127.0.0.1', () => {
   const issuer = `http://127.0.0.1:${server.address().port}`;
   const provider = new Provider(issuer, configuration());
   provider.on('server_error', (_ctx, e) => console.error('provider.mjs: server_error', e));
+  provider.use(refuseUnknownLogins(provider));
   server.on('request', provider.callback());
   process.stdout.write(`issuer=${issuer}\n`);
 });
