@@ -167,6 +167,19 @@ impl OidcProvider {
         std::fs::read_to_string(self.log.path()).unwrap_or_default()
     }
 
+    /// The token grants the provider answered, in order: (`grant_type`, client id); e.g.
+    /// `("refresh_token", "ballast-corp")` once ballast refreshed a session at the provider.
+    pub fn grants(&self) -> Vec<(String, String)> {
+        self.log()
+            .lines()
+            .filter_map(|line| {
+                let rest = line.strip_prefix("provider.mjs: grant ")?;
+                let (grant, client) = rest.split_once(" client=")?;
+                Some((grant.to_string(), client.to_string()))
+            })
+            .collect()
+    }
+
     fn on_issuer(&self, url: &str) -> bool {
         url.strip_prefix(&self.issuer)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', '?']))
@@ -610,6 +623,12 @@ mod tests {
             assert_eq!(status, 200, "{login}: {renewed}");
             let again = jwt_claims(renewed["id_token"].as_str().expect("renewed id_token"));
             assert_eq!(again["sub"], login);
+            let grants = idp.grants();
+            assert_eq!(
+                grants.last(),
+                Some(&("refresh_token".to_string(), client.0.to_string())),
+                "{grants:?}"
+            );
         }
 
         // Another client's secret is refused.

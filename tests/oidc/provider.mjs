@@ -38,6 +38,8 @@
 // refresh token is issued on every code exchange of a client allowed the refresh_token grant,
 // without asking for offline_access (ballast's default scopes are `openid profile email`).
 // Signing: one RS256 key, generated at start (so every run has a new key; `kid` changes too).
+// stderr: oidc-provider's warnings, and one line per token issued:
+// `provider.mjs: grant authorization_code|refresh_token client=ID`.
 
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -215,6 +217,11 @@ server.listen(port, '127.0.0.1', () => {
   const provider = new Provider(issuer, configuration());
   provider.on('server_error', (_ctx, e) => console.error('provider.mjs: server_error', e));
   provider.use(refuseUnknownLogins(provider));
+  // One stderr line per token issued, so a test can tell that its client really came back
+  // (a refresh is `grant refresh_token client=…`).
+  provider.on('grant.success', (ctx) => {
+    console.error(`provider.mjs: grant ${ctx.oidc.params.grant_type} client=${ctx.oidc.client?.clientId}`);
+  });
   server.on('request', provider.callback());
   process.stdout.write(`issuer=${issuer}\n`);
 });
