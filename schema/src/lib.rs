@@ -15,6 +15,7 @@
 
 mod approvals;
 mod audit;
+mod auth;
 mod cooldowns;
 mod error;
 mod health;
@@ -40,6 +41,7 @@ pub use approvals::{Approval, ApprovalState, Decision, NewApproval};
 pub use audit::{
     AuditEvent, AuditPage, AuditQuery, NewAuditEvent, AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT,
 };
+pub use auth::{ApiToken, Login, NewSession, NewToken, Session, TOKEN_LAST_USED_RESOLUTION_MS};
 pub use cooldowns::Cooldown;
 pub use error::{FenceReason, StoreError};
 pub use health::{Heartbeat, Observation};

@@ -52,6 +52,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0006_partition_readings",
         sql: include_str!("../migrations/0006_partition_readings.sql"),
     },
+    Migration {
+        version: 7,
+        name: "0007_auth",
+        sql: include_str!("../migrations/0007_auth.sql"),
+    },
 ];
 
 /// The schema version this code reads and writes: the newest migration.

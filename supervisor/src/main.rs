@@ -9,6 +9,7 @@ mod sim;
 mod snapshot_cmd;
 mod status;
 mod supervise;
+mod token_cmd;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -81,6 +82,11 @@ enum Command {
         #[command(subcommand)]
         command: license_cmd::LicenseCommand,
     },
+    /// Personal access tokens made by an operator: create (prints the value once), list, revoke
+    Token {
+        #[command(subcommand)]
+        command: token_cmd::TokenCommand,
+    },
     /// Inspect configuration
     Config {
         #[command(subcommand)]
@@ -121,6 +127,7 @@ fn main() -> ExitCode {
         } => snapshot_cmd::run(&out, window, config.as_deref()),
         Command::Status { config, json } => status::run(config.as_deref(), json),
         Command::License { command } => license_cmd::run(command),
+        Command::Token { command } => token_cmd::run(command),
         Command::Config { command } => match command {
             ConfigCommand::Check { config } => config_check(config.as_deref()),
             ConfigCommand::Example => {

@@ -2,6 +2,7 @@
 //! operator would (processes, signals, HTTP, the database file), and `browser` drives the `/ui`
 //! dashboard in headless Chromium.
 
+mod auth;
 mod browser;
 mod cluster;
 mod config;

@@ -128,7 +128,21 @@
     });
   }
 
+  // <button data-copy="ID">: copies the text of element ID (the new token's value).
+  function copies() {
+    document.querySelectorAll("button[data-copy]").forEach(function (button) {
+      button.addEventListener("click", function () {
+        var source = document.getElementById(button.getAttribute("data-copy"));
+        if (!source || !navigator.clipboard) return;
+        navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+          button.textContent = "Copied";
+        });
+      });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    copies();
     var main = document.querySelector("main[data-refresh]");
     if (main) refreshLoop(main);
     confirms();

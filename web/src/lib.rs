@@ -4,6 +4,8 @@
 //! they know comes from SQLite, written by the other processes.
 
 pub mod audit;
+/// Authentication: OIDC login, sessions, personal access tokens, scopes (docs/auth.md).
+pub mod auth;
 pub mod envelope;
 pub mod extract;
 mod healing;
@@ -48,6 +50,8 @@ pub struct AppState {
     pub started_at_ms: i64,
     /// The license: accepted keys, cached sources, auto-fetch (`license.rs`).
     pub license: Arc<license::LicenseRuntime>,
+    /// Authentication: the OIDC providers and the token key (`auth`).
+    pub auth: Arc<auth::AuthRuntime>,
     /// Set when the process stops: long-lived responses (server-sent events) end on it, so a
     /// graceful shutdown is not held open by a client that never disconnects.
     stop: Arc<tokio::sync::watch::Sender<bool>>,
@@ -57,6 +61,7 @@ impl AppState {
     pub fn new(store: Store, config: Arc<Config>, clock: Arc<dyn Clock>) -> Self {
         let started_at_ms = clock.now_ms();
         let kafka = kafka::KafkaHandle::new(ballast_runtime::client_config(&config.kafka));
+        let auth = auth::runtime(&config);
         Self {
             store,
             config,
@@ -65,6 +70,7 @@ impl AppState {
             kafka,
             started_at_ms,
             license: Arc::new(license::LicenseRuntime::for_this_build()),
+            auth,
             stop: Arc::new(tokio::sync::watch::channel(false).0),
         }
     }
@@ -99,7 +105,8 @@ impl AppState {
     }
 }
 
-/// The whole HTTP surface.
+/// The whole HTTP surface. Layers, outermost first: request log and metrics, authentication
+/// (credentials to an identity, 401), authorization (scope, 403), the license gate (403).
 pub fn router(state: AppState) -> Router {
     routes::routes()
         .merge(ui::routes())
@@ -108,6 +115,14 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             license::gate,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::authorize,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::authenticate,
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -76,7 +76,11 @@ license failure `{\"data\": null, \"error\": {\"code\": \"LICENSE_INVALID\" | \
 **Licensed routes** (management mode) carry `x-ballast-licensed: true` and say so in their \
 summary; every other route is free (monitoring mode). The license state is served at \
 `GET /api/v1/license`.\n\n\
-Mutations record the acting user from the optional `X-Ballast-User` header in the audit log.",
+Authentication (docs/auth.md) is off unless configured; then every route but `/api/v1/auth/*`, \
+`/api/v1/health` and `/api/v1/ready` needs the session cookie of an OIDC login (`ballast_session`) \
+or `Authorization: Bearer pat_...` (401 without), and the `write` scope for a mutation (403). \
+Mutations record the acting identity in the audit log (with authentication off: the optional \
+`X-Ballast-User` header).",
         license(name = "LicenseRef-ballast-commercial"),
     ),
     tags(
@@ -94,6 +98,7 @@ Mutations record the acting user from the optional `X-Ballast-User` header in th
         (name = "simulation", description = "What-if simulation and blast radius (docs/api/simulation.md)"),
         (name = "license", description = "License status (docs/license.md)"),
         (name = "audit", description = "The audit log and reverting a recorded change (docs/api/audit.md)"),
+        (name = "auth", description = "OIDC login, the session, personal access tokens (docs/auth.md)"),
     ),
     paths(openapi_json, openapi_yaml, license_status)
 )]

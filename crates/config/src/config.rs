@@ -180,9 +180,21 @@ impl LicenseConfig {
     }
 }
 
-/// API authentication.
+/// API authentication (docs/auth.md).
 #[derive(Debug, Clone)]
 pub struct AuthConfig {
+    /// `AUTH_PROVIDERS` with each provider's `AUTH_<P>_*` settings, in the listed order
+    pub providers: Vec<OidcProvider>,
+    /// `BALLAST_PUBLIC_URL`, without a trailing slash; required with providers
+    pub public_url: Option<String>,
+    /// `AUTH_SESSION_TTL`
+    pub session_ttl: Duration,
+    /// `AUTH_LOGIN_TIMEOUT`
+    pub login_timeout: Duration,
+    /// `AUTH_WRITE_GROUPS`; empty = every logged-in person has write
+    pub write_groups: Vec<String>,
+    /// `AUTH_METRICS_PUBLIC`
+    pub metrics_public: bool,
     /// `AUTH_PAT_ENABLED`
     pub pat_enabled: bool,
     /// `AUTH_PAT_HASH_SECRET`: at least 32 characters when PATs are enabled
@@ -191,6 +203,49 @@ pub struct AuthConfig {
     pub allowed_domains: Vec<String>,
     /// `ALLOWED_GROUPS`; empty = any
     pub allowed_groups: Vec<String>,
+}
+
+impl AuthConfig {
+    /// Authentication is on when a provider is configured or personal access tokens are
+    /// enabled; off (every route open, as in the demo) otherwise.
+    pub fn enabled(&self) -> bool {
+        !self.providers.is_empty() || self.pat_enabled
+    }
+
+    /// The provider named `name` (lower case, as in URLs).
+    pub fn provider(&self, name: &str) -> Option<&OidcProvider> {
+        self.providers.iter().find(|p| p.name == name)
+    }
+
+    /// Whether the session cookie must be `Secure` (the public address is https).
+    pub fn secure_cookies(&self) -> bool {
+        self.public_url
+            .as_deref()
+            .is_some_and(|u| u.starts_with("https://"))
+    }
+}
+
+/// One OpenID Connect provider (`AUTH_<P>_*`).
+#[derive(Debug, Clone)]
+pub struct OidcProvider {
+    /// the name as in `AUTH_PROVIDERS`, lower case: the URL segment of login and callback
+    pub name: String,
+    /// `AUTH_<P>_ISSUER`, without a trailing slash
+    pub issuer: String,
+    /// `AUTH_<P>_CLIENT_ID`
+    pub client_id: String,
+    /// `AUTH_<P>_CLIENT_SECRET`; `None` for a public client
+    pub client_secret: Option<Secret>,
+    /// `AUTH_<P>_SCOPES`, `openid` first
+    pub scopes: Vec<String>,
+    /// `AUTH_<P>_DISPLAY_NAME`
+    pub display_name: String,
+    /// `AUTH_<P>_USERNAME_CLAIM`
+    pub username_claim: Option<String>,
+    /// `AUTH_<P>_EMAIL_CLAIM`
+    pub email_claim: Option<String>,
+    /// `AUTH_<P>_GROUPS_CLAIM`
+    pub groups_claim: Option<String>,
 }
 
 /// The minimum length of `AUTH_PAT_HASH_SECRET`.
@@ -445,7 +500,27 @@ fn read_auth(r: &mut Reader) -> AuthConfig {
             Some(_) => {}
         }
     }
+    let providers = read_providers(r);
+    let public_url = r.parse("BALLAST_PUBLIC_URL", parse_http_url);
+    if r.is_set("AUTH_PROVIDERS") && !r.is_set("BALLAST_PUBLIC_URL") {
+        r.fail(
+            "BALLAST_PUBLIC_URL",
+            "required when AUTH_PROVIDERS is set: the address people use to reach ballast \
+             (the OIDC redirect URI is {BALLAST_PUBLIC_URL}/api/v1/auth/callback/<provider>)",
+        );
+    }
     AuthConfig {
+        providers,
+        public_url,
+        session_ttl: r.positive_duration("AUTH_SESSION_TTL").unwrap_or_default(),
+        login_timeout: r
+            .positive_duration("AUTH_LOGIN_TIMEOUT")
+            .unwrap_or_default(),
+        write_groups: r
+            .value("AUTH_WRITE_GROUPS")
+            .map(parse_list)
+            .unwrap_or_default(),
+        metrics_public: r.bool("AUTH_METRICS_PUBLIC"),
         pat_enabled,
         pat_hash_secret,
         allowed_domains: r
@@ -457,6 +532,107 @@ fn read_auth(r: &mut Reader) -> AuthConfig {
             .map(parse_list)
             .unwrap_or_default(),
     }
+}
+
+/// `AUTH_PROVIDERS` and each provider's `AUTH_<P>_*` settings.
+fn read_providers(r: &mut Reader) -> Vec<OidcProvider> {
+    const LIST: &str = "AUTH_PROVIDERS";
+    let Some(list) = r.value(LIST) else {
+        return Vec::new();
+    };
+    let mut providers: Vec<OidcProvider> = Vec::new();
+    for name in parse_list(list) {
+        let valid = name.len() <= 40 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            r.fail(
+                LIST,
+                format!("provider names are letters, digits and _ (at most 40), got {name:?}"),
+            );
+            continue;
+        }
+        let name = name.to_ascii_lowercase();
+        if providers.iter().any(|p| p.name == name) {
+            r.fail(LIST, format!("names {name:?} twice"));
+            continue;
+        }
+        if let Some(provider) = read_provider(r, &name) {
+            providers.push(provider);
+        }
+    }
+    providers
+}
+
+fn read_provider(r: &mut Reader, name: &str) -> Option<OidcProvider> {
+    let var = |suffix: &str| crate::settings::provider_variable(name, suffix);
+    let text = |r: &Reader, suffix: &str| r.dynamic(&var(suffix)).map(str::to_string);
+    let issuer = match r.dynamic(&var("ISSUER")) {
+        None => {
+            r.fail(
+                &var("ISSUER"),
+                format!("required for provider {name:?} in AUTH_PROVIDERS"),
+            );
+            None
+        }
+        Some(v) => match parse_issuer(v) {
+            Ok(issuer) => Some(issuer),
+            Err(problem) => {
+                r.fail(&var("ISSUER"), problem);
+                None
+            }
+        },
+    };
+    let client_id = text(r, "CLIENT_ID");
+    if client_id.is_none() {
+        r.fail(
+            &var("CLIENT_ID"),
+            format!("required for provider {name:?} in AUTH_PROVIDERS"),
+        );
+    }
+    let mut scopes: Vec<String> = r
+        .dynamic(&var("SCOPES"))
+        .unwrap_or("openid profile email")
+        .split([' ', ','])
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    scopes.retain(|s| s != "openid");
+    scopes.insert(0, "openid".to_string());
+    let client_secret = r
+        .dynamic(&var("CLIENT_SECRET"))
+        .and_then(|_| r.raw_value(&var("CLIENT_SECRET")))
+        .map(Secret::new);
+    Some(OidcProvider {
+        name: name.to_string(),
+        issuer: issuer?,
+        client_id: client_id?,
+        client_secret,
+        scopes,
+        display_name: text(r, "DISPLAY_NAME").unwrap_or_else(|| name.to_string()),
+        username_claim: text(r, "USERNAME_CLAIM"),
+        email_claim: text(r, "EMAIL_CLAIM"),
+        groups_claim: text(r, "GROUPS_CLAIM"),
+    })
+}
+
+/// An issuer URL: https, or http on a loopback host (a provider on the same machine, tests).
+fn parse_issuer(v: &str) -> Result<String, String> {
+    let url = parse_http_url(v)?;
+    if let Some(rest) = url.strip_prefix("http://") {
+        let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        let host = host.rsplit_once(':').map_or(host, |(h, port)| {
+            if port.chars().all(|c| c.is_ascii_digit()) {
+                h
+            } else {
+                host
+            }
+        });
+        if !matches!(host, "127.0.0.1" | "localhost" | "[::1]") {
+            return Err(format!(
+                "must be an https:// URL (http only on loopback), got {v:?}"
+            ));
+        }
+    }
+    Ok(url)
 }
 
 fn read_timing(r: &mut Reader) -> Timing {

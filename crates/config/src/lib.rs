@@ -30,11 +30,15 @@ mod values;
 
 pub use config::{
     AuthConfig, BalanceConfig, ChatConfig, Config, HealConfig, HealWindow, LicenseConfig,
-    LogFormat, LogLevel, PlanSettings, ThrottleConfig, Timing, PAT_HASH_SECRET_MIN_CHARS,
+    LogFormat, LogLevel, OidcProvider, PlanSettings, ThrottleConfig, Timing,
+    PAT_HASH_SECRET_MIN_CHARS,
 };
 pub use error::{ConfigError, Secret};
 pub use kafka::{KafkaConfig, OAuthConfig, SaslConfig, SaslMechanism, SecurityProtocol, TlsFiles};
 pub use raw::{parse_env_file, RawConfig, Source};
 pub use report::{effective, example_env_file, EffectiveSetting};
-pub use settings::{setting_spec, SettingSpec, INTERNAL_VARIABLES, SETTINGS};
+pub use settings::{
+    is_provider_secret, provider_variable, setting_spec, SettingSpec, INTERNAL_VARIABLES,
+    PROVIDER_SETTINGS, SETTINGS,
+};
 pub use values::{format_duration, parse_bool, parse_duration, BalanceFloor, TimeOfDay};

@@ -33,6 +33,20 @@ impl<'a> Reader<'a> {
             .filter(|value| !value.is_empty())
     }
 
+    /// [`Reader::set`] for a variable whose name is made at run time (a provider's
+    /// `AUTH_<P>_<suffix>`), so not in [`crate::SETTINGS`].
+    pub(crate) fn dynamic(&self, name: &str) -> Option<&'a str> {
+        self.raw
+            .get(name)
+            .map(str::trim)
+            .filter(|value| !value.is_empty())
+    }
+
+    /// The raw (untrimmed) value of a run-time-named variable, for secrets used exactly as given.
+    pub(crate) fn raw_value(&self, name: &str) -> Option<&'a str> {
+        self.raw.get(name)
+    }
+
     pub(crate) fn is_set(&self, name: &str) -> bool {
         self.set(name).is_some()
     }

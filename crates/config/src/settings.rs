@@ -286,6 +286,42 @@ pub static SETTINGS: &[SettingSpec] = &[
     ),
     // auth
     setting(
+        "AUTH_PROVIDERS",
+        None,
+        "auth",
+        "comma-separated OpenID Connect provider names (letters, digits, _), e.g. corp; authentication is on when this is set (or AUTH_PAT_ENABLED=true). For each name P (upper-cased in variable names) set AUTH_<P>_ISSUER (issuer URL; https, or http on loopback), AUTH_<P>_CLIENT_ID, AUTH_<P>_CLIENT_SECRET, and optionally AUTH_<P>_SCOPES (default openid profile email), AUTH_<P>_DISPLAY_NAME (default P), AUTH_<P>_USERNAME_CLAIM, AUTH_<P>_EMAIL_CLAIM, AUTH_<P>_GROUPS_CLAIM (docs/auth.md)",
+    ),
+    setting(
+        "BALLAST_PUBLIC_URL",
+        None,
+        "auth",
+        "the address people use to reach ballast, e.g. https://ballast.example.com (required with AUTH_PROVIDERS); the OIDC redirect URI registered at each provider is {BALLAST_PUBLIC_URL}/api/v1/auth/callback/<provider>; an https address makes the session cookie Secure",
+    ),
+    setting(
+        "AUTH_SESSION_TTL",
+        Some("12h"),
+        "auth",
+        "how long a login session lasts (POST /api/v1/auth/refresh renews it through the provider)",
+    ),
+    setting(
+        "AUTH_LOGIN_TIMEOUT",
+        Some("10m"),
+        "auth",
+        "how long a started login may take at the provider before its state is refused",
+    ),
+    setting(
+        "AUTH_WRITE_GROUPS",
+        None,
+        "auth",
+        "comma-separated groups whose members get the write scope when they log in; every logged-in person has write when unset (personal access tokens carry their own scope)",
+    ),
+    setting(
+        "AUTH_METRICS_PUBLIC",
+        Some("false"),
+        "auth",
+        "with authentication on, serve /metrics without credentials (otherwise a read token or session is needed)",
+    ),
+    setting(
         "AUTH_PAT_ENABLED",
         Some("false"),
         "auth",
@@ -440,4 +476,32 @@ pub static SETTINGS: &[SettingSpec] = &[
 /// The entry for `name`, if it is a known setting.
 pub fn setting_spec(name: &str) -> Option<&'static SettingSpec> {
     SETTINGS.iter().find(|s| s.name == name)
+}
+
+/// The per-provider settings of an OpenID Connect provider named in `AUTH_PROVIDERS`: the
+/// variable is `AUTH_<P>_<suffix>` with `P` the upper-cased provider name. Whether it is secret,
+/// its default, and its help line.
+pub static PROVIDER_SETTINGS: &[(&str, bool, Option<&str>, &str)] = &[
+    ("ISSUER", false, None, "issuer URL (discovery at {issuer}/.well-known/openid-configuration)"),
+    ("CLIENT_ID", false, None, "client id registered at the provider"),
+    ("CLIENT_SECRET", true, None, "client secret; unset for a public client (PKCE only)"),
+    ("SCOPES", false, Some("openid profile email"), "scopes requested at login (space or comma separated; openid is always sent)"),
+    ("DISPLAY_NAME", false, None, "name on the login page (default: the provider name)"),
+    ("USERNAME_CLAIM", false, None, "claim that names the user (default: preferred_username, then upn, unique_name, email, sub)"),
+    ("EMAIL_CLAIM", false, None, "claim with the email address (default: email, then upn when it is an address)"),
+    ("GROUPS_CLAIM", false, None, "claim with the groups (default: the first non-empty of groups, roles, role, group)"),
+];
+
+/// The variable name of a provider's setting: `AUTH_<P>_<suffix>`.
+pub fn provider_variable(provider: &str, suffix: &str) -> String {
+    format!("AUTH_{}_{suffix}", provider.to_ascii_uppercase())
+}
+
+/// Whether `name` is a per-provider variable (`AUTH_<P>_<suffix>`) whose value is secret, for
+/// any provider name: secrets are redacted even for a provider that is not (yet) listed.
+pub fn is_provider_secret(name: &str) -> bool {
+    name.starts_with("AUTH_")
+        && PROVIDER_SETTINGS
+            .iter()
+            .any(|(suffix, secret, _, _)| *secret && name.ends_with(&format!("_{suffix}")))
 }

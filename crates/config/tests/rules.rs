@@ -1203,3 +1203,112 @@ fn plan_settings_validate_balancing_without_a_kafka_connection() {
     let errors = ballast_config::PlanSettings::from_raw(&bad).expect_err("refused");
     assert_eq!(errors[0].var, "BALLAST_BALANCE_THRESHOLD");
 }
+
+// ------------------------------------------------------------------------------ authentication
+
+const CORP: [(&str, &str); 4] = [
+    ("AUTH_PROVIDERS", "corp, Partner"),
+    ("AUTH_CORP_ISSUER", "https://idp.example.com/realms/corp/"),
+    ("AUTH_CORP_CLIENT_ID", "ballast"),
+    ("BALLAST_PUBLIC_URL", "https://ballast.example.com/"),
+];
+
+#[test]
+fn authentication_is_off_unless_a_provider_or_tokens_are_configured() {
+    let c = config(&[]);
+    assert!(!c.auth.enabled());
+    assert!(c.auth.providers.is_empty());
+    let c = config(&[
+        ("AUTH_PAT_ENABLED", "true"),
+        ("AUTH_PAT_HASH_SECRET", "0123456789abcdef0123456789abcdef"),
+    ]);
+    assert!(c.auth.enabled(), "tokens alone turn it on");
+}
+
+#[test]
+fn each_provider_reads_its_own_settings_with_defaults() {
+    let mut vars = CORP.to_vec();
+    vars.extend([
+        ("AUTH_PARTNER_ISSUER", "http://127.0.0.1:9999"),
+        ("AUTH_PARTNER_CLIENT_ID", "p"),
+        ("AUTH_PARTNER_CLIENT_SECRET", "  spaced secret "),
+        ("AUTH_PARTNER_SCOPES", "email,groups openid"),
+        ("AUTH_PARTNER_DISPLAY_NAME", "Partner SSO"),
+        ("AUTH_PARTNER_GROUPS_CLAIM", "realm_access.roles"),
+    ]);
+    let c = config(&vars);
+    assert!(c.auth.enabled());
+    assert_eq!(
+        c.auth.public_url.as_deref(),
+        Some("https://ballast.example.com")
+    );
+    assert!(c.auth.secure_cookies());
+    let corp = c.auth.provider("corp").expect("corp");
+    assert_eq!(corp.issuer, "https://idp.example.com/realms/corp");
+    assert_eq!(corp.scopes, ["openid", "profile", "email"]);
+    assert_eq!(corp.display_name, "corp");
+    assert!(corp.client_secret.is_none(), "a public client");
+    let partner = c.auth.provider("partner").expect("lower-cased name");
+    assert_eq!(partner.scopes, ["openid", "email", "groups"]);
+    assert_eq!(partner.display_name, "Partner SSO");
+    assert_eq!(partner.groups_claim.as_deref(), Some("realm_access.roles"));
+    assert_eq!(
+        partner
+            .client_secret
+            .as_ref()
+            .map(|s| s.expose().to_string()),
+        Some("  spaced secret ".to_string()),
+        "a secret is used exactly as given"
+    );
+    assert!(!format!("{c:?}").contains("spaced secret"));
+    assert_eq!(c.auth.session_ttl, Duration::from_secs(12 * 3600));
+    assert_eq!(c.auth.login_timeout, Duration::from_secs(600));
+    assert!(!c.auth.metrics_public);
+}
+
+#[test]
+fn a_provider_needs_an_issuer_a_client_id_and_a_public_url() {
+    let e = errors(&[("AUTH_PROVIDERS", "corp")]);
+    let vars: Vec<&str> = e.iter().map(|e| e.var.as_str()).collect();
+    assert!(vars.contains(&"AUTH_CORP_ISSUER"), "{e:?}");
+    assert!(vars.contains(&"AUTH_CORP_CLIENT_ID"), "{e:?}");
+    assert!(vars.contains(&"BALLAST_PUBLIC_URL"), "{e:?}");
+}
+
+#[test]
+fn an_issuer_must_be_https_except_on_loopback() {
+    let mut vars = CORP.to_vec();
+    vars[0] = ("AUTH_PROVIDERS", "corp");
+    vars[1] = ("AUTH_CORP_ISSUER", "http://idp.example.com");
+    assert_eq!(error(&vars).var, "AUTH_CORP_ISSUER");
+    for loopback in [
+        "http://127.0.0.1:8081",
+        "http://localhost:3000/oidc",
+        "http://[::1]:80",
+    ] {
+        vars[1] = ("AUTH_CORP_ISSUER", loopback);
+        config(&vars);
+    }
+}
+
+#[test]
+fn provider_names_are_plain_and_listed_once() {
+    let mut vars = CORP.to_vec();
+    vars[0] = ("AUTH_PROVIDERS", "corp,co rp");
+    assert_eq!(error(&vars).var, "AUTH_PROVIDERS");
+    vars[0] = ("AUTH_PROVIDERS", "corp,CORP");
+    assert_eq!(error(&vars).var, "AUTH_PROVIDERS");
+}
+
+#[test]
+fn config_check_lists_and_redacts_each_providers_settings() {
+    let mut vars = CORP.to_vec();
+    vars[0] = ("AUTH_PROVIDERS", "corp");
+    vars.push(("AUTH_CORP_CLIENT_SECRET", "do-not-print"));
+    let rows = effective(&raw(&vars));
+    let row = |name: &str| rows.iter().find(|r| r.name == name).expect(name);
+    assert_eq!(row("AUTH_CORP_CLIENT_SECRET").value, "<redacted>");
+    assert!(row("AUTH_CORP_CLIENT_SECRET").secret);
+    assert_eq!(row("AUTH_CORP_SCOPES").value, "openid profile email");
+    assert_eq!(row("AUTH_CORP_ISSUER").source, Source::Env);
+}

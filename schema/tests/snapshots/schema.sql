@@ -1,3 +1,17 @@
+-- table api_tokens on api_tokens
+CREATE TABLE api_tokens (
+    id              TEXT PRIMARY KEY NOT NULL CHECK (length(id) = 32),
+    owner           TEXT NOT NULL CHECK (owner <> ''),
+    user_id         TEXT NOT NULL CHECK (user_id <> ''),
+    name            TEXT NOT NULL CHECK (name <> ''),
+    scope           TEXT NOT NULL CHECK (scope IN ('read', 'write')),
+    value_hmac      TEXT NOT NULL UNIQUE CHECK (length(value_hmac) = 64),
+    created_at_ms   INTEGER NOT NULL,
+    expires_at_ms   INTEGER,
+    last_used_at_ms INTEGER,
+    revoked_at_ms   INTEGER
+);
+
 -- table approvals on approvals
 CREATE TABLE approvals (
     id            TEXT PRIMARY KEY NOT NULL CHECK (length(id) = 32),
@@ -29,6 +43,17 @@ CREATE TABLE audit_events (
     forced           INTEGER NOT NULL DEFAULT 0 CHECK (forced IN (0, 1)),
     related_event_id INTEGER REFERENCES audit_events (id),
     details          TEXT
+);
+
+-- table auth_logins on auth_logins
+CREATE TABLE auth_logins (
+    state_hash    TEXT PRIMARY KEY NOT NULL CHECK (length(state_hash) = 64),
+    provider      TEXT NOT NULL CHECK (provider <> ''),
+    nonce         TEXT NOT NULL CHECK (nonce <> ''),
+    pkce_verifier TEXT NOT NULL CHECK (pkce_verifier <> ''),
+    next_path     TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    expires_at_ms INTEGER NOT NULL
 );
 
 -- table broker_readings on broker_readings
@@ -365,6 +390,25 @@ CREATE TABLE schema_migrations (
     applied_at_ms INTEGER NOT NULL
 );
 
+-- table sessions on sessions
+CREATE TABLE sessions (
+    id                   TEXT PRIMARY KEY NOT NULL CHECK (length(id) = 32),
+    cookie_hash          TEXT NOT NULL UNIQUE CHECK (length(cookie_hash) = 64),
+    provider             TEXT NOT NULL CHECK (provider <> ''),
+    subject              TEXT NOT NULL CHECK (subject <> ''),
+    user_id              TEXT NOT NULL CHECK (user_id <> ''),
+    name                 TEXT,
+    email                TEXT,
+    groups               TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(groups)),
+    roles                TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(roles)),
+    scope                TEXT NOT NULL CHECK (scope IN ('read', 'write')),
+    refresh_token        TEXT,
+    access_expires_at_ms INTEGER,
+    created_at_ms        INTEGER NOT NULL,
+    expires_at_ms        INTEGER NOT NULL,
+    last_seen_at_ms      INTEGER NOT NULL
+);
+
 -- table settings on settings
 CREATE TABLE settings (
     key           TEXT PRIMARY KEY NOT NULL,
@@ -374,6 +418,9 @@ CREATE TABLE settings (
 
 -- table sqlite_sequence on sqlite_sequence
 CREATE TABLE sqlite_sequence(name,seq);
+
+-- index api_tokens_owner on api_tokens
+CREATE INDEX api_tokens_owner ON api_tokens (owner, created_at_ms);
 
 -- index approvals_state_expires_at_ms on approvals
 CREATE INDEX approvals_state_expires_at_ms ON approvals (state, expires_at_ms);
@@ -389,6 +436,9 @@ CREATE INDEX audit_events_related_event_id ON audit_events (related_event_id);
 
 -- index audit_events_user_id on audit_events
 CREATE INDEX audit_events_user_id ON audit_events (user_id);
+
+-- index auth_logins_expires_at_ms on auth_logins
+CREATE INDEX auth_logins_expires_at_ms ON auth_logins (expires_at_ms);
 
 -- index broker_readings_at_ms on broker_readings
 CREATE INDEX broker_readings_at_ms ON broker_readings (at_ms);
@@ -419,6 +469,9 @@ CREATE INDEX proposals_by_created ON proposals (created_at_ms DESC, id DESC);
 
 -- index proposals_one_current on proposals
 CREATE UNIQUE INDEX proposals_one_current ON proposals (current) WHERE current = 1;
+
+-- index sessions_expires_at_ms on sessions
+CREATE INDEX sessions_expires_at_ms ON sessions (expires_at_ms);
 
 -- trigger audit_events_are_append_only on audit_events
 CREATE TRIGGER audit_events_are_append_only

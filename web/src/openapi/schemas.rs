@@ -1173,6 +1173,88 @@ fn system() -> Vec<(&'static str, Value)> {
             ),
         ),
         (
+            "AuthProviders",
+            obj(
+                "Login providers (`AUTH_PROVIDERS`)",
+                vec![
+                    ("enabled", t("boolean", "whether authentication is on")),
+                    ("patEnabled", t("boolean", "whether personal access tokens are accepted")),
+                    ("providers", rows("`name`, `displayName`, `loginUrl` (start a login here), `redirectUri` (register this at the provider)")),
+                ],
+            ),
+        ),
+        (
+            "AuthMe",
+            obj(
+                "Who the request acts as",
+                vec![
+                    ("authEnabled", t("boolean", "whether authentication is on")),
+                    ("userId", t("string", "the name audit events record")),
+                    ("name", n("string", "display name")),
+                    ("email", n("string", "email address")),
+                    ("provider", n("string", "the login provider")),
+                    ("groups", arr(json!({"type": "string"}), "groups from the provider")),
+                    ("roles", arr(json!({"type": "string"}), "role-shaped claims from the provider")),
+                    ("scope", one_of(&["read", "write"], "what the identity may do")),
+                    ("via", one_of(&["session", "token", "open"], "how the request proved who it is (`open`: authentication is off)")),
+                    ("sessionId", n("string", "the session (not the cookie)")),
+                    ("tokenId", n("string", "the personal access token used")),
+                    ("expiresAt", n("string", "when the session ends (RFC 3339)")),
+                ],
+            ),
+        ),
+        (
+            "AuthLogout",
+            obj(
+                "A finished logout",
+                vec![
+                    ("loggedOut", t("boolean", "whether a session was ended")),
+                    ("endSessionUrl", n("string", "the provider's end-session endpoint, for a sign-out there too")),
+                ],
+            ),
+        ),
+        (
+            "AccessToken",
+            obj(
+                "A personal access token (never its value)",
+                vec![
+                    ("id", t("string", "token id")),
+                    ("name", t("string", "what it is for")),
+                    ("scope", one_of(&["read", "write"], "what it may do")),
+                    ("userId", t("string", "whose it is")),
+                    ("status", one_of(&["active", "expired", "revoked"], "whether it works")),
+                    ("createdAt", t("string", "RFC 3339")),
+                    ("expiresAt", n("string", "RFC 3339; null: never")),
+                    ("lastUsedAt", n("string", "RFC 3339, to the minute")),
+                    ("revokedAt", n("string", "RFC 3339")),
+                ],
+            ),
+        ),
+        (
+            "AccessTokenCreated",
+            obj(
+                "A new token: the fields of AccessToken, and its value, shown this once",
+                vec![
+                    ("id", t("string", "token id")),
+                    ("token", t("string", "the value: `pat_` and 256 random bits; only its HMAC is stored")),
+                    ("name", t("string", "what it is for")),
+                    ("scope", one_of(&["read", "write"], "what it may do")),
+                    ("expiresAt", n("string", "RFC 3339; null: never")),
+                    ("auditEventId", n("integer", "the audit event of the creation")),
+                ],
+            ),
+        ),
+        (
+            "AccessTokens",
+            obj(
+                "The current user's tokens",
+                vec![
+                    ("patEnabled", t("boolean", "whether tokens are accepted")),
+                    ("tokens", arr(r("AccessToken"), "newest first")),
+                ],
+            ),
+        ),
+        (
             "Version",
             obj(
                 "Version and build information",

@@ -29,6 +29,7 @@ pub(crate) fn api() -> utoipa::openapi::OpenApi {
         simulation::Api::openapi(),
         manage::Api::openapi(),
         audit::Api::openapi(),
+        crate::auth::routes::Api::openapi(),
     ] {
         api.merge(part);
     }
@@ -54,6 +55,7 @@ pub fn routes() -> Router<AppState> {
         .merge(crate::license::routes())
         .merge(manage::routes())
         .merge(audit::routes())
+        .merge(crate::auth::routes::routes())
         .merge(crate::openapi::routes())
 }
 

@@ -4,7 +4,9 @@
 //! licensed route answers 403 here exactly as over HTTP) and sends it an ordinary request with
 //! `tower::ServiceExt::oneshot`. What the API validates, refuses (409 reasons, 403 license) or
 //! audits is therefore what the dashboard shows; no endpoint logic is repeated here. The acting
-//! user (`X-Ballast-User`) is forwarded, so audit records name the same user as an API call.
+//! identity (the logged-in person, or `X-Ballast-User` with authentication off) goes with every
+//! call, and the in-process router checks its scope as over HTTP, so audit records name the same
+//! user and a read-only person is refused the same way.
 
 use axum::body::Body;
 use axum::http::{header, HeaderMap, HeaderValue, Method, Request, StatusCode};
@@ -12,7 +14,7 @@ use axum::Router;
 use serde_json::Value;
 use tower::ServiceExt;
 
-use crate::audit::USER_HEADER;
+use crate::auth::Identity;
 use crate::AppState;
 
 /// Largest API answer the dashboard reads (a whole-cluster `/partitions` of a big cluster fits).
@@ -27,6 +29,10 @@ fn api_router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::license::gate,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::authorize,
         ))
         .with_state(state)
 }
@@ -125,14 +131,22 @@ pub type Answer = Result<Value, Problem>;
 pub struct Api {
     router: Router,
     user: Option<HeaderValue>,
+    identity: Option<Identity>,
 }
 
 impl Api {
-    pub fn new(state: &AppState, headers: &HeaderMap) -> Api {
+    /// The API as the request with these headers and identity calls it.
+    pub fn new(state: &AppState, headers: &HeaderMap, identity: Option<Identity>) -> Api {
         Api {
             router: api_router(state.clone()),
-            user: headers.get(USER_HEADER).cloned(),
+            user: headers.get(crate::audit::USER_HEADER).cloned(),
+            identity,
         }
+    }
+
+    /// Who the dashboard acts as.
+    pub fn identity(&self) -> Option<&Identity> {
+        self.identity.as_ref()
     }
 
     pub async fn get(&self, uri: &str) -> Answer {
@@ -155,7 +169,10 @@ impl Api {
     pub async fn call(&self, method: Method, uri: &str, body: Option<&Value>) -> Answer {
         let mut builder = Request::builder().method(method).uri(uri);
         if let Some(user) = &self.user {
-            builder = builder.header(USER_HEADER, user.clone());
+            builder = builder.header(crate::audit::USER_HEADER, user.clone());
+        }
+        if let Some(identity) = &self.identity {
+            builder = builder.extension(identity.clone());
         }
         let request = match body {
             Some(b) => builder

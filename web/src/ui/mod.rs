@@ -84,6 +84,10 @@ pub fn routes() -> Router<AppState> {
             "/ui/blast-radius",
             get(simulate::blast_radius).post(simulate::blast_radius_run),
         )
+        .route("/ui/logout", post(tokens::logout))
+        .route("/ui/tokens", get(tokens::page).post(tokens::create))
+        .route("/ui/tokens/{id}/revoke", post(tokens::revoke))
+        .merge(crate::auth::routes::ui_routes())
         .route("/ui/{*rest}", get(not_found).post(not_found))
 }
 
@@ -149,6 +153,16 @@ pub struct Layout {
     pub refresh: Option<u32>,
     pub license_state: String,
     pub version: &'static str,
+    /// The logged-in person (none when authentication is off).
+    pub user: Option<UserBadge>,
+}
+
+/// The header's user menu.
+pub struct UserBadge {
+    pub user_id: String,
+    pub scope: &'static str,
+    /// Name and email, as a tooltip.
+    pub title: String,
 }
 
 impl Layout {
@@ -176,7 +190,11 @@ impl FromRequestParts<AppState> for Ctx {
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
         Ok(Ctx {
-            api: Api::new(state, &parts.headers),
+            api: Api::new(
+                state,
+                &parts.headers,
+                parts.extensions.get::<crate::auth::Identity>().cloned(),
+            ),
             state: state.clone(),
             flash: read_flash(&parts.headers),
         })
@@ -204,6 +222,19 @@ impl Ctx {
             refresh: None,
             license_state,
             version: crate::VERSION,
+            user: self
+                .api
+                .identity()
+                .filter(|i| i.session_id().is_some())
+                .map(|i| UserBadge {
+                    user_id: i.user_id.clone(),
+                    scope: i.scope.as_str(),
+                    title: [i.name.as_deref(), i.email.as_deref()]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join(" · "),
+                }),
         }
     }
 

@@ -10,6 +10,7 @@ pub mod reassignments;
 pub mod security;
 pub mod simulate;
 pub mod system;
+pub mod tokens;
 pub mod topics;
 
 use serde_json::Value;
