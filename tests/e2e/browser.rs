@@ -9,6 +9,7 @@
 pub(crate) mod cdp;
 mod login;
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::Duration;
@@ -27,11 +28,11 @@ struct Demo {
 
 impl Demo {
     fn start() -> Demo {
-        Demo::start_with(free_port(), &[])
+        Demo::start_with::<&str, &str>(free_port(), &[])
     }
 
     /// The demo on `port` with more settings (`extra`, e.g. the login providers).
-    fn start_with(port: u16, extra: &[(&str, &str)]) -> Demo {
+    fn start_with<K: AsRef<OsStr>, V: AsRef<OsStr>>(port: u16, extra: &[(K, V)]) -> Demo {
         let tmp = tempfile::tempdir().expect("tmp");
         let child = crate::support::ballast()
             .args(["demo", "--port", &port.to_string()])
@@ -43,7 +44,7 @@ impl Demo {
             .env("BALLAST_THROTTLE_RATE_MB", "1")
             .env("BALLAST_EXECUTOR_INTERVAL", "300ms")
             .env("TMPDIR", tmp.path())
-            .envs(extra.iter().copied())
+            .envs(extra.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -13,5 +13,6 @@ mod live;
 mod observed;
 mod oidc;
 mod plan;
+mod real_provider;
 mod supervisor;
 mod support;

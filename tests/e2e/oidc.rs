@@ -157,6 +157,41 @@ impl OidcProvider {
         }
     }
 
+    /// The provider with ballast's two clients for a ballast at `http://127.0.0.1:{port}`, and
+    /// the settings that make them ballast's providers `corp` ("Corp SSO", client
+    /// `ballast-corp`, secret `corp-secret`) and `partner` ("Partner", `ballast-partner`,
+    /// `partner-secret`), with `BALLAST_PUBLIC_URL`, followed by `extra`.
+    pub fn for_ballast(
+        port: u16,
+        extra: &[(&str, &str)],
+    ) -> Option<(OidcProvider, Vec<(String, String)>)> {
+        let public = format!("http://127.0.0.1:{port}");
+        let corp = format!("{public}/api/v1/auth/callback/corp");
+        let partner = format!("{public}/api/v1/auth/callback/partner");
+        let idp = OidcProvider::start(&[
+            ("ballast-corp", "corp-secret", &corp),
+            ("ballast-partner", "partner-secret", &partner),
+        ])?;
+        let issuer = idp.issuer();
+        let settings = [
+            ("AUTH_PROVIDERS", "corp,partner"),
+            ("AUTH_CORP_ISSUER", issuer),
+            ("AUTH_CORP_CLIENT_ID", "ballast-corp"),
+            ("AUTH_CORP_CLIENT_SECRET", "corp-secret"),
+            ("AUTH_CORP_DISPLAY_NAME", "Corp SSO"),
+            ("AUTH_PARTNER_ISSUER", issuer),
+            ("AUTH_PARTNER_CLIENT_ID", "ballast-partner"),
+            ("AUTH_PARTNER_CLIENT_SECRET", "partner-secret"),
+            ("AUTH_PARTNER_DISPLAY_NAME", "Partner"),
+            ("BALLAST_PUBLIC_URL", &public),
+        ]
+        .iter()
+        .chain(extra)
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        Some((idp, settings))
+    }
+
     /// `http://127.0.0.1:PORT`, as in its discovery document.
     pub fn issuer(&self) -> &str {
         &self.issuer
@@ -329,6 +364,12 @@ impl Agent {
 
     pub fn post_form(&mut self, url: &str, fields: &[(&str, &str)]) -> Reply {
         let request = self.http.post(url).form(fields);
+        self.send(url, request)
+    }
+
+    /// An empty POST sent as a page of `origin` would send it (`Origin` header).
+    pub fn post_from(&mut self, url: &str, origin: &str) -> Reply {
+        let request = self.http.post(url).header(reqwest::header::ORIGIN, origin);
         self.send(url, request)
     }
 

@@ -1,6 +1,7 @@
 //! Starting the real binary, waiting for it, and cleaning up after it.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -109,12 +110,16 @@ impl Service {
     }
 
     pub fn start_with(extra: &[(&str, &str)]) -> Service {
+        Self::start_on(free_port(), extra)
+    }
+
+    /// As `start_with`, on `port` (known before the start, e.g. for `BALLAST_PUBLIC_URL`).
+    pub fn start_on<K: AsRef<OsStr>, V: AsRef<OsStr>>(port: u16, extra: &[(K, V)]) -> Service {
         let dir = tempfile::tempdir().expect("temp dir");
-        let port = free_port();
         let child = ballast()
             .arg("run")
             .envs(fast_env(dir.path(), port))
-            .envs(extra.iter().copied())
+            .envs(extra.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .spawn()
             .expect("start ballast run");

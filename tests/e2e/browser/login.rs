@@ -25,27 +25,7 @@ fn demo_with_login(extra: &[(&str, &str)]) -> Option<(Browser, OidcProvider, Dem
         return None;
     };
     let port = free_port();
-    let public = format!("http://127.0.0.1:{port}");
-    let corp = format!("{public}/api/v1/auth/callback/corp");
-    let partner = format!("{public}/api/v1/auth/callback/partner");
-    let idp = OidcProvider::start(&[
-        ("ballast-corp", "corp-secret", &corp),
-        ("ballast-partner", "partner-secret", &partner),
-    ])?;
-    let issuer = idp.issuer().to_string();
-    let mut env: Vec<(&str, &str)> = vec![
-        ("AUTH_PROVIDERS", "corp,partner"),
-        ("AUTH_CORP_ISSUER", &issuer),
-        ("AUTH_CORP_CLIENT_ID", "ballast-corp"),
-        ("AUTH_CORP_CLIENT_SECRET", "corp-secret"),
-        ("AUTH_CORP_DISPLAY_NAME", "Corp SSO"),
-        ("AUTH_PARTNER_ISSUER", &issuer),
-        ("AUTH_PARTNER_CLIENT_ID", "ballast-partner"),
-        ("AUTH_PARTNER_CLIENT_SECRET", "partner-secret"),
-        ("AUTH_PARTNER_DISPLAY_NAME", "Partner"),
-        ("BALLAST_PUBLIC_URL", &public),
-    ];
-    env.extend_from_slice(extra);
+    let (idp, env) = OidcProvider::for_ballast(port, extra)?;
     let demo = Demo::start_with(port, &env);
     let http = reqwest::blocking::Client::new();
     wait_for(Duration::from_secs(30), "the demo's login page", || {
@@ -123,7 +103,6 @@ fn sign_in_at_provider(
 }
 
 #[test]
-#[ignore = "issue 14: runs once the server side of the login lands"]
 fn a_person_logs_in_through_a_real_openid_provider_in_chromium_and_logs_out() {
     let Some((mut b, idp, demo)) = demo_with_login(&[]) else {
         return;
@@ -206,7 +185,6 @@ fn a_person_logs_in_through_a_real_openid_provider_in_chromium_and_logs_out() {
 }
 
 #[test]
-#[ignore = "issue 14: runs once the server side of the login lands"]
 fn a_person_whose_email_domain_is_not_allowed_is_refused_with_a_clear_page_in_chromium() {
     let Some((mut b, idp, demo)) = demo_with_login(&[("ALLOWED_DOMAINS", "example.com")]) else {
         return;
