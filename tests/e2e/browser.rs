@@ -6,11 +6,13 @@
 //!
 //! Skips (passing, with a message) only when no Chromium is installed; `scripts/test` installs it.
 
-mod cdp;
+pub(crate) mod cdp;
+mod login;
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -26,7 +28,11 @@ struct Demo {
 
 impl Demo {
     fn start() -> Demo {
-        let port = free_port();
+        Demo::start_with::<&str, &str>(free_port(), &[])
+    }
+
+    /// The demo on `port` with more settings (`extra`, e.g. the login providers).
+    fn start_with<K: AsRef<OsStr>, V: AsRef<OsStr>>(port: u16, extra: &[(K, V)]) -> Demo {
         let tmp = tempfile::tempdir().expect("tmp");
         let child = crate::support::ballast()
             .args(["demo", "--port", &port.to_string()])
@@ -38,6 +44,7 @@ impl Demo {
             .env("BALLAST_THROTTLE_RATE_MB", "1")
             .env("BALLAST_EXECUTOR_INTERVAL", "300ms")
             .env("TMPDIR", tmp.path())
+            .envs(extra.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -63,19 +70,7 @@ impl Demo {
 
 impl Drop for Demo {
     fn drop(&mut self) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(self.child.id() as i32),
-            nix::sys::signal::Signal::SIGTERM,
-        );
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        crate::support::terminate(&mut self.child, Duration::from_secs(10));
     }
 }
 

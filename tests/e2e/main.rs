@@ -12,6 +12,8 @@ mod http;
 mod license;
 mod live;
 mod observed;
+mod oidc;
 mod plan;
+mod real_provider;
 mod supervisor;
 mod support;

@@ -1,6 +1,7 @@
 //! Starting the real binary, waiting for it, and cleaning up after it.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -50,6 +51,20 @@ pub fn wait_for<T>(timeout: Duration, what: &str, mut f: impl FnMut() -> Option<
     }
 }
 
+/// Ends `child`: SIGTERM, then SIGKILL when it is still running after `grace`.
+pub fn terminate(child: &mut Child, grace: Duration) {
+    let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM);
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// True while `pid` is a live process (not gone, not a zombie).
 pub fn pid_running(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -95,12 +110,16 @@ impl Service {
     }
 
     pub fn start_with(extra: &[(&str, &str)]) -> Service {
+        Self::start_on(free_port(), extra)
+    }
+
+    /// As `start_with`, on `port` (known before the start, e.g. for `BALLAST_PUBLIC_URL`).
+    pub fn start_on<K: AsRef<OsStr>, V: AsRef<OsStr>>(port: u16, extra: &[(K, V)]) -> Service {
         let dir = tempfile::tempdir().expect("temp dir");
-        let port = free_port();
         let child = ballast()
             .arg("run")
             .envs(fast_env(dir.path(), port))
-            .envs(extra.iter().copied())
+            .envs(extra.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .spawn()
             .expect("start ballast run");

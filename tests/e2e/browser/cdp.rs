@@ -411,6 +411,20 @@ impl Browser {
         }
     }
 
+    /// The cookies the browser would send to `url` (`Network.getCookies`): name, value,
+    /// httpOnly, secure, sameSite ("Lax", "Strict", "None" or absent), path, expires.
+    pub fn cookies(&mut self, url: &str) -> Vec<Value> {
+        let answer = self.page_call("Network.getCookies", json!({ "urls": [url] }));
+        answer["cookies"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// The HTTP status of the page's own document (the last answer of its redirects).
+    pub fn status(&mut self) -> u64 {
+        self.eval("performance.getEntriesByType('navigation')[0].responseStatus")
+            .as_u64()
+            .unwrap_or(0)
+    }
+
     /// A PNG of the whole page (up to 8000 px tall) at `path`.
     pub fn screenshot(&mut self, path: &Path) {
         let height = self
@@ -442,7 +456,7 @@ impl Drop for Browser {
 }
 
 /// Standard base64 (with padding) to bytes.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
+pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
     fn value(c: u8) -> Option<u32> {
         match c {
             b'A'..=b'Z' => Some(u32::from(c - b'A')),
