@@ -488,14 +488,7 @@ pub async fn authorize(State(state): State<AppState>, mut req: Request, next: Ne
 
 /// Percent-encodes everything but unreserved characters (a query parameter value).
 pub fn encode_component(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    crate::ui::enc(s)
 }
 
 /// A local path to return to after a login: must start with one `/` (no scheme, no

@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 
-pub use api::{Api, Problem};
+pub use api::{enc, Api, Problem};
 
 use crate::AppState;
 
@@ -399,14 +399,7 @@ fn decode_flash(value: &str) -> Option<Flash> {
 }
 
 fn read_flash(headers: &HeaderMap) -> Option<Flash> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, value)| *name == FLASH_COOKIE && !value.is_empty())
-        .and_then(|(_, value)| decode_flash(value))
+    crate::auth::cookie(headers, FLASH_COOKIE).and_then(|value| decode_flash(&value))
 }
 
 /// Decodes `%XX` escapes (and `+` as a space); `None` for invalid escapes or UTF-8.
