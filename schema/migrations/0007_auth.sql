@@ -6,9 +6,12 @@
 -- client secret); keep the database file readable by the service user only.
 
 -- A login started at a provider: the state, nonce and PKCE verifier until the browser comes back.
--- Used once: the callback deletes the row, so a replayed state is refused.
+-- Used once: the callback deletes the row, so a replayed state is refused. `browser_hash` is the
+-- SHA-256 of a cookie given to the browser that started it: a callback from another browser (a
+-- login link planted by someone else) is refused.
 CREATE TABLE auth_logins (
     state_hash    TEXT PRIMARY KEY NOT NULL CHECK (length(state_hash) = 64),
+    browser_hash  TEXT NOT NULL CHECK (length(browser_hash) = 64),
     provider      TEXT NOT NULL CHECK (provider <> ''),
     nonce         TEXT NOT NULL CHECK (nonce <> ''),
     pkce_verifier TEXT NOT NULL CHECK (pkce_verifier <> ''),

@@ -13,6 +13,8 @@ use crate::{Store, StoreError};
 pub struct Login {
     /// SHA-256 (hex) of the `state` sent to the provider.
     pub state_hash: String,
+    /// SHA-256 (hex) of the login cookie given to the browser that started it.
+    pub browser_hash: String,
     pub provider: String,
     pub nonce: String,
     pub pkce_verifier: String,
@@ -158,9 +160,9 @@ impl Store {
             tx.prepare_cached("DELETE FROM auth_logins WHERE expires_at_ms <= ?1")?
                 .execute([now_ms])?;
             tx.prepare_cached(
-                "INSERT INTO auth_logins (state_hash, provider, nonce, pkce_verifier, next_path,
-                    created_at_ms, expires_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO auth_logins (state_hash, browser_hash, provider, nonce, pkce_verifier,
+                    next_path, created_at_ms, expires_at_ms)
+                 VALUES (?1, ?8, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?
             .execute(params![
                 login.state_hash,
@@ -170,6 +172,7 @@ impl Store {
                 login.next_path,
                 now_ms,
                 login.expires_at_ms,
+                login.browser_hash,
             ])?;
             Ok(())
         })
@@ -182,12 +185,14 @@ impl Store {
         self.write(|tx| {
             let login = tx
                 .prepare_cached(
-                    "SELECT state_hash, provider, nonce, pkce_verifier, next_path, expires_at_ms
+                    "SELECT state_hash, provider, nonce, pkce_verifier, next_path, expires_at_ms,
+                        browser_hash
                      FROM auth_logins WHERE state_hash = ?1",
                 )?
                 .query_row([state_hash], |row| {
                     Ok(Login {
                         state_hash: row.get(0)?,
+                        browser_hash: row.get(6)?,
                         provider: row.get(1)?,
                         nonce: row.get(2)?,
                         pkce_verifier: row.get(3)?,
@@ -427,6 +432,7 @@ mod tests {
     fn login(state: char, expires_at_ms: i64) -> Login {
         Login {
             state_hash: state.to_string().repeat(64),
+            browser_hash: "b".repeat(64),
             provider: "corp".into(),
             nonce: "n".into(),
             pkce_verifier: "v".into(),

@@ -385,10 +385,24 @@ impl Ballast {
     /// Starts a login, lets the provider answer with `claims` (spoiled by `forge`), and sends
     /// the callback: the callback's answer.
     async fn login(&self, provider: &Provider, claims: Value, forge: Forge) -> (Answer, String) {
+        let (answer, callback, _) = self.login_from(provider, claims, forge, true).await;
+        (answer, callback)
+    }
+
+    /// [`Ballast::login`], sending the login cookie back to the callback or not (a callback
+    /// from another browser): the callback's answer, its path and the login cookie.
+    async fn login_from(
+        &self,
+        provider: &Provider,
+        claims: Value,
+        forge: Forge,
+        same_browser: bool,
+    ) -> (Answer, String, String) {
         let start = self
             .get("/api/v1/auth/login/corp?next=%2Fui%2Ftopics", &[])
             .await;
         assert_eq!(start.status, 303, "{}", start.text);
+        let login_cookie = cookie_named(&start, "ballast_login").expect("login cookie");
         let location = start.headers["location"]
             .to_str()
             .expect("location")
@@ -418,7 +432,12 @@ impl Ballast {
             "/api/v1/auth/callback/corp?code={code}&state={}",
             urlencode(&q["state"])
         );
-        (self.get(&callback, &[]).await, callback)
+        let headers = if same_browser {
+            vec![("cookie", login_cookie.clone())]
+        } else {
+            vec![]
+        };
+        (self.get(&callback, &headers).await, callback, login_cookie)
     }
 
     /// Logs in as alice and returns her session cookie header.
@@ -483,11 +502,16 @@ fn alice_claims() -> Value {
 
 /// `ballast_session=...` from the answer's `Set-Cookie`, as a `Cookie` header value.
 fn session_cookie(a: &Answer) -> Option<String> {
+    cookie_named(a, "ballast_session")
+}
+
+/// Cookie `name` set (not cleared) by the answer, as a `Cookie` header value.
+fn cookie_named(a: &Answer, name: &str) -> Option<String> {
     a.headers
         .get_all("set-cookie")
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with("ballast_session=") && !v.starts_with("ballast_session=;"))
+        .find(|v| v.starts_with(&format!("{name}=")) && !v.starts_with(&format!("{name}=;")))
         .and_then(|v| v.split(';').next())
         .map(str::to_string)
 }
@@ -634,10 +658,22 @@ async fn a_replayed_login_state_is_refused() {
 }
 
 #[tokio::test]
+async fn a_login_finished_in_another_browser_is_refused() {
+    let p = Provider::start().await;
+    let b = Ballast::start(&p, &[]).await;
+    let (answer, _, _) = b.login_from(&p, alice_claims(), Forge::None, false).await;
+    assert_eq!(answer.status, 400, "{}", answer.text);
+    assert!(answer.text.contains("another browser"), "{}", answer.text);
+    assert!(session_cookie(&answer).is_none());
+    assert!(b.audit("auth.login").is_empty());
+}
+
+#[tokio::test]
 async fn a_login_that_takes_longer_than_the_login_timeout_is_refused() {
     let p = Provider::start().await;
     let b = Ballast::start(&p, &[("AUTH_LOGIN_TIMEOUT", "1m")]).await;
     let start = b.get("/api/v1/auth/login/corp", &[]).await;
+    let login_cookie = cookie_named(&start, "ballast_login").expect("login cookie");
     let location = start.headers["location"]
         .to_str()
         .expect("location")
@@ -651,7 +687,7 @@ async fn a_login_that_takes_longer_than_the_login_timeout_is_refused() {
                 "/api/v1/auth/callback/corp?code=c&state={}",
                 urlencode(&q["state"])
             ),
-            &[],
+            &[("cookie", login_cookie)],
         )
         .await;
     assert_eq!(late.status, 400, "{}", late.text);

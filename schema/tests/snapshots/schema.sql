@@ -48,6 +48,7 @@ CREATE TABLE audit_events (
 -- table auth_logins on auth_logins
 CREATE TABLE auth_logins (
     state_hash    TEXT PRIMARY KEY NOT NULL CHECK (length(state_hash) = 64),
+    browser_hash  TEXT NOT NULL CHECK (length(browser_hash) = 64),
     provider      TEXT NOT NULL CHECK (provider <> ''),
     nonce         TEXT NOT NULL CHECK (nonce <> ''),
     pkce_verifier TEXT NOT NULL CHECK (pkce_verifier <> ''),

@@ -33,6 +33,8 @@ use crate::{ApiError, AppState};
 
 /// The session cookie.
 pub const SESSION_COOKIE: &str = "ballast_session";
+/// The cookie that ties a login under way to the browser that started it.
+pub const LOGIN_COOKIE: &str = "ballast_login";
 /// The prefix of every personal access token value.
 pub const PAT_PREFIX: &str = "pat_";
 /// The user of an open (authentication off) request that names none.
@@ -301,6 +303,14 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 pub fn session_cookie(value: &str, max_age_s: u64, secure: bool) -> String {
     let secure = if secure { "; Secure" } else { "" };
     format!("{SESSION_COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_s}{secure}")
+}
+
+/// The `Set-Cookie` value of the login cookie: sent back only to the callback.
+pub fn login_cookie(value: &str, max_age_s: u64, secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!(
+        "{LOGIN_COOKIE}={value}; Path=/api/v1/auth/callback; HttpOnly; SameSite=Lax; Max-Age={max_age_s}{secure}"
+    )
 }
 
 /// The `Set-Cookie` value that removes the session cookie.

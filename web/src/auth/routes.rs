@@ -16,8 +16,8 @@ use tracing::{info, warn};
 use super::claims;
 use super::oidc::OidcError;
 use super::{
-    clear_session_cookie, encode_component, new_token_value, random_url_safe, safe_next,
-    session_cookie, sha256_hex, Identity, Scope, Via,
+    clear_session_cookie, encode_component, login_cookie, new_token_value, random_url_safe,
+    safe_next, session_cookie, sha256_hex, Identity, Scope, Via,
 };
 use crate::audit::Actor;
 use crate::extract::{Json, Path};
@@ -199,8 +199,10 @@ async fn login(
     })?;
     let now = state.clock.now_ms();
     let ttl = state.config.auth.login_timeout.as_millis() as i64;
+    let browser = random_url_safe(32)?;
     let login = Login {
         state_hash: sha256_hex(&started.state),
+        browser_hash: sha256_hex(&browser),
         provider: provider.clone(),
         nonce: started.nonce,
         pkce_verifier: started.pkce_verifier,
@@ -212,6 +214,15 @@ async fn login(
     *r.status_mut() = StatusCode::SEE_OTHER;
     r.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    let auth = &state.config.auth;
+    let cookie = login_cookie(
+        &browser,
+        auth.login_timeout.as_secs(),
+        auth.secure_cookies(),
+    );
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
     Ok(r)
 }
 
@@ -243,6 +254,7 @@ async fn callback(
     State(state): State<AppState>,
     Path(provider): Path<String>,
     AxumQuery(q): AxumQuery<CallbackQuery>,
+    headers: HeaderMap,
 ) -> Response {
     let refused = |status, message: String| message_page(status, "Login failed", message);
     let Some(p) = state.config.auth.provider(&provider).cloned() else {
@@ -280,6 +292,13 @@ async fn callback(
         Ok(Err(e)) => return refused(StatusCode::INTERNAL_SERVER_ERROR, format!("database error: {e}")),
         Err(e) => return e.into_response(),
     };
+    let browser = super::cookie(&headers, super::LOGIN_COOKIE).map(|v| sha256_hex(&v));
+    if browser.as_deref() != Some(login.browser_hash.as_str()) {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "This login was started in another browser (or its cookie was blocked). Please start again here.".into(),
+        );
+    }
     if login.provider != provider {
         return refused(
             StatusCode::BAD_REQUEST,
@@ -363,6 +382,9 @@ async fn callback(
         auth.secure_cookies(),
     )) {
         r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&login_cookie("", 0, auth.secure_cookies())) {
+        r.headers_mut().append(header::SET_COOKIE, v);
     }
     r
 }
