@@ -142,6 +142,18 @@ fn finish(doc: &mut Value, licensed: &[(axum::http::Method, &str)]) {
         .as_object_mut()
         .map(|d| d.entry("components").or_insert_with(|| json!({})));
     if let Some(Value::Object(components)) = components {
+        components.entry("securitySchemes").or_insert_with(|| {
+            json!({
+                "personalAccessToken": {
+                    "type": "http", "scheme": "bearer",
+                    "description": "A personal access token: `Authorization: Bearer pat_...` (docs/auth.md). Only when authentication is configured."
+                },
+                "sessionCookie": {
+                    "type": "apiKey", "in": "cookie", "name": crate::auth::SESSION_COOKIE,
+                    "description": "The session cookie of an OIDC login (`/api/v1/auth/login/{provider}`). Only when authentication is configured."
+                }
+            })
+        });
         let schemas = components.entry("schemas").or_insert_with(|| json!({}));
         if let Value::Object(schemas) = schemas {
             for (name, schema) in schemas::all() {
@@ -161,6 +173,7 @@ fn finish(doc: &mut Value, licensed: &[(axum::http::Method, &str)]) {
                     .any(|(m, p)| m.as_str().eq_ignore_ascii_case(method) && p == path);
                 if let Value::Object(op) = op {
                     shared_rules(op, is_licensed);
+                    auth_rules(op, method, path);
                 }
             }
         }
@@ -238,6 +251,33 @@ fn shared_rules(op: &mut Map<String, Value>, licensed: bool) {
                  with the license envelope and does nothing.\n\n{description}"
             )),
         );
+    }
+}
+
+/// Authentication (docs/auth.md): a route outside the open set names the two credentials and
+/// answers 401 without them; a mutation answers 403 to a `read` identity (a licensed one's 403 is
+/// the license envelope, which it keeps).
+fn auth_rules(op: &mut Map<String, Value>, method: &str, path: &str) {
+    if crate::auth::is_open(path, false) {
+        return;
+    }
+    op.insert(
+        "security".into(),
+        json!([{}, {"personalAccessToken": []}, {"sessionCookie": []}]),
+    );
+    let Some(Value::Object(responses)) = op.get_mut("responses") else {
+        return;
+    };
+    let error = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}});
+    responses.entry("401").or_insert_with(|| {
+        json!({"description": "Authentication is on and the request carries no valid session or token", "content": error})
+    });
+    let method = axum::http::Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+        .unwrap_or(axum::http::Method::GET);
+    if crate::auth::required_scope(&method, path) == crate::auth::Scope::Write {
+        responses.entry("403").or_insert_with(|| {
+            json!({"description": "The identity has the read scope; this needs write", "content": error})
+        });
     }
 }
 
