@@ -11,6 +11,7 @@ mod heal;
 mod http;
 mod license;
 mod live;
+mod mcp;
 mod observed;
 mod oidc;
 mod plan;

@@ -45,6 +45,9 @@ const RETRY_DELAYS: [Duration; 3] = [
 pub struct Actor {
     pub method: String,
     pub user: String,
+    /// Who asked for the change when another identity runs it (MCP: the requester; the
+    /// approver is `user`); `None`: the user asked.
+    pub requested_by: Option<String>,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Actor {
@@ -60,9 +63,18 @@ impl<S: Send + Sync> FromRequestParts<S> for Actor {
                 Some(raw) => parse_user(raw.to_str().ok())?,
             },
         };
+        // A catalog operation run for an agent: `MCP`, the approver and the requester.
+        if let Some(channel) = parts.extensions.get::<crate::catalog::Channel>() {
+            return Ok(Actor {
+                method: channel.method().to_string(),
+                user,
+                requested_by: Some(channel.requested_by().to_string()),
+            });
+        }
         Ok(Actor {
             method: parts.method.as_str().to_string(),
             user,
+            requested_by: None,
         })
     }
 }
@@ -100,6 +112,7 @@ impl Actor {
         Actor {
             method: method.to_string(),
             user: identity.user_id.clone(),
+            requested_by: None,
         }
         .event(now_ms, action, target)
     }
@@ -111,7 +124,11 @@ impl Actor {
             action: action.to_string(),
             method: self.method.clone(),
             user_id: Some(self.user.clone()),
-            requested_by: Some(self.user.clone()),
+            requested_by: Some(
+                self.requested_by
+                    .clone()
+                    .unwrap_or_else(|| self.user.clone()),
+            ),
             status: 200,
             target: Some(target.into()),
             summary: Value::Object(Default::default()),

@@ -6,12 +6,16 @@
 pub mod audit;
 /// Authentication: OIDC login, sessions, personal access tokens, scopes (docs/auth.md).
 pub mod auth;
+/// The catalog of operations that MCP (and chat) are adapters over.
+pub mod catalog;
 pub mod envelope;
 pub mod extract;
 mod healing;
 pub mod kafka;
 /// License enforcement: the licensed-route table, the 403 layer, `/api/v1/license`, auto-fetch.
 pub mod license;
+/// The MCP endpoint `/api/v1/mcp` over the catalog.
+pub mod mcp;
 mod metrics;
 mod middleware;
 /// The observer's latest sample in memory, shared by `/metrics` and the observed routes.
@@ -110,6 +114,7 @@ impl AppState {
 pub fn router(state: AppState) -> Router {
     routes::routes()
         .merge(ui::routes())
+        .route_service("/api/v1/mcp", mcp::service(state.clone()))
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(

@@ -307,6 +307,19 @@ pub async fn require_license(state: &AppState) -> Result<(), Response> {
     }
 }
 
+/// Why management is refused now, `None` when it is allowed: for doors that must refuse before
+/// anything reaches a route (MCP refuses a licensed tool before queueing it for approval).
+pub async fn management_refused(state: &AppState) -> Option<LicenseError> {
+    match status(state).await {
+        Ok(s) if s.allows_management() => None,
+        Ok(s) => Some(refusal(&s)),
+        Err(e) => Some(LicenseError {
+            code: LicenseCode::Invalid,
+            message: format!("{}: {}", e.error, e.details),
+        }),
+    }
+}
+
 /// The layer on the whole router: a licensed route answers 403 unless the license is licensed or
 /// trial. Other routes pass without any work.
 pub async fn gate(State(state): State<AppState>, req: Request, next: Next) -> Response {

@@ -42,12 +42,12 @@ pub fn format_duration(d: Duration) -> String {
     if millis == 0 {
         return "0s".to_string();
     }
-    if millis % 1000 != 0 {
+    if !millis.is_multiple_of(1000) {
         return format!("{millis}ms");
     }
     let secs = millis / 1000;
     for (unit, size) in [("d", 86_400), ("h", 3600), ("m", 60)] {
-        if secs % size == 0 {
+        if secs.is_multiple_of(size) {
             return format!("{}{unit}", secs / size);
         }
     }

@@ -1,0 +1,199 @@
+//! The catalog of operations (docs/api/mcp.md): every operation agents (MCP, later chat) and the
+//! REST API share is declared here once — name, category and area, scope, licensed or free, a
+//! typed input whose JSON Schema is derived from the type, and one function that does the work.
+//! The MCP endpoint (`crate::mcp`) and chat are adapters over this list: they look operations up,
+//! check the caller's scope, queue mutations for approval and present the result; they hold no
+//! rule of their own.
+//!
+//! Where the rules live: an operation runs its REST route's handler in-process (the API router
+//! with the `authorize` layer and the license gate, as the dashboard does), so validation, the
+//! licence gate, the mutation slot, the pre-flight and the audit event are exactly the REST
+//! path's, with the caller's identity and channel (`MCP`: approver as `userId`, requester as
+//! `requestedBy`). Agent-facing shaping (row limits, envelopes, omissions) is declared here, per
+//! operation, once.
+
+mod limits;
+mod ops;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use axum::http::Method;
+use serde_json::{Map, Value};
+
+pub use limits::{limited, Limit};
+pub(crate) use ops::proposal_gate;
+pub use ops::{ListInput, TokenInput};
+
+use crate::auth::{Identity, Scope};
+use crate::AppState;
+
+/// What an operation does, as agents see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    /// Reads; runs at once.
+    Read,
+    /// Changes the cluster or ballast; queued for a second person's approval over MCP.
+    Mutate,
+    /// The approval workflow itself.
+    Meta,
+}
+
+impl Category {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Read => "read",
+            Category::Mutate => "mutate",
+            Category::Meta => "meta",
+        }
+    }
+}
+
+/// Through which door a caller came: recorded as the audit event's `method`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Channel {
+    /// An MCP tool, run on approval: `userId` is the approver, `requestedBy` the requester.
+    Mcp { requested_by: String },
+}
+
+impl Channel {
+    /// The audit `method`.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Channel::Mcp { .. } => "MCP",
+        }
+    }
+
+    /// The audit `requestedBy`.
+    pub fn requested_by(&self) -> &str {
+        match self {
+            Channel::Mcp { requested_by } => requested_by,
+        }
+    }
+}
+
+/// Who runs an operation, and through which door.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub identity: Identity,
+    pub channel: Channel,
+}
+
+/// Why an operation did not run or failed, with the API's words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpError {
+    /// HTTP-like status (400 bad input, 403 licence or scope, 404, 409, 503, ...).
+    pub status: u16,
+    /// `LICENSE_INVALID` / `LICENSE_EXPIRED` for the licence gate, else a short code.
+    pub code: String,
+    pub message: String,
+}
+
+impl OpError {
+    pub fn invalid(message: impl Into<String>) -> OpError {
+        OpError {
+            status: 400,
+            code: "INVALID_INPUT".into(),
+            message: message.into(),
+        }
+    }
+
+    fn from_problem(p: crate::ui::Problem) -> OpError {
+        let code = match (&p.code, p.status) {
+            (Some(code), _) => code.clone(),
+            (None, 400) => "INVALID_INPUT".into(),
+            (None, 401) => "UNAUTHENTICATED".into(),
+            (None, 403) => "FORBIDDEN".into(),
+            (None, 404) => "NOT_FOUND".into(),
+            (None, 409) => "CONFLICT".into(),
+            (None, 503) => "UNAVAILABLE".into(),
+            (None, _) => "FAILED".into(),
+        };
+        OpError {
+            status: p.status,
+            code,
+            message: p.message(),
+        }
+    }
+}
+
+impl std::fmt::Display for OpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+pub type OpFuture = Pin<Box<dyn Future<Output = Result<Value, OpError>> + Send>>;
+
+/// One operation, declared once.
+pub struct Operation {
+    /// The MCP tool name (the spec's).
+    pub name: &'static str,
+    pub title: &'static str,
+    pub category: Category,
+    /// cluster, topics, groups, acls, quotas, messages, proposals, reassignments, brokers, audit
+    pub area: &'static str,
+    /// The scope a caller needs to run (or, for a mutation, to request) it.
+    pub scope: Scope,
+    /// Whether the licence gate applies (its REST route is in `license::licensed_routes`).
+    pub licensed: bool,
+    /// The REST route of the same operation, when it has one.
+    pub rest: Option<(Method, &'static str)>,
+    /// What an agent needs to know to use it.
+    pub description: &'static str,
+    /// The input's JSON Schema, derived from its type.
+    pub schema: fn() -> Map<String, Value>,
+    /// Parses and checks the input without doing anything: the summary of what will happen
+    /// (mutations are checked before they are queued).
+    pub check: fn(&Value) -> Result<String, OpError>,
+    /// Does the work.
+    pub run: fn(AppState, Caller, Value) -> OpFuture,
+}
+
+/// Every operation.
+pub fn all() -> &'static [Operation] {
+    ops::OPERATIONS
+}
+
+/// The operation named `name`.
+pub fn find(name: &str) -> Option<&'static Operation> {
+    all().iter().find(|op| op.name == name)
+}
+
+/// The derived JSON Schema of `T` as an object (what `tools/list` shows).
+pub fn schema_of<T: schemars::JsonSchema>() -> Map<String, Value> {
+    let schema = schemars::schema_for!(T);
+    match serde_json::to_value(schema) {
+        Ok(Value::Object(mut map)) => {
+            map.remove("$schema");
+            map.entry("type").or_insert(Value::String("object".into()));
+            map.entry("properties").or_insert(Value::Object(Map::new()));
+            map
+        }
+        _ => Map::new(),
+    }
+}
+
+/// Parses an operation's input, naming the field that is wrong.
+pub fn parse<T: serde::de::DeserializeOwned>(input: &Value) -> Result<T, OpError> {
+    let input = if input.is_null() {
+        Value::Object(Map::new())
+    } else {
+        input.clone()
+    };
+    serde_json::from_value(input).map_err(|e| OpError::invalid(e.to_string()))
+}
+
+/// Calls the REST API in-process as `caller` (scope, licence, validation, audit as over HTTP).
+pub(crate) async fn call(
+    state: &AppState,
+    caller: &Caller,
+    method: Method,
+    uri: &str,
+    body: Option<&Value>,
+) -> Result<Value, OpError> {
+    let api = crate::ui::Api::for_caller(state, caller);
+    api.call(method, uri, body)
+        .await
+        .map_err(OpError::from_problem)
+}

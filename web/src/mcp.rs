@@ -1,0 +1,386 @@
+//! `/api/v1/mcp`: the MCP endpoint (Streamable HTTP, rmcp) over the catalog (docs/api/mcp.md).
+//!
+//! The authentication layers run before it, so every call knows its `auth::Identity` (rmcp hands
+//! the HTTP request's parts to the handler). Scopes are checked per tool: a `read` identity may
+//! call read tools and `list_pending_actions` only. Read tools run at once; a mutate tool checks
+//! its input (bad input is a tool error and nothing is queued), refuses without a licence, and
+//! queues a pending action in `approvals` (it survives a restart of the web process); another
+//! identity with the write scope approves it with `approve_action`, which runs it exactly once
+//! (`Store::decide_approval` lets one of concurrent approvals win) and returns its result.
+
+use std::sync::Arc;
+
+use axum::http::request::Parts;
+use ballast_schema::{Approval, ApprovalState, Decision, NewApproval, StoreError};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{json, Map, Value};
+
+use crate::auth::{Identity, Scope, Via};
+use crate::catalog::{self, Caller, Category, Channel, Limit, OpError, Operation};
+use crate::AppState;
+
+/// The MCP service for the router (`route_service("/api/v1/mcp", ...)`).
+pub fn service(state: AppState) -> StreamableHttpService<Server, LocalSessionManager> {
+    let mut config = StreamableHttpServerConfig::default();
+    config.allowed_hosts = allowed_hosts(&state);
+    config.json_response = true;
+    StreamableHttpService::new(
+        move || {
+            Ok(Server {
+                state: state.clone(),
+            })
+        },
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+/// `Host` values accepted (DNS-rebinding protection): loopback, the bind address, and the host
+/// of `BALLAST_PUBLIC_URL`.
+fn allowed_hosts(state: &AppState) -> Vec<String> {
+    let mut hosts = vec![
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+        "[::1]".to_string(),
+        state.config.bind.to_string(),
+    ];
+    if let Some(url) = &state.config.auth.public_url {
+        if let Some(host) = url.split("://").nth(1).and_then(|r| r.split('/').next()) {
+            hosts.push(host.to_string());
+            if let Some((name, _)) = host.rsplit_once(':') {
+                hosts.push(name.to_string());
+            }
+        }
+    }
+    hosts
+}
+
+/// One MCP session's handler.
+#[derive(Clone)]
+pub struct Server {
+    state: AppState,
+}
+
+fn tool_of(op: &Operation) -> Tool {
+    let description = format!(
+        "[{} · {}] {}",
+        op.category.as_str(),
+        op.area,
+        op.description
+    );
+    let mut annotations = ToolAnnotations::with_title(op.title)
+        .read_only(op.category == Category::Read || op.name == "list_pending_actions")
+        .destructive(op.category == Category::Mutate);
+    annotations.idempotent_hint = Some(op.category == Category::Read);
+    let mut meta = Map::new();
+    meta.insert(
+        "ballast/category".into(),
+        json!({"category": op.category.as_str(), "area": op.area, "scope": op.scope.as_str(),
+            "licensed": op.licensed, "approval": op.category == Category::Mutate}),
+    );
+    let mut tool = Tool::new(op.name, description, Arc::new((op.schema)()))
+        .with_title(op.title)
+        .with_annotations(annotations);
+    tool.meta = Some(rmcp::model::MetaObject(meta));
+    tool
+}
+
+fn text_error(code: &str, message: impl Into<String>) -> CallToolResponse {
+    let value = json!({"error": {"code": code, "message": message.into()}});
+    CallToolResult::structured_error(value).into()
+}
+
+fn op_error(e: OpError) -> CallToolResponse {
+    text_error(&e.code, e.message)
+}
+
+fn ok(value: Value) -> CallToolResponse {
+    let value = match value {
+        Value::Object(_) => value,
+        other => json!({"result": other}),
+    };
+    CallToolResult::structured(value).into()
+}
+
+fn identity_of(ctx: &RequestContext<RoleServer>) -> Option<Identity> {
+    ctx.extensions
+        .get::<Parts>()
+        .and_then(|p| p.extensions.get::<Identity>())
+        .cloned()
+}
+
+fn approval_json(a: &Approval, summary: Option<&str>) -> Value {
+    json!({
+        "token": a.id,
+        "tool": a.tool,
+        "arguments": a.arguments,
+        "requestedBy": a.requested_by,
+        "state": a.state,
+        "summary": summary,
+        "createdAt": ballast_runtime::format_rfc3339_ms(a.created_at_ms),
+        "expiresAt": ballast_runtime::format_rfc3339_ms(a.expires_at_ms),
+    })
+}
+
+impl Server {
+    async fn db<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&ballast_schema::Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, OpError> {
+        self.state.db(f).await.map_err(|e| OpError {
+            status: e.status.as_u16(),
+            code: "FAILED".into(),
+            message: format!("{}: {}", e.error, e.details),
+        })
+    }
+
+    /// A mutate tool's request: checked, licensed, then queued.
+    async fn request(
+        &self,
+        op: &'static Operation,
+        who: &Identity,
+        args: Value,
+    ) -> CallToolResponse {
+        let summary = match (op.check)(&args) {
+            Ok(s) => s,
+            Err(e) => return op_error(e),
+        };
+        if op.licensed {
+            if let Some(refused) = crate::license::management_refused(&self.state).await {
+                let code = serde_json::to_value(refused.code)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "LICENSE_INVALID".into());
+                return text_error(&code, refused.message);
+            }
+        }
+        if op.name == "apply_proposal" {
+            let caller = Caller {
+                identity: who.clone(),
+                channel: Channel::Mcp {
+                    requested_by: who.user_id.clone(),
+                },
+            };
+            let id = args["proposalId"].as_str().unwrap_or_default().to_string();
+            match catalog::proposal_gate(&self.state, &caller, &id).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(blocked)) => return ok(blocked),
+                Err(e) => return op_error(e),
+            }
+        }
+        let ttl_ms = self.state.config.timing.approval_ttl.as_millis() as i64;
+        let now = self.state.clock.now_ms();
+        let new = NewApproval {
+            tool: op.name.to_string(),
+            arguments: json!({"arguments": args, "summary": summary}),
+            requested_by: Some(who.user_id.clone()),
+            ttl_ms,
+        };
+        match self.db(move |s| s.create_approval(&new, now)).await {
+            Ok(a) => {
+                let mut out = approval_json(&a, Some(&summary));
+                out["status"] = json!("pending_approval");
+                out["arguments"] = a.arguments["arguments"].clone();
+                out["message"] = json!(format!(
+                    "Queued. Another person with the write scope must call approve_action with this token before {}.",
+                    ballast_runtime::format_rfc3339_ms(a.expires_at_ms)
+                ));
+                ok(out)
+            }
+            Err(e) => op_error(e),
+        }
+    }
+
+    async fn decide(&self, who: &Identity, args: Value, decision: Decision) -> CallToolResponse {
+        let input: catalog::TokenInput = match catalog::parse(&args) {
+            Ok(i) => i,
+            Err(e) => return op_error(e),
+        };
+        let token = input.token.trim().to_string();
+        let lookup = token.clone();
+        let approval = match self.db(move |s| s.approval(&lookup)).await {
+            Ok(Some(a)) => a,
+            Ok(None) => return text_error("NOT_FOUND", format!("no pending action {token}")),
+            Err(e) => return op_error(e),
+        };
+        if decision == Decision::Approve {
+            if matches!(who.via, Via::Open) {
+                return text_error(
+                    "FORBIDDEN",
+                    "approvals need authentication (AUTH_PROVIDERS or AUTH_PAT_ENABLED): without it no \
+                     client can be told apart from another, so no action can be approved over MCP",
+                );
+            }
+            if approval.requested_by.as_deref() == Some(who.user_id.as_str()) {
+                return text_error(
+                    "FORBIDDEN",
+                    format!(
+                        "{} requested this action and cannot approve it: another person must",
+                        who.user_id
+                    ),
+                );
+            }
+        }
+        let now = self.state.clock.now_ms();
+        let by = who.user_id.clone();
+        let decided = match self
+            .db(move |s| Ok(s.decide_approval(&token, decision, &by, now)))
+            .await
+        {
+            Ok(Ok(a)) => a,
+            Ok(Err(StoreError::Conflict(why))) => return text_error("CONFLICT", why),
+            Ok(Err(StoreError::NotFound(why))) => return text_error("NOT_FOUND", why),
+            Ok(Err(e)) => return text_error("FAILED", e.to_string()),
+            Err(e) => return op_error(e),
+        };
+        if decision == Decision::Reject {
+            return ok(json!({"status": "rejected", "token": decided.id, "tool": decided.tool}));
+        }
+        let Some(op) = catalog::find(&decided.tool) else {
+            return text_error("FAILED", format!("unknown tool {}", decided.tool));
+        };
+        let caller = Caller {
+            identity: who.clone(),
+            channel: Channel::Mcp {
+                requested_by: decided.requested_by.clone().unwrap_or_default(),
+            },
+        };
+        let args = decided.arguments["arguments"].clone();
+        let outcome = (op.run)(self.state.clone(), caller, args).await;
+        let (done, result) = match &outcome {
+            Ok(v) => (
+                v["status"] != "blocked" && v["status"] != "failed",
+                v.clone(),
+            ),
+            Err(e) => (
+                false,
+                json!({"error": {"code": e.code, "message": e.message}}),
+            ),
+        };
+        let id = decided.id.clone();
+        let stored = result.clone();
+        if let Err(e) = self
+            .db(move |s| s.finish_approval(&id, done, &stored))
+            .await
+        {
+            tracing::warn!(error = %e, "approval outcome not stored");
+        }
+        match outcome {
+            Ok(v) => ok(
+                json!({"status": if done { "executed" } else { "not_executed" },
+                "token": decided.id, "tool": decided.tool, "result": v}),
+            ),
+            Err(e) => op_error(e),
+        }
+    }
+
+    async fn pending(&self, args: Value) -> CallToolResponse {
+        let input: catalog::ListInput = match catalog::parse(&args) {
+            Ok(i) => i,
+            Err(e) => return op_error(e),
+        };
+        let now = self.state.clock.now_ms();
+        match self.db(move |s| s.pending_approvals(now)).await {
+            Ok(list) => {
+                let rows: Vec<Value> = list
+                    .iter()
+                    .filter(|a| a.state == ApprovalState::Pending)
+                    .map(|a| {
+                        let mut v = approval_json(a, a.arguments["summary"].as_str());
+                        v["arguments"] = a.arguments["arguments"].clone();
+                        v
+                    })
+                    .collect();
+                ok(Value::Object(catalog::limited(
+                    "actions",
+                    rows,
+                    Limit::new(50, 200),
+                    input.limit,
+                    "approve or reject the oldest first; raise limit (at most 200)",
+                )))
+            }
+            Err(e) => op_error(e),
+        }
+    }
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("ballast", crate::VERSION))
+            .with_instructions(
+                "ballast keeps an Apache Kafka cluster balanced. Read tools answer at once. Mutate \
+                 tools return an approval token: a second person approves with approve_action \
+                 (never the requester); then the change runs and is audited.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            catalog::all().iter().map(tool_of).collect(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(who) = identity_of(&context) else {
+            return Ok(text_error("UNAUTHENTICATED", "no identity on this request"));
+        };
+        let Some(op) = catalog::find(&request.name) else {
+            return Ok(text_error(
+                "UNKNOWN_TOOL",
+                format!("no tool {:?}", request.name),
+            ));
+        };
+        if who.scope < op.scope {
+            return Ok(text_error(
+                "INSUFFICIENT_SCOPE",
+                format!(
+                    "{} needs the {} scope; {} has {}",
+                    op.name,
+                    op.scope.as_str(),
+                    who.user_id,
+                    who.scope.as_str()
+                ),
+            ));
+        }
+        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        Ok(match (op.category, op.name) {
+            (Category::Read, _) => {
+                let caller = Caller {
+                    channel: Channel::Mcp {
+                        requested_by: who.user_id.clone(),
+                    },
+                    identity: who,
+                };
+                match (op.run)(self.state.clone(), caller, args).await {
+                    Ok(v) => ok(v),
+                    Err(e) => op_error(e),
+                }
+            }
+            (Category::Mutate, _) => self.request(op, &who, args).await,
+            (Category::Meta, "approve_action") => self.decide(&who, args, Decision::Approve).await,
+            (Category::Meta, "reject_action") => self.decide(&who, args, Decision::Reject).await,
+            (Category::Meta, _) => self.pending(args).await,
+        })
+    }
+}
+
+/// The scope a caller needs for `tool` (per tool, not per HTTP method).
+pub fn tool_scope(tool: &str) -> Option<Scope> {
+    catalog::find(tool).map(|op| op.scope)
+}
