@@ -114,7 +114,12 @@ impl AppState {
 pub fn router(state: AppState) -> Router {
     routes::routes()
         .merge(ui::routes())
-        .route_service("/api/v1/mcp", mcp::service(state.clone()))
+        .route("/api/v1/mcp", {
+            let mcp = mcp::service(state.clone());
+            axum::routing::post_service(mcp.clone())
+                .get_service(mcp.clone())
+                .delete_service(mcp)
+        })
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(

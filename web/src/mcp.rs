@@ -26,6 +26,61 @@ use crate::auth::{Identity, Scope, Via};
 use crate::catalog::{self, Caller, Category, Channel, Limit, OpError, Operation};
 use crate::AppState;
 
+/// The operations of the endpoint, for the OpenAPI description (the MCP transport is served by
+/// rmcp; these functions only carry its documentation).
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(mcp_post, mcp_get, mcp_delete))]
+pub(crate) struct Api;
+
+#[utoipa::path(
+    post,
+    path = "/api/v1/mcp",
+    tag = "mcp",
+    operation_id = "mcpMessage",
+    summary = "MCP: send a JSON-RPC message (Streamable HTTP)",
+    description = "The MCP endpoint (docs/api/mcp.md): JSON-RPC `initialize`, `tools/list`, `tools/call` and notifications. Send `Accept: application/json, text/event-stream`; the answer is JSON or a server-sent-event stream. After `initialize` send the `Mcp-Session-Id` the server gave. Free of licence checks here: licensed tools refuse inside the call. With authentication on, a session cookie or personal access token is needed, and scopes are checked per tool.",
+    request_body(content = Object, description = "A JSON-RPC request, notification or response", content_type = "application/json"),
+    responses(
+        (status = 200, description = "A JSON-RPC answer (JSON) or a stream of them (text/event-stream)", content_type = "application/json"),
+        (status = 202, description = "A notification or response was accepted"),
+        (status = 400, description = "Not a JSON-RPC message, or a bad session"),
+        (status = 406, description = "The Accept header does not allow JSON and event streams"),
+    )
+)]
+#[allow(dead_code)]
+fn mcp_post() {}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/mcp",
+    tag = "mcp",
+    operation_id = "mcpStream",
+    summary = "MCP: the server's event stream for a session",
+    description = "Server-sent events from the server to the client of the session named by `Mcp-Session-Id`.",
+    responses(
+        (status = 200, description = "An event stream", content_type = "text/event-stream"),
+        (status = 400, description = "No or unknown session"),
+        (status = 405, description = "Not offered for this session"),
+    )
+)]
+#[allow(dead_code)]
+fn mcp_get() {}
+
+#[utoipa::path(
+    delete,
+    path = "/api/v1/mcp",
+    tag = "mcp",
+    operation_id = "mcpEndSession",
+    summary = "MCP: end a session",
+    description = "Ends the session named by `Mcp-Session-Id`. Pending actions it requested stay pending (they live in the database).",
+    responses(
+        (status = 202, description = "The session ended"),
+        (status = 400, description = "No or unknown session"),
+    )
+)]
+#[allow(dead_code)]
+fn mcp_delete() {}
+
 /// The MCP service for the router (`route_service("/api/v1/mcp", ...)`).
 pub fn service(state: AppState) -> StreamableHttpService<Server, LocalSessionManager> {
     let mut config = StreamableHttpServerConfig::default();

@@ -99,6 +99,7 @@ Mutations record the acting identity in the audit log (with authentication off: 
         (name = "license", description = "License status (docs/license.md)"),
         (name = "audit", description = "The audit log and reverting a recorded change (docs/api/audit.md)"),
         (name = "auth", description = "OIDC login, the session, personal access tokens (docs/auth.md)"),
+        (name = "mcp", description = "The MCP endpoint for AI agents (docs/api/mcp.md)"),
     ),
     paths(openapi_json, openapi_yaml, license_status)
 )]

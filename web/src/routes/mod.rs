@@ -30,6 +30,7 @@ pub(crate) fn api() -> utoipa::openapi::OpenApi {
         manage::Api::openapi(),
         audit::Api::openapi(),
         crate::auth::routes::Api::openapi(),
+        crate::mcp::Api::openapi(),
     ] {
         api.merge(part);
     }

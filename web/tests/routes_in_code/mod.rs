@@ -119,15 +119,17 @@ fn call_arguments(text: &str) -> &str {
 fn method_names(expr: &str) -> Vec<String> {
     let mut out = Vec::new();
     for method in METHODS {
-        let call = format!("{method}(");
-        let mut from = 0;
-        while let Some(at) = expr[from..].find(&call) {
-            let start = from + at;
-            let before = expr[..start].chars().next_back();
-            if !before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-                out.push(method.to_ascii_uppercase());
+        // `get(handler)` and `get_service(service)` alike
+        for call in [format!("{method}("), format!("{method}_service(")] {
+            let mut from = 0;
+            while let Some(at) = expr[from..].find(&call) {
+                let start = from + at;
+                let before = expr[..start].chars().next_back();
+                if !before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                    out.push(method.to_ascii_uppercase());
+                }
+                from = start + call.len();
             }
-            from = start + call.len();
         }
     }
     out
