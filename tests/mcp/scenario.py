@@ -20,7 +20,19 @@ EXPECTED = {
     "get_cluster_overview": "read", "get_cluster_health": "read", "list_proposals": "read",
     "get_proposal": "read", "generate_proposal": "read", "update_topic_config": "mutate",
     "apply_proposal": "mutate", "approve_action": "meta", "reject_action": "meta",
-    "list_pending_actions": "meta",
+    "list_pending_actions": "meta", "get_broker_racks": "read", "get_topic_config": "read",
+    "search_topics": "read", "list_acls": "read", "list_consumer_groups": "read",
+    "describe_consumer_group": "read", "get_topic_watermarks": "read", "search_audit_log": "read",
+    "list_reassignments": "read", "get_reassignment_history": "read",
+    "get_reassignment_by_id": "read", "get_default_configs": "read",
+    "get_partition_optimization": "read",
+}
+
+ENVELOPED = {  # list tools: rows key
+    "search_topics": "topics", "list_acls": "bindings", "list_consumer_groups": "groups",
+    "get_topic_watermarks": "partitions", "search_audit_log": "events",
+    "list_reassignments": "history", "get_reassignment_history": "history",
+    "get_partition_optimization": "recommendations",
 }
 
 
@@ -93,6 +105,35 @@ async def main():
         check(not err and "proposals" in proposals, f"list_proposals: {proposals}")
         for row in proposals["proposals"]:
             check("decision" in row, "each proposal row has its decision")
+
+        # every read tool answers, list tools in the envelope
+        reads = {
+            "get_broker_racks": {}, "get_topic_config": {"topic": topic},
+            "search_topics": {"query": "", "limit": 1}, "list_acls": {},
+            "list_consumer_groups": {}, "get_topic_watermarks": {"topic": topic, "limit": 1},
+            "search_audit_log": {"limit": 1}, "list_reassignments": {},
+            "get_reassignment_history": {}, "get_default_configs": {"keyFilter": "log.retention"},
+            "get_partition_optimization": {}, "generate_proposal": {},
+        }
+        for name, args in reads.items():
+            err, answer = await reader.call(name, args)
+            check(not err or answer["error"]["code"] == "NOT_FOUND", f"{name}: {answer}")
+            rows = ENVELOPED.get(name)
+            if rows and not err:
+                for key in ("count", "total", "truncated", rows):
+                    check(key in answer, f"{name} has {key}: {answer}")
+                check(answer["count"] == len(answer[rows]), f"{name} count")
+                check(("hint" in answer) == answer["truncated"], f"{name} hint only when truncated")
+        err, one = await reader.call("search_topics", {"query": "", "limit": 1})
+        check(one["count"] == 1 and (one["truncated"] == (one["total"] > 1)), f"search limit: {one}")
+        err, marks = await reader.call("get_topic_watermarks", {"topic": topic, "limit": 1})
+        check(marks["count"] == 1 and marks["totalMessages"] is not None, f"watermarks: {marks}")
+        err, defaults = await reader.call("get_default_configs", {"keyFilter": "log.retention"})
+        check(all("log.retention" in e["name"].lower() for e in defaults["entries"]), "keyFilter")
+        err, missing = await reader.call("get_reassignment_by_id", {"id": "no-such-operation"})
+        check(err and missing["error"]["code"] == "NOT_FOUND", f"unknown id: {missing}")
+        err, unknown = await reader.call("get_topic_config", {"topic": topic, "bogus": 1})
+        check(err and unknown["error"]["code"] == "INVALID_INPUT", "unknown parameters are refused")
 
         # bad input: a tool error, nothing queued
         err, bad = await a.call("update_topic_config", {"topic": topic, "configs": {}})

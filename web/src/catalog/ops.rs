@@ -58,6 +58,127 @@ pub struct TokenInput {
     pub token: String,
 }
 
+/// One topic.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TopicInput {
+    /// The topic name.
+    pub topic: String,
+}
+
+/// One topic's partitions, with a row limit.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TopicListInput {
+    /// The topic name.
+    pub topic: String,
+    /// Rows to return: omitted or 0 for the default; larger values are clamped to the maximum.
+    pub limit: Option<u64>,
+}
+
+/// Topics by name.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SearchTopicsInput {
+    /// Text to match in topic names, case-insensitive; empty or omitted matches every topic.
+    pub query: Option<String>,
+    /// How `query` matches: contains (default), prefix, exact or glob (`*`, `?`).
+    #[serde(rename = "match")]
+    pub match_kind: Option<String>,
+    /// Include internal topics such as __consumer_offsets (default false).
+    pub include_internal: Option<bool>,
+    /// Rows to return: omitted or 0 for the default; larger values are clamped to the maximum.
+    pub limit: Option<u64>,
+}
+
+/// Consumer groups.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GroupsInput {
+    /// Only groups in this state (Stable, Empty, PreparingRebalance, ...).
+    pub state: Option<String>,
+    /// Only group ids containing this text (case-insensitive).
+    pub search: Option<String>,
+    /// Rows to return: omitted or 0 for the default; larger values are clamped to the maximum.
+    pub limit: Option<u64>,
+}
+
+/// One consumer group.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GroupInput {
+    /// The group id.
+    pub group: String,
+}
+
+/// ACL bindings matching a filter.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AclsInput {
+    /// Exact principal, form User:<name>.
+    pub principal: Option<String>,
+    /// Topic, Group, Cluster, TransactionalId, DelegationToken, or Any.
+    pub resource_type: Option<String>,
+    /// Exact resource name.
+    pub resource_name: Option<String>,
+    /// Rows to return: omitted or 0 for the default; larger values are clamped to the maximum.
+    pub limit: Option<u64>,
+}
+
+/// Audit events matching a filter.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuditInput {
+    /// Exact action name, e.g. topics.config.update or reassignments.apply.
+    pub action: Option<String>,
+    /// Matches the acting user or the requester exactly.
+    pub user: Option<String>,
+    /// Events at or after this time (RFC 3339, a date, or Unix ms).
+    pub since: Option<String>,
+    /// Events at or before this time (RFC 3339, a date, or Unix ms).
+    pub until: Option<String>,
+    /// Case-insensitive text in the action, target, summary or details.
+    pub search: Option<String>,
+    /// Rows to return: omitted or 0 for the default; larger values are clamped to the maximum.
+    pub limit: Option<u64>,
+}
+
+/// Reassignment history.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryInput {
+    /// Only operations in this state: Pending, Active, Completed, Failed, Cancelled.
+    pub state: Option<String>,
+    /// Rows to return: omitted or 0 for the default; larger values are clamped to the maximum.
+    pub limit: Option<u64>,
+}
+
+/// One reassignment operation.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReassignmentInput {
+    /// The operation id (from list_reassignments or a mutation's result).
+    pub id: String,
+}
+
+/// Broker configuration defaults.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DefaultsInput {
+    /// Case-insensitive substring of the configuration keys to return.
+    pub key_filter: Option<String>,
+}
+
+/// Partition-count recommendations.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OptimizationInput {
+    /// Only recommendations of this priority: High, Medium or Low.
+    pub priority: Option<String>,
+    /// Rows to return: omitted or 0 for the default; larger values are clamped to the maximum.
+    pub limit: Option<u64>,
+}
+
 // ------------------------------------------------------------------------------ helpers
 
 fn boxed<F>(f: F) -> OpFuture
@@ -127,6 +248,41 @@ fn rows(v: &Value, key: &str) -> Vec<Value> {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default()
+}
+
+/// A query string from the pairs whose value is set.
+fn query(pairs: &[(&str, Option<String>)]) -> String {
+    let set: Vec<(&str, &str)> = pairs
+        .iter()
+        .filter_map(|(k, v)| v.as_deref().map(|v| (*k, v)))
+        .collect();
+    crate::ui::query(&set)
+}
+
+/// Re-applies the MCP envelope over an answer a REST route already cut to `rows` rows (`total`
+/// is the REST route's count of every match).
+fn reshape(mut d: Value, key: &str, hint: &str) -> Value {
+    let rows = d.get(key).and_then(Value::as_array).map_or(0, Vec::len);
+    let total = d["total"].as_u64().map_or(rows, |t| t as usize);
+    let truncated = rows < total;
+    if let Some(obj) = d.as_object_mut() {
+        obj.insert("count".into(), json!(rows));
+        obj.insert("total".into(), json!(total));
+        obj.insert("truncated".into(), json!(truncated));
+        if truncated {
+            obj.insert("hint".into(), json!(hint));
+        } else {
+            obj.remove("hint");
+        }
+    }
+    d
+}
+
+fn need(what: &str, v: &str) -> Result<(), OpError> {
+    if v.trim().is_empty() {
+        return Err(OpError::invalid(format!("{what}: must not be empty")));
+    }
+    Ok(())
 }
 
 // ------------------------------------------------------------------------------ reads
@@ -255,6 +411,271 @@ fn generate_proposal(state: AppState, caller: Caller, input: Value) -> OpFuture 
         )
         .await?;
         Ok(proposal_for_agents(p))
+    })
+}
+
+fn broker_racks(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let _: Nothing = parse(&input)?;
+        call(&state, &caller, Method::GET, "/api/v1/brokers/racks", None).await
+    })
+}
+
+fn topic_config(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: TopicInput = parse(&input)?;
+        need("topic", &i.topic)?;
+        call(
+            &state,
+            &caller,
+            Method::GET,
+            &format!("/api/v1/topics/{}/config", enc(&i.topic)),
+            None,
+        )
+        .await
+    })
+}
+
+fn search_topics(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: SearchTopicsInput = parse(&input)?;
+        let limit = Limit::new(100, 1000).rows(i.limit);
+        let body = json!({"query": i.query.unwrap_or_default(), "match": i.match_kind.unwrap_or_else(|| "contains".into()),
+            "includeInternal": i.include_internal.unwrap_or(false), "limit": limit});
+        let d = call(
+            &state,
+            &caller,
+            Method::POST,
+            "/api/v1/topics/search",
+            Some(&body),
+        )
+        .await?;
+        Ok(reshape(
+            d,
+            "topics",
+            "narrow the query, or match: prefix / exact",
+        ))
+    })
+}
+
+fn list_consumer_groups(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: GroupsInput = parse(&input)?;
+        let limit = Limit::new(100, 500).rows(i.limit);
+        let q = query(&[
+            ("state", i.state),
+            ("search", i.search),
+            ("limit", Some(limit.to_string())),
+        ]);
+        let d = call(
+            &state,
+            &caller,
+            Method::GET,
+            &format!("/api/v1/consumer-groups{q}"),
+            None,
+        )
+        .await?;
+        Ok(reshape(
+            d,
+            "groups",
+            "filter with search or state, or describe_consumer_group for one",
+        ))
+    })
+}
+
+fn describe_consumer_group(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: GroupInput = parse(&input)?;
+        need("group", &i.group)?;
+        call(
+            &state,
+            &caller,
+            Method::GET,
+            &format!("/api/v1/consumer-groups/{}", enc(&i.group)),
+            None,
+        )
+        .await
+    })
+}
+
+fn list_acls(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: AclsInput = parse(&input)?;
+        let limit = Limit::new(100, 500).rows(i.limit);
+        let q = query(&[
+            ("principal", i.principal),
+            ("resourceType", i.resource_type),
+            ("resourceName", i.resource_name),
+            ("limit", Some(limit.to_string())),
+        ]);
+        let d = call(
+            &state,
+            &caller,
+            Method::GET,
+            &format!("/api/v1/acls{q}"),
+            None,
+        )
+        .await?;
+        Ok(reshape(
+            d,
+            "bindings",
+            "filter by principal, resourceType or resourceName",
+        ))
+    })
+}
+
+fn topic_watermarks(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: TopicListInput = parse(&input)?;
+        need("topic", &i.topic)?;
+        let d = call(
+            &state,
+            &caller,
+            Method::GET,
+            &format!("/api/v1/topics/{}/watermarks", enc(&i.topic)),
+            None,
+        )
+        .await?;
+        let mut partitions = rows(&d, "partitions");
+        partitions.sort_by_key(|p| p["partition"].as_i64().unwrap_or(0));
+        let mut out = limited(
+            "partitions",
+            partitions,
+            Limit::new(100, 1000),
+            i.limit,
+            "raise limit (at most 1000)",
+        );
+        for key in ["topic", "partitionCount", "totalMessages"] {
+            out.insert(key.into(), d.get(key).cloned().unwrap_or(Value::Null));
+        }
+        Ok(Value::Object(out))
+    })
+}
+
+fn search_audit_log(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: AuditInput = parse(&input)?;
+        let limit = Limit::new(50, 200).rows(i.limit);
+        let q = query(&[
+            ("action", i.action),
+            ("user", i.user),
+            ("since", i.since),
+            ("until", i.until),
+            ("search", i.search),
+            ("limit", Some(limit.to_string())),
+        ]);
+        let d = call(
+            &state,
+            &caller,
+            Method::GET,
+            &format!("/api/v1/audit-log{q}"),
+            None,
+        )
+        .await?;
+        Ok(reshape(
+            d,
+            "events",
+            "narrow with action, user, since/until or search",
+        ))
+    })
+}
+
+fn history(
+    state: &AppState,
+    caller: &Caller,
+    rows_wanted: usize,
+    filter: Option<String>,
+) -> impl std::future::Future<Output = Result<Value, OpError>> + Send {
+    let q = query(&[("state", filter), ("limit", Some(rows_wanted.to_string()))]);
+    let state = state.clone();
+    let caller = caller.clone();
+    async move {
+        let mut d = call(
+            &state,
+            &caller,
+            Method::GET,
+            &format!("/api/v1/reassignments{q}"),
+            None,
+        )
+        .await?;
+        if let Some(obj) = d.as_object_mut() {
+            if let Some(ops) = obj
+                .remove("operations")
+                .or_else(|| obj.remove("reassignments"))
+            {
+                obj.insert("history".into(), ops);
+            }
+        }
+        Ok(reshape(
+            d,
+            "history",
+            "filter by state, or get_reassignment_by_id for one",
+        ))
+    }
+}
+
+fn list_reassignments(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let _: Nothing = parse(&input)?;
+        history(&state, &caller, Limit::fixed(10).rows(None), None).await
+    })
+}
+
+fn reassignment_history(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: HistoryInput = parse(&input)?;
+        history(&state, &caller, Limit::new(20, 100).rows(i.limit), i.state).await
+    })
+}
+
+fn reassignment_by_id(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: ReassignmentInput = parse(&input)?;
+        need("id", &i.id)?;
+        call(
+            &state,
+            &caller,
+            Method::GET,
+            &format!("/api/v1/reassignments/{}", enc(&i.id)),
+            None,
+        )
+        .await
+    })
+}
+
+fn default_configs(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: DefaultsInput = parse(&input)?;
+        let q = query(&[("keyFilter", i.key_filter)]);
+        call(
+            &state,
+            &caller,
+            Method::GET,
+            &format!("/api/v1/config/defaults{q}"),
+            None,
+        )
+        .await
+    })
+}
+
+fn partition_optimization(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: OptimizationInput = parse(&input)?;
+        let limit = Limit::new(20, 100).rows(i.limit);
+        let q = query(&[("priority", i.priority), ("limit", Some(limit.to_string()))]);
+        let d = call(
+            &state,
+            &caller,
+            Method::GET,
+            &format!("/api/v1/optimize/partitions{q}"),
+            None,
+        )
+        .await?;
+        Ok(reshape(
+            d,
+            "recommendations",
+            "filter by priority (High, Medium, Low)",
+        ))
     })
 }
 
@@ -481,6 +902,175 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<Nothing>,
         check: no_check,
         run: generate_proposal,
+    },
+    Operation {
+        name: "get_broker_racks",
+        title: "Broker racks",
+        category: Category::Read,
+        area: "brokers",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/brokers/racks")),
+        description: "Brokers per rack (alive, leaders, replicas, disk) and the rack assessment with up to 20 partitions that are not rack-aware.",
+        schema: schema_of::<Nothing>,
+        check: no_check,
+        run: broker_racks,
+    },
+    Operation {
+        name: "get_topic_config",
+        title: "A topic's configuration",
+        category: Category::Read,
+        area: "topics",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/topics/{topic}/config")),
+        description: "Every configuration entry of a topic with its value and source (topic override, broker, default).",
+        schema: schema_of::<TopicInput>,
+        check: no_check,
+        run: topic_config,
+    },
+    Operation {
+        name: "search_topics",
+        title: "Search topics by name",
+        category: Category::Read,
+        area: "topics",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::POST, "/api/v1/topics/search")),
+        description: "Topics whose name matches (contains, prefix, exact or glob), in name order, with size, rates and settings.",
+        schema: schema_of::<SearchTopicsInput>,
+        check: no_check,
+        run: search_topics,
+    },
+    Operation {
+        name: "list_acls",
+        title: "ACL bindings",
+        category: Category::Read,
+        area: "acls",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/acls")),
+        description: "ACL bindings matching a filter, ordered by resource type, resource name, principal.",
+        schema: schema_of::<AclsInput>,
+        check: no_check,
+        run: list_acls,
+    },
+    Operation {
+        name: "list_consumer_groups",
+        title: "Consumer groups",
+        category: Category::Read,
+        area: "groups",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/consumer-groups")),
+        description: "Consumer groups in group-id order with state, members and lag.",
+        schema: schema_of::<GroupsInput>,
+        check: no_check,
+        run: list_consumer_groups,
+    },
+    Operation {
+        name: "describe_consumer_group",
+        title: "One consumer group",
+        category: Category::Read,
+        area: "groups",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/consumer-groups/{group}")),
+        description: "A consumer group's state, coordinator, members with their assignments, and lag per topic.",
+        schema: schema_of::<GroupInput>,
+        check: no_check,
+        run: describe_consumer_group,
+    },
+    Operation {
+        name: "get_topic_watermarks",
+        title: "A topic's watermarks",
+        category: Category::Read,
+        area: "messages",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/topics/{topic}/watermarks")),
+        description: "Each partition's low and high watermark and message count, by partition; totalMessages covers every partition.",
+        schema: schema_of::<TopicListInput>,
+        check: no_check,
+        run: topic_watermarks,
+    },
+    Operation {
+        name: "search_audit_log",
+        title: "Search the audit log",
+        category: Category::Read,
+        area: "audit",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/audit-log")),
+        description: "Audit events newest first: who changed what, when, through which door (method), with before and after.",
+        schema: schema_of::<AuditInput>,
+        check: no_check,
+        run: search_audit_log,
+    },
+    Operation {
+        name: "list_reassignments",
+        title: "Recent reassignments",
+        category: Category::Read,
+        area: "reassignments",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/reassignments")),
+        description: "The 10 newest reassignment operations with progress, rate and ETA, and who holds the mutation slot.",
+        schema: schema_of::<Nothing>,
+        check: no_check,
+        run: list_reassignments,
+    },
+    Operation {
+        name: "get_reassignment_history",
+        title: "Reassignment history",
+        category: Category::Read,
+        area: "reassignments",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/reassignments")),
+        description: "Reassignment operations newest first, optionally in one state.",
+        schema: schema_of::<HistoryInput>,
+        check: no_check,
+        run: reassignment_history,
+    },
+    Operation {
+        name: "get_reassignment_by_id",
+        title: "One reassignment",
+        category: Category::Read,
+        area: "reassignments",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/reassignments/{id}")),
+        description: "One reassignment operation with every partition's state, step, bytes, rate, ETA and reason.",
+        schema: schema_of::<ReassignmentInput>,
+        check: no_check,
+        run: reassignment_by_id,
+    },
+    Operation {
+        name: "get_default_configs",
+        title: "Broker configuration defaults",
+        category: Category::Read,
+        area: "cluster",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/config/defaults")),
+        description: "The configuration the controller runs with, each entry with its source; keyFilter narrows by key.",
+        schema: schema_of::<DefaultsInput>,
+        check: no_check,
+        run: default_configs,
+    },
+    Operation {
+        name: "get_partition_optimization",
+        title: "Partition-count recommendations",
+        category: Category::Read,
+        area: "topics",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/optimize/partitions")),
+        description: "Topics whose partition count should change (High, Medium, Low, then topic), each with the figures behind it; byPriority counts all.",
+        schema: schema_of::<OptimizationInput>,
+        check: no_check,
+        run: partition_optimization,
     },
     Operation {
         name: "update_topic_config",
