@@ -113,4 +113,56 @@ fn the_python_mcp_sdk_lists_the_tools_reads_and_takes_a_change_through_a_second_
         "{}",
         events[0].action
     );
+
+    // and the MCP Inspector's CLI (npm @modelcontextprotocol/inspector) lists and calls
+    let inspector = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/mcp/node_modules/.bin/mcp-inspector"
+    );
+    assert!(
+        std::path::Path::new(inspector).exists(),
+        "the MCP Inspector is not installed: scripts/test runs npm ci --prefix tests/mcp"
+    );
+    let run = |args: &[&str]| {
+        let out = Command::new(inspector)
+            .arg("--cli")
+            .arg(service.url("/api/v1/mcp"))
+            .args(["--transport", "http", "--header"])
+            .arg(format!("Authorization: Bearer {reader}"))
+            .args(args)
+            .env_remove("LD_LIBRARY_PATH")
+            .env("HOME", service.dir.path())
+            .output()
+            .expect("run the inspector");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "inspector {args:?} failed:\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str::<Value>(&text)
+            .unwrap_or_else(|e| panic!("inspector JSON ({e}): {text}"))
+    };
+    let listed = run(&["--method", "tools/list"]);
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"get_cluster_health") && names.contains(&"approve_action"),
+        "{names:?}"
+    );
+    let called = run(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "get_cluster_health",
+    ]);
+    assert_ne!(called["isError"], true, "{called}");
+    assert!(
+        called["structuredContent"]["rackAssessment"].is_object(),
+        "{called}"
+    );
 }
