@@ -155,6 +155,14 @@ pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
     license::spawn_fetcher(state.clone());
     let shutdown = ctx.shutdown.clone();
     let stopping = state.clone();
+    // No Nagle delay: a streamed answer (MCP, server-sent events) is written in several pieces,
+    // and each would otherwise wait for the client's delayed acknowledgement (about 40 ms).
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, router(state))
         .with_graceful_shutdown(async move {
             shutdown.requested().await;

@@ -14,6 +14,9 @@
 //! ticks, default 10) `--bootstrap ADDR` (use a running cluster instead of starting one)
 //! `--ballast PATH` (default `target/release/ballast`) `--read-bench` `--clients N` (default 100)
 //! `--seconds S` (per endpoint, default 5) `--only TEXT` (only endpoints whose path contains it).
+//! After the REST endpoints it measures the MCP endpoint (`/api/v1/mcp`, one session, calls one
+//! after another): `tools/list` and the read tools `get_cluster_health` and
+//! `get_cluster_overview` (`--mcp-calls N`, default 200 each).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -238,6 +241,80 @@ async fn read_bench(
             } else {
                 String::new()
             }
+        );
+    }
+    mcp_bench(&http, &base, num("--mcp-calls", 200)? as usize).await
+}
+
+/// One MCP session over Streamable HTTP: `initialize`, then `calls` of each measured request.
+async fn mcp_bench(http: &reqwest::Client, base: &str, calls: usize) -> Result<(), String> {
+    let url = format!("{base}/api/v1/mcp");
+    let post = |body: serde_json::Value, session: Option<String>| {
+        let mut r = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-06-18")
+            .body(body.to_string());
+        if let Some(s) = session {
+            r = r.header("mcp-session-id", s);
+        }
+        r.send()
+    };
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
+    let answer = post(init, None).await.map_err(|e| e.to_string())?;
+    let session = answer
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    answer.bytes().await.map_err(|e| e.to_string())?;
+    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(initialized, session.clone())
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("MCP, one session, {calls} calls each, one after another:");
+    println!(
+        "{:<58} {:>9} {:>9} {:>9} {:>10}",
+        "request", "p50 ms", "p99 ms", "max ms", "bytes"
+    );
+    let requests = [
+        ("tools/list", serde_json::json!({})),
+        (
+            "tools/call get_cluster_health",
+            serde_json::json!({"name": "get_cluster_health", "arguments": {}}),
+        ),
+        (
+            "tools/call get_cluster_overview",
+            serde_json::json!({"name": "get_cluster_overview", "arguments": {}}),
+        ),
+    ];
+    for (label, params) in requests {
+        let method = label.split(' ').next().unwrap_or(label);
+        let mut times = Vec::with_capacity(calls);
+        let mut bytes = 0;
+        for id in 0..calls {
+            let body = serde_json::json!({"jsonrpc": "2.0", "id": id + 2, "method": method, "params": params});
+            let t = Instant::now();
+            let r = post(body, session.clone())
+                .await
+                .map_err(|e| e.to_string())?;
+            if !r.status().is_success() {
+                return Err(format!("{label}: {}", r.status()));
+            }
+            let b = r.bytes().await.map_err(|e| e.to_string())?;
+            times.push(t.elapsed());
+            bytes = b.len();
+        }
+        times.sort();
+        println!(
+            "{:<58} {:>9.1} {:>9.1} {:>9.1} {:>10}",
+            label,
+            percentile(&times, 0.50).as_secs_f64() * 1000.0,
+            percentile(&times, 0.99).as_secs_f64() * 1000.0,
+            times.last().copied().unwrap_or_default().as_secs_f64() * 1000.0,
+            bytes
         );
     }
     Ok(())
