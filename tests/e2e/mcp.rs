@@ -103,15 +103,35 @@ fn the_python_mcp_sdk_lists_the_tools_reads_and_takes_a_change_through_a_second_
         .expect("audit")
         .events
         .into_iter()
-        .filter(|e| e.method == "MCP")
+        .filter(|e| e.method == "MCP" && e.action.starts_with("topics.config"))
         .collect();
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0].user_id.as_deref(), Some("bob"));
     assert_eq!(events[0].requested_by.as_deref(), Some("alice"));
+    // every approved change is audited as MCP, approved by bob for alice
+    let mcp: Vec<_> = store
+        .list_audit(&ballast_schema::AuditQuery::default())
+        .expect("audit")
+        .events
+        .into_iter()
+        .filter(|e| e.method == "MCP")
+        .collect();
+    let actions: Vec<&str> = mcp.iter().map(|e| e.action.as_str()).collect();
+    for action in [
+        "leaders.elect",
+        "brokers.maintenance.enter",
+        "brokers.maintenance.exit",
+    ] {
+        assert!(
+            actions.contains(&action),
+            "{action} not audited: {actions:?}"
+        );
+    }
     assert!(
-        events[0].action.starts_with("topics.config"),
-        "{}",
-        events[0].action
+        mcp.iter()
+            .all(|e| e.user_id.as_deref() == Some("bob")
+                && e.requested_by.as_deref() == Some("alice")),
+        "{mcp:?}"
     );
 
     // and the MCP Inspector's CLI (npm @modelcontextprotocol/inspector) lists and calls

@@ -25,7 +25,10 @@ EXPECTED = {
     "describe_consumer_group": "read", "get_topic_watermarks": "read", "search_audit_log": "read",
     "list_reassignments": "read", "get_reassignment_history": "read",
     "get_reassignment_by_id": "read", "get_default_configs": "read",
-    "get_partition_optimization": "read",
+    "get_partition_optimization": "read", "delete_consumer_group": "mutate",
+    "cancel_reassignment": "mutate", "set_broker_maintenance": "mutate",
+    "remove_broker_maintenance": "mutate", "redistribute_topic": "mutate",
+    "preferred_leader_election": "mutate",
 }
 
 ENVELOPED = {  # list tools: rows key
@@ -169,6 +172,26 @@ async def main():
         check(not err and rejected["status"] == "rejected", f"rejected: {rejected}")
         err, late = await b.call("approve_action", {"token": second["token"]})
         check(err, "a rejected action cannot be approved")
+        async def approved(tool, args):
+            err, queued = await a.call(tool, args)
+            check(not err and queued["status"] == "pending_approval", f"{tool} queued: {queued}")
+            err, done = await b.call("approve_action", {"token": queued["token"]})
+            check(not err, f"{tool} approved: {done}")
+            return done
+
+        done = await approved("preferred_leader_election", {"topic": topic})
+        check(done["status"] == "executed", f"election: {done}")
+        done = await approved("redistribute_topic", {"topic": topic})
+        check(done["status"] == "executed" and done["result"]["status"] == "completed",
+              f"a reassignment tool runs to completion: {done}")
+        facts["redistribution"] = done["result"].get("operationId")
+        done = await approved("set_broker_maintenance", {"brokerId": 1, "reason": "mcp test", "drain": False})
+        check(done["status"] == "executed", f"maintenance: {done}")
+        done = await approved("remove_broker_maintenance", {"brokerId": 1})
+        check(done["status"] == "executed", f"maintenance ends: {done}")
+        err, bad = await a.call("preferred_leader_election", {"partitions": [0]})
+        check(err and bad["error"]["code"] == "INVALID_INPUT", "partitions without a topic refused")
+
         facts["topic"] = topic
         facts["token"] = token
     print(json.dumps(facts))

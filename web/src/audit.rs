@@ -100,6 +100,13 @@ pub(crate) fn parse_user(raw: Option<&str>) -> Result<String, ApiError> {
 }
 
 impl Actor {
+    /// Who asked for the change: the requester when another identity runs it, else the user.
+    pub fn requester(&self) -> String {
+        self.requested_by
+            .clone()
+            .unwrap_or_else(|| self.user.clone())
+    }
+
     /// An event by `identity` with `method`, for handlers outside the usual request shape (the
     /// login callback, token management).
     pub fn identity_event(

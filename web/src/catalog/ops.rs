@@ -179,6 +179,46 @@ pub struct OptimizationInput {
     pub limit: Option<u64>,
 }
 
+/// One broker.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MaintenanceInput {
+    /// The broker id.
+    pub broker_id: i32,
+    /// Why (shown in the dashboard and the audit log).
+    pub reason: Option<String>,
+    /// Drain the broker's leadership and replicas (default true).
+    pub drain: Option<bool>,
+}
+
+/// One broker.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BrokerInput {
+    /// The broker id.
+    pub broker_id: i32,
+}
+
+/// Redistribution of one topic's replicas.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RedistributeTopicInput {
+    /// The topic.
+    pub topic: String,
+    /// Broker ids to spread over (default: every broker that is up and not in maintenance).
+    pub brokers: Option<Vec<i32>>,
+}
+
+/// A preferred-leader election.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ElectionInput {
+    /// Only this topic (default: the whole cluster).
+    pub topic: Option<String>,
+    /// With a topic: only these partitions (default: every partition of the topic).
+    pub partitions: Option<Vec<i32>>,
+}
+
 // ------------------------------------------------------------------------------ helpers
 
 fn boxed<F>(f: F) -> OpFuture
@@ -823,6 +863,195 @@ async fn wait_for_operation(
     }
 }
 
+fn check_group(input: &Value) -> Result<String, OpError> {
+    let i: GroupInput = parse(input)?;
+    need("group", &i.group)?;
+    Ok(format!(
+        "delete consumer group {} and its committed offsets (only an empty group)",
+        i.group
+    ))
+}
+
+fn delete_consumer_group(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: GroupInput = parse(&input)?;
+        call(
+            &state,
+            &caller,
+            Method::DELETE,
+            &format!("/api/v1/consumer-groups/{}", enc(&i.group)),
+            None,
+        )
+        .await
+    })
+}
+
+fn check_reassignment(input: &Value) -> Result<String, OpError> {
+    let i: ReassignmentInput = parse(input)?;
+    need("id", &i.id)?;
+    Ok(format!(
+        "cancel reassignment {}: in-flight moves are cancelled, completed ones stay",
+        i.id
+    ))
+}
+
+fn cancel_reassignment(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: ReassignmentInput = parse(&input)?;
+        call(
+            &state,
+            &caller,
+            Method::POST,
+            &format!("/api/v1/reassignments/{}/cancel", enc(&i.id)),
+            None,
+        )
+        .await
+    })
+}
+
+fn check_maintenance(input: &Value) -> Result<String, OpError> {
+    let i: MaintenanceInput = parse(input)?;
+    let drain = if i.drain.unwrap_or(true) {
+        ", draining its leadership and replicas"
+    } else {
+        ""
+    };
+    Ok(format!("put broker {} in maintenance{drain}", i.broker_id))
+}
+
+fn set_broker_maintenance(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: MaintenanceInput = parse(&input)?;
+        let drain = i.drain.unwrap_or(true);
+        let mut body = json!({"drain": drain});
+        if let Some(reason) = i.reason {
+            body["reason"] = json!(reason);
+        }
+        let started = call(
+            &state,
+            &caller,
+            Method::POST,
+            &format!("/api/v1/brokers/{}/maintenance", i.broker_id),
+            Some(&body),
+        )
+        .await?;
+        let operation = started["operationId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if !drain || operation.is_empty() {
+            return Ok(json!({"status": "completed", "maintenance": started}));
+        }
+        wait_for_operation(&state, &caller, &operation, started).await
+    })
+}
+
+fn check_broker(input: &Value) -> Result<String, OpError> {
+    let i: BrokerInput = parse(input)?;
+    Ok(format!(
+        "take broker {} out of maintenance (the next proposal moves partitions back)",
+        i.broker_id
+    ))
+}
+
+fn remove_broker_maintenance(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: BrokerInput = parse(&input)?;
+        call(
+            &state,
+            &caller,
+            Method::DELETE,
+            &format!("/api/v1/brokers/{}/maintenance", i.broker_id),
+            None,
+        )
+        .await
+    })
+}
+
+fn check_redistribute_topic(input: &Value) -> Result<String, OpError> {
+    let i: RedistributeTopicInput = parse(input)?;
+    need("topic", &i.topic)?;
+    Ok(match &i.brokers {
+        Some(b) => format!("spread topic {} evenly over brokers {b:?}", i.topic),
+        None => format!(
+            "spread topic {} evenly over every available broker",
+            i.topic
+        ),
+    })
+}
+
+fn redistribute_topic(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: RedistributeTopicInput = parse(&input)?;
+        let mut body = json!({"preview": false});
+        if let Some(b) = i.brokers {
+            body["brokers"] = json!(b);
+        }
+        let started = call(
+            &state,
+            &caller,
+            Method::POST,
+            &format!("/api/v1/topics/{}/redistribute", enc(&i.topic)),
+            Some(&body),
+        )
+        .await?;
+        let operation = started["operationId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if operation.is_empty() {
+            return Ok(
+                json!({"status": "completed", "reason": "nothing to move", "redistribution": started}),
+            );
+        }
+        wait_for_operation(&state, &caller, &operation, started).await
+    })
+}
+
+fn check_election(input: &Value) -> Result<String, OpError> {
+    let i: ElectionInput = parse(input)?;
+    match (&i.topic, &i.partitions) {
+        (None, Some(_)) => Err(OpError::invalid("partitions: name the topic too")),
+        (None, None) => Ok("elect the preferred leader of every partition it does not lead".into()),
+        (Some(t), _) => {
+            need("topic", t)?;
+            Ok(format!("elect preferred leaders of topic {t}"))
+        }
+    }
+}
+
+fn preferred_leader_election(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: ElectionInput = parse(&input)?;
+        match i.topic {
+            None => {
+                call(
+                    &state,
+                    &caller,
+                    Method::POST,
+                    "/api/v1/preferred-leader-election",
+                    None,
+                )
+                .await
+            }
+            Some(topic) => {
+                let mut body = json!({"topic": topic});
+                if let Some(p) = i.partitions {
+                    body["partitions"] = json!(p);
+                }
+                call(
+                    &state,
+                    &caller,
+                    Method::POST,
+                    &format!("/api/v1/topics/{}/preferred-leader-election", enc(&topic)),
+                    Some(&body),
+                )
+                .await
+            }
+        }
+    })
+}
+
 // ------------------------------------------------------------------------------ meta
 
 /// Meta tools are run by the MCP adapter itself (they are the approval workflow); their
@@ -1071,6 +1300,84 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<OptimizationInput>,
         check: no_check,
         run: partition_optimization,
+    },
+    Operation {
+        name: "delete_consumer_group",
+        title: "Delete a consumer group",
+        category: Category::Mutate,
+        area: "groups",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::DELETE, "/api/v1/consumer-groups/{group}")),
+        description: "Deletes an empty consumer group and its committed offsets. Queued for approval.",
+        schema: schema_of::<GroupInput>,
+        check: check_group,
+        run: delete_consumer_group,
+    },
+    Operation {
+        name: "cancel_reassignment",
+        title: "Cancel a reassignment",
+        category: Category::Mutate,
+        area: "reassignments",
+        scope: Scope::Write,
+        licensed: false,
+        rest: Some((Method::POST, "/api/v1/reassignments/{id}/cancel")),
+        description: "Cancels a running reassignment operation: in-flight moves are cancelled, pending ones never start, completed ones stay. Queued for approval.",
+        schema: schema_of::<ReassignmentInput>,
+        check: check_reassignment,
+        run: cancel_reassignment,
+    },
+    Operation {
+        name: "set_broker_maintenance",
+        title: "Put a broker in maintenance",
+        category: Category::Mutate,
+        area: "brokers",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::POST, "/api/v1/brokers/{brokerId}/maintenance")),
+        description: "Puts a broker in maintenance: the planner moves nothing onto it and, unless drain is false, its leadership then its replicas are drained as throttled reassignments; waits until the drain finishes (status completed, or the failure). Queued for approval.",
+        schema: schema_of::<MaintenanceInput>,
+        check: check_maintenance,
+        run: set_broker_maintenance,
+    },
+    Operation {
+        name: "remove_broker_maintenance",
+        title: "Take a broker out of maintenance",
+        category: Category::Mutate,
+        area: "brokers",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::DELETE, "/api/v1/brokers/{brokerId}/maintenance")),
+        description: "Ends a broker's maintenance; the next proposal moves partitions back onto it. Queued for approval.",
+        schema: schema_of::<BrokerInput>,
+        check: check_broker,
+        run: remove_broker_maintenance,
+    },
+    Operation {
+        name: "redistribute_topic",
+        title: "Redistribute a topic",
+        category: Category::Mutate,
+        area: "reassignments",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::POST, "/api/v1/topics/{topic}/redistribute")),
+        description: "Spreads a topic's replicas and preferred leaders evenly over the chosen brokers with as few moves as possible, as throttled reassignments, and waits until they finish (status completed, or the failure). Queued for approval.",
+        schema: schema_of::<RedistributeTopicInput>,
+        check: check_redistribute_topic,
+        run: redistribute_topic,
+    },
+    Operation {
+        name: "preferred_leader_election",
+        title: "Elect preferred leaders",
+        category: Category::Mutate,
+        area: "brokers",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::POST, "/api/v1/preferred-leader-election")),
+        description: "Moves leadership back to each partition's preferred replica: the whole cluster, or one topic (and some of its partitions). Queued for approval.",
+        schema: schema_of::<ElectionInput>,
+        check: check_election,
+        run: preferred_leader_election,
     },
     Operation {
         name: "update_topic_config",

@@ -394,9 +394,9 @@ async fn apply(
     let op = NewOperation {
         kind: "proposal".into(),
         strategy: "PROPOSAL".into(),
-        method: "POST".into(),
+        method: actor.method.clone(),
         user_id: Some(user.clone()),
-        requested_by: Some(user.clone()),
+        requested_by: Some(actor.requester()),
         description: Some(format!("apply proposal {}", p.id)),
         proposal_id: Some(p.id.clone()),
         fingerprint: Some(p.fingerprint.clone()),
@@ -844,9 +844,9 @@ async fn single(
     let op = NewOperation {
         kind: "redistribute".into(),
         strategy: "PARTITION".into(),
-        method: "POST".into(),
+        method: actor.method.clone(),
         user_id: Some(user.clone()),
-        requested_by: Some(user.clone()),
+        requested_by: Some(actor.requester()),
         description: Some(format!("redistribute {topic}-{partition}")),
         forced: gate.forced,
         detail: json!({ "overridden": gate.overridden.clone() }),
@@ -854,7 +854,7 @@ async fn single(
         ..NewOperation::default()
     };
     let audit = partition_audit(
-        &user,
+        &actor,
         &topic,
         partition,
         &place.replicas,
@@ -869,7 +869,7 @@ async fn single(
 }
 
 fn partition_audit(
-    user: &str,
+    actor: &Actor,
     topic: &str,
     partition: i32,
     before: &[BrokerId],
@@ -880,9 +880,9 @@ fn partition_audit(
     NewAuditEvent {
         at_ms: now,
         action: "reassignments.apply".into(),
-        method: "POST".into(),
-        user_id: Some(user.to_string()),
-        requested_by: Some(user.to_string()),
+        method: actor.method.clone(),
+        user_id: Some(actor.user.clone()),
+        requested_by: Some(actor.requester()),
         status: 200,
         target: Some(format!("{topic}-{partition}")),
         summary: json!({ "topic": topic, "partition": partition, "replicas": after }),
@@ -1026,9 +1026,9 @@ async fn bulk(
     let op = NewOperation {
         kind: "bulk".into(),
         strategy: "BULK_MANUAL".into(),
-        method: "POST".into(),
+        method: actor.method.clone(),
         user_id: Some(user.clone()),
-        requested_by: Some(user.clone()),
+        requested_by: Some(actor.requester()),
         description: body.description.clone(),
         forced: gate.forced,
         detail: json!({ "topic": topic, "overridden": gate.overridden.clone() }),
@@ -1233,9 +1233,9 @@ async fn topic_spread(
     let op = NewOperation {
         kind: "redistribute".into(),
         strategy: "TOPIC".into(),
-        method: "POST".into(),
+        method: actor.method.clone(),
         user_id: Some(user.clone()),
-        requested_by: Some(user.clone()),
+        requested_by: Some(actor.requester()),
         description: Some(format!("redistribute topic {topic}")),
         forced: gate.forced,
         detail: json!({ "topic": topic, "brokers": eligible, "overridden": gate.overridden.clone() }),
@@ -1503,9 +1503,9 @@ async fn cancel(
             let audit = NewAuditEvent {
                 at_ms: now,
                 action: "reassignments.cancel".into(),
-                method: "POST".into(),
+                method: actor.method.clone(),
                 user_id: Some(user.clone()),
-                requested_by: Some(user),
+                requested_by: Some(actor.requester()),
                 status: 202,
                 target: Some(o.id.clone()),
                 summary: json!({ "operation": o.id }),
@@ -1595,9 +1595,9 @@ async fn throttle_put(
     let audit = NewAuditEvent {
         at_ms: now,
         action: "throttle.update".into(),
-        method: "PUT".into(),
+        method: actor.method.clone(),
         user_id: Some(user.clone()),
-        requested_by: Some(user),
+        requested_by: Some(actor.requester()),
         status: 200,
         target: Some("replication throttle".into()),
         summary: json!({ "rateMb": body.rate_mb }),
