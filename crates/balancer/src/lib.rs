@@ -15,6 +15,7 @@
 
 pub mod blast;
 pub mod decision;
+pub mod instances;
 mod model;
 mod plan;
 mod policy;
