@@ -131,6 +131,8 @@ pub struct Part {
 /// The goal a change serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Why {
+    /// A leadership change that evens the load at this index of [`ballast_model::Load::ALL`].
+    Leadership(u8),
     /// Evens the load at this index of [`ballast_model::Load::ALL`] on one broker.
     Load(u8),
     /// One half of a replica exchange on `load`: this partition's replica went `from` → `to`

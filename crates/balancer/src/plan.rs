@@ -247,6 +247,13 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             for (l, first) in first_active.iter().enumerate() {
                 pass_targets.active[l] |= *first && pass_targets.counted[l];
             }
+            // Replicas carry disk, leaders and followers together: once one of the three
+            // triggered, the plan moves replicas anyway and evens all three to the threshold.
+            if PLACEMENT.iter().any(|&l| first_active[l]) {
+                for l in PLACEMENT {
+                    pass_targets.active[l] |= pass_targets.counted[l];
+                }
+            }
             targets = pass_targets;
             if !targets.active.iter().any(|a| *a) {
                 stuck.clear();
@@ -257,9 +264,21 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             let mut result = None;
             let (mut applied, mut capped) = (0, false);
             for mode in [Mode::Leadership, Mode::Full] {
+                // What leadership brought within the threshold, replica moves keep there: a
+                // load evened for free is not paid for again with copies.
+                let mut mode_targets = targets.clone();
+                if mode == Mode::Full {
+                    for l in 0..7 {
+                        if mode_targets.active[l]
+                            && max_distance(&model, &mode_targets, l) <= mode_targets.threshold
+                        {
+                            mode_targets.active[l] = false;
+                        }
+                    }
+                }
                 let r = Search {
                     model: &mut model,
-                    targets: &targets,
+                    targets: &mode_targets,
                     max_partitions: policy.max_partitions,
                     workers,
                     min_chunk: policy.parallel_min_chunk,
@@ -417,6 +436,9 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         elapsed_ms: 0.0,
     }
 }
+
+/// The loads a replica's placement decides: leader count, follower count, disk.
+const PLACEMENT: [usize; 3] = [0, 1, DISK];
 
 /// Passes of the search at most; each pass either changes nothing or lowers the objective.
 const MAX_PASSES: usize = 8;
@@ -761,11 +783,13 @@ fn reason(model: &Model, pi: u32, leader_only: bool) -> String {
         format!("{}/{}", model.topics[p.topic as usize], p.partition)
     };
     match model.parts[pi as usize].why {
-        Some(Why::Load(l)) if leader_only => format!(
+        Some(Why::Leadership(l) | Why::Load(l)) if leader_only => format!(
             "evens {} by a leadership change (no data copied)",
             Load::ALL[l as usize].name()
         ),
-        Some(Why::Load(l)) => format!("evens {}", Load::ALL[l as usize].name()),
+        Some(Why::Leadership(l) | Why::Load(l)) => {
+            format!("evens {}", Load::ALL[l as usize].name())
+        }
         Some(Why::Exchange {
             load,
             with,

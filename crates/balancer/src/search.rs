@@ -234,6 +234,11 @@ pub enum Mode {
     Full,
 }
 
+/// Where a step aims, as a fraction of the threshold from fair share: a broker beyond the
+/// threshold sheds (or takes) about what brings it this far inside, not all the way to fair
+/// share, so a plan copies little more than the bytes that must move.
+const AIM: f64 = 0.7;
+
 /// Replica exchanges considered per broker pair and step.
 const EXCHANGES: usize = 6;
 
@@ -628,37 +633,40 @@ fn steps(
 
 /// Applies `action`, made for `load`, and records the goal on the partitions it changes first.
 fn apply(model: &mut Model, action: Action, load: usize) {
-    let why = Why::Load(load as u8);
-    let mut note = |pi: u32, why: Why, overrule: bool| {
+    // A copy's goal replaces an earlier leadership change's: the move is made for it.
+    let mut note = |pi: u32, why: Why| {
         let slot = &mut model.parts[pi as usize].why;
-        if slot.is_none() || overrule {
+        let replace = matches!(
+            (*slot, why),
+            (None, _) | (Some(Why::Leadership(_)), Why::Load(_)) | (_, Why::Exchange { .. })
+        );
+        if replace {
             *slot = Some(why);
         }
     };
+    let l = load as u8;
     match action {
-        Action::Leader { pi, .. } | Action::Replica { pi, .. } => note(pi, why, false),
+        Action::Leader { pi, .. } => note(pi, Why::Leadership(l)),
+        Action::Replica { pi, .. } => note(pi, Why::Load(l)),
         // Both halves of an exchange carry its one reason.
         Action::Exchange { pi, from, to, qi } => {
-            let load = load as u8;
             note(
                 pi,
                 Why::Exchange {
-                    load,
+                    load: l,
                     with: qi,
                     from,
                     to,
                 },
-                true,
             );
             note(
                 qi,
                 Why::Exchange {
-                    load,
+                    load: l,
                     with: pi,
                     from: to,
                     to: from,
                 },
-                true,
             );
         }
     }
@@ -799,7 +807,7 @@ impl View<'_> {
         let mut out = Vec::new();
         if t.dev(load, value) > 0.0 {
             let dests = self.partners(b, load, true);
-            let ideal = value - fair;
+            let ideal = value - fair * (1.0 + AIM * t.threshold / 100.0);
             let mut moves: Vec<Ranked> = Vec::new();
             let mut swaps: Vec<Ranked> = Vec::new();
             for pi in sample(&m.broker_parts[b as usize], self.step) {
@@ -856,7 +864,7 @@ impl View<'_> {
             }
         } else {
             let sources = self.partners(b, load, false);
-            let ideal = fair - value;
+            let ideal = fair * (1.0 - AIM * t.threshold / 100.0) - value;
             let mut swaps: Vec<Ranked> = Vec::new();
             for pi in sample(&m.broker_parts[b as usize], self.step) {
                 let p = &m.parts[pi as usize];

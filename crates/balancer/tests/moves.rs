@@ -21,14 +21,19 @@ fn leadership_is_evened_by_leadership_changes_alone_when_the_replica_sets_allow_
     assert_eq!(load(&p, "leaderCount").max_distance_after, 0.0);
     assert_eq!(load(&p, "followerCount").max_distance_after, 0.0);
     assert!(
-        p.moves.iter().all(|m| m.cost_class == CostClass::LeaderOnly),
+        p.moves
+            .iter()
+            .all(|m| m.cost_class == CostClass::LeaderOnly),
         "{:?}",
         p.moves
     );
     assert_eq!(p.estimated_bytes, 0);
     // Broker 1 gives 3, broker 2 gives 1: four changes is the fewest.
     assert_eq!(p.moves.len(), 4, "{:?}", p.moves);
-    assert!(p.moves.iter().all(|m| m.reason.contains("leadership change")));
+    assert!(p
+        .moves
+        .iter()
+        .all(|m| m.reason.contains("leadership change")));
 }
 
 #[test]
