@@ -19,6 +19,7 @@ pub mod instances;
 mod model;
 mod plan;
 mod policy;
+mod proof;
 mod search;
 pub mod time;
 pub mod whatif;

@@ -10,6 +10,7 @@ use serde::{Serialize, Serializer};
 
 use crate::model::{Bx, Model, Why, DISK};
 use crate::policy::Policy;
+use crate::proof::prove;
 use crate::search::{Mode, Search, Tally, Targets};
 use crate::{is_no_traffic, load_index};
 
@@ -62,6 +63,14 @@ pub struct StructuralLimit {
     pub distance: f64,
     pub cause: String,
     pub remediation: String,
+    /// The constraint and the numbers that show no plan can bring the broker within the
+    /// threshold. Always there for leader count, follower count and disk (a limit on those is
+    /// reported only when proven); rates may carry the search's reading instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proof: Option<String>,
+    /// The closest to fair share (percent) any plan can bring the broker, per the proof.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound: Option<f64>,
 }
 
 /// A broker beyond the trigger on a load before the plan (`benefitEvidence.tripped`).
@@ -837,6 +846,23 @@ fn limits(
         let broker = model.brokers[*b as usize].id;
         let distance = round2(t.dev(*l, model.loads[*b as usize][*l]));
         let cooldown_min = policy.cooldown_ms / 60_000;
+        if let Some(p) = prove(model, t, *b, *l, cooldown_min) {
+            out.push(StructuralLimit {
+                broker_id: broker,
+                load,
+                distance,
+                cause: p.cause.to_string(),
+                remediation: p.remediation,
+                proof: Some(p.proof),
+                bound: Some(round2(p.bound)),
+            });
+            continue;
+        }
+        // Placement loads are reported only when proven; a rate may be held by the trade-off
+        // between rates (the search's reading of why its candidates were refused).
+        if *l <= DISK {
+            continue;
+        }
         // The blocker that refused the most candidates names the cause; cooldown first on a tie
         // because it is the one that goes away by itself.
         let blockers = [
@@ -890,6 +916,8 @@ fn limits(
             distance,
             cause: cause.to_string(),
             remediation,
+            proof: None,
+            bound: None,
         });
     }
     out.sort_by_key(|a| (a.broker_id, a.load));
