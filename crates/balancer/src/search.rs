@@ -991,7 +991,10 @@ impl View<'_> {
         // (no overshoot) and from above; pairs ranked by how far the difference is from `want`,
         // then by the bytes they copy.
         let mut pairs: Vec<(f64, f64, u32, u32)> = Vec::new();
-        let bucket = want / 20.0;
+        // Misses are compared in steps of 5% of what one exchange can move at most, so a want
+        // larger than any partition still ranks the pairs that move the most first.
+        let largest = give.last().map_or(0.0, |x| x.0);
+        let bucket = (want.min(largest) / 20.0).max(1.0);
         for &(ps, pi) in &give {
             let target = ps - want;
             let at = take.partition_point(|&(qs, _)| qs < target);
