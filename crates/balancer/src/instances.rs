@@ -301,6 +301,7 @@ pub fn lower_bound_bytes(s: &Snapshot, threshold_pct: f64) -> f64 {
     let fair_disk = total_disk / nb as f64;
     let fair_count = total_replicas as f64 / nb as f64;
     let (mut into, mut out) = (0.0, 0.0);
+    let mut need: Vec<(f64, f64)> = Vec::with_capacity(nb);
     for (i, sizes) in held.iter_mut().enumerate() {
         sizes.sort_by(f64::total_cmp);
         let count = sizes.len() as f64;
@@ -310,10 +311,60 @@ pub fn lower_bound_bytes(s: &Snapshot, threshold_pct: f64) -> f64 {
         // even when it holds some already).
         let smallest_in: f64 = all_sizes.iter().take(need_in).sum();
         let smallest_out: f64 = sizes.iter().take(need_out).sum();
-        into += ((1.0 - t) * fair_disk - disk[i]).max(0.0).max(smallest_in);
-        out += (disk[i] - (1.0 + t) * fair_disk).max(0.0).max(smallest_out);
+        let need_in = ((1.0 - t) * fair_disk - disk[i]).max(0.0).max(smallest_in);
+        let need_out = (disk[i] - (1.0 + t) * fair_disk).max(0.0).max(smallest_out);
+        into += need_in;
+        out += need_out;
+        need.push((need_in, need_out));
     }
-    f64::max(into, out)
+    f64::max(into, out).max(rack_bound(s, &takes, &need))
+}
+
+/// The same bound rack by rack. A partition with exactly one replica in every rack cannot copy
+/// a replica to another rack (it would lose rack spread), so only the others' copies cross
+/// racks: the bytes are at least the sum over racks of the larger of what the rack's brokers
+/// must receive and give, less everything that could cross (every replica of every partition
+/// that is not one-per-rack).
+fn rack_bound(s: &Snapshot, takes: &[i32], need: &[(f64, f64)]) -> f64 {
+    let rack_of = |id: i32| {
+        s.brokers
+            .iter()
+            .find(|b| b.id == id)
+            .and_then(|b| b.rack.clone())
+    };
+    let racks: Vec<Option<String>> = takes.iter().map(|&b| rack_of(b)).collect();
+    if racks.iter().any(Option::is_none) {
+        return 0.0;
+    }
+    let mut names: Vec<&String> = racks.iter().flatten().collect();
+    names.sort();
+    names.dedup();
+    if names.len() < 2 {
+        return 0.0;
+    }
+    let mut crossing = 0.0;
+    for p in &s.partitions {
+        let mut here: Vec<Option<String>> = p.replicas.iter().map(|&r| rack_of(r)).collect();
+        let n = here.len();
+        here.sort();
+        here.dedup();
+        let one_per_rack = n == names.len() && here.len() == n && here.iter().all(Option::is_some);
+        if !one_per_rack {
+            crossing += p.size_bytes as f64 * n as f64;
+        }
+    }
+    let per_rack: f64 = names
+        .iter()
+        .map(|name| {
+            let (i, o) = racks
+                .iter()
+                .zip(need)
+                .filter(|(r, _)| r.as_ref() == Some(*name))
+                .fold((0.0, 0.0), |(i, o), (_, (ni, no))| (i + ni, o + no));
+            f64::max(i, o)
+        })
+        .sum();
+    (per_rack - crossing).max(0.0)
 }
 
 #[cfg(test)]
@@ -403,6 +454,53 @@ mod tests {
             })
             .count();
         assert!((120..=240).contains(&broken), "{broken} of 6000");
+    }
+
+    #[test]
+    fn with_one_replica_per_rack_the_lower_bound_counts_each_rack_on_its_own() {
+        // Racks a = {1, 2}, b = {3, 4}; RF 2 with one replica per rack, 1 GB each: no copy
+        // can cross racks, so what each rack must give and receive adds up rack by rack.
+        let mut s = generate(&Spec::new(Kind::NewBroker, 4, 0, 1));
+        for b in &mut s.brokers {
+            b.rack = Some(if b.id <= 2 { "a" } else { "b" }.to_string());
+        }
+        let place = [
+            [1, 3],
+            [1, 4],
+            [1, 3],
+            [1, 4],
+            [1, 3],
+            [1, 4],
+            [2, 3],
+            [2, 4],
+        ];
+        for (i, r) in place.iter().enumerate() {
+            s.partitions.push(SnapshotPartition {
+                topic: "t".into(),
+                partition: i as i32,
+                replicas: r.to_vec(),
+                leader: Some(r[0]),
+                isr: None,
+                size_bytes: 1_000_000_000,
+                compacted: false,
+                min_insync_replicas: 1,
+                producer_msg_rate: 0.0,
+                producer_byte_rate: 0.0,
+                consumer_msg_rate: 0.0,
+                consumer_byte_rate: 0.0,
+                last_moved_at: None,
+            });
+        }
+        let takes = [1, 2, 3, 4];
+        // Broker 1 must give 2 GB and broker 2 receive 2 GB: one rack, 2 GB.
+        let need = [(0.0, 2e9), (2e9, 0.0), (0.0, 0.0), (0.0, 0.0)];
+        assert_eq!(rack_bound(&s, &takes, &need), 2e9);
+        // Broker 1 gives and broker 3 (the other rack) receives: 2 GB in each rack.
+        let need = [(0.0, 2e9), (0.0, 0.0), (2e9, 0.0), (0.0, 0.0)];
+        assert_eq!(rack_bound(&s, &takes, &need), 4e9);
+        // One partition with both replicas in rack b could cross: 2 GB less.
+        s.partitions[0].replicas = vec![3, 4];
+        assert_eq!(rack_bound(&s, &takes, &need), 2e9);
     }
 
     #[test]
