@@ -15,9 +15,11 @@
 
 pub mod blast;
 pub mod decision;
+pub mod instances;
 mod model;
 mod plan;
 mod policy;
+mod proof;
 mod search;
 pub mod time;
 pub mod whatif;

@@ -124,6 +124,29 @@ pub struct Part {
     pub frozen: bool,
     pub original_replicas: Slots,
     pub original_leader: Option<Bx>,
+    /// Why the partition first changed (the move's `reason`).
+    pub why: Option<Why>,
+}
+
+/// The goal a change serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// A leadership change that evens the load at this index of [`ballast_model::Load::ALL`].
+    Leadership(u8),
+    /// Evens the load at this index of [`ballast_model::Load::ALL`] on one broker.
+    Load(u8),
+    /// One half of a replica exchange on `load`: this partition's replica went `from` → `to`
+    /// and partition `with`'s the other way.
+    Exchange {
+        load: u8,
+        with: u32,
+        from: Bx,
+        to: Bx,
+    },
+    /// Restores a replica lost with a down broker.
+    Repair,
+    /// Moves a replica off a broker in maintenance.
+    Drain,
 }
 
 impl Part {
@@ -251,6 +274,7 @@ impl Model {
                 ],
                 min_isr: p.min_insync_replicas,
                 frozen,
+                why: None,
             });
         }
 

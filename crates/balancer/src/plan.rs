@@ -8,9 +8,10 @@ use ballast_model::{BrokerId, BrokerState, CostClass, Load};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::model::{Bx, Model, DISK};
+use crate::model::{Bx, Model, Why, DISK};
 use crate::policy::Policy;
-use crate::search::{Search, Tally, Targets};
+use crate::proof::prove;
+use crate::search::{Mode, Search, Tally, Targets};
 use crate::{is_no_traffic, load_index};
 
 /// One partition's change, as the executor will carry it out.
@@ -26,6 +27,10 @@ pub struct PlannedMove {
     pub cost_class: CostClass,
     /// Bytes copied (0 for leader-only).
     pub bytes: u64,
+    /// The goal the move serves, in words: `evens <load>` (a leadership change says so), or
+    /// `exchange evens <load> ...` naming both halves of a replica exchange (both moves carry
+    /// the same text), `repair ...` or `drain ...`.
+    pub reason: String,
 }
 
 /// One load before and after the plan.
@@ -58,6 +63,14 @@ pub struct StructuralLimit {
     pub distance: f64,
     pub cause: String,
     pub remediation: String,
+    /// The constraint and the numbers that show no plan can bring the broker within the
+    /// threshold. Always there for leader count, follower count and disk (a limit on those is
+    /// reported only when proven); rates may carry the search's reading instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proof: Option<String>,
+    /// The closest to fair share (percent) any plan can bring the broker, per the proof.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound: Option<f64>,
 }
 
 /// A broker beyond the trigger on a load before the plan (`benefitEvidence.tripped`).
@@ -243,28 +256,58 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             for (l, first) in first_active.iter().enumerate() {
                 pass_targets.active[l] |= *first && pass_targets.counted[l];
             }
+            // Replicas carry disk, leaders and followers together: once one of the three
+            // triggered, the plan moves replicas anyway and evens all three to the threshold.
+            if PLACEMENT.iter().any(|&l| first_active[l]) {
+                for l in PLACEMENT {
+                    pass_targets.active[l] |= pass_targets.counted[l];
+                }
+            }
             targets = pass_targets;
             if !targets.active.iter().any(|a| *a) {
                 stuck.clear();
                 break;
             }
-            let result = Search {
-                model: &mut model,
-                targets: &targets,
-                max_partitions: policy.max_partitions,
-                workers,
-                min_chunk: policy.parallel_min_chunk,
-                typical_size,
+            // Leadership first: preferred-leader changes inside the replica sets copy no data,
+            // so replica moves follow only where leadership alone cannot reach balance.
+            let mut result = None;
+            let (mut applied, mut capped) = (0, false);
+            for mode in [Mode::Leadership, Mode::Full] {
+                // What leadership brought within the threshold, replica moves keep there: a
+                // load evened for free is not paid for again with copies.
+                let mut mode_targets = targets.clone();
+                if mode == Mode::Full {
+                    for l in 0..7 {
+                        if mode_targets.active[l]
+                            && max_distance(&model, &mode_targets, l) <= mode_targets.threshold
+                        {
+                            mode_targets.active[l] = false;
+                        }
+                    }
+                }
+                let r = Search {
+                    model: &mut model,
+                    targets: &mode_targets,
+                    max_partitions: policy.max_partitions,
+                    workers,
+                    min_chunk: policy.parallel_min_chunk,
+                    typical_size,
+                    mode,
+                }
+                .run();
+                stats.iterations += r.iterations;
+                stats.candidates_evaluated += r.evaluated;
+                stats.steps_applied += r.applied;
+                stats.stopped_at_partition_cap |= r.capped;
+                stats.parallel_steps += r.parallel_steps;
+                stats.threads_used = stats.threads_used.max(r.threads_used);
+                applied += r.applied;
+                capped |= r.capped;
+                result = Some(r);
             }
-            .run();
-            stats.iterations += result.iterations;
-            stats.candidates_evaluated += result.evaluated;
-            stats.steps_applied += result.applied;
-            stats.stopped_at_partition_cap |= result.capped;
-            stats.parallel_steps += result.parallel_steps;
-            stats.threads_used = stats.threads_used.max(result.threads_used);
+            let Some(result) = result else { break };
             stuck = result.stuck;
-            if result.applied == 0 || result.capped {
+            if applied == 0 || capped {
                 break;
             }
         }
@@ -402,6 +445,9 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         elapsed_ms: 0.0,
     }
 }
+
+/// The loads a replica's placement decides: leader count, follower count, disk.
+const PLACEMENT: [usize; 3] = [0, 1, DISK];
 
 /// Passes of the search at most; each pass either changes nothing or lowers the objective.
 const MAX_PASSES: usize = 8;
@@ -675,6 +721,12 @@ fn evacuate(
                         .then(a.cmp(&b))
                 });
             if let Some(to) = best {
+                let why = if state == BrokerState::Down {
+                    Why::Repair
+                } else {
+                    Why::Drain
+                };
+                model.parts[pi as usize].why.get_or_insert(why);
                 model.apply_replica_move(pi, from, to);
                 applied += 1;
             }
@@ -687,7 +739,7 @@ fn evacuate(
 fn moves(model: &Model) -> Vec<PlannedMove> {
     let id = |b: Bx| model.brokers[b as usize].id;
     let mut out = Vec::new();
-    for p in model.parts.iter().filter(|p| p.changed()) {
+    for (pi, p) in model.parts.iter().enumerate().filter(|(_, p)| p.changed()) {
         let added: Vec<Bx> = p
             .replicas
             .iter()
@@ -726,9 +778,56 @@ fn moves(model: &Model) -> Vec<PlannedMove> {
             leader_after: p.leader.map(id),
             cost_class,
             bytes: (p.size as u64).saturating_mul(added.len() as u64),
+            reason: reason(model, pi as u32, cost_class == CostClass::LeaderOnly),
         });
     }
     out
+}
+
+/// A move's `reason`: the goal it serves. Both halves of an exchange get the same words.
+fn reason(model: &Model, pi: u32, leader_only: bool) -> String {
+    let id = |b: Bx| model.brokers[b as usize].id;
+    let name = |pi: u32| {
+        let p = &model.parts[pi as usize];
+        format!("{}/{}", model.topics[p.topic as usize], p.partition)
+    };
+    match model.parts[pi as usize].why {
+        Some(Why::Leadership(l) | Why::Load(l)) if leader_only => format!(
+            "evens {} by a leadership change (no data copied)",
+            Load::ALL[l as usize].name()
+        ),
+        Some(Why::Leadership(l) | Why::Load(l)) => {
+            format!("evens {}", Load::ALL[l as usize].name())
+        }
+        Some(Why::Exchange {
+            load,
+            with,
+            from,
+            to,
+        }) => {
+            // The lower partition first, so both halves read the same.
+            let (first, second, x, y) = if pi < with {
+                (pi, with, from, to)
+            } else {
+                (with, pi, to, from)
+            };
+            format!(
+                "exchange evens {} between brokers {} and {}: {} {}->{} with {} {}->{}",
+                Load::ALL[load as usize].name(),
+                id(x).min(id(y)),
+                id(x).max(id(y)),
+                name(first),
+                id(x),
+                id(y),
+                name(second),
+                id(y),
+                id(x)
+            )
+        }
+        Some(Why::Repair) => "repair: restores a replica lost with a down broker".to_string(),
+        Some(Why::Drain) => "drain: moves a replica off a broker in maintenance".to_string(),
+        None => "evens the cluster".to_string(),
+    }
 }
 
 fn limits(
@@ -747,6 +846,23 @@ fn limits(
         let broker = model.brokers[*b as usize].id;
         let distance = round2(t.dev(*l, model.loads[*b as usize][*l]));
         let cooldown_min = policy.cooldown_ms / 60_000;
+        if let Some(p) = prove(model, t, *b, *l, cooldown_min) {
+            out.push(StructuralLimit {
+                broker_id: broker,
+                load,
+                distance,
+                cause: p.cause.to_string(),
+                remediation: p.remediation,
+                proof: Some(p.proof),
+                bound: Some(round2(p.bound)),
+            });
+            continue;
+        }
+        // Placement loads are reported only when proven; a rate may be held by the trade-off
+        // between rates (the search's reading of why its candidates were refused).
+        if *l <= DISK {
+            continue;
+        }
         // The blocker that refused the most candidates names the cause; cooldown first on a tie
         // because it is the one that goes away by itself.
         let blockers = [
@@ -800,6 +916,8 @@ fn limits(
             distance,
             cause: cause.to_string(),
             remediation,
+            proof: None,
+            bound: None,
         });
     }
     out.sort_by_key(|a| (a.broker_id, a.load));

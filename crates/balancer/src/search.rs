@@ -10,44 +10,59 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 use std::thread::Scope;
 
-use crate::model::{Bx, Model};
+use crate::model::{Bx, Model, Why, DISK};
 
-/// A change to one partition's placement.
+/// A change to one partition's placement, or to two at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// Make in-sync replica `to` the leader (and the preferred replica).
     Leader { pi: u32, to: Bx },
     /// Replace the replica on `from` with one on `to`.
     Replica { pi: u32, from: Bx, to: Bx },
+    /// A replica exchange: `pi`'s replica goes from `from` to `to` and `qi`'s from `to` to
+    /// `from`, each keeping its role (follower, or leader in the preferred position), so both
+    /// brokers keep their replica and leader counts while disk moves.
+    Exchange { pi: u32, from: Bx, to: Bx, qi: u32 },
 }
 
 impl Action {
     pub fn partition(self) -> u32 {
         match self {
-            Action::Leader { pi, .. } | Action::Replica { pi, .. } => pi,
+            Action::Leader { pi, .. }
+            | Action::Replica { pi, .. }
+            | Action::Exchange { pi, .. } => pi,
+        }
+    }
+
+    /// The second partition an exchange changes.
+    pub fn partner(self) -> Option<u32> {
+        match self {
+            Action::Exchange { qi, .. } => Some(qi),
+            _ => None,
         }
     }
 
     /// A total order for ties: partition, then kind, then brokers.
-    fn key(self) -> (u32, u8, Bx, Bx) {
+    fn key(self) -> (u32, u8, Bx, Bx, u32) {
         match self {
-            Action::Leader { pi, to } => (pi, 0, to, to),
-            Action::Replica { pi, from, to } => (pi, 1, from, to),
+            Action::Leader { pi, to } => (pi, 0, to, to, 0),
+            Action::Replica { pi, from, to } => (pi, 1, from, to, 0),
+            Action::Exchange { pi, from, to, qi } => (pi, 2, from, to, qi),
         }
     }
 }
 
-/// Load changes of up to three brokers.
+/// Load changes of up to six brokers (an exchange of two leaders that are not preferred).
 #[derive(Clone, Copy)]
 pub struct Effect {
-    pub items: [(Bx, [f64; 7]); 3],
+    pub items: [(Bx, [f64; 7]); 6],
     pub len: usize,
 }
 
 impl Effect {
     fn new() -> Self {
         Self {
-            items: [(0, [0.0; 7]); 3],
+            items: [(0, [0.0; 7]); 6],
             len: 0,
         }
     }
@@ -87,30 +102,36 @@ pub fn effect(model: &Model, action: Action) -> Effect {
                 e.add(to, lv, 1.0);
             }
         }
-        Action::Replica { pi, from, to } => {
-            let p = &model.parts[pi as usize];
-            let (lv, fv) = (p.leader_vec(), p.follower_vec());
-            if p.leader == Some(from) {
-                e.add(from, lv, -1.0);
-                let first = if p.replicas.first() == Some(&from) {
-                    to
-                } else {
-                    p.replicas[0]
-                };
-                if first == to {
-                    e.add(to, lv, 1.0);
-                } else {
-                    e.add(to, fv, 1.0);
-                    e.add(first, fv, -1.0);
-                    e.add(first, lv, 1.0);
-                }
-            } else {
-                e.add(from, fv, -1.0);
-                e.add(to, fv, 1.0);
-            }
+        Action::Replica { pi, from, to } => replica_effect(model, &mut e, pi, from, to),
+        Action::Exchange { pi, from, to, qi } => {
+            replica_effect(model, &mut e, pi, from, to);
+            replica_effect(model, &mut e, qi, to, from);
         }
     }
     e
+}
+
+fn replica_effect(model: &Model, e: &mut Effect, pi: u32, from: Bx, to: Bx) {
+    let p = &model.parts[pi as usize];
+    let (lv, fv) = (p.leader_vec(), p.follower_vec());
+    if p.leader == Some(from) {
+        e.add(from, lv, -1.0);
+        let first = if p.replicas.first() == Some(&from) {
+            to
+        } else {
+            p.replicas[0]
+        };
+        if first == to {
+            e.add(to, lv, 1.0);
+        } else {
+            e.add(to, fv, 1.0);
+            e.add(first, fv, -1.0);
+            e.add(first, lv, 1.0);
+        }
+    } else {
+        e.add(from, fv, -1.0);
+        e.add(to, fv, 1.0);
+    }
 }
 
 /// What the search knows about the loads it evens.
@@ -201,7 +222,25 @@ pub struct Search<'a> {
     pub min_chunk: usize,
     /// Typical replica size, to price copies.
     pub typical_size: f64,
+    pub mode: Mode,
 }
+
+/// Which move kinds a search may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Leadership changes inside the replica sets only: they copy no data, so they go first.
+    Leadership,
+    /// Every move kind: leadership changes, replica moves and replica exchanges.
+    Full,
+}
+
+/// Where a step aims, as a fraction of the threshold from fair share: a broker beyond the
+/// threshold sheds (or takes) about what brings it this far inside, not all the way to fair
+/// share, so a plan copies little more than the bytes that must move.
+const AIM: f64 = 0.7;
+
+/// Replica exchanges considered per broker pair and step.
+const EXCHANGES: usize = 6;
 
 /// Candidate destinations or sources considered per step.
 const FANOUT: usize = 8;
@@ -420,7 +459,7 @@ impl Search<'_> {
             workers,
             min_chunk,
             typical_size,
-            ..
+            mode,
         } = self;
         // Partitions an earlier stage (the drain, an earlier pass) changed already count against
         // the cap: moving them again costs nothing more.
@@ -434,13 +473,21 @@ impl Search<'_> {
                 model: &guard,
                 targets,
                 typical_size,
+                mode,
                 step: job.step,
             };
             view.evaluate_chunk(job.b, job.load, &job.actions[job.range.clone()])
         };
         std::thread::scope(|scope| {
             let pool = Pool::start(scope, workers.max(1) - 1, min_chunk, &work);
-            steps(&lock, targets, typical_size, max_partitions, touched, &pool)
+            steps(
+                &lock,
+                targets,
+                (typical_size, mode),
+                max_partitions,
+                touched,
+                &pool,
+            )
         })
     }
 }
@@ -449,7 +496,7 @@ impl Search<'_> {
 fn steps(
     lock: &RwLock<&mut Model>,
     targets: &Targets,
-    typical_size: f64,
+    (typical_size, mode): (f64, Mode),
     max_partitions: Option<usize>,
     mut touched: BTreeSet<u32>,
     pool: &Pool,
@@ -485,6 +532,7 @@ fn steps(
                     model: &guard,
                     targets,
                     typical_size,
+                    mode,
                     step,
                 };
                 let Some((b, load)) = v.worst(&stuck_set) else {
@@ -499,35 +547,60 @@ fn steps(
                 result.parallel_steps += 1;
                 result.threads_used = result.threads_used.max(threads);
             }
+            // An exchange changes two partitions: both count against the cap.
+            let fits = |touched: &BTreeSet<u32>, a: Action| {
+                let new = [Some(a.partition()), a.partner()]
+                    .into_iter()
+                    .flatten()
+                    .filter(|pi| !touched.contains(pi))
+                    .count();
+                max_partitions.is_none_or(|cap| touched.len() + new <= cap)
+            };
+            let had_any = !best.is_empty();
+            let best: Vec<Scored> = best
+                .into_iter()
+                .filter(|s| fits(&touched, s.action))
+                .collect();
             let Some(first) = best.first() else {
-                if is_full {
+                if is_full || had_any {
                     result.capped = true;
                 }
                 stuck_set.insert((b, load));
                 stuck.push((b, load, tally));
                 continue;
             };
-            touched.insert(first.action.partition());
-            apply(&mut write(), first.action);
+            touched.extend(
+                [Some(first.action.partition()), first.action.partner()]
+                    .into_iter()
+                    .flatten(),
+            );
+            apply(&mut write(), first.action, load);
             result.applied += 1;
             // The runners-up were scored on the state before `first`: each is scored again and
             // applied only while it still helps.
-            let mut moved = vec![first.action.partition()];
+            let mut moved: Vec<u32> = [Some(first.action.partition()), first.action.partner()]
+                .into_iter()
+                .flatten()
+                .collect();
             for s in &best[1..] {
-                let pi = s.action.partition();
+                let parts: Vec<u32> = [Some(s.action.partition()), s.action.partner()]
+                    .into_iter()
+                    .flatten()
+                    .collect();
                 let again = {
                     let guard = read(lock);
                     let v = View {
                         model: &guard,
                         targets,
                         typical_size,
+                        mode,
                         step,
                     };
                     let value = v.model.loads[b as usize][load];
                     if targets.dev(load, value).abs() <= targets.threshold {
                         break;
                     }
-                    if moved.contains(&pi) || (full(&touched) && !touched.contains(&pi)) {
+                    if parts.iter().any(|pi| moved.contains(pi)) || !fits(&touched, s.action) {
                         continue;
                     }
                     v.evaluate(b, load, s.action, &mut Tally::default())
@@ -535,10 +608,10 @@ fn steps(
                 // Only runners-up nearly as good as the best: a penalised choice (over a spread
                 // cap, a costly copy) waits for its own step.
                 if again.is_some_and(|x| x.score >= 0.9 * first.score) {
-                    touched.insert(pi);
-                    apply(&mut write(), s.action);
+                    touched.extend(parts.iter().copied());
+                    apply(&mut write(), s.action, load);
                     result.applied += 1;
-                    moved.push(pi);
+                    moved.extend(parts);
                 }
             }
         }
@@ -558,10 +631,52 @@ fn steps(
     result
 }
 
-fn apply(model: &mut Model, action: Action) {
+/// Applies `action`, made for `load`, and records the goal on the partitions it changes first.
+fn apply(model: &mut Model, action: Action, load: usize) {
+    // A copy's goal replaces an earlier leadership change's: the move is made for it.
+    let mut note = |pi: u32, why: Why| {
+        let slot = &mut model.parts[pi as usize].why;
+        let replace = matches!(
+            (*slot, why),
+            (None, _) | (Some(Why::Leadership(_)), Why::Load(_)) | (_, Why::Exchange { .. })
+        );
+        if replace {
+            *slot = Some(why);
+        }
+    };
+    let l = load as u8;
+    match action {
+        Action::Leader { pi, .. } => note(pi, Why::Leadership(l)),
+        Action::Replica { pi, .. } => note(pi, Why::Load(l)),
+        // Both halves of an exchange carry its one reason.
+        Action::Exchange { pi, from, to, qi } => {
+            note(
+                pi,
+                Why::Exchange {
+                    load: l,
+                    with: qi,
+                    from,
+                    to,
+                },
+            );
+            note(
+                qi,
+                Why::Exchange {
+                    load: l,
+                    with: pi,
+                    from: to,
+                    to: from,
+                },
+            );
+        }
+    }
     match action {
         Action::Leader { pi, to } => model.apply_leader_swap(pi, to),
         Action::Replica { pi, from, to } => model.apply_replica_move(pi, from, to),
+        Action::Exchange { pi, from, to, qi } => {
+            model.apply_replica_move(pi, from, to);
+            model.apply_replica_move(qi, to, from);
+        }
     }
 }
 
@@ -570,6 +685,7 @@ struct View<'m> {
     model: &'m Model,
     targets: &'m Targets,
     typical_size: f64,
+    mode: Mode,
     /// Varies which partitions a step samples.
     step: u64,
 }
@@ -691,7 +807,7 @@ impl View<'_> {
         let mut out = Vec::new();
         if t.dev(load, value) > 0.0 {
             let dests = self.partners(b, load, true);
-            let ideal = value - fair;
+            let ideal = value - fair * (1.0 + AIM * t.threshold / 100.0);
             let mut moves: Vec<Ranked> = Vec::new();
             let mut swaps: Vec<Ranked> = Vec::new();
             for pi in sample(&m.broker_parts[b as usize], self.step) {
@@ -722,6 +838,9 @@ impl View<'_> {
                     to: r.tag,
                 });
             }
+            if self.mode == Mode::Leadership {
+                return out;
+            }
             for r in shortlist(moves, |r| {
                 self.not_frozen(r.pi, tally)
                     && dests
@@ -738,9 +857,14 @@ impl View<'_> {
                     }
                 }
             }
+            if load == DISK {
+                for &d in &dests {
+                    self.exchanges(b, d, ideal, &mut out, tally);
+                }
+            }
         } else {
             let sources = self.partners(b, load, false);
-            let ideal = fair - value;
+            let ideal = fair * (1.0 - AIM * t.threshold / 100.0) - value;
             let mut swaps: Vec<Ranked> = Vec::new();
             for pi in sample(&m.broker_parts[b as usize], self.step) {
                 let p = &m.parts[pi as usize];
@@ -775,6 +899,9 @@ impl View<'_> {
             }) {
                 out.push(Action::Leader { pi: r.pi, to: b });
             }
+            if self.mode == Mode::Leadership {
+                return out;
+            }
             for r in shortlist(pulls, |r| {
                 self.not_frozen(r.pi, tally) && self.replica_admissible(r.pi, r.tag, b, tally)
             }) {
@@ -784,8 +911,126 @@ impl View<'_> {
                     to: b,
                 });
             }
+            if load == DISK {
+                for &s in &sources {
+                    self.exchanges(s, b, ideal, &mut out, tally);
+                }
+            }
         }
         out
+    }
+
+    /// Whether `pi`'s replica on `b` would keep its role if it moved: a follower, or the leader
+    /// in the preferred position (leadership moves with it).
+    fn keeps_role(&self, pi: u32, b: Bx) -> bool {
+        let p = &self.model.parts[pi as usize];
+        p.leader.is_some() && (p.leader != Some(b) || p.replicas.first() == Some(&b))
+    }
+
+    /// Whether `pi` may go `from` → `to` while `qi` goes `to` → `from`: both unfrozen and
+    /// keeping their roles, rack spread kept for both, and the topic spread cap (partitions of
+    /// one topic leave its counts as they are).
+    fn exchange_admissible(&self, pi: u32, from: Bx, to: Bx, qi: u32, tally: &mut Tally) -> bool {
+        let m = self.model;
+        let (p, q) = (&m.parts[pi as usize], &m.parts[qi as usize]);
+        if pi == qi || !p.holds(from) || p.holds(to) || !q.holds(to) || q.holds(from) {
+            return false;
+        }
+        if p.frozen || q.frozen {
+            tally.cooldown += 1;
+            return false;
+        }
+        if !self.keeps_role(pi, from) || !self.keeps_role(qi, to) {
+            return false;
+        }
+        if p.topic != q.topic {
+            return self.replica_admissible(pi, from, to, tally)
+                && self.replica_admissible(qi, to, from, tally);
+        }
+        if !m.keeps_rack_spread(pi, from, to) || !m.keeps_rack_spread(qi, to, from) {
+            tally.rack += 1;
+            return false;
+        }
+        true
+    }
+
+    /// Replica exchanges that move disk from `hi` to `lo` without changing either broker's
+    /// replica or leader counts: a large replica of `hi` goes to `lo`, a small one of `lo` comes
+    /// back, the difference as close as possible to what should move (at most `ideal`, and at
+    /// most half the gap between the two). At most [`EXCHANGES`] per broker pair, in a fixed
+    /// order.
+    fn exchanges(&self, hi: Bx, lo: Bx, ideal: f64, out: &mut Vec<Action>, tally: &mut Tally) {
+        let m = self.model;
+        let gap = (m.loads[hi as usize][DISK] - m.loads[lo as usize][DISK]) / 2.0;
+        let want = ideal.min(gap);
+        if want <= 0.0 {
+            return;
+        }
+        let usable = |pi: u32, at: Bx, other: Bx| {
+            let p = &m.parts[pi as usize];
+            !p.frozen && !p.holds(other) && self.keeps_role(pi, at)
+        };
+        let salt = self.step ^ (u64::from(hi) << 20) ^ u64::from(lo);
+        let mut give: Vec<(f64, u32)> = sample(&m.broker_parts[hi as usize], salt)
+            .filter(|&pi| usable(pi, hi, lo))
+            .map(|pi| (m.parts[pi as usize].size, pi))
+            .collect();
+        let mut take: Vec<(f64, u32)> = sample(&m.broker_parts[lo as usize], salt.rotate_left(9))
+            .filter(|&pi| usable(pi, lo, hi))
+            .map(|pi| (m.parts[pi as usize].size, pi))
+            .collect();
+        if give.is_empty() || take.is_empty() {
+            return;
+        }
+        let by_size = |a: &(f64, u32), b: &(f64, u32)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+        give.sort_unstable_by(by_size);
+        give.dedup_by_key(|x| x.1);
+        take.sort_unstable_by(by_size);
+        take.dedup_by_key(|x| x.1);
+        // For each large replica, the small ones whose difference is nearest `want` from below
+        // (no overshoot) and from above; pairs ranked by how far the difference is from `want`,
+        // then by the bytes they copy.
+        let mut pairs: Vec<(f64, f64, u32, u32)> = Vec::new();
+        // Misses are compared in steps of 5% of what one exchange can move at most, so a want
+        // larger than any partition still ranks the pairs that move the most first.
+        let largest = give.last().map_or(0.0, |x| x.0);
+        let bucket = (want.min(largest) / 20.0).max(1.0);
+        for &(ps, pi) in &give {
+            let target = ps - want;
+            let at = take.partition_point(|&(qs, _)| qs < target);
+            let lo_i = at.saturating_sub(2);
+            let hi_i = (at + 2).min(take.len());
+            for &(qs, qi) in take[lo_i..hi_i].iter().chain(take.iter().take(2)) {
+                if qs >= ps {
+                    continue;
+                }
+                // Misses within 5% of `want` of each other rank by bytes.
+                let miss = ((ps - qs - want).abs() / bucket).floor();
+                pairs.push((miss, ps + qs, pi, qi));
+            }
+        }
+        pairs.sort_unstable_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then(a.1.total_cmp(&b.1))
+                .then(a.2.cmp(&b.2))
+                .then(a.3.cmp(&b.3))
+        });
+        pairs.dedup_by_key(|x| (x.2, x.3));
+        let mut found = 0;
+        for (_, _, pi, qi) in pairs {
+            if found == EXCHANGES {
+                break;
+            }
+            if self.exchange_admissible(pi, hi, lo, qi, tally) {
+                out.push(Action::Exchange {
+                    pi,
+                    from: hi,
+                    to: lo,
+                    qi,
+                });
+                found += 1;
+            }
+        }
     }
 
     fn not_frozen(&self, pi: u32, tally: &mut Tally) -> bool {
@@ -864,6 +1109,9 @@ impl View<'_> {
         let admissible = match action {
             Action::Replica { pi, from, to } => self.replica_admissible(pi, from, to, tally),
             Action::Leader { pi, to } => self.leader_admissible(pi, to, tally),
+            Action::Exchange { pi, from, to, qi } => {
+                self.exchange_admissible(pi, from, to, qi, tally)
+            }
         };
         if !admissible {
             return None;
@@ -912,33 +1160,40 @@ impl View<'_> {
             }
             return None;
         }
+        let copy = |pi: u32, from: Bx, to: Bx| {
+            let size = m.parts[pi as usize].size;
+            let cross = match (m.brokers[from as usize].rack, m.brokers[to as usize].rack) {
+                (Some(a), Some(b)) => a != b,
+                _ => false,
+            };
+            let copy = 1.0 + size / self.typical_size.max(1.0);
+            if cross {
+                1.25 * copy + 0.5
+            } else {
+                copy + 0.5
+            }
+        };
         let cost = match action {
             Action::Leader { .. } => 1.0,
-            Action::Replica { from, to, .. } => {
-                let cross = match (m.brokers[from as usize].rack, m.brokers[to as usize].rack) {
-                    (Some(a), Some(b)) => a != b,
-                    _ => false,
-                };
-                let copy = 1.0 + p.size / self.typical_size.max(1.0);
-                if cross {
-                    1.25 * copy + 0.5
-                } else {
-                    copy + 0.5
-                }
-            }
+            Action::Replica { pi, from, to } => copy(pi, from, to),
+            Action::Exchange { pi, from, to, qi } => copy(pi, from, to) + copy(qi, to, from),
         };
         // A destination that goes over its topic's spread cap (allowed only when the source is
         // over it too) is a last resort.
-        let topic = p.topic as usize;
         let nb = m.nb();
+        let over = |pi: u32, to: Bx| {
+            let topic = m.parts[pi as usize].topic as usize;
+            m.topic_replicas[topic * nb + to as usize] + 1 > m.replica_cap(topic, t.eligible_count)
+        };
         let over_cap = match action {
-            Action::Replica { to, .. } => {
-                m.topic_replicas[topic * nb + to as usize] + 1
-                    > m.replica_cap(topic, t.eligible_count)
-            }
+            Action::Replica { pi, to, .. } => over(pi, to),
             Action::Leader { to, .. } => {
+                let topic = p.topic as usize;
                 m.topic_leaders[topic * nb + to as usize] + 1
                     > m.leader_cap(topic, t.eligible_count)
+            }
+            Action::Exchange { pi, from, to, qi } => {
+                m.parts[qi as usize].topic != p.topic && (over(pi, to) || over(qi, from))
             }
         };
         let cost = if over_cap { cost * 4.0 } else { cost };
