@@ -49,6 +49,26 @@ fn under_replicated(snap: &Snapshot) -> usize {
         .count()
 }
 
+/// As the executor does once a move completes: the target's first replica is the preferred
+/// leader, elected when it does not lead yet (a reassignment alone does not move leadership).
+fn elect_finished(c: &mut Cluster, waiting: &mut BTreeSet<(String, i32)>) {
+    let done: Vec<(String, i32)> = waiting
+        .iter()
+        .filter(|(t, p)| {
+            c.topics
+                .get(t)
+                .and_then(|topic| topic.partitions.get(*p as usize))
+                .is_none_or(|part| part.reassignment().is_none())
+        })
+        .cloned()
+        .collect();
+    for (t, p) in done {
+        // A preferred replica out of the ISR stays a follower, as in Kafka.
+        let _ = c.elect_preferred(&t, p);
+        waiting.remove(&(t, p));
+    }
+}
+
 fn drift(c: &mut Cluster, factor: f64) {
     // The first topic's traffic grows (or shrinks) by `factor`: brokers holding its leaders heat up.
     if let Some(t) = c.topics.values_mut().next() {
@@ -103,11 +123,13 @@ fn over_a_simulated_day_no_two_loops_act_at_once_and_the_cluster_ends_balanced_a
     // The loop whose moves are in flight, if any.
     let mut acting: Option<Loop> = None;
     let mut applies: Vec<(i64, Loop, usize)> = Vec::new();
+    let mut to_elect: BTreeSet<(String, i32)> = BTreeSet::new();
     let failed = 3;
 
     let mut now = DAY;
     while now < DAY + 24 * HOUR + 6 * HOUR {
         c.advance(now);
+        elect_finished(&mut c, &mut to_elect);
         // The scenario.
         match now - DAY {
             t if t == 3 * HOUR => {
@@ -208,6 +230,7 @@ fn over_a_simulated_day_no_two_loops_act_at_once_and_the_cluster_ends_balanced_a
                 c.reassign(&m.topic, m.partition, m.replicas_after.clone(), true, now)
                     .expect("reassign");
                 moved_at.insert((m.topic.clone(), m.partition), now);
+                to_elect.insert((m.topic.clone(), m.partition));
             }
             last_applied.insert(kind, now);
             applies.push((now, kind, moves.len()));
@@ -222,6 +245,7 @@ fn over_a_simulated_day_no_two_loops_act_at_once_and_the_cluster_ends_balanced_a
         }
         now += MIN;
         c.advance(now);
+        elect_finished(&mut c, &mut to_elect);
     }
     assert_eq!(in_flight(&c), 0);
     let end = export(&c);
