@@ -392,6 +392,10 @@ impl Store {
     /// `ttl_ms`), inserts the operation, its moves and `audit` (the operation points at the
     /// event). Returns [`Queued::Busy`], writing nothing, while the slot is held or another
     /// operation is unfinished.
+    ///
+    /// An operation an agent started (audit method `MCP` or `CHAT`) also gets one audit event per partition, in the same transaction: same action,
+    /// method, approver and requester, target `topic-partition`, `before`/`after` its replica
+    /// lists (each revertible on its own), `relatedEventId` the operation's event.
     pub fn queue_operation(
         &self,
         op: &NewOperation,
@@ -454,6 +458,11 @@ impl Store {
                     i64_of(m.bytes_total),
                     m.phase,
                 ])?;
+            }
+            if let Some(e) = audit.filter(|e| agent_method(&e.method)) {
+                for m in &op.moves {
+                    audit::insert_tx(tx, &partition_event(e, &id, audit_event_id, m))?;
+                }
             }
             Ok(Queued::Started {
                 id: id.clone(),
@@ -803,4 +812,35 @@ fn busy(tx: &Transaction<'_>, now_ms: i64) -> Result<Option<Busy>, StoreError> {
         holder,
         operation_id,
     }))
+}
+
+/// Whether an audit `method` is an agent's (its reassignments are audited per partition).
+fn agent_method(method: &str) -> bool {
+    matches!(method, "MCP" | "CHAT")
+}
+
+/// The audit event of one partition of an operation an agent started.
+fn partition_event(
+    op_event: &NewAuditEvent,
+    operation_id: &str,
+    op_event_id: Option<i64>,
+    m: &NewMove,
+) -> NewAuditEvent {
+    NewAuditEvent {
+        target: Some(format!("{}-{}", m.topic, m.partition)),
+        summary: serde_json::json!({
+            "operationId": operation_id,
+            "topic": m.topic,
+            "partition": m.partition,
+            "message": format!(
+                "{}-{}: replicas {:?} -> {:?}",
+                m.topic, m.partition, m.source, m.target
+            ),
+        }),
+        before: Some(serde_json::json!({"replicas": m.source})),
+        after: Some(serde_json::json!({"replicas": m.target})),
+        related_event_id: op_event_id,
+        details: None,
+        ..op_event.clone()
+    }
 }

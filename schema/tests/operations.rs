@@ -4,7 +4,8 @@
 mod common;
 
 use ballast_schema::{
-    CancelRequest, MoveState, NewAuditEvent, NewMove, NewOperation, OperationState, Queued,
+    AuditQuery, CancelRequest, MoveState, NewAuditEvent, NewMove, NewOperation, OperationState,
+    Queued,
 };
 use common::fresh_store;
 
@@ -207,4 +208,46 @@ fn a_move_update_and_its_audit_event_are_written_together_or_not_at_all() {
         .unwrap();
     assert_eq!(store.moves(&id).unwrap(), vec![timed_out]);
     assert_eq!(store.list_audit(&query).unwrap().events.len(), 1);
+}
+
+#[test]
+fn an_operation_an_agent_started_is_audited_once_per_partition_besides_the_operation() {
+    let (_dir, store) = fresh_store();
+    let mut e = audit();
+    e.method = "MCP".into();
+    e.user_id = Some("approver".into());
+    e.requested_by = Some("agent".into());
+    let Queued::Started {
+        id, audit_event_id, ..
+    } = store.queue_operation(&op(3), Some(&e), T0, 30_000).unwrap()
+    else {
+        panic!("the slot is free");
+    };
+    let page = store.list_audit(&AuditQuery::default()).unwrap();
+    assert_eq!(page.total, 4, "the operation and each of its 3 partitions");
+    let parts: Vec<_> = page
+        .events
+        .iter()
+        .filter(|ev| Some(ev.id) != audit_event_id)
+        .collect();
+    assert_eq!(parts.len(), 3);
+    for ev in &parts {
+        assert_eq!(ev.method, "MCP");
+        assert_eq!(ev.user_id.as_deref(), Some("approver"));
+        assert_eq!(ev.requested_by.as_deref(), Some("agent"));
+        assert_eq!(ev.action, "reassignments.apply");
+        assert_eq!(ev.related_event_id, audit_event_id);
+        assert_eq!(ev.summary["operationId"], id.as_str());
+        assert_eq!(ev.before, Some(serde_json::json!({"replicas": [1, 2, 3]})));
+        assert_eq!(ev.after, Some(serde_json::json!({"replicas": [4, 2, 3]})));
+    }
+    let mut targets: Vec<_> = parts.iter().filter_map(|e| e.target.clone()).collect();
+    targets.sort();
+    assert_eq!(targets, ["orders-0", "orders-1", "orders-2"]);
+
+    // A REST (HTTP method) operation keeps one event.
+    let (_dir2, rest) = fresh_store();
+    rest.queue_operation(&op(3), Some(&audit()), T0, 30_000)
+        .unwrap();
+    assert_eq!(rest.list_audit(&AuditQuery::default()).unwrap().total, 1);
 }

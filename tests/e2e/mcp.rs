@@ -14,6 +14,10 @@ use crate::cluster::Sim;
 use crate::support::{ballast_output, wait_for, Service};
 
 const SECRET: &str = "an-mcp-e2e-secret-of-more-than-32-chars";
+/// Long enough for every approval the scenario makes right after its request; the scenario
+/// waits [`EXPIRY_WAIT`] before approving one action to see it refused as expired.
+const APPROVAL_TTL: &str = "6s";
+const EXPIRY_WAIT: &str = "7";
 
 fn token(service: &Service, user: &str, scope: &str) -> String {
     let data = service.dir.path().to_string_lossy().into_owned();
@@ -48,7 +52,16 @@ fn the_python_mcp_sdk_lists_the_tools_reads_and_takes_a_change_through_a_second_
         probe.status.success(),
         "the Python package mcp is not installed: scripts/test installs it (pip install mcp)"
     );
-    let sim = Sim::start();
+    let sim = Sim::start_with(
+        ballast_simcluster::GenerateParams {
+            brokers: 5,
+            racks: 3,
+            topics: 4,
+            partitions_per_topic: 6,
+            ..ballast_simcluster::GenerateParams::default()
+        },
+        1.0,
+    );
     let license = crate::license::dev_license();
     let service = Service::start_with(&[
         ("LICENSE_STRING", license.as_str()),
@@ -56,6 +69,7 @@ fn the_python_mcp_sdk_lists_the_tools_reads_and_takes_a_change_through_a_second_
         ("BALLAST_SAMPLE_INTERVAL", "1s"),
         ("AUTH_PAT_ENABLED", "true"),
         ("AUTH_PAT_HASH_SECRET", SECRET),
+        ("BALLAST_APPROVAL_TTL", APPROVAL_TTL),
     ]);
     let alice = token(&service, "alice", "write");
     let bob = token(&service, "bob", "write");
@@ -72,7 +86,8 @@ fn the_python_mcp_sdk_lists_the_tools_reads_and_takes_a_change_through_a_second_
     let out = Command::new("python3")
         .arg(script)
         .arg(service.url("/api/v1/mcp"))
-        .args([&alice, &bob, &reader])
+        .args([&alice, &bob, &reader, &sim.bootstrap])
+        .arg(EXPIRY_WAIT)
         .env_remove("LD_LIBRARY_PATH")
         .output()
         .expect("run the scenario");
@@ -99,18 +114,24 @@ fn the_python_mcp_sdk_lists_the_tools_reads_and_takes_a_change_through_a_second_
     // one audit row: MCP, the approver as userId, the requester as requestedBy
     let store = ballast_schema::Store::open(&service.db_path()).expect("db");
     let events: Vec<_> = store
-        .list_audit(&ballast_schema::AuditQuery::default())
+        .list_audit(&ballast_schema::AuditQuery {
+            limit: Some(ballast_schema::AUDIT_MAX_LIMIT),
+            ..Default::default()
+        })
         .expect("audit")
         .events
         .into_iter()
-        .filter(|e| e.method == "MCP" && e.action.starts_with("topics.config"))
+        .filter(|e| e.method == "MCP" && e.action == "topics.config.update")
         .collect();
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0].user_id.as_deref(), Some("bob"));
     assert_eq!(events[0].requested_by.as_deref(), Some("alice"));
     // every approved change is audited as MCP, approved by bob for alice
     let mcp: Vec<_> = store
-        .list_audit(&ballast_schema::AuditQuery::default())
+        .list_audit(&ballast_schema::AuditQuery {
+            limit: Some(ballast_schema::AUDIT_MAX_LIMIT),
+            ..Default::default()
+        })
         .expect("audit")
         .events
         .into_iter()
@@ -121,6 +142,16 @@ fn the_python_mcp_sdk_lists_the_tools_reads_and_takes_a_change_through_a_second_
         "leaders.elect",
         "brokers.maintenance.enter",
         "brokers.maintenance.exit",
+        "topics.config.bulk_update",
+        "audit.revert",
+        "acls.create",
+        "acls.delete",
+        "quotas.update",
+        "quotas.delete",
+        "consumer_groups.reset_offsets",
+        "consumer_groups.delete",
+        "reassignments.apply",
+        "logdirs.move",
     ] {
         assert!(
             actions.contains(&action),
@@ -133,6 +164,33 @@ fn the_python_mcp_sdk_lists_the_tools_reads_and_takes_a_change_through_a_second_
                 && e.requested_by.as_deref() == Some("alice")),
         "{mcp:?}"
     );
+
+    // a reassignment tool is audited once per partition besides its operation: the moved
+    // partition's own row, revertible on its own, pointing at the operation's event
+    for (key, tool) in [
+        ("partitionMove", "redistribute_partition"),
+        ("bulkMove", "bulk_reassign_partitions"),
+    ] {
+        let partition = facts[key]["partition"].as_i64().expect("partition");
+        let target = format!("{topic}-{partition}");
+        let rows: Vec<_> = mcp
+            .iter()
+            .filter(|e| {
+                e.action == "reassignments.apply" && e.target.as_deref() == Some(target.as_str())
+            })
+            .collect();
+        assert!(
+            !rows.is_empty(),
+            "{tool}: no audit row for {target}: {mcp:?}"
+        );
+        let row = rows[0]; // newest first
+        assert_eq!(
+            row.after.as_ref().map(|a| a["replicas"].clone()),
+            Some(facts[key]["replicas"].clone()),
+            "{tool}: {row:?}"
+        );
+        assert!(row.related_event_id.is_some(), "{tool}: {row:?}");
+    }
 
     // and the MCP Inspector's CLI (npm @modelcontextprotocol/inspector) lists and calls
     let inspector = concat!(

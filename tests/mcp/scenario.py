@@ -1,6 +1,6 @@
 """The MCP endpoint as a real client sees it: the Python `mcp` SDK (2.x) over Streamable HTTP.
 
-Usage: scenario.py URL WRITE_TOKEN_A WRITE_TOKEN_B READ_TOKEN
+Usage: scenario.py URL WRITE_TOKEN_A WRITE_TOKEN_B READ_TOKEN BOOTSTRAP EXPIRY_WAIT_SECONDS
 A and B are two people with the write scope, READ a read-only token. Exits non-zero, naming the
 step, on the first broken expectation; prints one JSON line of facts for the Rust test at the end.
 """
@@ -14,28 +14,45 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-URL, TOKEN_A, TOKEN_B, TOKEN_READ = sys.argv[1:5]
+URL, TOKEN_A, TOKEN_B, TOKEN_READ, BOOTSTRAP, EXPIRY_WAIT = sys.argv[1:7]
 
-EXPECTED = {
-    "get_cluster_overview": "read", "get_cluster_health": "read", "list_proposals": "read",
-    "get_proposal": "read", "generate_proposal": "read", "update_topic_config": "mutate",
-    "apply_proposal": "mutate", "approve_action": "meta", "reject_action": "meta",
-    "list_pending_actions": "meta", "get_broker_racks": "read", "get_topic_config": "read",
-    "search_topics": "read", "list_acls": "read", "list_consumer_groups": "read",
-    "describe_consumer_group": "read", "get_topic_watermarks": "read", "search_audit_log": "read",
-    "list_reassignments": "read", "get_reassignment_history": "read",
-    "get_reassignment_by_id": "read", "get_default_configs": "read",
-    "get_partition_optimization": "read", "delete_consumer_group": "mutate",
-    "cancel_reassignment": "mutate", "set_broker_maintenance": "mutate",
-    "remove_broker_maintenance": "mutate", "redistribute_topic": "mutate",
-    "preferred_leader_election": "mutate",
-}
+READ = [
+    "get_cluster_overview", "get_cluster_health", "get_partition_activity", "get_broker_racks",
+    "get_topic_config", "search_topics", "search_topics_by_config", "list_acls",
+    "list_consumer_groups", "describe_consumer_group", "get_consumer_group_lag", "browse_messages",
+    "get_topic_watermarks", "list_quotas", "list_proposals", "generate_proposal",
+    "get_cluster_logdirs", "what_if_simulate", "blast_radius_analyze", "search_audit_log",
+    "get_proposal", "list_reassignments", "get_reassignment_history", "get_reassignment_by_id",
+    "get_partition_optimization", "get_default_configs",
+]
+MUTATE = [
+    "update_topic_config", "bulk_update_topic_config", "create_acls", "delete_acls",
+    "reset_consumer_group_offsets", "delete_consumer_group", "update_quota", "delete_quota",
+    "redistribute_topic", "redistribute_partition", "bulk_reassign_partitions",
+    "cancel_reassignment", "apply_proposal", "set_broker_maintenance", "remove_broker_maintenance",
+    "preferred_leader_election", "move_broker_logdirs", "revert_audit_event",
+]
+META = ["approve_action", "reject_action", "list_pending_actions"]
+EXPECTED = {**{n: "read" for n in READ}, **{n: "mutate" for n in MUTATE}, **{n: "meta" for n in META}}
 
 ENVELOPED = {  # list tools: rows key
+    "get_partition_activity": "partitions", "search_topics_by_config": "topics",
+    "get_consumer_group_lag": "topPartitions", "browse_messages": "messages",
+    "list_quotas": "quotas", "get_cluster_logdirs": "topics", "what_if_simulate": "moves",
     "search_topics": "topics", "list_acls": "bindings", "list_consumer_groups": "groups",
     "get_topic_watermarks": "partitions", "search_audit_log": "events",
     "list_reassignments": "history", "get_reassignment_history": "history",
     "get_partition_optimization": "recommendations",
+}
+
+
+# tools taking `limit`: the limits table's non-fixed rows, and the lists it does not name
+LIMITED = {
+    "get_cluster_overview", "get_partition_activity", "search_topics", "search_topics_by_config",
+    "list_acls", "list_consumer_groups", "get_consumer_group_lag", "get_topic_watermarks",
+    "get_cluster_logdirs", "get_reassignment_history", "get_partition_optimization",
+    "search_audit_log", "browse_messages", "list_quotas", "what_if_simulate",
+    "blast_radius_analyze", "list_pending_actions", "list_proposals",
 }
 
 
@@ -87,8 +104,12 @@ async def main():
             check(t.annotations is not None, f"{name} annotations")
             check(t.annotations.read_only_hint == (category == "read" or name == "list_pending_actions"),
                   f"{name} readOnlyHint")
-        for props in by_name["update_topic_config"].input_schema["properties"].values():
-            check(props.get("description"), "every parameter is described")
+        check(len(tools) == 47, f"47 tools, got {len(tools)}")
+        for t in tools:
+            for pname, props in t.input_schema.get("properties", {}).items():
+                check(props.get("description"), f"{t.name}.{pname} is described")
+            check(("limit" in t.input_schema.get("properties", {})) == (t.name in LIMITED),
+                  f"{t.name}: a limit exactly when the limits table gives one")
         facts["tools"] = len(tools)
 
         err, overview = await a.call("get_cluster_overview", {"limit": 2})
@@ -192,6 +213,174 @@ async def main():
         err, bad = await a.call("preferred_leader_election", {"partitions": [0]})
         check(err and bad["error"]["code"] == "INVALID_INPUT", "partitions without a topic refused")
 
+
+        # ---- the drill-down and simulation reads
+        err, act = await reader.call("get_partition_activity", {})
+        check(not err and act["count"] == len(act["partitions"]) <= 50, f"activity: {act}")
+        keys = [(p["topic"], p["partition"]) for p in act["partitions"]]
+        check(keys == sorted(keys), "plain activity: topic then partition")
+        err, act = await reader.call("get_partition_activity", {"sortBy": "score", "limit": 5})
+        scores = [p["activityScore"] or 0 for p in act["partitions"]]
+        check(scores == sorted(scores, reverse=True) and act["count"] <= 5, f"sortBy: {act}")
+        err, act = await reader.call("get_partition_activity", {"limit": 100000})
+        check(act["count"] == min(act["total"], 200), f"activity clamps to 200: {act['count']}")
+        err, agg = await reader.call("get_partition_activity", {"aggregate": "topic", "limit": 1000})
+        check(not err and "topics" in agg and agg["count"] == min(agg["total"], 100), f"aggregate: {agg}")
+        err, act = await reader.call("get_partition_activity", {"topic": topic, "brokerId": 1})
+        check(not err and all(p["topic"] == topic for p in act["partitions"]), f"activity topic: {act}")
+        err, bad = await reader.call("get_partition_activity", {"aggregate": "broker"})
+        check(err and bad["error"]["code"] == "INVALID_INPUT", f"aggregate checked: {bad}")
+
+        err, dirs = await reader.call("get_cluster_logdirs", {})
+        check(not err and dirs["total"] == dirs["totalTopics"] and dirs["count"] <= 20, f"logdirs: {dirs}")
+        sizes = [t["sizeBytes"] for t in dirs["topics"]]
+        check(sizes == sorted(sizes, reverse=True), "logdirs topics largest first")
+        err, detail = await reader.call("get_cluster_logdirs", {"brokerId": 1, "limit": 1000})
+        check(not err and detail["total"] == detail["totalPartitions"], f"logdir detail: {detail}")
+        check(detail["count"] == min(detail["total"], 200), "detail clamps to 200")
+        check(all(p["brokerId"] == 1 for p in detail["partitions"]), "detail of broker 1 only")
+        err, mine = await reader.call("get_cluster_logdirs", {"topic": topic})
+        check(not err and all(p["topic"] == topic for p in mine["partitions"]), f"logdirs topic: {mine}")
+
+        err, cfg = await reader.call("search_topics_by_config", {"key": "cleanup.policy", "value": "delete", "limit": 1})
+        check(not err and cfg["count"] <= 1 and cfg["total"] >= cfg["count"], f"config search: {cfg}")
+        err, bad = await reader.call("search_topics_by_config", {"key": "retention.ms", "op": "gt", "value": "x"})
+        check(err and bad["error"]["code"] == "INVALID_INPUT", f"numeric op needs a number: {bad}")
+
+        err, groups = await reader.call("list_consumer_groups", {})
+        group = groups["groups"][0]["groupId"]
+        err, lag = await reader.call("get_consumer_group_lag", {"group": group, "limit": 1})
+        check(not err and lag["count"] <= 1 and lag["groupId"] == group, f"lag: {lag}")
+        check(lag["total"] == lag["partitionCount"], "lag total covers every partition")
+        err, lag_all = await reader.call("get_consumer_group_lag", {"group": group, "limit": 200})
+        lags = [p["lag"] or 0 for p in lag_all["topPartitions"]]
+        check(lags == sorted(lags, reverse=True), "lag desc")
+        check(lag["totalLag"] == sum(lags) or lag_all["truncated"], "aggregates complete when rows are cut")
+        err, g = await reader.call("describe_consumer_group", {"group": group})
+        check(not err, f"describe: {g}")
+
+        err, msgs = await reader.call("browse_messages", {"topic": topic, "limit": 2})
+        check(not err and msgs["count"] == len(msgs["messages"]) <= 2, f"browse: {msgs}")
+        check(("hint" in msgs) == msgs["truncated"], "browse hint only when truncated")
+        err, msgs = await reader.call("browse_messages", {"topic": topic, "limit": 1000})
+        check(msgs["count"] <= 50, "browse clamps to 50")
+        err, first = await reader.call("browse_messages", {"topic": topic, "partition": 0, "from": "earliest", "limit": 3})
+        offsets = [m["offset"] for m in first["messages"]]
+        check(offsets == sorted(offsets), f"seek order: {offsets}")
+
+        err, sim = await reader.call("what_if_simulate", {"scenarios": [{"type": "addBrokers", "count": 1}], "limit": 3})
+        check(not err and sim["count"] <= 3 and sim["total"] == sim["movement"]["moves"], f"what-if: {sim}")
+        check(("hint" in sim) == sim["truncated"], "what-if hint only when truncated")
+        err, bad = await reader.call("what_if_simulate", {"scenarios": [{"type": "explode"}]})
+        check(err and bad["error"]["code"] == "INVALID_INPUT", f"bad scenario: {bad}")
+        err, blast = await reader.call("blast_radius_analyze", {"brokerId": 1})
+        check(not err and blast["failure"]["brokers"] == [1] and "summary" in blast, f"blast: {blast}")
+        err, bad = await reader.call("blast_radius_analyze", {"brokerId": 1, "rack": "x"})
+        check(err and bad["error"]["code"] == "INVALID_INPUT", "exactly one failure")
+
+        # ---- every other mutate tool: request by A, approval by B, effect checked
+        err, topics = await reader.call("search_topics", {"query": "", "limit": 3})
+        others = [t["name"] for t in topics["topics"] if t["name"] != topic]
+        pair = [topic, others[0]]
+        done = await approved("bulk_update_topic_config", {"topics": pair, "configs": {"retention.ms": 3600000}})
+        check(done["status"] == "executed", f"bulk config: {done}")
+        err, found = await reader.call("search_topics_by_config", {"key": "retention.ms", "value": "3600000", "overriddenOnly": True})
+        check(sorted(t["topic"] for t in found["topics"]) == sorted(pair), f"bulk config applied: {found}")
+        err, ev = await reader.call("search_audit_log", {"action": "topics.config.bulk_update", "limit": 1})
+        bulk_event = ev["events"][0]["id"]
+        done = await approved("revert_audit_event", {"eventId": bulk_event})
+        check(done["status"] == "executed" and done["result"]["status"] == "completed", f"revert: {done}")
+        err, found = await reader.call("search_topics_by_config", {"key": "retention.ms", "value": "3600000"})
+        check(found["total"] == 0, f"reverted: {found}")
+
+        binding = {"resourceType": "Topic", "resourceName": topic, "principal": "User:mcp-agent",
+                   "operation": "Read", "permissionType": "Allow"}
+        done = await approved("create_acls", {"bindings": [binding]})
+        check(done["status"] == "executed", f"acls created: {done}")
+        err, acls = await reader.call("list_acls", {"principal": "User:mcp-agent"})
+        check(acls["total"] == 1, f"acl present: {acls}")
+        err, bad = await a.call("delete_acls", {})
+        check(err and bad["error"]["code"] == "INVALID_INPUT", "an empty ACL filter is refused")
+        done = await approved("delete_acls", {"principal": "User:mcp-agent"})
+        check(done["status"] == "executed", f"acls deleted: {done}")
+        err, acls = await reader.call("list_acls", {"principal": "User:mcp-agent"})
+        check(acls["total"] == 0, f"acl gone: {acls}")
+
+        done = await approved("update_quota", {"user": "mcp-agent", "values": {"producer_byte_rate": 1048576}})
+        check(done["status"] == "executed", f"quota set: {done}")
+        err, quotas = await reader.call("list_quotas", {"search": "mcp-agent"})
+        check(quotas["total"] == 1 and quotas["quotas"][0]["values"]["producer_byte_rate"] == 1048576,
+              f"quota listed: {quotas}")
+        done = await approved("delete_quota", {"user": "mcp-agent"})
+        check(done["status"] == "executed", f"quota removed: {done}")
+        err, quotas = await reader.call("list_quotas", {"search": "mcp-agent"})
+        check(quotas["total"] == 0, f"quota gone: {quotas}")
+
+        # an empty group with committed offsets, made by a client we did not write
+        from confluent_kafka import Consumer, TopicPartition
+        consumer = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": "mcp-reset",
+                             "enable.auto.commit": False})
+        consumer.commit(offsets=[TopicPartition(topic, 0, 1)], asynchronous=False)
+        consumer.close()
+        err, bad = await a.call("reset_consumer_group_offsets", {"group": "mcp-reset", "strategy": "earliest", "shiftBy": 1})
+        check(err and bad["error"]["code"] == "INVALID_INPUT", f"a field of another strategy: {bad}")
+        done = await approved("reset_consumer_group_offsets", {"group": "mcp-reset", "strategy": "latest", "topic": topic, "partitions": [0]})
+        check(done["status"] == "executed" and done["result"]["applied"], f"offsets reset: {done}")
+        done = await approved("delete_consumer_group", {"group": "mcp-reset"})
+        check(done["status"] == "executed" and done["result"]["deleted"], f"group deleted: {done}")
+
+        err, racks = await reader.call("get_broker_racks")
+        brokers = sorted(b for r in racks["racks"] for b in r["brokers"]) + racks["brokersWithoutRack"]
+        err, placed = await reader.call("get_cluster_logdirs", {"topic": topic, "limit": 200})
+        def replicas_of(p):
+            return sorted({r["brokerId"] for r in placed["partitions"] if r["partition"] == p})
+        current = replicas_of(0)
+        spare = [b for b in brokers if b not in current]
+        check(spare, f"a broker without a replica of {topic}-0: {current} of {brokers}")
+        target = [spare[0]] + current[1:]
+        done = await approved("redistribute_partition", {"topic": topic, "partition": 0, "replicas": target})
+        check(done["status"] == "executed" and done["result"]["status"] == "completed",
+              f"one partition moved to completion: {done}")
+        facts["partitionMove"] = {"partition": 0, "replicas": target}
+        current = replicas_of(1)
+        spare = [b for b in brokers if b not in current]
+        check(spare, f"a broker without a replica of {topic}-1: {current} of {brokers}")
+        target = current[:-1] + [spare[-1]]
+        done = await approved("bulk_reassign_partitions", {"topic": topic, "description": "mcp bulk",
+                                                           "partitions": [{"partition": 1, "replicas": target}]})
+        check(done["status"] == "executed" and done["result"]["status"] == "completed",
+              f"bulk moved to completion: {done}")
+        facts["bulkMove"] = {"partition": 1, "replicas": target}
+
+        err, detail = await reader.call("get_cluster_logdirs", {"brokerId": 2})
+        paths = [d["path"] for b in detail["brokers"] if b["brokerId"] == 2 for d in b.get("dirs", [])]
+        replica = detail["partitions"][0]
+        to = [p for p in paths if p != replica["logDir"]][0]
+        done = await approved("move_broker_logdirs", {"brokerId": 2, "moves": [
+            {"topic": replica["topic"], "partition": replica["partition"], "path": to}]})
+        check(done["status"] == "executed" and all(r["success"] for r in done["result"]["results"]),
+              f"log dir move: {done}")
+
+        err, history = await reader.call("get_reassignment_history", {"limit": 1})
+        finished = history["history"][0]["id"]
+        err, cancel = await a.call("cancel_reassignment", {"id": finished})
+        err, cancelled = await b.call("approve_action", {"token": cancel["token"]})
+        check(err and cancelled["error"]["code"] in ("CONFLICT", "NOT_FOUND"),
+              f"cancelling a finished operation: the REST path's refusal: {cancelled}")
+
+        err, applied = await a.call("apply_proposal", {"proposalId": "current"})
+        if applied.get("status") == "blocked":
+            check(applied["reason"], "blocked with a reason")
+        else:
+            check(applied.get("status") == "pending_approval", f"apply queued: {applied}")
+            err, done = await b.call("approve_action", {"token": applied["token"]})
+            check(done.get("result", {}).get("status") in ("completed", "blocked"), f"apply: {done}")
+
+        # expiry: an action not approved in time is refused
+        err, late = await a.call("update_topic_config", {"topic": topic, "configs": {"retention.ms": 5}})
+        await asyncio.sleep(float(EXPIRY_WAIT))
+        err, expired = await b.call("approve_action", {"token": late["token"]})
+        check(err and "expire" in json.dumps(expired).lower(), f"expired action refused: {expired}")
         facts["topic"] = topic
         facts["token"] = token
     print(json.dumps(facts))

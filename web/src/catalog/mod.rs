@@ -12,8 +12,10 @@
 //! `requestedBy`). Agent-facing shaping (row limits, envelopes, omissions) is declared here, per
 //! operation, once.
 
+mod changes;
 mod limits;
 mod ops;
+mod reads;
 
 use std::future::Future;
 use std::pin::Pin;

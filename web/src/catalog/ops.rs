@@ -10,7 +10,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    call, limited, parse, schema_of, Caller, Category, Limit, OpError, OpFuture, Operation,
+    call, changes, limited, parse, reads, schema_of, Caller, Category, Limit, OpError, OpFuture,
+    Operation,
 };
 use crate::auth::Scope;
 use crate::ui::enc;
@@ -221,7 +222,7 @@ pub struct ElectionInput {
 
 // ------------------------------------------------------------------------------ helpers
 
-fn boxed<F>(f: F) -> OpFuture
+pub(super) fn boxed<F>(f: F) -> OpFuture
 where
     F: std::future::Future<Output = Result<Value, OpError>> + Send + 'static,
 {
@@ -283,7 +284,7 @@ pub(crate) fn proposal_for_agents(mut p: Value) -> Value {
     p
 }
 
-fn rows(v: &Value, key: &str) -> Vec<Value> {
+pub(super) fn rows(v: &Value, key: &str) -> Vec<Value> {
     v.get(key)
         .and_then(Value::as_array)
         .cloned()
@@ -291,7 +292,7 @@ fn rows(v: &Value, key: &str) -> Vec<Value> {
 }
 
 /// A query string from the pairs whose value is set.
-fn query(pairs: &[(&str, Option<String>)]) -> String {
+pub(super) fn query(pairs: &[(&str, Option<String>)]) -> String {
     let set: Vec<(&str, &str)> = pairs
         .iter()
         .filter_map(|(k, v)| v.as_deref().map(|v| (*k, v)))
@@ -301,7 +302,7 @@ fn query(pairs: &[(&str, Option<String>)]) -> String {
 
 /// Re-applies the MCP envelope over an answer a REST route already cut to `rows` rows (`total`
 /// is the REST route's count of every match).
-fn reshape(mut d: Value, key: &str, hint: &str) -> Value {
+pub(super) fn reshape(mut d: Value, key: &str, hint: &str) -> Value {
     let rows = d.get(key).and_then(Value::as_array).map_or(0, Vec::len);
     let total = d["total"].as_u64().map_or(rows, |t| t as usize);
     let truncated = rows < total;
@@ -318,7 +319,7 @@ fn reshape(mut d: Value, key: &str, hint: &str) -> Value {
     d
 }
 
-fn need(what: &str, v: &str) -> Result<(), OpError> {
+pub(super) fn need(what: &str, v: &str) -> Result<(), OpError> {
     if v.trim().is_empty() {
         return Err(OpError::invalid(format!("{what}: must not be empty")));
     }
@@ -817,7 +818,7 @@ fn apply_proposal(state: AppState, caller: Caller, input: Value) -> OpFuture {
 }
 
 /// Polls the reassignment until it ends: `completed`, or the failure and its reason.
-async fn wait_for_operation(
+pub(super) async fn wait_for_operation(
     state: &AppState,
     caller: &Caller,
     operation: &str,
@@ -1404,6 +1405,240 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<ProposalInput>,
         check: check_apply_proposal,
         run: apply_proposal,
+    },
+    Operation {
+        name: "get_partition_activity",
+        title: "Partition activity",
+        category: Category::Read,
+        area: "topics",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/activity/partitions")),
+        description: "Partitions by traffic: rates, size, share of the cluster's traffic (activityScore) and level (idle, low, normal, hot). Plain: topic then partition order; sortBy: largest first; aggregate: topic gives one row per topic; topic and brokerId narrow.",
+        schema: schema_of::<reads::ActivityInput>,
+        check: no_check,
+        run: reads::partition_activity,
+    },
+    Operation {
+        name: "search_topics_by_config",
+        title: "Search topics by configuration",
+        category: Category::Read,
+        area: "topics",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/topics/config-search")),
+        description: "Topics whose effective value of one configuration key matches (eq, ne, contains, or numeric lt/le/gt/ge), read live from the cluster, by name; each row says the value, its source and whether the topic overrides it.",
+        schema: schema_of::<reads::ConfigSearchInput>,
+        check: no_check,
+        run: reads::search_topics_by_config,
+    },
+    Operation {
+        name: "get_consumer_group_lag",
+        title: "Consumer group lag",
+        category: Category::Read,
+        area: "groups",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/consumer-groups/{group}/lag")),
+        description: "A consumer group's lag: totalLag, maxLag and per-topic sums over every partition, and the partitions with the most lag (topPartitions, largest first) with committed and log-end offsets and the member reading each.",
+        schema: schema_of::<reads::LagInput>,
+        check: no_check,
+        run: reads::consumer_group_lag,
+    },
+    Operation {
+        name: "browse_messages",
+        title: "Browse messages",
+        category: Category::Read,
+        area: "messages",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/topics/{topic}/messages")),
+        description: "Reads messages of a topic: the newest (default), from the log start, from an offset of one partition or from a time, optionally only those whose key or value contains a text. Keys and values are text, or base64 when not UTF-8; each partition's nextOffset continues a forward read.",
+        schema: schema_of::<reads::BrowseInput>,
+        check: no_check,
+        run: reads::browse_messages,
+    },
+    Operation {
+        name: "list_quotas",
+        title: "Client quotas",
+        category: Category::Read,
+        area: "quotas",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/quotas")),
+        description: "Every client-quota entity (user, client id, both, IP; <default> for defaults) with its quota values, by entity.",
+        schema: schema_of::<reads::QuotasInput>,
+        check: no_check,
+        run: reads::list_quotas,
+    },
+    Operation {
+        name: "get_cluster_logdirs",
+        title: "Disk use by log directory",
+        category: Category::Read,
+        area: "brokers",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::GET, "/api/v1/cluster/logdirs")),
+        description: "Disk use per broker and log directory with the topics using most space (largest first); with topic and/or brokerId, per-partition replica rows instead (largest first, with the directory of each replica).",
+        schema: schema_of::<reads::LogdirsInput>,
+        check: no_check,
+        run: reads::cluster_logdirs,
+    },
+    Operation {
+        name: "what_if_simulate",
+        title: "What-if simulation",
+        category: Category::Read,
+        area: "cluster",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::POST, "/api/v1/what-if/simulate")),
+        description: "Plans a hypothetical change of the cluster (add or remove brokers, change a topic's replication factor, scale traffic, add a topic) with the proposal planner and answers the loads per broker before and after, the moves it needs (largest lists cut to limit; movement has the totals), time to copy, and warnings. Changes nothing.",
+        schema: schema_of::<reads::WhatIfInput>,
+        check: no_check,
+        run: reads::what_if_simulate,
+    },
+    Operation {
+        name: "blast_radius_analyze",
+        title: "Blast radius of a failure",
+        category: Category::Read,
+        area: "cluster",
+        scope: Scope::Read,
+        licensed: false,
+        rest: Some((Method::POST, "/api/v1/blast-radius/analyze")),
+        description: "What happens if a broker, several brokers or a whole rack fail now: partitions going offline or under min ISR, leadership failover, data to re-replicate and where, affected consumer groups and topics (worst first). Changes nothing.",
+        schema: schema_of::<reads::BlastInput>,
+        check: no_check,
+        run: reads::blast_radius,
+    },
+    Operation {
+        name: "bulk_update_topic_config",
+        title: "Change several topics' configuration",
+        category: Category::Mutate,
+        area: "topics",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::PUT, "/api/v1/topics/config/bulk")),
+        description: "Sets or removes configuration overrides of several topics at once, all or nothing: the same configs for a list of topics, or one change per topic. Queued for approval; on approval the changes are made and read back.",
+        schema: schema_of::<changes::BulkConfigInput>,
+        check: changes::check_bulk_config,
+        run: changes::bulk_update_topic_config,
+    },
+    Operation {
+        name: "create_acls",
+        title: "Create ACL bindings",
+        category: Category::Mutate,
+        area: "acls",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::POST, "/api/v1/acls")),
+        description: "Creates ACL bindings (principal, resource, operation, allow/deny); every binding is validated before any is sent, existing ones are left as they are. Queued for approval.",
+        schema: schema_of::<changes::CreateAclsInput>,
+        check: changes::check_create_acls,
+        run: changes::create_acls,
+    },
+    Operation {
+        name: "delete_acls",
+        title: "Delete ACL bindings",
+        category: Category::Mutate,
+        area: "acls",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::DELETE, "/api/v1/acls")),
+        description: "Deletes every ACL binding matching a filter (at least one of principal, resourceType, resourceName); list_acls with the same filter shows what would go. Queued for approval.",
+        schema: schema_of::<changes::DeleteAclsInput>,
+        check: changes::check_delete_acls,
+        run: changes::delete_acls,
+    },
+    Operation {
+        name: "reset_consumer_group_offsets",
+        title: "Reset a group's offsets",
+        category: Category::Mutate,
+        area: "groups",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::POST, "/api/v1/consumer-groups/{group}/reset-offsets")),
+        description: "Moves an empty consumer group's committed offsets: to the earliest or latest offset, to a time, shifted by a count (clamped to the log) or to exact offsets; for every partition it has an offset for, or one topic (and some partitions). Queued for approval.",
+        schema: schema_of::<changes::ResetOffsetsInput>,
+        check: changes::check_reset_offsets,
+        run: changes::reset_consumer_group_offsets,
+    },
+    Operation {
+        name: "update_quota",
+        title: "Set a client quota",
+        category: Category::Mutate,
+        area: "quotas",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::PUT, "/api/v1/quotas/user/{user}")),
+        description: "Sets the quotas of a user, a client id, or a user with a client id (<default> for the default entity) to exactly the given values (byte rates, request percentage, controller mutation rate). Queued for approval.",
+        schema: schema_of::<changes::QuotaInput>,
+        check: changes::check_update_quota,
+        run: changes::update_quota,
+    },
+    Operation {
+        name: "delete_quota",
+        title: "Remove a client quota",
+        category: Category::Mutate,
+        area: "quotas",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::DELETE, "/api/v1/quotas/user/{user}")),
+        description: "Removes every quota of a user, a client id, or a user with a client id (<default> for the default entity). Queued for approval.",
+        schema: schema_of::<changes::QuotaEntityInput>,
+        check: changes::check_delete_quota,
+        run: changes::delete_quota,
+    },
+    Operation {
+        name: "redistribute_partition",
+        title: "Move one partition",
+        category: Category::Mutate,
+        area: "reassignments",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::POST, "/api/v1/topics/{topic}/partitions/{partition}/redistribute")),
+        description: "Gives one partition a new replica list (preferred leader first), or lets ballast replace down or maintenance replicas and even out the busiest, as a throttled reassignment; waits until it finishes (status completed, or the failure). Queued for approval.",
+        schema: schema_of::<changes::RedistributePartitionInput>,
+        check: changes::check_redistribute_partition,
+        run: changes::redistribute_partition,
+    },
+    Operation {
+        name: "bulk_reassign_partitions",
+        title: "Move several partitions of a topic",
+        category: Category::Mutate,
+        area: "reassignments",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::POST, "/api/v1/topics/{topic}/partitions/bulk")),
+        description: "Gives several partitions of one topic new replica lists as one throttled operation and waits until it finishes (status completed, or the failure); entries with an invalid list are reported and skipped. Queued for approval.",
+        schema: schema_of::<changes::BulkReassignInput>,
+        check: changes::check_bulk_reassign,
+        run: changes::bulk_reassign_partitions,
+    },
+    Operation {
+        name: "move_broker_logdirs",
+        title: "Move replicas between log directories",
+        category: Category::Mutate,
+        area: "brokers",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::POST, "/api/v1/brokers/{brokerId}/logdirs/move")),
+        description: "Moves replicas between the log directories of one broker (named replicas, or everything from one directory to another); reports each replica's result. Queued for approval.",
+        schema: schema_of::<changes::MoveLogdirsInput>,
+        check: changes::check_move_logdirs,
+        run: changes::move_broker_logdirs,
+    },
+    Operation {
+        name: "revert_audit_event",
+        title: "Revert an audited change",
+        category: Category::Mutate,
+        area: "audit",
+        scope: Scope::Write,
+        licensed: true,
+        rest: Some((Method::POST, "/api/v1/audit-log/revert")),
+        description: "Puts back the values an audit event recorded before its change (topic configuration, quotas, ACLs, partition placement). Refused when they changed since the audited change; a placement revert runs as a throttled reassignment and waits until it finishes. Queued for approval.",
+        schema: schema_of::<changes::RevertInput>,
+        check: changes::check_revert,
+        run: changes::revert_audit_event,
     },
     Operation {
         name: "approve_action",

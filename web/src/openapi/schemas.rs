@@ -139,6 +139,24 @@ fn typed() -> Vec<(&'static str, Value)> {
             ),
         ),
         (
+            "ConfigSearch",
+            obj(
+                "Topics by the value of one configuration key, by topic name",
+                vec![
+                    ("key", t("string", "")),
+                    ("value", n("string", "The value compared with (null: every topic).")),
+                    ("op", t("string", "`eq`, `ne`, `contains`, `lt`, `le`, `gt` or `ge`.")),
+                    ("searched", t("integer", "Topics searched.")),
+                    ("count", t("integer", "")),
+                    ("total", t("integer", "")),
+                    ("truncated", t("boolean", "")),
+                    ("hint", n("string", "(left out when absent)")),
+                    ("topics", rows("`topic`, `value` (null when sensitive or unset), `source`, `overridden`")),
+                    ("errors", rows("`topic`, `error`: topics whose configuration the cluster did not return")),
+                ],
+            ),
+        ),
+        (
             "BrokerDefaults",
             obj(
                 "Broker configuration as one broker reports it",

@@ -30,6 +30,7 @@ use crate::{ApiError, AppState};
     configs::topic_config,
     configs::topic_config_explicit,
     configs::broker_defaults,
+    configs::search,
     groups::list,
     groups::summary,
     groups::detail,
@@ -59,6 +60,7 @@ pub fn routes() -> Router<AppState> {
             get(configs::topic_config_explicit),
         )
         .route("/api/v1/config/defaults", get(configs::broker_defaults))
+        .route("/api/v1/topics/config-search", get(configs::search))
         // consumer groups (a group named `summary` is shadowed by the summary)
         .route("/api/v1/consumer-groups", get(groups::list))
         .route("/api/v1/consumer-groups/summary", get(groups::summary))

@@ -240,3 +240,273 @@ mod tests {
         assert!(!key_matches(Some("segment"), "log.retention.ms"));
     }
 }
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ConfigSearchQuery {
+    /// The configuration key, exactly (e.g. `retention.ms`, `cleanup.policy`).
+    key: String,
+    /// The value to compare with; omitted: every topic, with its value.
+    value: Option<String>,
+    /// How `value` compares: `eq` (default), `ne`, `contains` (case-insensitive), or numerically
+    /// `lt`, `le`, `gt`, `ge`.
+    op: Option<String>,
+    /// Only topics that set the key themselves (a topic override), not inheriting it.
+    overridden_only: Option<bool>,
+    /// Include internal topics such as `__consumer_offsets` (default false).
+    include_internal: Option<bool>,
+    /// Rows, default 100, at most 1000 (counts cover every match).
+    limit: Option<usize>,
+}
+
+/// One topic's value of the searched key.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigMatch {
+    topic: String,
+    /// None for a sensitive value or one that is not set.
+    value: Option<String>,
+    /// Where the value comes from (`DynamicTopicConfig` = the topic's own override).
+    source: ConfigSource,
+    /// Whether the topic sets the key itself.
+    overridden: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigSearch {
+    key: String,
+    value: Option<String>,
+    op: &'static str,
+    /// Topics searched (every topic, or every non-internal one).
+    searched: usize,
+    count: usize,
+    total: usize,
+    truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<String>,
+    /// Matches by topic name.
+    topics: Vec<ConfigMatch>,
+    /// Topics whose configuration the cluster did not return (with its error), by name.
+    errors: Vec<serde_json::Value>,
+}
+
+/// How a config search compares values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CompareOp {
+    Eq,
+    Ne,
+    Contains,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CompareOp {
+    const ALL: [(&'static str, CompareOp); 7] = [
+        ("eq", CompareOp::Eq),
+        ("ne", CompareOp::Ne),
+        ("contains", CompareOp::Contains),
+        ("lt", CompareOp::Lt),
+        ("le", CompareOp::Le),
+        ("gt", CompareOp::Gt),
+        ("ge", CompareOp::Ge),
+    ];
+
+    pub(crate) fn parse(raw: Option<&str>) -> Result<CompareOp, String> {
+        match raw {
+            None | Some("") => Ok(CompareOp::Eq),
+            Some(s) => CompareOp::ALL
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(s))
+                .map(|(_, op)| *op)
+                .ok_or_else(|| {
+                    format!("op: unknown {s:?}; use eq, ne, contains, lt, le, gt or ge")
+                }),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        CompareOp::ALL
+            .iter()
+            .find(|(_, op)| *op == self)
+            .map_or("eq", |(n, _)| n)
+    }
+
+    fn numeric(self) -> bool {
+        matches!(
+            self,
+            CompareOp::Lt | CompareOp::Le | CompareOp::Gt | CompareOp::Ge
+        )
+    }
+
+    /// Whether a topic's `actual` value matches `wanted` (a numeric op never matches a value
+    /// that is not a number).
+    pub(crate) fn matches(self, actual: Option<&str>, wanted: &str) -> bool {
+        let Some(actual) = actual else {
+            return self == CompareOp::Ne;
+        };
+        match self {
+            CompareOp::Eq => actual == wanted,
+            CompareOp::Ne => actual != wanted,
+            CompareOp::Contains => actual.to_lowercase().contains(&wanted.to_lowercase()),
+            _ => {
+                let (Ok(a), Ok(w)) = (actual.trim().parse::<f64>(), wanted.trim().parse::<f64>())
+                else {
+                    return false;
+                };
+                match self {
+                    CompareOp::Lt => a < w,
+                    CompareOp::Le => a <= w,
+                    CompareOp::Gt => a > w,
+                    _ => a >= w,
+                }
+            }
+        }
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/topics/config-search",
+    tag = "topics",
+    operation_id = "searchTopicsByConfig",
+    summary = "Search topics by a configuration value",
+    description = "Every topic's effective value of one configuration key, read live from the cluster, filtered by a comparison (`eq`, `ne`, `contains`, numeric `lt`/`le`/`gt`/`ge`) and whether the topic overrides it; by topic name.",
+    params(ConfigSearchQuery),
+    responses(
+        (status = 200, description = "Matching topics", body = ref("ConfigSearch")),
+        (status = 400, description = "Bad key, op or value (a numeric op needs a number)"),
+        (status = 502, description = "The cluster answered with an error"),
+        (status = 503, description = "The cluster is unreachable"),
+    )
+)]
+/// `GET /api/v1/topics/config-search`: topics by the value of one configuration key.
+pub async fn search(
+    State(state): State<AppState>,
+    Query(q): Query<ConfigSearchQuery>,
+) -> ApiResult<ConfigSearch> {
+    const CHUNK: usize = 500;
+    let key = q.key.trim().to_string();
+    if key.is_empty() {
+        return Err(ApiError::bad_request(
+            "invalid query",
+            "key: name a configuration key, e.g. retention.ms",
+        ));
+    }
+    let op =
+        CompareOp::parse(q.op.as_deref()).map_err(|e| ApiError::bad_request("invalid query", e))?;
+    let value = non_empty(q.value);
+    if op != CompareOp::Eq && value.is_none() {
+        return Err(ApiError::bad_request(
+            "invalid query",
+            format!("value: op {} needs a value to compare with", op.name()),
+        ));
+    }
+    if let (true, Some(v)) = (op.numeric(), &value) {
+        if v.trim().parse::<f64>().is_err() {
+            return Err(ApiError::bad_request(
+                "invalid query",
+                format!("value: op {} compares numbers; {v:?} is not one", op.name()),
+            ));
+        }
+    }
+    let client = state.kafka.client().await?;
+    let metadata = client.metadata(None).await.map_err(|e| fail(&state, e))?;
+    let include_internal = q.include_internal.unwrap_or(false);
+    let mut names: Vec<String> = metadata
+        .topics
+        .iter()
+        .filter(|t| t.error.is_none() && (include_internal || !t.internal))
+        .map(|t| t.name.clone())
+        .collect();
+    names.sort();
+    let searched = names.len();
+    let mut found: Vec<ConfigMatch> = Vec::new();
+    let mut errors = Vec::new();
+    for chunk in names.chunks(CHUNK) {
+        let resources: Vec<ConfigResource> = chunk
+            .iter()
+            .map(|t| ConfigResource::Topic(t.clone()))
+            .collect();
+        let results = client
+            .describe_configs(&resources)
+            .await
+            .map_err(|e| fail(&state, e))?;
+        for r in results {
+            let ConfigResource::Topic(topic) = r.resource else {
+                continue;
+            };
+            if let Some(e) = r.error {
+                errors.push(serde_json::json!({"topic": topic, "error": e.to_string()}));
+                continue;
+            }
+            let Some(entry) = r.entries.into_iter().find(|e| e.name == key) else {
+                continue;
+            };
+            let entry = withhold_sensitive(entry);
+            let overridden = entry.source == ConfigSource::DynamicTopicConfig;
+            if q.overridden_only.unwrap_or(false) && !overridden {
+                continue;
+            }
+            if let Some(wanted) = &value {
+                if !op.matches(entry.value.as_deref(), wanted) {
+                    continue;
+                }
+            }
+            found.push(ConfigMatch {
+                topic,
+                value: entry.value,
+                source: entry.source,
+                overridden,
+            });
+        }
+    }
+    found.sort_by(|a, b| a.topic.cmp(&b.topic));
+    let total = found.len();
+    let n = match q.limit {
+        None | Some(0) => 100,
+        Some(n) => n.min(1000),
+    };
+    found.truncate(n);
+    let truncated = found.len() < total;
+    Ok(ApiOk(ConfigSearch {
+        key,
+        value,
+        op: op.name(),
+        searched,
+        count: found.len(),
+        total,
+        truncated,
+        hint: truncated
+            .then(|| "narrow with value and op, or overriddenOnly; or raise limit".to_string()),
+        topics: found,
+        errors,
+    }))
+}
+
+#[cfg(test)]
+mod search_tests {
+    use super::CompareOp;
+
+    #[test]
+    fn config_search_compares_strings_exactly_or_by_substring_and_numbers_numerically() {
+        assert!(CompareOp::Eq.matches(Some("delete"), "delete"));
+        assert!(!CompareOp::Eq.matches(Some("compact,delete"), "delete"));
+        assert!(CompareOp::Contains.matches(Some("compact,Delete"), "delete"));
+        assert!(
+            CompareOp::Ne.matches(None, "x"),
+            "unset differs from any value"
+        );
+        assert!(CompareOp::Lt.matches(Some("3600000"), "86400000"));
+        assert!(!CompareOp::Lt.matches(Some("86400000"), "86400000"));
+        assert!(CompareOp::Le.matches(Some("86400000"), "86400000"));
+        assert!(CompareOp::Gt.matches(Some("-1"), "-2"));
+        assert!(!CompareOp::Ge.matches(Some("abc"), "1"), "not a number");
+        assert!(!CompareOp::Gt.matches(None, "1"));
+        assert_eq!(CompareOp::parse(Some("GE")), Ok(CompareOp::Ge));
+        assert!(CompareOp::parse(Some("like")).is_err());
+    }
+}

@@ -1,0 +1,829 @@
+//! Mutations over configuration, ACLs, offsets, quotas, partition placement, log directories and
+//! the audit log. Each `check_*` parses and checks the input without touching anything (what an
+//! agent is told before its request is queued); each operation runs its REST route in-process on
+//! approval, and the reassignment ones wait until the moves finish.
+
+use std::collections::BTreeMap;
+
+use axum::http::Method;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::ops::{boxed, need, wait_for_operation, TopicConfigInput};
+use super::{call, parse, Caller, OpError, OpFuture};
+use crate::ui::enc;
+use crate::AppState;
+
+// ------------------------------------------------------------------------------ inputs
+
+/// Configuration changes of several topics, all or nothing: either `topics` with `configs`, or
+/// `updates`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkConfigInput {
+    /// Topics that all get the same `configs`.
+    pub topics: Option<Vec<String>>,
+    /// With `topics`: configuration key → new value, or null to remove the override.
+    pub configs: Option<BTreeMap<String, Value>>,
+    /// One change per topic instead: [{"topic", "configs"}].
+    pub updates: Option<Vec<TopicConfigInput>>,
+}
+
+/// One ACL binding.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AclBinding {
+    /// Topic, Group, Cluster, TransactionalId, DelegationToken or User.
+    pub resource_type: String,
+    /// The resource's name (kafka-cluster for Cluster).
+    pub resource_name: String,
+    /// Literal (default) or Prefixed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern_type: Option<String>,
+    /// The principal, User:<name>.
+    pub principal: String,
+    /// The host the principal connects from (default *).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// All, Read, Write, Create, Delete, Alter, Describe, ClusterAction, DescribeConfigs,
+    /// AlterConfigs, IdempotentWrite, ...
+    pub operation: String,
+    /// Allow or Deny.
+    pub permission_type: String,
+}
+
+/// ACL bindings to create.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateAclsInput {
+    /// The bindings (1 to 1000); one that exists already is left as it is.
+    pub bindings: Vec<AclBinding>,
+}
+
+/// The ACL bindings to delete: every binding matching this filter (as `list_acls` shows them).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DeleteAclsInput {
+    /// Exact principal, User:<name>.
+    pub principal: Option<String>,
+    /// Topic, Group, Cluster, TransactionalId, DelegationToken, User or Any.
+    pub resource_type: Option<String>,
+    /// Exact resource name.
+    pub resource_name: Option<String>,
+    /// Literal, Prefixed, Any or Match.
+    pub pattern_type: Option<String>,
+    /// Only bindings of this operation (Read, Write, ..., Any).
+    pub operation: Option<String>,
+    /// Allow, Deny or Any.
+    pub permission_type: Option<String>,
+    /// Only bindings for this host.
+    pub host: Option<String>,
+}
+
+/// One partition's new committed offset.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OffsetInput {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The offset to commit (between the log start and end).
+    pub offset: i64,
+}
+
+/// A reset of a consumer group's committed offsets (the group must be empty).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ResetOffsetsInput {
+    /// The group id.
+    pub group: String,
+    /// earliest, latest, timestamp, shift or offsets.
+    pub strategy: String,
+    /// Only this topic (all its partitions); default: every partition the group has an offset for.
+    pub topic: Option<String>,
+    /// With topic: only these partitions.
+    pub partitions: Option<Vec<i32>>,
+    /// For timestamp: Unix ms or RFC 3339; each partition goes to its first offset at or after it.
+    pub timestamp: Option<Value>,
+    /// For shift: added to each committed offset (negative moves back; clamped to the log).
+    pub shift_by: Option<i64>,
+    /// For offsets: exact offsets, [{"topic", "partition", "offset"}] (not with topic/partitions).
+    pub offsets: Option<Vec<OffsetInput>>,
+}
+
+/// A quota entity: a user, a client id, or both; `<default>` names the default one.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct QuotaEntityInput {
+    /// The user (principal name), or <default>.
+    pub user: Option<String>,
+    /// The client id, or <default>.
+    pub client_id: Option<String>,
+}
+
+/// New quotas of one entity.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct QuotaInput {
+    /// The user (principal name), or <default>.
+    pub user: Option<String>,
+    /// The client id, or <default>.
+    pub client_id: Option<String>,
+    /// The entity's quotas afterwards, exactly (keys left out are removed): producer_byte_rate,
+    /// consumer_byte_rate, request_percentage, controller_mutation_rate; numbers above 0.
+    pub values: BTreeMap<String, f64>,
+}
+
+/// One partition's new replicas.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RedistributePartitionInput {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The new replica list, preferred leader first; omitted: down or maintenance replicas are
+    /// replaced and the busiest replica broker swapped for the least busy one.
+    pub replicas: Option<Vec<i32>>,
+}
+
+/// One entry of a bulk reassignment.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkEntry {
+    /// The partition.
+    pub partition: i32,
+    /// Its new replica list, preferred leader first; omitted: chosen as redistribute_partition
+    /// does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<Vec<i32>>,
+}
+
+/// New replicas for several partitions of one topic, as one operation.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkReassignInput {
+    /// The topic.
+    pub topic: String,
+    /// Why (kept with the operation and the audit event).
+    pub description: Option<String>,
+    /// The partitions, each at most once.
+    pub partitions: Vec<BulkEntry>,
+}
+
+/// One replica's move to another log directory of its broker.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LogdirMove {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The target log directory (an online one of the broker).
+    pub path: String,
+}
+
+/// Replicas to move between a broker's log directories: `moves`, or every replica `from` one
+/// directory `to` another.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MoveLogdirsInput {
+    /// The broker.
+    pub broker_id: i32,
+    /// The replicas to move and where.
+    pub moves: Option<Vec<LogdirMove>>,
+    /// Move every replica of this directory...
+    pub from: Option<String>,
+    /// ...to this one.
+    pub to: Option<String>,
+}
+
+/// An audit event to revert.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RevertInput {
+    /// The audit event's id (from search_audit_log).
+    pub event_id: i64,
+}
+
+// ------------------------------------------------------------------------------ configuration
+
+fn config_changes(configs: &BTreeMap<String, Value>) -> String {
+    configs
+        .iter()
+        .map(|(k, v)| match v {
+            Value::Null => format!("remove the override of {k}"),
+            v => format!("set {k} = {v}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(super) fn check_bulk_config(input: &Value) -> Result<String, OpError> {
+    let i: BulkConfigInput = parse(input)?;
+    match (i.topics, i.configs, i.updates) {
+        (Some(topics), Some(configs), None) => {
+            if topics.is_empty() || configs.is_empty() {
+                return Err(OpError::invalid(
+                    "topics and configs: name at least one topic and one key",
+                ));
+            }
+            for t in &topics {
+                need("topics[]", t)?;
+            }
+            Ok(format!(
+                "topics {}: {} (all or nothing)",
+                topics.join(", "),
+                config_changes(&configs)
+            ))
+        }
+        (None, None, Some(updates)) => {
+            if updates.is_empty() {
+                return Err(OpError::invalid("updates: name at least one topic"));
+            }
+            let mut parts = Vec::new();
+            for u in &updates {
+                need("updates[].topic", &u.topic)?;
+                if u.configs.is_empty() {
+                    return Err(OpError::invalid(format!(
+                        "updates[{}].configs: name at least one key",
+                        u.topic
+                    )));
+                }
+                parts.push(format!("topic {}: {}", u.topic, config_changes(&u.configs)));
+            }
+            Ok(format!("{} (all or nothing)", parts.join("; ")))
+        }
+        _ => Err(OpError::invalid(
+            "give either topics with configs, or updates",
+        )),
+    }
+}
+
+pub(super) fn bulk_update_topic_config(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        check_bulk_config(&input)?;
+        let i: BulkConfigInput = parse(&input)?;
+        let body = match i.updates {
+            Some(updates) => json!({"updates": updates
+                .into_iter()
+                .map(|u| json!({"topic": u.topic, "configs": u.configs}))
+                .collect::<Vec<_>>()}),
+            None => json!({"topics": i.topics, "configs": i.configs}),
+        };
+        call(
+            &state,
+            &caller,
+            Method::PUT,
+            "/api/v1/topics/config/bulk",
+            Some(&body),
+        )
+        .await
+    })
+}
+
+// ------------------------------------------------------------------------------ ACLs
+
+fn describe_binding(b: &AclBinding) -> String {
+    format!(
+        "{} {} {} on {} {}{}",
+        b.permission_type,
+        b.principal,
+        b.operation,
+        b.resource_type,
+        b.resource_name,
+        b.pattern_type
+            .as_deref()
+            .map(|p| format!(" ({p})"))
+            .unwrap_or_default()
+    )
+}
+
+pub(super) fn check_create_acls(input: &Value) -> Result<String, OpError> {
+    let i: CreateAclsInput = parse(input)?;
+    if i.bindings.is_empty() || i.bindings.len() > 1000 {
+        return Err(OpError::invalid("bindings: name 1 to 1000 bindings"));
+    }
+    for (n, b) in i.bindings.iter().enumerate() {
+        for (field, v) in [
+            ("resourceType", &b.resource_type),
+            ("resourceName", &b.resource_name),
+            ("principal", &b.principal),
+            ("operation", &b.operation),
+            ("permissionType", &b.permission_type),
+        ] {
+            need(&format!("bindings[{n}].{field}"), v)?;
+        }
+    }
+    let shown: Vec<String> = i.bindings.iter().take(5).map(describe_binding).collect();
+    let more = i.bindings.len().saturating_sub(shown.len());
+    Ok(format!(
+        "create ACL bindings: {}{}",
+        shown.join("; "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    ))
+}
+
+pub(super) fn create_acls(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: CreateAclsInput = parse(&input)?;
+        call(
+            &state,
+            &caller,
+            Method::POST,
+            "/api/v1/acls",
+            Some(&json!({"bindings": i.bindings})),
+        )
+        .await
+    })
+}
+
+fn acl_filter(i: DeleteAclsInput) -> Vec<(&'static str, Option<String>)> {
+    vec![
+        ("principal", i.principal),
+        ("resourceType", i.resource_type),
+        ("resourceName", i.resource_name),
+        ("patternType", i.pattern_type),
+        ("operation", i.operation),
+        ("permissionType", i.permission_type),
+        ("host", i.host),
+    ]
+}
+
+pub(super) fn check_delete_acls(input: &Value) -> Result<String, OpError> {
+    let i: DeleteAclsInput = parse(input)?;
+    if i.principal.is_none() && i.resource_type.is_none() && i.resource_name.is_none() {
+        return Err(OpError::invalid(
+            "name at least one of principal, resourceType, resourceName (an empty filter would match every binding)",
+        ));
+    }
+    let filter: Vec<String> = acl_filter(i)
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+        .collect();
+    Ok(format!(
+        "delete every ACL binding matching {} (list_acls with the same filter shows them)",
+        filter.join(", ")
+    ))
+}
+
+pub(super) fn delete_acls(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        check_delete_acls(&input)?;
+        let i: DeleteAclsInput = parse(&input)?;
+        let q = super::ops::query(&acl_filter(i));
+        call(
+            &state,
+            &caller,
+            Method::DELETE,
+            &format!("/api/v1/acls{q}"),
+            None,
+        )
+        .await
+    })
+}
+
+// ------------------------------------------------------------------------------ offsets
+
+const STRATEGIES: [&str; 5] = ["earliest", "latest", "timestamp", "shift", "offsets"];
+
+pub(super) fn check_reset_offsets(input: &Value) -> Result<String, OpError> {
+    let i: ResetOffsetsInput = parse(input)?;
+    need("group", &i.group)?;
+    let strategy = i.strategy.trim().to_ascii_lowercase();
+    if !STRATEGIES.contains(&strategy.as_str()) {
+        return Err(OpError::invalid(format!(
+            "strategy: expected one of {}, got {:?}",
+            STRATEGIES.join(", "),
+            i.strategy
+        )));
+    }
+    let misplaced = |field: &str, set: bool, wanted: &str| {
+        if set && strategy != wanted {
+            Err(OpError::invalid(format!(
+                "{field}: applies only to strategy {wanted}"
+            )))
+        } else if !set && strategy == wanted {
+            Err(OpError::invalid(format!(
+                "{field}: strategy {wanted} needs it"
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    misplaced("timestamp", i.timestamp.is_some(), "timestamp")?;
+    misplaced("shiftBy", i.shift_by.is_some(), "shift")?;
+    misplaced("offsets", i.offsets.is_some(), "offsets")?;
+    if i.partitions.is_some() && i.topic.is_none() {
+        return Err(OpError::invalid("partitions: name the topic too"));
+    }
+    if strategy == "offsets" && (i.topic.is_some() || i.partitions.is_some()) {
+        return Err(OpError::invalid(
+            "topic, partitions: not with strategy offsets (each offset names its partition)",
+        ));
+    }
+    let scope = match (&i.topic, &i.partitions) {
+        (Some(t), Some(p)) => format!("partitions {p:?} of topic {t}"),
+        (Some(t), None) => format!("every partition of topic {t}"),
+        _ if strategy == "offsets" => {
+            format!("{} partitions", i.offsets.as_ref().map_or(0, Vec::len))
+        }
+        _ => "every partition it has an offset for".into(),
+    };
+    let how = match strategy.as_str() {
+        "timestamp" => format!(
+            "to the first offset at or after {}",
+            i.timestamp.unwrap_or_default()
+        ),
+        "shift" => format!("shifted by {}", i.shift_by.unwrap_or_default()),
+        "offsets" => "to the given offsets".into(),
+        s => format!("to the {s} offset"),
+    };
+    Ok(format!(
+        "reset consumer group {}'s committed offsets ({scope}) {how}; the group must be empty",
+        i.group
+    ))
+}
+
+pub(super) fn reset_consumer_group_offsets(
+    state: AppState,
+    caller: Caller,
+    input: Value,
+) -> OpFuture {
+    boxed(async move {
+        check_reset_offsets(&input)?;
+        let i: ResetOffsetsInput = parse(&input)?;
+        let mut body = Map::new();
+        body.insert(
+            "strategy".into(),
+            json!(i.strategy.trim().to_ascii_lowercase()),
+        );
+        let mut put = |k: &str, v: Option<Value>| {
+            if let Some(v) = v {
+                body.insert(k.into(), v);
+            }
+        };
+        put("topic", i.topic.map(Value::String));
+        put("partitions", i.partitions.map(|p| json!(p)));
+        put("timestamp", i.timestamp);
+        put("shiftBy", i.shift_by.map(|s| json!(s)));
+        put("offsets", i.offsets.map(|o| json!(o)));
+        call(
+            &state,
+            &caller,
+            Method::POST,
+            &format!("/api/v1/consumer-groups/{}/reset-offsets", enc(&i.group)),
+            Some(&Value::Object(body)),
+        )
+        .await
+    })
+}
+
+// ------------------------------------------------------------------------------ quotas
+
+/// The entity's REST path (a `<default>` segment names the default user or client id).
+fn quota_path(user: Option<&str>, client_id: Option<&str>) -> Result<String, OpError> {
+    let user = user.map(str::trim);
+    let client_id = client_id.map(str::trim);
+    if user == Some("") || client_id == Some("") {
+        return Err(OpError::invalid(
+            "user, clientId: must not be empty (use <default> for the default entity)",
+        ));
+    }
+    Ok(match (user, client_id) {
+        (Some(u), Some(c)) => format!("/api/v1/quotas/user/{}/{}", enc(u), enc(c)),
+        (Some(u), None) => format!("/api/v1/quotas/user/{}", enc(u)),
+        (None, Some(c)) => format!("/api/v1/quotas/client-id/{}", enc(c)),
+        (None, None) => return Err(OpError::invalid("name the user, the clientId, or both")),
+    })
+}
+
+fn entity_words(user: Option<&str>, client_id: Option<&str>) -> String {
+    [("user", user), ("client id", client_id)]
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k} {v}")))
+        .collect::<Vec<_>>()
+        .join(" with ")
+}
+
+pub(super) fn check_update_quota(input: &Value) -> Result<String, OpError> {
+    let i: QuotaInput = parse(input)?;
+    quota_path(i.user.as_deref(), i.client_id.as_deref())?;
+    if i.values.is_empty() {
+        return Err(OpError::invalid(
+            "values: name at least one quota (delete_quota removes them all)",
+        ));
+    }
+    if let Some((k, v)) = i.values.iter().find(|(_, v)| !(v.is_finite() && **v > 0.0)) {
+        return Err(OpError::invalid(format!(
+            "values.{k}: must be a number above 0, got {v}"
+        )));
+    }
+    let values: Vec<String> = i.values.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    Ok(format!(
+        "set the quotas of {} to exactly {} (keys not named are removed)",
+        entity_words(i.user.as_deref(), i.client_id.as_deref()),
+        values.join(", ")
+    ))
+}
+
+pub(super) fn update_quota(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: QuotaInput = parse(&input)?;
+        let path = quota_path(i.user.as_deref(), i.client_id.as_deref())?;
+        call(
+            &state,
+            &caller,
+            Method::PUT,
+            &path,
+            Some(&json!({"values": i.values})),
+        )
+        .await
+    })
+}
+
+pub(super) fn check_delete_quota(input: &Value) -> Result<String, OpError> {
+    let i: QuotaEntityInput = parse(input)?;
+    quota_path(i.user.as_deref(), i.client_id.as_deref())?;
+    Ok(format!(
+        "remove every quota of {}",
+        entity_words(i.user.as_deref(), i.client_id.as_deref())
+    ))
+}
+
+pub(super) fn delete_quota(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: QuotaEntityInput = parse(&input)?;
+        let path = quota_path(i.user.as_deref(), i.client_id.as_deref())?;
+        call(&state, &caller, Method::DELETE, &path, None).await
+    })
+}
+
+// ------------------------------------------------------------------------------ placement
+
+fn check_replicas(what: &str, replicas: &Option<Vec<i32>>) -> Result<(), OpError> {
+    if let Some(r) = replicas {
+        if r.is_empty() {
+            return Err(OpError::invalid(format!("{what}: must not be empty")));
+        }
+        if r.iter().any(|b| *b < 0) {
+            return Err(OpError::invalid(format!(
+                "{what}: broker ids are 0 or more"
+            )));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(d) = r.iter().find(|b| !seen.insert(**b)) {
+            return Err(OpError::invalid(format!("{what}: broker {d} listed twice")));
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn check_redistribute_partition(input: &Value) -> Result<String, OpError> {
+    let i: RedistributePartitionInput = parse(input)?;
+    need("topic", &i.topic)?;
+    if i.partition < 0 {
+        return Err(OpError::invalid("partition: must be 0 or more"));
+    }
+    check_replicas("replicas", &i.replicas)?;
+    Ok(match &i.replicas {
+        Some(r) => format!(
+            "move {}-{} to replicas {r:?} (leader {})",
+            i.topic, i.partition, r[0]
+        ),
+        None => format!(
+            "move {}-{} off down or maintenance brokers and onto less busy ones",
+            i.topic, i.partition
+        ),
+    })
+}
+
+pub(super) fn redistribute_partition(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: RedistributePartitionInput = parse(&input)?;
+        let mut body = json!({"preview": false});
+        if let Some(r) = i.replicas {
+            body["replicas"] = json!(r);
+        }
+        let started = call(
+            &state,
+            &caller,
+            Method::POST,
+            &format!(
+                "/api/v1/topics/{}/partitions/{}/redistribute",
+                enc(&i.topic),
+                i.partition
+            ),
+            Some(&body),
+        )
+        .await?;
+        let operation = started["operationId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if operation.is_empty() {
+            return Ok(
+                json!({"status": "completed", "reason": "already in place", "redistribution": started}),
+            );
+        }
+        wait_for_operation(&state, &caller, &operation, started).await
+    })
+}
+
+pub(super) fn check_bulk_reassign(input: &Value) -> Result<String, OpError> {
+    let i: BulkReassignInput = parse(input)?;
+    need("topic", &i.topic)?;
+    if i.partitions.is_empty() {
+        return Err(OpError::invalid("partitions: name at least one partition"));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for (n, e) in i.partitions.iter().enumerate() {
+        if e.partition < 0 {
+            return Err(OpError::invalid(format!(
+                "partitions[{n}].partition: must be 0 or more"
+            )));
+        }
+        if !seen.insert(e.partition) {
+            return Err(OpError::invalid(format!(
+                "partitions[{n}]: partition {} listed twice",
+                e.partition
+            )));
+        }
+        check_replicas(&format!("partitions[{n}].replicas"), &e.replicas)?;
+    }
+    let shown: Vec<String> = i
+        .partitions
+        .iter()
+        .take(10)
+        .map(|e| match &e.replicas {
+            Some(r) => format!("{} → {r:?}", e.partition),
+            None => format!("{} → chosen by ballast", e.partition),
+        })
+        .collect();
+    Ok(format!(
+        "reassign {} partitions of {} as one operation: {}{}",
+        i.partitions.len(),
+        i.topic,
+        shown.join(", "),
+        if i.partitions.len() > shown.len() {
+            ", ..."
+        } else {
+            ""
+        }
+    ))
+}
+
+pub(super) fn bulk_reassign_partitions(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: BulkReassignInput = parse(&input)?;
+        let mut body = json!({"partitions": i.partitions});
+        if let Some(d) = i.description {
+            body["description"] = json!(d);
+        }
+        let started = call(
+            &state,
+            &caller,
+            Method::POST,
+            &format!("/api/v1/topics/{}/partitions/bulk", enc(&i.topic)),
+            Some(&body),
+        )
+        .await?;
+        let operation = started["bulkId"]
+            .as_str()
+            .or(started["operationId"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        if operation.is_empty() {
+            let failed = started["results"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|e| e["success"] == Value::Bool(false)));
+            let status = if failed { "failed" } else { "completed" };
+            return Ok(
+                json!({"status": status, "reason": "no entry started a move", "bulk": started}),
+            );
+        }
+        let mut done = wait_for_operation(&state, &caller, &operation, started.clone()).await?;
+        // The entries the REST route rejected stay visible next to the moves that ran.
+        if let Some(obj) = done.as_object_mut() {
+            obj.insert("results".into(), started["results"].clone());
+        }
+        Ok(done)
+    })
+}
+
+pub(super) fn check_move_logdirs(input: &Value) -> Result<String, OpError> {
+    let i: MoveLogdirsInput = parse(input)?;
+    if i.broker_id < 0 {
+        return Err(OpError::invalid("brokerId: must be 0 or more"));
+    }
+    match (&i.moves, &i.from, &i.to) {
+        (Some(moves), None, None) => {
+            if moves.is_empty() {
+                return Err(OpError::invalid("moves: name at least one replica"));
+            }
+            for (n, m) in moves.iter().enumerate() {
+                need(&format!("moves[{n}].topic"), &m.topic)?;
+                need(&format!("moves[{n}].path"), &m.path)?;
+            }
+            let shown: Vec<String> = moves
+                .iter()
+                .take(10)
+                .map(|m| format!("{}-{} → {}", m.topic, m.partition, m.path))
+                .collect();
+            Ok(format!(
+                "move replicas on broker {} between log directories: {}",
+                i.broker_id,
+                shown.join(", ")
+            ))
+        }
+        (None, Some(from), Some(to)) => {
+            need("from", from)?;
+            need("to", to)?;
+            Ok(format!(
+                "move every replica on broker {} from log directory {from} to {to}",
+                i.broker_id
+            ))
+        }
+        _ => Err(OpError::invalid("give either moves, or from and to")),
+    }
+}
+
+pub(super) fn move_broker_logdirs(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        check_move_logdirs(&input)?;
+        let i: MoveLogdirsInput = parse(&input)?;
+        let body = match i.moves {
+            Some(moves) => json!({"moves": moves}),
+            None => json!({"from": i.from, "to": i.to}),
+        };
+        call(
+            &state,
+            &caller,
+            Method::POST,
+            &format!("/api/v1/brokers/{}/logdirs/move", i.broker_id),
+            Some(&body),
+        )
+        .await
+    })
+}
+
+// ------------------------------------------------------------------------------ audit
+
+pub(super) fn check_revert(input: &Value) -> Result<String, OpError> {
+    let i: RevertInput = parse(input)?;
+    if i.event_id <= 0 {
+        return Err(OpError::invalid("eventId: an audit event id (1 or more)"));
+    }
+    Ok(format!(
+        "revert audit event {}: put back the values it recorded before its change (refused if they changed since)",
+        i.event_id
+    ))
+}
+
+pub(super) fn revert_audit_event(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: RevertInput = parse(&input)?;
+        let preview = call(
+            &state,
+            &caller,
+            Method::POST,
+            "/api/v1/audit-log/revert/preview",
+            Some(&json!({"eventId": i.event_id})),
+        )
+        .await?;
+        if preview["canRevert"] != Value::Bool(true) {
+            let reason = preview["reason"]
+                .as_str()
+                .unwrap_or("the event cannot be reverted now");
+            return Err(OpError {
+                status: 409,
+                code: "CONFLICT".into(),
+                message: format!("{reason} (conflicts: {})", preview["conflicts"]),
+            });
+        }
+        let done = call(
+            &state,
+            &caller,
+            Method::POST,
+            "/api/v1/audit-log/revert",
+            Some(&json!({"eventId": i.event_id, "fingerprint": preview["fingerprint"]})),
+        )
+        .await?;
+        let operation = match &done["executionId"] {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            _ => String::new(),
+        };
+        if done["state"] == "queued" && !operation.is_empty() {
+            wait_for_operation(&state, &caller, &operation, done).await
+        } else {
+            Ok(json!({"status": "completed", "revert": done}))
+        }
+    })
+}
