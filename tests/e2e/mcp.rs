@@ -244,3 +244,146 @@ fn the_python_mcp_sdk_lists_the_tools_reads_and_takes_a_change_through_a_second_
         "{called}"
     );
 }
+
+/// A minimal Streamable HTTP client (JSON-RPC over POST; the answer as JSON or as one SSE
+/// event): enough to hold a session across a restart of the web process, which the SDK's
+/// session would not survive.
+struct RawSession {
+    url: String,
+    token: String,
+    session: Option<String>,
+    next: u64,
+}
+
+impl RawSession {
+    fn open(url: &str, token: &str) -> RawSession {
+        let mut s = RawSession {
+            url: url.to_string(),
+            token: token.to_string(),
+            session: None,
+            next: 1,
+        };
+        s.rpc(
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "e2e", "version": "1"}}),
+        );
+        s.post(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        s
+    }
+
+    fn post(&mut self, body: Value) -> Option<Value> {
+        let mut r = reqwest::blocking::Client::new()
+            .post(&self.url)
+            .bearer_auth(&self.token)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-06-18")
+            .timeout(Duration::from_secs(60))
+            .body(body.to_string());
+        if let Some(s) = &self.session {
+            r = r.header("mcp-session-id", s);
+        }
+        let answer = r.send().expect("mcp request");
+        assert!(answer.status().is_success(), "{}", answer.status());
+        if let Some(id) = answer.headers().get("mcp-session-id") {
+            self.session = id.to_str().ok().map(str::to_string);
+        }
+        let text = answer.text().expect("mcp answer");
+        let json = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim)
+            .find(|d| d.starts_with('{'))
+            .unwrap_or(text.trim())
+            .to_string();
+        serde_json::from_str(&json).ok()
+    }
+
+    fn rpc(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.post(
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        )
+        .expect("a JSON-RPC answer")
+    }
+
+    /// A tool's structured result and whether it is a tool error.
+    fn call(&mut self, tool: &str, args: Value) -> (bool, Value) {
+        let r = self.rpc(
+            "tools/call",
+            serde_json::json!({"name": tool, "arguments": args}),
+        );
+        let result = &r["result"];
+        (
+            result["isError"] == true,
+            result["structuredContent"].clone(),
+        )
+    }
+}
+
+#[test]
+fn a_pending_action_survives_a_restart_of_the_web_process_and_runs_once_on_approval() {
+    let sim = Sim::start();
+    let license = crate::license::dev_license();
+    let service = Service::start_with(&[
+        ("LICENSE_STRING", license.as_str()),
+        ("BALLAST_KAFKA_BOOTSTRAP_SERVERS", sim.bootstrap.as_str()),
+        ("AUTH_PAT_ENABLED", "true"),
+        ("AUTH_PAT_HASH_SECRET", SECRET),
+    ]);
+    let alice = token(&service, "alice", "write");
+    let bob = token(&service, "bob", "write");
+    let url = service.url("/api/v1/mcp");
+    let mut a = RawSession::open(&url, &alice);
+    let (_, topics) = a.call("search_topics", serde_json::json!({"limit": 1}));
+    let topic = topics["topics"][0]["name"]
+        .as_str()
+        .expect("a topic")
+        .to_string();
+    let (err, queued) = a.call(
+        "update_topic_config",
+        serde_json::json!({"topic": topic, "configs": {"retention.ms": 5400000}}),
+    );
+    assert!(!err && queued["status"] == "pending_approval", "{queued}");
+    let approval = queued["token"].as_str().expect("token").to_string();
+
+    // the web process dies; the supervisor starts a new one
+    let before = service.worker_pids();
+    let web = before["web"];
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(web as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill web");
+    wait_for(Duration::from_secs(30), "a new web process", || {
+        let pids = service.worker_pids();
+        pids.get("web").filter(|p| **p != web).copied()
+    });
+    service.wait_all_running();
+    wait_for(Duration::from_secs(20), "web answering", || {
+        let r = reqwest::blocking::Client::new()
+            .get(service.url("/api/v1/health"))
+            .bearer_auth(&bob)
+            .send()
+            .ok()?;
+        r.status().is_success().then_some(())
+    });
+
+    let mut b = RawSession::open(&url, &bob);
+    let (_, pending) = b.call("list_pending_actions", serde_json::json!({}));
+    assert_eq!(pending["count"], 1, "{pending}");
+    let (err, done) = b.call("approve_action", serde_json::json!({"token": approval}));
+    assert!(!err && done["status"] == "executed", "{done}");
+    let (err, again) = b.call("approve_action", serde_json::json!({"token": approval}));
+    assert!(err, "runs once only: {again}");
+    let config: Value = reqwest::blocking::Client::new()
+        .get(service.url(&format!("/api/v1/topics/{topic}/config/explicit")))
+        .bearer_auth(&bob)
+        .send()
+        .expect("config")
+        .json()
+        .expect("json");
+    assert!(config.to_string().contains("5400000"), "{config}");
+}

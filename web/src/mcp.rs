@@ -216,17 +216,16 @@ impl Server {
                 return text_error(&code, refused.message);
             }
         }
-        if op.name == "apply_proposal" {
+        if let Some(gate) = op.before_queue {
             let caller = Caller {
                 identity: who.clone(),
                 channel: Channel::Mcp {
                     requested_by: who.user_id.clone(),
                 },
             };
-            let id = args["proposalId"].as_str().unwrap_or_default().to_string();
-            match catalog::proposal_gate(&self.state, &caller, &id).await {
-                Ok(Ok(_)) => {}
-                Ok(Err(blocked)) => return ok(blocked),
+            match gate(self.state.clone(), caller, args.clone()).await {
+                Ok(Value::Null) => {}
+                Ok(answer) => return ok(answer),
                 Err(e) => return op_error(e),
             }
         }

@@ -24,7 +24,6 @@ use axum::http::Method;
 use serde_json::{Map, Value};
 
 pub use limits::{limited, Limit};
-pub(crate) use ops::proposal_gate;
 pub use ops::{ListInput, TokenInput};
 
 use crate::auth::{Identity, Scope};
@@ -150,6 +149,10 @@ pub struct Operation {
     pub check: fn(&Value) -> Result<String, OpError>,
     /// Does the work.
     pub run: fn(AppState, Caller, Value) -> OpFuture,
+    /// For a mutation whose request can be refused on the live state before it is queued (run as
+    /// the requester): `null` to queue it, else the answer to give instead (`apply_proposal`'s
+    /// `status: blocked`).
+    pub before_queue: Option<fn(AppState, Caller, Value) -> OpFuture>,
 }
 
 /// Every operation.

@@ -767,7 +767,7 @@ fn check_apply_proposal(input: &Value) -> Result<String, OpError> {
 pub const APPLY_WAIT: Duration = Duration::from_secs(600);
 
 /// Whether the proposal may be applied: `Ok(proposal)` or the `blocked` answer.
-pub(crate) async fn proposal_gate(
+async fn proposal_gate(
     state: &AppState,
     caller: &Caller,
     proposal_id: &str,
@@ -789,6 +789,20 @@ pub(crate) async fn proposal_gate(
             "decision": p["decision"],
         })))
     }
+}
+
+/// Before `apply_proposal` is queued: `status: blocked` when the proposal's decision does not
+/// allow it (asked again at approval by the operation itself).
+fn apply_proposal_gate(state: AppState, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let input: ProposalInput = parse(&input)?;
+        Ok(
+            match proposal_gate(&state, &caller, &input.proposal_id).await? {
+                Ok(_) => Value::Null,
+                Err(blocked) => blocked,
+            },
+        )
+    })
 }
 
 fn apply_proposal(state: AppState, caller: Caller, input: Value) -> OpFuture {
@@ -1080,6 +1094,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<ListInput>,
         check: no_check,
         run: cluster_overview,
+        before_queue: None,
     },
     Operation {
         name: "get_cluster_health",
@@ -1093,6 +1108,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<Nothing>,
         check: no_check,
         run: cluster_health,
+        before_queue: None,
     },
     Operation {
         name: "list_proposals",
@@ -1106,6 +1122,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<ListInput>,
         check: no_check,
         run: list_proposals,
+        before_queue: None,
     },
     Operation {
         name: "get_proposal",
@@ -1119,6 +1136,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<ProposalInput>,
         check: no_check,
         run: get_proposal,
+        before_queue: None,
     },
     Operation {
         name: "generate_proposal",
@@ -1132,6 +1150,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<Nothing>,
         check: no_check,
         run: generate_proposal,
+        before_queue: None,
     },
     Operation {
         name: "get_broker_racks",
@@ -1145,6 +1164,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<Nothing>,
         check: no_check,
         run: broker_racks,
+        before_queue: None,
     },
     Operation {
         name: "get_topic_config",
@@ -1158,6 +1178,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<TopicInput>,
         check: no_check,
         run: topic_config,
+        before_queue: None,
     },
     Operation {
         name: "search_topics",
@@ -1171,6 +1192,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<SearchTopicsInput>,
         check: no_check,
         run: search_topics,
+        before_queue: None,
     },
     Operation {
         name: "list_acls",
@@ -1184,6 +1206,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<AclsInput>,
         check: no_check,
         run: list_acls,
+        before_queue: None,
     },
     Operation {
         name: "list_consumer_groups",
@@ -1197,6 +1220,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<GroupsInput>,
         check: no_check,
         run: list_consumer_groups,
+        before_queue: None,
     },
     Operation {
         name: "describe_consumer_group",
@@ -1210,6 +1234,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<GroupInput>,
         check: no_check,
         run: describe_consumer_group,
+        before_queue: None,
     },
     Operation {
         name: "get_topic_watermarks",
@@ -1223,6 +1248,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<TopicListInput>,
         check: no_check,
         run: topic_watermarks,
+        before_queue: None,
     },
     Operation {
         name: "search_audit_log",
@@ -1236,6 +1262,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<AuditInput>,
         check: no_check,
         run: search_audit_log,
+        before_queue: None,
     },
     Operation {
         name: "list_reassignments",
@@ -1249,6 +1276,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<Nothing>,
         check: no_check,
         run: list_reassignments,
+        before_queue: None,
     },
     Operation {
         name: "get_reassignment_history",
@@ -1262,6 +1290,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<HistoryInput>,
         check: no_check,
         run: reassignment_history,
+        before_queue: None,
     },
     Operation {
         name: "get_reassignment_by_id",
@@ -1275,6 +1304,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<ReassignmentInput>,
         check: no_check,
         run: reassignment_by_id,
+        before_queue: None,
     },
     Operation {
         name: "get_default_configs",
@@ -1288,6 +1318,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<DefaultsInput>,
         check: no_check,
         run: default_configs,
+        before_queue: None,
     },
     Operation {
         name: "get_partition_optimization",
@@ -1301,6 +1332,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<OptimizationInput>,
         check: no_check,
         run: partition_optimization,
+        before_queue: None,
     },
     Operation {
         name: "delete_consumer_group",
@@ -1314,6 +1346,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<GroupInput>,
         check: check_group,
         run: delete_consumer_group,
+        before_queue: None,
     },
     Operation {
         name: "cancel_reassignment",
@@ -1327,6 +1360,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<ReassignmentInput>,
         check: check_reassignment,
         run: cancel_reassignment,
+        before_queue: None,
     },
     Operation {
         name: "set_broker_maintenance",
@@ -1340,6 +1374,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<MaintenanceInput>,
         check: check_maintenance,
         run: set_broker_maintenance,
+        before_queue: None,
     },
     Operation {
         name: "remove_broker_maintenance",
@@ -1353,6 +1388,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<BrokerInput>,
         check: check_broker,
         run: remove_broker_maintenance,
+        before_queue: None,
     },
     Operation {
         name: "redistribute_topic",
@@ -1366,6 +1402,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<RedistributeTopicInput>,
         check: check_redistribute_topic,
         run: redistribute_topic,
+        before_queue: None,
     },
     Operation {
         name: "preferred_leader_election",
@@ -1379,6 +1416,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<ElectionInput>,
         check: check_election,
         run: preferred_leader_election,
+        before_queue: None,
     },
     Operation {
         name: "update_topic_config",
@@ -1392,6 +1430,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<TopicConfigInput>,
         check: check_topic_config,
         run: update_topic_config,
+        before_queue: None,
     },
     Operation {
         name: "apply_proposal",
@@ -1405,6 +1444,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<ProposalInput>,
         check: check_apply_proposal,
         run: apply_proposal,
+        before_queue: Some(apply_proposal_gate),
     },
     Operation {
         name: "get_partition_activity",
@@ -1418,6 +1458,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<reads::ActivityInput>,
         check: no_check,
         run: reads::partition_activity,
+        before_queue: None,
     },
     Operation {
         name: "search_topics_by_config",
@@ -1431,6 +1472,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<reads::ConfigSearchInput>,
         check: no_check,
         run: reads::search_topics_by_config,
+        before_queue: None,
     },
     Operation {
         name: "get_consumer_group_lag",
@@ -1444,6 +1486,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<reads::LagInput>,
         check: no_check,
         run: reads::consumer_group_lag,
+        before_queue: None,
     },
     Operation {
         name: "browse_messages",
@@ -1457,6 +1500,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<reads::BrowseInput>,
         check: no_check,
         run: reads::browse_messages,
+        before_queue: None,
     },
     Operation {
         name: "list_quotas",
@@ -1470,6 +1514,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<reads::QuotasInput>,
         check: no_check,
         run: reads::list_quotas,
+        before_queue: None,
     },
     Operation {
         name: "get_cluster_logdirs",
@@ -1483,6 +1528,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<reads::LogdirsInput>,
         check: no_check,
         run: reads::cluster_logdirs,
+        before_queue: None,
     },
     Operation {
         name: "what_if_simulate",
@@ -1496,6 +1542,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<reads::WhatIfInput>,
         check: no_check,
         run: reads::what_if_simulate,
+        before_queue: None,
     },
     Operation {
         name: "blast_radius_analyze",
@@ -1509,6 +1556,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<reads::BlastInput>,
         check: no_check,
         run: reads::blast_radius,
+        before_queue: None,
     },
     Operation {
         name: "bulk_update_topic_config",
@@ -1522,6 +1570,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<changes::BulkConfigInput>,
         check: changes::check_bulk_config,
         run: changes::bulk_update_topic_config,
+        before_queue: None,
     },
     Operation {
         name: "create_acls",
@@ -1535,6 +1584,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<changes::CreateAclsInput>,
         check: changes::check_create_acls,
         run: changes::create_acls,
+        before_queue: None,
     },
     Operation {
         name: "delete_acls",
@@ -1548,6 +1598,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<changes::DeleteAclsInput>,
         check: changes::check_delete_acls,
         run: changes::delete_acls,
+        before_queue: None,
     },
     Operation {
         name: "reset_consumer_group_offsets",
@@ -1561,6 +1612,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<changes::ResetOffsetsInput>,
         check: changes::check_reset_offsets,
         run: changes::reset_consumer_group_offsets,
+        before_queue: None,
     },
     Operation {
         name: "update_quota",
@@ -1574,6 +1626,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<changes::QuotaInput>,
         check: changes::check_update_quota,
         run: changes::update_quota,
+        before_queue: None,
     },
     Operation {
         name: "delete_quota",
@@ -1587,6 +1640,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<changes::QuotaEntityInput>,
         check: changes::check_delete_quota,
         run: changes::delete_quota,
+        before_queue: None,
     },
     Operation {
         name: "redistribute_partition",
@@ -1600,6 +1654,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<changes::RedistributePartitionInput>,
         check: changes::check_redistribute_partition,
         run: changes::redistribute_partition,
+        before_queue: None,
     },
     Operation {
         name: "bulk_reassign_partitions",
@@ -1613,6 +1668,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<changes::BulkReassignInput>,
         check: changes::check_bulk_reassign,
         run: changes::bulk_reassign_partitions,
+        before_queue: None,
     },
     Operation {
         name: "move_broker_logdirs",
@@ -1626,6 +1682,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<changes::MoveLogdirsInput>,
         check: changes::check_move_logdirs,
         run: changes::move_broker_logdirs,
+        before_queue: None,
     },
     Operation {
         name: "revert_audit_event",
@@ -1639,6 +1696,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<changes::RevertInput>,
         check: changes::check_revert,
         run: changes::revert_audit_event,
+        before_queue: None,
     },
     Operation {
         name: "approve_action",
@@ -1652,6 +1710,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<TokenInput>,
         check: no_check,
         run: meta,
+        before_queue: None,
     },
     Operation {
         name: "reject_action",
@@ -1665,6 +1724,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<TokenInput>,
         check: no_check,
         run: meta,
+        before_queue: None,
     },
     Operation {
         name: "list_pending_actions",
@@ -1678,5 +1738,6 @@ pub(super) static OPERATIONS: &[Operation] = &[
         schema: schema_of::<ListInput>,
         check: no_check,
         run: meta,
+        before_queue: None,
     },
 ];
