@@ -15,8 +15,8 @@
 //! `--ballast PATH` (default `target/release/ballast`) `--read-bench` `--clients N` (default 100)
 //! `--seconds S` (per endpoint, default 5) `--only TEXT` (only endpoints whose path contains it).
 //! After the REST endpoints it measures the MCP endpoint (`/api/v1/mcp`, one session, calls one
-//! after another): `tools/list` and the read tools `get_cluster_health` and
-//! `get_cluster_overview` (`--mcp-calls N`, default 200 each).
+//! after another): `tools/list` and the read tools `get_cluster_health`, `get_cluster_overview`,
+//! `get_partition_activity` and `search_topics` (`--mcp-calls N`, default 200 each).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -288,6 +288,14 @@ async fn mcp_bench(http: &reqwest::Client, base: &str, calls: usize) -> Result<(
         (
             "tools/call get_cluster_overview",
             serde_json::json!({"name": "get_cluster_overview", "arguments": {}}),
+        ),
+        (
+            "tools/call get_partition_activity (sortBy score)",
+            serde_json::json!({"name": "get_partition_activity", "arguments": {"sortBy": "score"}}),
+        ),
+        (
+            "tools/call search_topics",
+            serde_json::json!({"name": "search_topics", "arguments": {"query": "a"}}),
         ),
     ];
     for (label, params) in requests {
