@@ -3,6 +3,7 @@
 
 mod demo;
 mod license_cmd;
+mod man_cmd;
 mod plan_cmd;
 mod restart;
 mod sim;
@@ -26,7 +27,7 @@ const EXIT_FAILURE: u8 = 1;
 #[derive(Parser)]
 #[command(
     name = "ballast",
-    version,
+    version = ballast_web::LONG_VERSION,
     about = "keeps Apache Kafka clusters balanced and operable"
 )]
 struct Cli {
@@ -87,6 +88,10 @@ enum Command {
         #[command(subcommand)]
         command: token_cmd::TokenCommand,
     },
+    /// Print the manual page (roff): commands and every setting
+    Man,
+    /// Print the third-party notices: every crate compiled into this binary, its licence and licence text
+    Notices,
     /// Inspect configuration
     Config {
         #[command(subcommand)]
@@ -128,6 +133,19 @@ fn main() -> ExitCode {
         Command::Status { config, json } => status::run(config.as_deref(), json),
         Command::License { command } => license_cmd::run(command),
         Command::Token { command } => token_cmd::run(command),
+        Command::Man => man_cmd::run(<Cli as clap::CommandFactory>::command()),
+        Command::Notices => match ballast_web::notices::text() {
+            Ok(text) => {
+                use std::io::Write;
+                // A closed pipe (`| head`) is the reader's choice, not a failure.
+                let _ = std::io::stdout().write_all(text.as_bytes());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("ballast notices: {e}");
+                ExitCode::from(EXIT_FAILURE)
+            }
+        },
         Command::Config { command } => match command {
             ConfigCommand::Check { config } => config_check(config.as_deref()),
             ConfigCommand::Example => {

@@ -47,6 +47,48 @@ fn version_reports_version_commit_and_build_time() {
     assert!(data["commit"].as_str().is_some_and(|c| !c.is_empty()));
     assert!(data["buildTime"].as_str().is_some_and(|t| !t.is_empty()));
     assert!(data["schemaVersion"].as_u64().is_some_and(|v| v >= 1));
+
+    // and `ballast --version` says the same
+    let out = crate::support::ballast_output(&["--version"], &[]);
+    let line = String::from_utf8_lossy(&out.stdout).to_string();
+    let commit = data["commit"].as_str().unwrap_or_default();
+    assert!(
+        line.contains(env!("CARGO_PKG_VERSION")) && line.contains(commit) && line.contains("built"),
+        "{line}"
+    );
+}
+
+#[test]
+fn third_party_notices_list_every_crate_with_its_licence_text_as_json_or_text() {
+    let service = Service::start();
+    let (status, body) = fetch(&service, "/api/v1/third-party-notices");
+    assert_eq!(status, 200);
+    let data = &body["data"];
+    let crates = data["crates"].as_array().expect("crates");
+    assert_eq!(data["count"].as_u64(), Some(crates.len() as u64));
+    let tokio = crates
+        .iter()
+        .find(|c| c["name"] == "tokio")
+        .expect("tokio listed");
+    let text = tokio["licenseTexts"][0].as_u64().expect("a text") as usize;
+    assert_eq!(data["licenses"][text]["id"], "MIT");
+    assert!(data["licenses"][text]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("Permission is hereby granted")));
+
+    let plain = reqwest::blocking::get(service.url("/api/v1/third-party-notices?format=text"))
+        .expect("text");
+    assert!(plain
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/plain")));
+    let plain = plain.text().expect("body");
+    assert!(plain.contains("\ntokio ") && plain.contains("Permission is hereby granted"));
+
+    let (status, body) = fetch(&service, "/api/v1/third-party-notices?format=xml");
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["success"], false);
 }
 
 #[test]

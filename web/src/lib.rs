@@ -18,6 +18,7 @@ pub mod license;
 pub mod mcp;
 mod metrics;
 mod middleware;
+pub mod notices;
 /// The observer's latest sample in memory, shared by `/metrics` and the observed routes.
 mod observed_view;
 /// The OpenAPI description (`/api/v1/openapi.json`, `.yaml`) and the `/docs/` pages.
@@ -42,6 +43,15 @@ pub const NAME: &str = "web";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const COMMIT: &str = env!("BALLAST_COMMIT");
 pub const BUILD_TIME: &str = env!("BALLAST_BUILD_TIME");
+/// `ballast --version`: the version, the git commit and the build time.
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("BALLAST_COMMIT"),
+    ", built ",
+    env!("BALLAST_BUILD_TIME"),
+    ")"
+);
 
 /// What every handler can reach.
 #[derive(Clone)]

@@ -42,6 +42,10 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/health", get(system::health))
         .route("/api/v1/ready", get(system::ready))
         .route("/api/v1/version", get(system::version))
+        .route(
+            "/api/v1/third-party-notices",
+            get(system::third_party_notices),
+        )
         .route("/metrics", get(system::metrics))
         .route(
             "/api/v1/self-healing/status",

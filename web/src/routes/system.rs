@@ -11,7 +11,14 @@ use crate::{metrics, ApiError, ApiOk, ApiResult, AppState};
 
 /// The operations of this module (served by `routes::routes`).
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(health, ready, version, metrics, self_healing_status))]
+#[openapi(paths(
+    health,
+    ready,
+    version,
+    third_party_notices,
+    metrics,
+    self_healing_status
+))]
 pub(super) struct Api;
 
 /// Workers the supervisor runs; the health details list each.
@@ -140,6 +147,55 @@ pub async fn version(State(state): State<AppState>) -> ApiResult<Value> {
         "schemaVersion": schema,
         "apiVersion": "v1",
     })))
+}
+
+/// `GET /api/v1/third-party-notices` query.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct NoticesQuery {
+    /// `json` (default, in the envelope) or `text` (plain text, as the Debian package ships it).
+    format: Option<String>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/third-party-notices",
+    tag = "system",
+    operation_id = "getThirdPartyNotices",
+    summary = "Third-party notices",
+    description = "Every crate compiled into this binary with its version, licence and licence text, generated from the dependency tree by cargo-about at build time.",
+    params(NoticesQuery),
+    responses(
+        (status = 200, description = "The notices (JSON, or text/plain with format=text)", body = ref("ThirdPartyNotices")),
+        (status = 400, description = "Unknown format"),
+    )
+)]
+pub async fn third_party_notices(
+    crate::extract::Query(q): crate::extract::Query<NoticesQuery>,
+) -> Result<axum::response::Response, ApiError> {
+    let internal = |e: String| ApiError::internal("notices unavailable", e);
+    match q.format.as_deref() {
+        None | Some("") | Some("json") => {
+            let n = crate::notices::notices().map_err(internal)?;
+            Ok(ApiOk(json!({
+                "generator": n.generator,
+                "target": n.target,
+                "count": n.crates.len(),
+                "crates": n.crates,
+                "licenses": n.licenses,
+            }))
+            .into_response())
+        }
+        Some("text") => {
+            let text = crate::notices::text().map_err(internal)?;
+            Ok(([(CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response())
+        }
+        Some(other) => Err(ApiError::bad_request(
+            "invalid query",
+            format!("format: expected json or text, got {other:?}"),
+        )),
+    }
 }
 
 #[utoipa::path(

@@ -76,6 +76,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/audit/{id}/revert", post(audit::revert))
         .route("/ui/healing", get(system::healing))
         .route("/ui/license", get(system::license))
+        .route("/ui/notices", get(system::notices))
         .route(
             "/ui/what-if",
             get(simulate::what_if).post(simulate::what_if_run),
