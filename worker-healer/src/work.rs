@@ -43,7 +43,8 @@ pub fn critical(
         })
         .collect();
     if down.is_empty() {
-        return Work::Nothing("no broker is down".into());
+        // Nothing to re-create: repair the rack spread where the racks allow it.
+        return rack_violations(snapshot);
     }
     let expired: BTreeSet<BrokerId> = down
         .iter()
@@ -95,6 +96,125 @@ pub fn critical(
                 "{lost} partition(s) keep replicas on down broker(s) {expired:?} and no placement can repair them (offline, or no broker can take them)"
             )
         });
+    }
+    Work::Moves(moves)
+}
+
+/// The critical loop's rack repairs, while no broker is down: every led partition whose replicas
+/// span fewer racks than min(its replication factor, the racks of brokers that take load) moves
+/// one replica off a rack holding two of them (the last such replica, never the preferred leader)
+/// onto a rack it lacks, placed as raised replication factors are
+/// (`whatif::with_replication_factors`: a rack the partition does not use, then the broker with
+/// the fewest replicas of the topic, of the cluster, the least disk). Needs a complete rack layout;
+/// a partition no broker on a missing rack can take is left as it is.
+pub fn rack_violations(snapshot: &Snapshot) -> Work {
+    let rack: BTreeMap<BrokerId, Option<&str>> = snapshot
+        .brokers
+        .iter()
+        .map(|b| (b.id, b.rack.as_deref()))
+        .collect();
+    let takes_load: Vec<_> = snapshot
+        .brokers
+        .iter()
+        .filter(|b| b.state.takes_load())
+        .collect();
+    if takes_load.iter().any(|b| b.rack.is_none()) {
+        return Work::Nothing(
+            "no rack violation to repair: the rack layout is not complete".into(),
+        );
+    }
+    let racks: BTreeSet<&str> = takes_load
+        .iter()
+        .filter_map(|b| b.rack.as_deref())
+        .collect();
+    if racks.len() < 2 {
+        return Work::Nothing("no rack violation to repair: fewer than two racks".into());
+    }
+    let alive = |b: &BrokerId| {
+        snapshot
+            .brokers
+            .iter()
+            .any(|x| x.id == *b && x.state != BrokerState::Down)
+    };
+    // A topic whose partitions differ in replication factor is left alone: raising one partition
+    // back would change the others.
+    let mut factors: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    for p in &snapshot.partitions {
+        factors
+            .entry(p.topic.as_str())
+            .or_default()
+            .insert(p.replicas.len());
+    }
+    let mut trimmed = snapshot.clone();
+    let mut violating: BTreeMap<(String, i32), usize> = BTreeMap::new();
+    let mut targets: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, p) in snapshot.partitions.iter().enumerate() {
+        if p.leader.is_none()
+            || !p.replicas.iter().all(alive)
+            || factors.get(p.topic.as_str()).is_none_or(|f| f.len() != 1)
+        {
+            continue;
+        }
+        let on: Vec<Option<&str>> = p
+            .replicas
+            .iter()
+            .map(|r| rack.get(r).copied().flatten())
+            .collect();
+        let distinct: BTreeSet<&str> = on.iter().flatten().copied().collect();
+        if distinct.len() >= p.replicas.len().min(racks.len()) {
+            continue;
+        }
+        let shared = |r: Option<&str>| on.iter().filter(|x| **x == r).count() > 1;
+        let Some(victim) = (1..p.replicas.len()).rev().find(|j| shared(on[*j])) else {
+            continue;
+        };
+        let t = &mut trimmed.partitions[i];
+        let gone = t.replicas.remove(victim);
+        if let Some(isr) = t.isr.as_mut() {
+            isr.retain(|r| *r != gone);
+        }
+        violating.insert((p.topic.clone(), p.partition), distinct.len());
+        targets.insert(p.topic.clone(), p.replicas.len());
+    }
+    if violating.is_empty() {
+        return Work::Nothing(
+            "no broker is down and every partition spans the racks it can".into(),
+        );
+    }
+    let after = ballast_balancer::whatif::with_replication_factors(&trimmed, &targets);
+    let mut moves = Vec::new();
+    for p in &after.partitions {
+        let Some(before_racks) = violating.get(&(p.topic.clone(), p.partition)) else {
+            continue;
+        };
+        let Some(b) = snapshot
+            .partitions
+            .iter()
+            .find(|b| b.topic == p.topic && b.partition == p.partition)
+        else {
+            continue;
+        };
+        let now: BTreeSet<&str> = p
+            .replicas
+            .iter()
+            .filter_map(|r| rack.get(r).copied().flatten())
+            .collect();
+        if p.replicas.len() != b.replicas.len() || now.len() <= *before_racks {
+            continue;
+        }
+        moves.push(Move {
+            topic: p.topic.clone(),
+            partition: p.partition,
+            replicas_before: b.replicas.clone(),
+            replicas_after: p.replicas.clone(),
+            bytes: b.size_bytes,
+        });
+    }
+    if moves.is_empty() {
+        return Work::Nothing(format!(
+            "{} partition(s) span too few racks and no broker on a missing rack can take them",
+            violating.len()
+        ));
     }
     Work::Moves(moves)
 }
@@ -384,6 +504,43 @@ mod tests {
             assert!(!m.replicas_after.contains(&2), "{m:?}");
             assert!(!added.contains(&&3), "nothing placed on broker 3: {m:?}");
         }
+    }
+
+    #[test]
+    fn with_no_broker_down_a_partition_on_too_few_racks_moves_a_follower_to_a_rack_it_lacks() {
+        let mut snap = cluster();
+        snap.brokers[1].state = BrokerState::Alive;
+        // t-2 is on brokers 3 and 4, both rack c; t-0 and t-1 span two racks already.
+        for p in &mut snap.partitions {
+            p.isr = Some(p.replicas.clone());
+            p.leader = p.replicas.first().copied();
+        }
+        let Work::Moves(moves) = critical(&snap, &BTreeMap::new(), 0, GRACE, &Policy::default(), 1)
+        else {
+            panic!("a rack repair")
+        };
+        assert_eq!(moves.len(), 1, "{moves:?}");
+        let m = &moves[0];
+        assert_eq!((m.topic.as_str(), m.partition), ("t", 2));
+        assert_eq!(m.replicas_after[0], 3, "the preferred leader stays");
+        assert!(
+            m.replicas_after[1] == 1 || m.replicas_after[1] == 2,
+            "the follower on rack c goes to rack a or b: {m:?}"
+        );
+
+        // Where racks do not allow it (every other broker down or without room), nothing moves.
+        let mut one_rack = snap.clone();
+        for b in &mut one_rack.brokers {
+            b.rack = Some("c".into());
+        }
+        assert!(matches!(
+            rack_violations(&one_rack),
+            Work::Nothing(ref t) if t.contains("fewer than two racks")
+        ));
+        // A partial layout is not judged.
+        let mut partial = snap.clone();
+        partial.brokers[0].rack = None;
+        assert!(matches!(rack_violations(&partial), Work::Nothing(_)));
     }
 
     #[test]
