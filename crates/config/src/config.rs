@@ -222,6 +222,18 @@ impl HealWindow {
 pub struct ChatConfig {
     /// `BALLAST_CHAT_ENABLED`
     pub enabled: bool,
+    /// `BALLAST_CHAT_PROVIDER`: `openai` or `anthropic`
+    pub provider: String,
+    /// `BALLAST_CHAT_BASE_URL`, without a trailing slash; `None`: the provider's default
+    pub base_url: Option<String>,
+    /// `BALLAST_CHAT_API_KEY`
+    pub api_key: Option<Secret>,
+    /// `BALLAST_CHAT_MODEL` (required when enabled)
+    pub model: Option<String>,
+    /// `BALLAST_CHAT_TIMEOUT`, above 0
+    pub timeout: Duration,
+    /// `BALLAST_CHAT_MAX_TOKENS`, above 0
+    pub max_tokens: u32,
 }
 
 /// License token and auto-fetch.
@@ -386,9 +398,7 @@ impl Config {
             balance: read_balance(&mut r),
             throttle: read_throttle(&mut r),
             heal: read_heal(&mut r),
-            chat: ChatConfig {
-                enabled: r.bool("BALLAST_CHAT_ENABLED"),
-            },
+            chat: read_chat(&mut r),
             license: read_license(&mut r),
             auth: read_auth(&mut r),
             timing: read_timing(&mut r),
@@ -544,6 +554,47 @@ fn read_heal(r: &mut Reader) -> HealConfig {
         topic_replication_factor: r
             .parse("BALLAST_HEAL_TOPIC_REPLICATION_FACTOR", parse_topic_rf)
             .unwrap_or_default(),
+    }
+}
+
+fn read_chat(r: &mut Reader) -> ChatConfig {
+    let enabled = r.bool("BALLAST_CHAT_ENABLED");
+    let provider = r
+        .parse("BALLAST_CHAT_PROVIDER", |v| {
+            let v = v.trim().to_ascii_lowercase();
+            if v == "openai" || v == "anthropic" {
+                Ok(v)
+            } else {
+                Err(format!("must be openai or anthropic, got {v:?}"))
+            }
+        })
+        .unwrap_or_else(|| "openai".into());
+    let base_url = r.parse("BALLAST_CHAT_BASE_URL", parse_http_url);
+    let model = r.text("BALLAST_CHAT_MODEL");
+    if enabled && model.is_none() {
+        r.fail(
+            "BALLAST_CHAT_MODEL",
+            "required when BALLAST_CHAT_ENABLED is true: the model name the provider knows",
+        );
+    }
+    let max_tokens = r
+        .parse("BALLAST_CHAT_MAX_TOKENS", |v| {
+            match v.trim().parse::<u32>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(format!("must be a whole number above 0, got {v:?}")),
+            }
+        })
+        .unwrap_or(2048);
+    ChatConfig {
+        enabled,
+        provider,
+        base_url,
+        api_key: r.secret("BALLAST_CHAT_API_KEY"),
+        model,
+        timeout: r
+            .positive_duration("BALLAST_CHAT_TIMEOUT")
+            .unwrap_or_default(),
+        max_tokens,
     }
 }
 

@@ -285,6 +285,41 @@ pub static SETTINGS: &[SettingSpec] = &[
         "chat",
         "enable the AI chat assistant",
     ),
+    setting(
+        "BALLAST_CHAT_PROVIDER",
+        Some("openai"),
+        "chat",
+        "openai (any OpenAI-compatible chat-completions server: OpenAI, Azure-style, vLLM, llama.cpp, Ollama) or anthropic (the Messages API)",
+    ),
+    setting(
+        "BALLAST_CHAT_BASE_URL",
+        None,
+        "chat",
+        "the provider's base URL; openai: with the version, e.g. http://127.0.0.1:11434/v1 (default https://api.openai.com/v1); anthropic: default https://api.anthropic.com",
+    ),
+    secret(
+        "BALLAST_CHAT_API_KEY",
+        "chat",
+        "the provider's API key (sent as a bearer token, or x-api-key for anthropic); may be empty for a local server",
+    ),
+    setting(
+        "BALLAST_CHAT_MODEL",
+        None,
+        "chat",
+        "the model name the provider knows, e.g. gpt-4o-mini, claude-sonnet-4-5, llama3.1; required when the assistant is enabled",
+    ),
+    setting(
+        "BALLAST_CHAT_TIMEOUT",
+        Some("60s"),
+        "chat",
+        "how long to wait for the provider's answer to begin, and between two pieces of it",
+    ),
+    setting(
+        "BALLAST_CHAT_MAX_TOKENS",
+        Some("2048"),
+        "chat",
+        "the most tokens one answer of the model may have",
+    ),
     // license
     secret(
         "LICENSE_STRING",

@@ -157,6 +157,7 @@ fn settings_are_read() {
         ("BALLAST_HEAL_WINDOW_START", "22:00"),
         ("BALLAST_HEAL_WINDOW_END", "04:30"),
         ("BALLAST_CHAT_ENABLED", "yes"),
+        ("BALLAST_CHAT_MODEL", "llama3.1"),
         ("ALLOWED_DOMAINS", "Example.com, corp.example.com"),
         ("ALLOWED_GROUPS", "kafka-admins"),
         ("LICENSE_URL", "http://localhost:8081/"),
@@ -1311,4 +1312,56 @@ fn config_check_lists_and_redacts_each_providers_settings() {
     assert!(row("AUTH_CORP_CLIENT_SECRET").secret);
     assert_eq!(row("AUTH_CORP_SCOPES").value, "openid profile email");
     assert_eq!(row("AUTH_CORP_ISSUER").source, Source::Env);
+}
+
+#[test]
+fn the_chat_assistant_needs_a_model_when_enabled_and_names_its_provider() {
+    let off = config(&[]);
+    assert!(!off.chat.enabled);
+    assert_eq!(off.chat.provider, "openai");
+    assert_eq!(off.chat.timeout, std::time::Duration::from_secs(60));
+    assert_eq!(off.chat.max_tokens, 2048);
+    assert!(off.chat.base_url.is_none());
+
+    assert_eq!(
+        error(&[("BALLAST_CHAT_ENABLED", "true")]).var,
+        "BALLAST_CHAT_MODEL"
+    );
+    let on = config(&[
+        ("BALLAST_CHAT_ENABLED", "true"),
+        ("BALLAST_CHAT_PROVIDER", "Anthropic"),
+        ("BALLAST_CHAT_MODEL", "claude-sonnet-4-5"),
+        ("BALLAST_CHAT_BASE_URL", "http://127.0.0.1:11434/v1/"),
+        ("BALLAST_CHAT_API_KEY", "sk-secret"),
+    ]);
+    assert_eq!(on.chat.provider, "anthropic");
+    assert_eq!(
+        on.chat.base_url.as_deref(),
+        Some("http://127.0.0.1:11434/v1")
+    );
+    assert_eq!(
+        on.chat.api_key.as_ref().map(|k| k.expose()),
+        Some("sk-secret")
+    );
+    assert!(
+        !format!("{:?}", on.chat).contains("sk-secret"),
+        "the key is redacted"
+    );
+
+    assert_eq!(
+        error(&[("BALLAST_CHAT_PROVIDER", "gemini")]).var,
+        "BALLAST_CHAT_PROVIDER"
+    );
+    assert_eq!(
+        error(&[("BALLAST_CHAT_BASE_URL", "ftp://x")]).var,
+        "BALLAST_CHAT_BASE_URL"
+    );
+    assert_eq!(
+        error(&[("BALLAST_CHAT_MAX_TOKENS", "0")]).var,
+        "BALLAST_CHAT_MAX_TOKENS"
+    );
+    assert_eq!(
+        error(&[("BALLAST_CHAT_TIMEOUT", "0s")]).var,
+        "BALLAST_CHAT_TIMEOUT"
+    );
 }
