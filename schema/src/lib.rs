@@ -16,6 +16,7 @@
 mod approvals;
 mod audit;
 mod auth;
+mod chat;
 mod cooldowns;
 mod error;
 mod health;
@@ -42,6 +43,7 @@ pub use audit::{
     AuditEvent, AuditPage, AuditQuery, NewAuditEvent, AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT,
 };
 pub use auth::{ApiToken, Login, NewSession, NewToken, Session, TOKEN_LAST_USED_RESOLUTION_MS};
+pub use chat::{ChatMessage, ChatToolCall, Conversation, NewChatMessage};
 pub use cooldowns::Cooldown;
 pub use error::{FenceReason, StoreError};
 pub use health::{Heartbeat, Observation};

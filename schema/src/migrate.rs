@@ -57,6 +57,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0007_auth",
         sql: include_str!("../migrations/0007_auth.sql"),
     },
+    Migration {
+        version: 8,
+        name: "0008_chat",
+        sql: include_str!("../migrations/0008_chat.sql"),
+    },
 ];
 
 /// The schema version this code reads and writes: the newest migration.

@@ -72,6 +72,45 @@ CREATE TABLE broker_readings (
     PRIMARY KEY (broker_id, at_ms)
 ) WITHOUT ROWID;
 
+-- table chat_conversations on chat_conversations
+CREATE TABLE chat_conversations (
+    id            TEXT PRIMARY KEY NOT NULL CHECK (length(id) = 32),
+    user_id       TEXT NOT NULL CHECK (user_id <> ''),
+    title         TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    updated_at_ms INTEGER NOT NULL
+);
+
+-- table chat_messages on chat_messages
+CREATE TABLE chat_messages (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation_id TEXT NOT NULL REFERENCES chat_conversations (id) ON DELETE CASCADE,
+    at_ms           INTEGER NOT NULL,
+    role            TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+    content         TEXT NOT NULL,
+    tool_calls      TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(tool_calls)),
+    tool_call_id    TEXT,
+    is_error        INTEGER NOT NULL DEFAULT 0 CHECK (is_error IN (0, 1)),
+    error           TEXT CHECK (error IS NULL OR json_valid(error)),
+    CHECK ((role = 'tool') = (tool_call_id IS NOT NULL))
+);
+
+-- table chat_tool_calls on chat_tool_calls
+CREATE TABLE chat_tool_calls (
+    conversation_id TEXT NOT NULL REFERENCES chat_conversations (id) ON DELETE CASCADE,
+    id              TEXT NOT NULL CHECK (id <> ''),
+    name            TEXT NOT NULL CHECK (name <> ''),
+    arguments       TEXT NOT NULL CHECK (json_valid(arguments)),
+    category        TEXT NOT NULL CHECK (category IN ('read', 'mutate', 'meta')),
+    state           TEXT NOT NULL
+                    CHECK (state IN ('running', 'pending_approval', 'approved', 'rejected', 'done', 'failed')),
+    summary         TEXT,
+    result          TEXT CHECK (result IS NULL OR json_valid(result)),
+    created_at_ms   INTEGER NOT NULL,
+    decided_at_ms   INTEGER,
+    PRIMARY KEY (conversation_id, id)
+);
+
 -- table cluster_acls on cluster_acls
 CREATE TABLE cluster_acls (
     resource_type  TEXT NOT NULL,
@@ -443,6 +482,12 @@ CREATE INDEX auth_logins_expires_at_ms ON auth_logins (expires_at_ms);
 
 -- index broker_readings_at_ms on broker_readings
 CREATE INDEX broker_readings_at_ms ON broker_readings (at_ms);
+
+-- index chat_conversations_user on chat_conversations
+CREATE INDEX chat_conversations_user ON chat_conversations (user_id, updated_at_ms);
+
+-- index chat_messages_conversation on chat_messages
+CREATE INDEX chat_messages_conversation ON chat_messages (conversation_id, id);
 
 -- index cooldowns_moved_at_ms on cooldowns
 CREATE INDEX cooldowns_moved_at_ms ON cooldowns (moved_at_ms);
