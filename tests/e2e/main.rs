@@ -4,6 +4,7 @@
 
 mod auth;
 mod browser;
+mod chat;
 mod cluster;
 mod config;
 mod execute;

@@ -8,6 +8,8 @@ pub mod audit;
 pub mod auth;
 /// The catalog of operations that MCP (and chat) are adapters over.
 pub mod catalog;
+/// The chat assistant `/api/v1/chat/*` over the catalog.
+pub mod chat;
 pub mod envelope;
 pub mod extract;
 mod healing;

@@ -55,6 +55,9 @@ impl Category {
 pub enum Channel {
     /// An MCP tool, run on approval: `userId` is the approver, `requestedBy` the requester.
     Mcp { requested_by: String },
+    /// A tool the chat assistant called for its user, who approved it when it changes something:
+    /// `userId` and `requestedBy` are that user.
+    Chat { user: String },
 }
 
 impl Channel {
@@ -62,6 +65,7 @@ impl Channel {
     pub fn method(&self) -> &'static str {
         match self {
             Channel::Mcp { .. } => "MCP",
+            Channel::Chat { .. } => "CHAT",
         }
     }
 
@@ -69,6 +73,7 @@ impl Channel {
     pub fn requested_by(&self) -> &str {
         match self {
             Channel::Mcp { requested_by } => requested_by,
+            Channel::Chat { user } => user,
         }
     }
 }

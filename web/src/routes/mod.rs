@@ -31,6 +31,7 @@ pub(crate) fn api() -> utoipa::openapi::OpenApi {
         audit::Api::openapi(),
         crate::auth::routes::Api::openapi(),
         crate::mcp::Api::openapi(),
+        crate::chat::Api::openapi(),
     ] {
         api.merge(part);
     }
@@ -61,6 +62,7 @@ pub fn routes() -> Router<AppState> {
         .merge(manage::routes())
         .merge(audit::routes())
         .merge(crate::auth::routes::routes())
+        .merge(crate::chat::routes())
         .merge(crate::openapi::routes())
 }
 
