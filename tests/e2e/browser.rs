@@ -565,3 +565,98 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
         b.errors
     );
 }
+
+#[test]
+fn the_chat_panel_streams_an_answer_shows_tool_cards_and_approves_a_change_in_chromium() {
+    use crate::chat::{openai_text, openai_tool_call, ScriptedProvider};
+    use serde_json::json;
+    let Some(chromium) = cdp::find_chromium() else {
+        eprintln!("SKIPPED browser chat test: no chromium on PATH");
+        return;
+    };
+    let provider = ScriptedProvider::start();
+    let base = format!("{}/v1", provider.base);
+    let demo = Demo::start_with(
+        free_port(),
+        &[
+            ("BALLAST_CHAT_ENABLED", "true"),
+            ("BALLAST_CHAT_PROVIDER", "openai"),
+            ("BALLAST_CHAT_BASE_URL", base.as_str()),
+            ("BALLAST_CHAT_MODEL", "test-model"),
+        ],
+    );
+    wait_for(Duration::from_secs(30), "the demo's observer", || {
+        demo.api("/api/v1/cluster/health")
+    });
+    let topic = demo
+        .api("/api/v1/cluster/comprehensive?summary=true")
+        .and_then(|c| c["topics"][0]["name"].as_str().map(str::to_string))
+        .expect("a topic");
+    provider.then(openai_tool_call(
+        "call_health",
+        "get_cluster_health",
+        &json!({}),
+    ));
+    provider.then(openai_text("The cluster is healthy."));
+    provider.then(openai_tool_call(
+        "call_retention",
+        "update_topic_config",
+        &json!({"topic": topic, "configs": {"retention.ms": 7_200_000}}),
+    ));
+    provider.then(openai_text("Done: retention is two hours."));
+
+    let mut b = Browser::start(&chromium);
+    b.goto(&demo.url("/ui/brokers"));
+    b.click("#chat-toggle");
+    b.wait_for(
+        "!document.getElementById('chat-panel').hidden",
+        Duration::from_secs(5),
+    );
+    b.fill("#chat-input", "How is the cluster?");
+    b.click("#chat-send");
+    b.wait_for(
+        "document.getElementById('chat-log').textContent.includes('The cluster is healthy.')",
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        b.count("#chat-log details.chat-tool.ok"),
+        1,
+        "a finished tool card"
+    );
+    assert!(b
+        .text_of("#chat-log details.chat-tool summary")
+        .contains("get_cluster_health"));
+
+    b.fill(
+        "#chat-input",
+        &format!("Set the retention of {topic} to two hours"),
+    );
+    b.click("#chat-send");
+    b.wait_for(
+        "!!document.querySelector('#chat-log button[data-approve]')",
+        Duration::from_secs(30),
+    );
+    assert!(b.text_of("#chat-log").contains("retention.ms"));
+    b.screenshot(&screenshot_dir().join("30-chat-approval.png"));
+    b.click("#chat-log button[data-approve]");
+    b.wait_for(
+        "document.getElementById('chat-log').textContent.includes('Done: retention is two hours.')",
+        Duration::from_secs(60),
+    );
+    b.screenshot(&screenshot_dir().join("31-chat-done.png"));
+    assert_eq!(b.count("#chat-log details.chat-tool.ok"), 2);
+    let audit = demo
+        .api("/api/v1/audit-log?action=topics.config.update")
+        .expect("audit");
+    let event = &audit["events"][0];
+    assert_eq!(event["method"], "CHAT", "{audit}");
+    assert_eq!(event["target"], topic.as_str());
+
+    // the panel follows the operator to another page with the conversation
+    b.goto(&demo.url("/ui/topics"));
+    b.click("#chat-toggle");
+    b.wait_for(
+        "document.getElementById('chat-log').textContent.includes('Done: retention is two hours.')",
+        Duration::from_secs(10),
+    );
+}

@@ -19,18 +19,18 @@ use crate::cluster::Sim;
 use crate::support::{wait_for, Service};
 
 /// One scripted answer: a status and a body (an SSE stream, or an error document).
-type Answer = (u16, String);
+pub(crate) type Answer = (u16, String);
 
 /// A model provider that plays its answers in order and keeps every request.
-struct ScriptedProvider {
-    base: String,
+pub(crate) struct ScriptedProvider {
+    pub(crate) base: String,
     answers: Arc<Mutex<VecDeque<Answer>>>,
     requests: Arc<Mutex<Vec<Value>>>,
     _runtime: tokio::runtime::Runtime,
 }
 
 impl ScriptedProvider {
-    fn start() -> ScriptedProvider {
+    pub(crate) fn start() -> ScriptedProvider {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -80,7 +80,7 @@ impl ScriptedProvider {
         }
     }
 
-    fn then(&self, answer: Answer) {
+    pub(crate) fn then(&self, answer: Answer) {
         if let Ok(mut q) = self.answers.lock() {
             q.push_back(answer);
         }
@@ -99,7 +99,7 @@ fn openai_chunk(delta: Value, finish: Option<&str>) -> String {
     format!("data: {chunk}\n\n")
 }
 
-fn openai_text(text: &str) -> Answer {
+pub(crate) fn openai_text(text: &str) -> Answer {
     let mut s = openai_chunk(json!({"role": "assistant", "content": ""}), None);
     for word in text.split_inclusive(' ') {
         s += &openai_chunk(json!({"content": word}), None);
@@ -111,7 +111,7 @@ fn openai_text(text: &str) -> Answer {
 }
 
 /// A tool call whose arguments arrive in three pieces.
-fn openai_tool_call(id: &str, name: &str, args: &Value) -> Answer {
+pub(crate) fn openai_tool_call(id: &str, name: &str, args: &Value) -> Answer {
     let text = args.to_string();
     let (a, rest) = text.split_at(text.len() / 3);
     let (b, c) = rest.split_at(rest.len() / 2);

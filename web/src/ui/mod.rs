@@ -156,6 +156,8 @@ pub struct Layout {
     pub version: &'static str,
     /// The logged-in person (none when authentication is off).
     pub user: Option<UserBadge>,
+    /// Whether the chat assistant is enabled: the header's Ask button and the chat panel.
+    pub chat: bool,
 }
 
 /// The header's user menu.
@@ -223,6 +225,7 @@ impl Ctx {
             refresh: None,
             license_state,
             version: crate::VERSION,
+            chat: self.state.config.chat.enabled,
             user: self
                 .api
                 .identity()
