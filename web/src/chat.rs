@@ -942,3 +942,71 @@ pub async fn reject(
     let who = who(identity, &actor);
     decide(state, id, call_id, who, false).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(id: i64, role: &str, content: &str) -> ChatMessage {
+        ChatMessage {
+            id,
+            conversation_id: "c".into(),
+            at_ms: id,
+            role: role.into(),
+            content: content.into(),
+            tool_calls: json!([]),
+            tool_call_id: (role == "tool").then(|| "call".to_string()),
+            is_error: false,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn the_history_keeps_the_newest_whole_exchanges_within_its_budget() {
+        let big = "x".repeat(HISTORY_CHARS / 2);
+        let messages = vec![
+            msg(1, "user", &big),
+            msg(2, "assistant", "a"),
+            msg(3, "user", &big),
+            msg(4, "assistant", "b"),
+            msg(5, "tool", "r"),
+            msg(6, "user", "now?"),
+        ];
+        let (kept, dropped) = history(&messages);
+        assert_eq!(dropped, 2, "the oldest exchange goes");
+        assert!(matches!(&kept[0], Message::User { text } if text == &big));
+        assert_eq!(kept.len(), 4);
+        let (all, none) = history(&messages[2..]);
+        assert_eq!((all.len(), none), (4, 0), "within the budget nothing goes");
+    }
+
+    #[test]
+    fn tool_results_for_the_model_are_cut_with_a_note() {
+        let long = json!({"rows": "y".repeat(RESULT_CHARS * 2)});
+        let text = for_model(&long);
+        assert!(text.chars().count() < RESULT_CHARS + 200);
+        assert!(text.ends_with("ask with narrower parameters)"));
+        assert_eq!(for_model(&json!({"a": 1})), "{\"a\":1}");
+    }
+
+    #[tokio::test]
+    async fn the_status_probe_tells_an_unreachable_provider_from_a_reachable_one() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            let app = Router::new().route("/v1", get(|| async { "ok" }));
+            let _ = axum::serve(listener, app).await;
+        });
+        let timeout = std::time::Duration::from_secs(2);
+        assert!(probe(&format!("http://{addr}/v1"), timeout).await.is_ok());
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port");
+        let why = probe(&format!("http://{closed}/v1"), timeout)
+            .await
+            .expect_err("unreachable");
+        assert!(!why.is_empty());
+    }
+}
