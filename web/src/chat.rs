@@ -18,7 +18,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use ballast_chat::{ChatError, Event, Message, Provider, ProviderKind, ToolSpec};
-use ballast_schema::{ChatMessage, ChatToolCall, NewChatMessage, StoreError};
+use ballast_schema::{ChatMessage, ChatToolCall, Conversation, NewChatMessage, StoreError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -93,15 +93,22 @@ fn who(identity: Option<Extension<Identity>>, actor: &Actor) -> Identity {
         .unwrap_or_else(|| Identity::open(actor.user.clone()))
 }
 
-fn provider(state: &AppState) -> Result<Provider, ApiError> {
-    let c = &state.config.chat;
-    if !c.enabled {
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "chat assistant disabled",
-            "set BALLAST_CHAT_ENABLED=true with BALLAST_CHAT_PROVIDER and BALLAST_CHAT_MODEL",
-        ));
+/// 503 while the assistant is disabled (every route but the status).
+fn enabled(state: &AppState) -> Result<(), ApiError> {
+    if state.config.chat.enabled {
+        return Ok(());
     }
+    Err(ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "chat assistant disabled",
+        "set BALLAST_CHAT_ENABLED=true with BALLAST_CHAT_PROVIDER and BALLAST_CHAT_MODEL",
+    ))
+}
+
+/// The configured provider, for a turn.
+fn provider(state: &AppState) -> Result<Provider, ApiError> {
+    enabled(state)?;
+    let c = &state.config.chat;
     let kind = ProviderKind::parse(&c.provider).unwrap_or(ProviderKind::OpenAi);
     Provider::new(
         kind,
@@ -121,11 +128,11 @@ fn provider(state: &AppState) -> Result<Provider, ApiError> {
 }
 
 /// The conversation `id` if it belongs to `user` (404 otherwise: another's is not there).
-async fn owned(state: &AppState, id: &str, user: &str) -> Result<(), ApiError> {
+async fn owned(state: &AppState, id: &str, user: &str) -> Result<Conversation, ApiError> {
     let lookup = id.to_string();
     let c = state.db(move |s| s.conversation(&lookup)).await?;
     match c {
-        Some(c) if c.user_id == user => Ok(()),
+        Some(c) if c.user_id == user => Ok(c),
         _ => Err(ApiError::not_found(
             "unknown conversation",
             format!("no conversation {id}"),
@@ -614,7 +621,7 @@ pub async fn create_conversation(
     actor: Actor,
     body: Option<Json<NewConversation>>,
 ) -> ApiResult<Value> {
-    provider(&state)?;
+    enabled(&state)?;
     let who = who(identity, &actor);
     let title = body
         .and_then(|Json(b)| b.title)
@@ -629,7 +636,7 @@ pub async fn create_conversation(
     Ok(ApiOk(conversation_json(&c)))
 }
 
-fn conversation_json(c: &ballast_schema::Conversation) -> Value {
+fn conversation_json(c: &Conversation) -> Value {
     json!({
         "id": c.id,
         "title": c.title,
@@ -651,7 +658,7 @@ pub async fn list_conversations(
     identity: Option<Extension<Identity>>,
     actor: Actor,
 ) -> ApiResult<Value> {
-    provider(&state)?;
+    enabled(&state)?;
     let who = who(identity, &actor);
     let list = state.db(move |s| s.conversations(&who.user_id)).await?;
     Ok(ApiOk(json!({
@@ -675,19 +682,13 @@ pub async fn get_conversation(
     identity: Option<Extension<Identity>>,
     actor: Actor,
 ) -> ApiResult<Value> {
-    provider(&state)?;
+    enabled(&state)?;
     let who = who(identity, &actor);
-    owned(&state, &id, &who.user_id).await?;
-    let (c, messages, calls) = state
-        .db(move |s| {
-            Ok((
-                s.conversation(&id)?,
-                s.chat_messages(&id)?,
-                s.chat_tool_calls(&id)?,
-            ))
-        })
+    let c = owned(&state, &id, &who.user_id).await?;
+    let (messages, calls) = state
+        .db(move |s| Ok((s.chat_messages(&id)?, s.chat_tool_calls(&id)?)))
         .await?;
-    let mut out = c.as_ref().map(conversation_json).unwrap_or(json!({}));
+    let mut out = conversation_json(&c);
     out["messages"] = messages.iter().map(message_json).collect();
     out["toolCalls"] = calls.iter().map(call_json).collect();
     out["pending"] = calls
@@ -713,7 +714,7 @@ pub async fn delete_conversation(
     identity: Option<Extension<Identity>>,
     actor: Actor,
 ) -> ApiResult<Value> {
-    provider(&state)?;
+    enabled(&state)?;
     let who = who(identity, &actor);
     owned(&state, &id, &who.user_id).await?;
     let gone = id.clone();
@@ -752,9 +753,9 @@ pub async fn send_message(
     actor: Actor,
     Json(body): Json<NewMessage>,
 ) -> Result<EventStream, ApiError> {
-    provider(&state)?;
+    enabled(&state)?;
     let who = who(identity, &actor);
-    owned(&state, &id, &who.user_id).await?;
+    let conversation = owned(&state, &id, &who.user_id).await?;
     let content = body.content.trim().to_string();
     if content.is_empty() {
         return Err(ApiError::bad_request(
@@ -763,9 +764,7 @@ pub async fn send_message(
         ));
     }
     let conv = id.clone();
-    let (calls, conversation) = state
-        .db(move |s| Ok((s.chat_tool_calls(&conv)?, s.conversation(&conv)?)))
-        .await?;
+    let calls = state.db(move |s| s.chat_tool_calls(&conv)).await?;
     if let Some(c) = calls.iter().find(|c| c.state == "pending_approval") {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -779,7 +778,7 @@ pub async fn send_message(
     }
     let now = state.clock.now_ms();
     let conv = id.clone();
-    let untitled = conversation.is_some_and(|c| c.title.is_empty());
+    let untitled = conversation.title.is_empty();
     let title: String = content.chars().take(80).collect();
     let question = NewChatMessage {
         role: "user",
@@ -809,7 +808,7 @@ async fn decide(
     identity: Identity,
     approve: bool,
 ) -> Result<EventStream, ApiError> {
-    provider(&state)?;
+    enabled(&state)?;
     owned(&state, &id, &identity.user_id).await?;
     let (conv, cid) = (id.clone(), call_id.clone());
     let current = state

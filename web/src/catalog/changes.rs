@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::ops::{boxed, need, wait_for_operation, TopicConfigInput};
+use super::ops::{boxed, need, redistribution_done, wait_for_operation, TopicConfigInput};
 use super::{call, parse, Caller, OpError, OpFuture};
 use crate::ui::enc;
 use crate::AppState;
@@ -623,16 +623,7 @@ pub(super) fn redistribute_partition(state: AppState, caller: Caller, input: Val
             Some(&body),
         )
         .await?;
-        let operation = started["operationId"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        if operation.is_empty() {
-            return Ok(
-                json!({"status": "completed", "reason": "already in place", "redistribution": started}),
-            );
-        }
-        wait_for_operation(&state, &caller, &operation, started).await
+        redistribution_done(&state, &caller, started, "already in place").await
     })
 }
 

@@ -49,14 +49,28 @@ pub fn limited(
     let keep = limit.rows(requested);
     let rows: Vec<Value> = rows.into_iter().take(keep).collect();
     let mut out = Map::new();
-    out.insert("count".into(), json!(rows.len()));
-    out.insert("total".into(), json!(total));
-    out.insert("truncated".into(), json!(rows.len() < total));
-    if rows.len() < total {
-        out.insert("hint".into(), json!(hint));
-    }
+    envelope(&mut out, rows.len(), total as u64, rows.len() < total, hint);
     out.insert(key.into(), Value::Array(rows));
     out
+}
+
+/// Sets the envelope keys on an answer: `count` rows of `total`, `truncated`, and `hint` only
+/// when rows were dropped.
+pub fn envelope(
+    obj: &mut Map<String, Value>,
+    count: usize,
+    total: u64,
+    truncated: bool,
+    hint: &str,
+) {
+    obj.insert("count".into(), json!(count));
+    obj.insert("total".into(), json!(total));
+    obj.insert("truncated".into(), json!(truncated));
+    if truncated {
+        obj.insert("hint".into(), json!(hint));
+    } else {
+        obj.remove("hint");
+    }
 }
 
 #[cfg(test)]

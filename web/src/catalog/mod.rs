@@ -23,7 +23,7 @@ use std::pin::Pin;
 use axum::http::Method;
 use serde_json::{Map, Value};
 
-pub use limits::{limited, Limit};
+pub use limits::{envelope, limited, Limit};
 pub use ops::{ListInput, TokenInput};
 
 use crate::auth::{Identity, Scope};

@@ -305,16 +305,8 @@ pub(super) fn query(pairs: &[(&str, Option<String>)]) -> String {
 pub(super) fn reshape(mut d: Value, key: &str, hint: &str) -> Value {
     let rows = d.get(key).and_then(Value::as_array).map_or(0, Vec::len);
     let total = d["total"].as_u64().map_or(rows, |t| t as usize);
-    let truncated = rows < total;
     if let Some(obj) = d.as_object_mut() {
-        obj.insert("count".into(), json!(rows));
-        obj.insert("total".into(), json!(total));
-        obj.insert("truncated".into(), json!(truncated));
-        if truncated {
-            obj.insert("hint".into(), json!(hint));
-        } else {
-            obj.remove("hint");
-        }
+        super::envelope(obj, rows, total as u64, rows < total, hint);
     }
     d
 }
@@ -1010,17 +1002,26 @@ fn redistribute_topic(state: AppState, caller: Caller, input: Value) -> OpFuture
             Some(&body),
         )
         .await?;
-        let operation = started["operationId"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        if operation.is_empty() {
-            return Ok(
-                json!({"status": "completed", "reason": "nothing to move", "redistribution": started}),
-            );
-        }
-        wait_for_operation(&state, &caller, &operation, started).await
+        redistribution_done(&state, &caller, started, "nothing to move").await
     })
+}
+
+/// Waits until the reassignment a redistribution started (`operationId`) ends; when it started
+/// none, `completed` with `reason` and the route's answer.
+pub(super) async fn redistribution_done(
+    state: &AppState,
+    caller: &Caller,
+    started: Value,
+    reason: &str,
+) -> Result<Value, OpError> {
+    let operation = started["operationId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    if operation.is_empty() {
+        return Ok(json!({"status": "completed", "reason": reason, "redistribution": started}));
+    }
+    wait_for_operation(state, caller, &operation, started).await
 }
 
 fn check_election(input: &Value) -> Result<String, OpError> {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::ops::{boxed, need, query, reshape, rows};
-use super::{call, limited, parse, Caller, Limit, OpFuture};
+use super::{call, envelope, limited, parse, Caller, Limit, OpFuture};
 use crate::ui::enc;
 use crate::AppState;
 
@@ -375,17 +375,15 @@ pub(super) fn browse_messages(state: AppState, caller: Caller, input: Value) -> 
         };
         if let Some(obj) = d.as_object_mut() {
             obj.insert("messages".into(), Value::Array(messages));
-            obj.insert("count".into(), json!(count));
             obj.insert("limit".into(), json!(wanted));
-            obj.insert("total".into(), json!(total));
             obj.insert("totalExact".into(), json!(exact));
-            obj.insert("truncated".into(), json!(more));
-            if more {
-                obj.insert(
-                    "hint".into(),
-                    json!("page on with offset (each partition's nextOffset), or narrow with partition, keyFilter or valueFilter"),
-                );
-            }
+            envelope(
+                obj,
+                count,
+                total.max(0) as u64,
+                more,
+                "page on with offset (each partition's nextOffset), or narrow with partition, keyFilter or valueFilter",
+            );
         }
         Ok(d)
     })
@@ -569,16 +567,4 @@ pub(super) fn blast_radius(state: AppState, caller: Caller, input: Value) -> OpF
         }
         Ok(d)
     })
-}
-
-/// The envelope keys over an answer whose lists the REST route already cut.
-fn envelope(obj: &mut Map<String, Value>, count: usize, total: u64, truncated: bool, hint: &str) {
-    obj.insert("count".into(), json!(count));
-    obj.insert("total".into(), json!(total));
-    obj.insert("truncated".into(), json!(truncated));
-    if truncated {
-        obj.insert("hint".into(), json!(hint));
-    } else {
-        obj.remove("hint");
-    }
 }
