@@ -13,6 +13,7 @@
 //!
 //! The tables are described for operators in `schema/README.md`.
 
+mod agents;
 mod approvals;
 mod audit;
 mod auth;
@@ -38,6 +39,11 @@ use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use serde::Serialize;
 
+pub use agents::{
+    roll_holder, AgentCommand, AgentHeartbeat, AgentRecord, BrokerOutcome, CommandKind,
+    CommandState, NewAgentCommand, NewRoll, ReorderedPartition, Roll, RollPhase, RollProgress,
+    RollRequest, RollState, ROLL_PURPOSE,
+};
 pub use approvals::{Approval, ApprovalState, Decision, NewApproval};
 pub use audit::{
     AuditEvent, AuditPage, AuditQuery, NewAuditEvent, AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT,

@@ -62,6 +62,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0008_chat",
         sql: include_str!("../migrations/0008_chat.sql"),
     },
+    Migration {
+        version: 9,
+        name: "0009_agents",
+        sql: include_str!("../migrations/0009_agents.sql"),
+    },
 ];
 
 /// The schema version this code reads and writes: the newest migration.

@@ -159,10 +159,18 @@ pub enum Queued {
 pub struct Busy {
     pub holder: Option<SlotHolder>,
     pub operation_id: Option<String>,
+    /// An unfinished rolling restart.
+    pub rolling_restart_id: Option<String>,
 }
 
 impl Busy {
     pub fn message(&self) -> String {
+        if let Some(roll) = &self.rolling_restart_id {
+            return format!(
+                "rolling restart {roll} is in progress: reassignments, drains, leader elections, \
+                 self-healing and proposal applies wait until it completes or is aborted"
+            );
+        }
         match (&self.operation_id, &self.holder) {
             (Some(op), _) => format!("reassignment operation {op} is still running"),
             (None, Some(h)) => format!(
@@ -802,15 +810,17 @@ impl Store {
 }
 
 /// The slot holder or unfinished operation that keeps a new mutation from starting.
-fn busy(tx: &Transaction<'_>, now_ms: i64) -> Result<Option<Busy>, StoreError> {
+pub(crate) fn busy(tx: &Transaction<'_>, now_ms: i64) -> Result<Option<Busy>, StoreError> {
     let holder = crate::slot::live_holder(tx, now_ms)?;
     let operation_id = unfinished_operation(tx)?;
-    if holder.is_none() && operation_id.is_none() {
+    let rolling_restart_id = crate::agents::unfinished_roll(tx)?;
+    if holder.is_none() && operation_id.is_none() && rolling_restart_id.is_none() {
         return Ok(None);
     }
     Ok(Some(Busy {
         holder,
         operation_id,
+        rolling_restart_id,
     }))
 }
 

@@ -1,6 +1,7 @@
 //! `ballast`: one binary for the supervisor, its workers and the operator commands.
 //! The command line is a contract (shared/contracts/cli.md): add flags, never break these.
 
+mod agent;
 mod demo;
 mod license_cmd;
 mod man_cmd;
@@ -88,6 +89,12 @@ enum Command {
         #[command(subcommand)]
         command: token_cmd::TokenCommand,
     },
+    /// The on-broker agent: reports the broker to the service and restarts or upgrades on its request (docs/rolling-restarts.md)
+    Agent {
+        /// An env file (KEY=VALUE lines) with the BALLAST_AGENT_* settings
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
     /// Print the manual page (roff): commands and every setting
     Man,
     /// Print the third-party notices: every crate compiled into this binary, its licence and licence text
@@ -133,6 +140,7 @@ fn main() -> ExitCode {
         Command::Status { config, json } => status::run(config.as_deref(), json),
         Command::License { command } => license_cmd::run(command),
         Command::Token { command } => token_cmd::run(command),
+        Command::Agent { config } => agent::run(config.as_deref()),
         Command::Man => man_cmd::run(<Cli as clap::CommandFactory>::command()),
         Command::Notices => match ballast_web::notices::text() {
             Ok(text) => {

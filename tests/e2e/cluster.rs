@@ -50,6 +50,33 @@ impl Sim {
 }
 
 impl Sim {
+    /// A simulated cluster with its control API (to stop and start brokers from a shell
+    /// command, as an agent's restart command would); returns it and the API's URL.
+    pub fn start_with_control(params: GenerateParams, speed: f64) -> (Sim, String) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let sim = runtime
+            .block_on(SimCluster::start(SimConfig {
+                scenario: Scenario::Generate(params),
+                speed,
+                control_port: Some(0),
+                ..SimConfig::default()
+            }))
+            .expect("simulated cluster");
+        let control = sim.control_url().expect("control API");
+        (
+            Sim {
+                bootstrap: sim.bootstrap(),
+                runtime,
+                sim: Some(sim),
+            },
+            control,
+        )
+    }
+
     fn cluster(&self) -> &SimCluster {
         self.sim.as_ref().expect("running until dropped")
     }

@@ -17,5 +17,6 @@ mod observed;
 mod oidc;
 mod plan;
 mod real_provider;
+mod rolling;
 mod supervisor;
 mod support;

@@ -103,10 +103,14 @@ mode() { in_root stat -c '%a %U:%G' "$1"; }
 expect_mode() { [ "$(mode "$1")" = "$2" ] || fail "$1: $(mode "$1"), expected $2"; }
 expect_mode /usr/bin/ballast "755 root:root"
 expect_mode /lib/systemd/system/ballast.service "644 root:root"
+expect_mode /lib/systemd/system/ballast-agent.service "644 root:root"
+expect_mode /etc/ballast/agent.env "600 root:root"
+in_root grep -q '^#BALLAST_AGENT_RESTART_COMMAND=' /etc/ballast/agent.env \
+  || fail "agent.env does not list the agent's settings"
 expect_mode /etc/ballast "750 root:ballast"
 expect_mode /etc/ballast/ballast.env "640 root:ballast"
 expect_mode /var/lib/ballast "750 ballast:ballast"
-for f in README.md deploy.md database.md copyright changelog.gz third-party-notices.txt.gz; do
+for f in README.md deploy.md database.md rolling-restarts.md copyright changelog.gz third-party-notices.txt.gz; do
   in_root test -f "/usr/share/doc/ballast/$f" || fail "missing /usr/share/doc/ballast/$f"
 done
 in_root test -f /usr/share/man/man1/ballast.1.gz || fail "no man page"
@@ -114,14 +118,16 @@ in_root sh -c 'zcat /usr/share/man/man1/ballast.1.gz | grep -q BALLAST_KAFKA_BOO
   || fail "the man page does not list the settings"
 in_root sh -c 'zcat /usr/share/doc/ballast/third-party-notices.txt.gz | grep -q "^tokio "' \
   || fail "the notices do not list tokio"
-[ "$(in_root dpkg-query -W -f='${Conffiles}' ballast | awk '{print $1}')" = "/etc/ballast/ballast.env" ] \
-  || fail "ballast.env is not a conffile"
+[ "$(in_root dpkg-query -W -f='${Conffiles}' ballast | awk '{print $1}' | sort | tr '\n' ' ')" \
+  = "/etc/ballast/agent.env /etc/ballast/ballast.env " ] \
+  || fail "ballast.env and agent.env are not the conffiles"
 in_root getent passwd ballast | grep -q ':/var/lib/ballast:' || fail "user ballast's home"
 in_root grep -qx 'BALLAST_DATA_DIR=/var/lib/ballast' /etc/ballast/ballast.env \
   || fail "the packaged configuration does not point at /var/lib/ballast"
 in_root ballast --version | grep -q "commit" || fail "ballast --version names no commit"
-if in_root systemd-analyze verify /lib/systemd/system/ballast.service > "$work/verify.txt" 2>&1; then
-  step "systemd-analyze verify accepts the unit"
+if in_root systemd-analyze verify /lib/systemd/system/ballast.service \
+    /lib/systemd/system/ballast-agent.service > "$work/verify.txt" 2>&1; then
+  step "systemd-analyze verify accepts the units"
 else
   cat "$work/verify.txt" >&2
   fail "systemd-analyze verify"

@@ -3,6 +3,7 @@
 //! Handlers read the store (through `spawn_blocking`) and never talk to each other: everything
 //! they know comes from SQLite, written by the other processes.
 
+pub mod agents;
 pub mod audit;
 /// Authentication: OIDC login, sessions, personal access tokens, scopes (docs/auth.md).
 pub mod auth;

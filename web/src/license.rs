@@ -33,7 +33,7 @@ use crate::{ApiError, ApiOk, ApiResult, AppState, LicenseCode, LicenseError};
 /// entity paths), whether or not this build serves it yet, plus the management routes ballast
 /// adds beyond the spec ([`BEYOND_SPEC`]): the gate answers for the table, not for the router, so
 /// a licensed route is never reachable without a license.
-static LICENSED_ROUTES: [(Method, &str); 32] = [
+static LICENSED_ROUTES: [(Method, &str); 37] = [
     // cluster
     (Method::POST, "/api/v1/cluster/refresh-metadata"),
     // topics and configuration
@@ -85,10 +85,23 @@ static LICENSED_ROUTES: [(Method, &str); 32] = [
     (Method::POST, "/api/v1/audit-log/revert"),
     // beyond the spec: tuning the replication throttle of running moves
     (Method::PUT, "/api/v1/reassignments/throttle"),
+    // beyond the spec: rolling restarts and agent upgrades (docs/rolling-restarts.md)
+    (Method::POST, "/api/v1/rolling-restarts"),
+    (Method::POST, "/api/v1/rolling-restarts/{id}/pause"),
+    (Method::POST, "/api/v1/rolling-restarts/{id}/resume"),
+    (Method::POST, "/api/v1/rolling-restarts/{id}/abort"),
+    (Method::POST, "/api/v1/agents/{brokerId}/upgrade"),
 ];
 
 /// The licensed routes that are ballast's own (management features the spec does not list).
-pub const BEYOND_SPEC: [(Method, &str); 1] = [(Method::PUT, "/api/v1/reassignments/throttle")];
+pub const BEYOND_SPEC: [(Method, &str); 6] = [
+    (Method::PUT, "/api/v1/reassignments/throttle"),
+    (Method::POST, "/api/v1/rolling-restarts"),
+    (Method::POST, "/api/v1/rolling-restarts/{id}/pause"),
+    (Method::POST, "/api/v1/rolling-restarts/{id}/resume"),
+    (Method::POST, "/api/v1/rolling-restarts/{id}/abort"),
+    (Method::POST, "/api/v1/agents/{brokerId}/upgrade"),
+];
 
 /// The licensed routes: method and path pattern (`{name}` matches one path segment), in the
 /// router's syntax. The OpenAPI description marks exactly these.

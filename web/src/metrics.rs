@@ -199,6 +199,7 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
 
     let observed = observed_metrics(state, &scraped).await?;
     reassignment_metrics(state, &scraped).await?;
+    agent_metrics(state, &scraped, now).await?;
 
     let mut families = state.metrics.registry.gather();
     families.extend(scraped.gather());
@@ -288,6 +289,51 @@ async fn reassignment_metrics(state: &AppState, registry: &Registry) -> Result<(
         per_broker
             .with_label_values(&[b.to_string().as_str()])
             .set(c as f64);
+    }
+    Ok(())
+}
+
+/// `ballast_agent_*`, labelled `broker_id` and `node_id` (docs/rolling-restarts.md).
+async fn agent_metrics(state: &AppState, registry: &Registry, now: i64) -> Result<(), ApiError> {
+    let agents = state.db(|s| s.agents()).await?;
+    let labels = ["broker_id", "node_id"];
+    let up = gauge_vec(
+        registry,
+        "ballast_agent_up",
+        "1 when the broker's agent was heard from within BALLAST_AGENT_STALE_AFTER",
+        &labels,
+    )?;
+    let seen = gauge_vec(
+        registry,
+        "ballast_agent_last_seen_timestamp_seconds",
+        "when the agent last reported, seconds since the epoch",
+        &labels,
+    )?;
+    let info = gauge_vec(
+        registry,
+        "ballast_agent_info",
+        "1, with the agent's version",
+        &["broker_id", "node_id", "version"],
+    )?;
+    let process = gauge_vec(
+        registry,
+        "ballast_agent_broker_process_up",
+        "1 when the agent reports the broker process running, 0 when not (absent when unknown)",
+        &labels,
+    )?;
+    for a in &agents {
+        let h = &a.heartbeat;
+        let broker = h.broker_id.to_string();
+        let l = [broker.as_str(), h.node_id.as_str()];
+        up.with_label_values(&l)
+            .set(f64::from(u8::from(crate::agents::agent_up(state, a, now))));
+        seen.with_label_values(&l)
+            .set(a.last_seen_at_ms as f64 / 1000.0);
+        info.with_label_values(&[broker.as_str(), h.node_id.as_str(), h.version.as_str()])
+            .set(1.0);
+        if let Some(p) = h.broker_process_up {
+            process.with_label_values(&l).set(f64::from(u8::from(p)));
+        }
     }
     Ok(())
 }

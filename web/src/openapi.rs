@@ -100,6 +100,7 @@ Mutations record the acting identity in the audit log (with authentication off: 
         (name = "audit", description = "The audit log and reverting a recorded change (docs/api/audit.md)"),
         (name = "auth", description = "OIDC login, the session, personal access tokens (docs/auth.md)"),
         (name = "mcp", description = "The MCP endpoint for AI agents (docs/api/mcp.md)"),
+        (name = "agents", description = "On-broker agents (the agent channel, authenticated by the agent token), agent upgrades and rolling restarts (docs/rolling-restarts.md)"),
         (name = "chat", description = "The chat assistant: conversations answered by a model with the catalog's tools, mutations approved by the user, answers streamed as server-sent events (docs/chat.md)"),
     ),
     paths(openapi_json, openapi_yaml, license_status)

@@ -1201,7 +1201,8 @@ async fn a_read_token_is_refused_on_every_mutating_route() {
                     ballast_web::auth::READ_ONLY_POSTS.contains(&pattern.as_str())
                         || pattern.starts_with("/api/v1/auth/")
                         || ballast_web::auth::needs_session(&pattern)
-                        || ballast_web::auth::PER_TOOL_SCOPE.contains(&pattern.as_str()),
+                        || ballast_web::auth::PER_TOOL_SCOPE.contains(&pattern.as_str())
+                        || ballast_web::agents::is_agent_channel(&pattern),
                     "{method} {pattern} reads without being listed"
                 );
             }

@@ -837,7 +837,8 @@ impl Engine {
             .map(tp)
             .collect();
         let view = self.store.observed_view().ok().flatten();
-        let facts = preflight::gather(client, view.as_ref(), &ours, None).await?;
+        let mut facts = preflight::gather(client, view.as_ref(), &ours, None).await?;
+        facts.rolling_restart = self.store.active_roll()?.map(|r| r.id);
         let assessment = preflight::assess(&facts);
         if !assessment.hard.is_empty() {
             self.hold_back(op, lease, moves, &pending, assessment.message(true), now_ms)?;

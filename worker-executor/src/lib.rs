@@ -8,6 +8,7 @@
 pub mod engine;
 pub mod placement;
 pub mod preflight;
+pub mod roll;
 pub mod stale;
 pub mod throttle;
 pub mod waves;
@@ -56,8 +57,23 @@ pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
             let now = ctx.now_ms();
             // The engine calls the store synchronously: short statements on a small database, on
             // a worker thread of the multi-threaded runtime.
+            let rolled = roll::drive(&ctx.store, &client, &ctx.config, now).await;
+            let roll = match rolled {
+                Ok(r) => r.map(|r| {
+                    json!({"id": r.id, "state": r.state, "phase": r.phase,
+                    "broker": r.current_broker(), "waitingFor": r.progress.waiting_for})
+                }),
+                Err(e) => {
+                    warn!(error = %ballast_runtime::error_chain(&e), "rolling restart pass failed");
+                    if matches!(e, engine::ExecError::Cluster(_)) {
+                        s.client = None;
+                        return Ok(json!({ "error": ballast_runtime::error_chain(&e) }));
+                    }
+                    None
+                }
+            };
             match s.engine.tick(&client, now).await {
-                Ok(report) => Ok(json!({ "report": report })),
+                Ok(report) => Ok(json!({ "report": report, "roll": roll })),
                 Err(e) => {
                     warn!(error = %ballast_runtime::error_chain(&e), "executor pass failed");
                     if matches!(e, engine::ExecError::Cluster(_)) {

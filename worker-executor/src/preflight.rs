@@ -33,6 +33,8 @@ pub struct Facts {
     pub foreign_reassignments: usize,
     /// The fingerprint the moves were planned on and the current one, when they differ.
     pub fingerprint_changed: Option<(String, String)>,
+    /// The unfinished rolling restart, if any (filled in from the store by the caller).
+    pub rolling_restart: Option<String>,
 }
 
 /// The pre-flight's verdict.
@@ -72,6 +74,11 @@ impl Assessment {
 /// The rules, over gathered facts.
 pub fn assess(f: &Facts) -> Assessment {
     let mut a = Assessment::default();
+    if let Some(roll) = &f.rolling_restart {
+        a.hard.push(format!(
+            "rolling restart {roll} is in progress: wait until it completes or abort it"
+        ));
+    }
     match f.controller {
         None => a
             .hard
@@ -202,6 +209,7 @@ pub async fn gather(
         fingerprint_changed: fingerprints
             .filter(|(planned, current)| planned != current)
             .map(|(p, c)| (p.to_string(), c.to_string())),
+        rolling_restart: None,
     })
 }
 

@@ -30,6 +30,7 @@ pub struct Config {
     pub throttle: ThrottleConfig,
     pub heal: HealConfig,
     pub chat: ChatConfig,
+    pub roll: RollConfig,
     pub license: LicenseConfig,
     pub auth: AuthConfig,
     pub timing: Timing,
@@ -236,6 +237,153 @@ pub struct ChatConfig {
     pub max_tokens: u32,
 }
 
+/// The service's side of the on-broker agents and rolling restarts (docs/rolling-restarts.md).
+#[derive(Debug, Clone)]
+pub struct RollConfig {
+    /// `BALLAST_AGENT_TOKEN`: `None` refuses every agent request
+    pub agent_token: Option<Secret>,
+    /// `BALLAST_AGENT_STALE_AFTER`, above 0
+    pub agent_stale_after: Duration,
+    /// `BALLAST_ROLL_HEALTHY_TIMEOUT`, above 0
+    pub healthy_timeout: Duration,
+    /// `BALLAST_ROLL_LEADER_TIMEOUT`, above 0
+    pub leader_timeout: Duration,
+    /// `BALLAST_ROLL_RESTART_TIMEOUT`, above 0
+    pub restart_timeout: Duration,
+    /// `BALLAST_ROLL_RECOVERY_TIMEOUT`, above 0
+    pub recovery_timeout: Duration,
+    /// `BALLAST_ROLL_SETTLE` (may be 0)
+    pub settle: Duration,
+}
+
+/// The least number of characters of `BALLAST_AGENT_TOKEN`.
+pub const AGENT_TOKEN_MIN_CHARS: usize = 32;
+
+/// What `ballast agent` needs (docs/rolling-restarts.md), validated without the service's
+/// settings.
+#[derive(Debug, Clone)]
+pub struct AgentSettings {
+    /// `BALLAST_AGENT_SERVICE_URL`, without a trailing slash
+    pub service_url: String,
+    /// `BALLAST_AGENT_TOKEN`
+    pub token: Secret,
+    /// `BALLAST_AGENT_BROKER_ID`
+    pub broker_id: i32,
+    /// `BALLAST_AGENT_NODE_ID`; `None`: the host name
+    pub node_id: Option<String>,
+    /// `BALLAST_AGENT_RESTART_COMMAND`
+    pub restart_command: String,
+    /// `BALLAST_AGENT_STATUS_COMMAND`
+    pub status_command: Option<String>,
+    /// `BALLAST_AGENT_LOG_DIRS`
+    pub log_dirs: Vec<PathBuf>,
+    /// `BALLAST_AGENT_HEARTBEAT_INTERVAL`, above 0
+    pub heartbeat_interval: Duration,
+    /// `BALLAST_AGENT_COMMAND_TIMEOUT`, above 0
+    pub command_timeout: Duration,
+    /// `LOG_LEVEL`
+    pub log_level: LogLevel,
+    /// `LOG_FORMAT`
+    pub log_format: LogFormat,
+}
+
+impl AgentSettings {
+    pub fn from_raw(raw: &RawConfig) -> Result<AgentSettings, Vec<ConfigError>> {
+        let mut r = Reader::new(raw);
+        let service_url = r.parse("BALLAST_AGENT_SERVICE_URL", parse_http_url);
+        if service_url.is_none() && !r.is_set("BALLAST_AGENT_SERVICE_URL") {
+            r.fail("BALLAST_AGENT_SERVICE_URL", "required by ballast agent");
+        }
+        let token = agent_token(&mut r, true);
+        let broker_id = r.parse("BALLAST_AGENT_BROKER_ID", |v| {
+            v.trim()
+                .parse::<i32>()
+                .ok()
+                .filter(|id| *id >= 0)
+                .ok_or_else(|| {
+                    format!("must be a broker id (a whole number 0 or above), got {v:?}")
+                })
+        });
+        if broker_id.is_none() && !r.is_set("BALLAST_AGENT_BROKER_ID") {
+            r.fail("BALLAST_AGENT_BROKER_ID", "required by ballast agent");
+        }
+        let restart_command = r.text("BALLAST_AGENT_RESTART_COMMAND");
+        if restart_command.is_none() {
+            r.fail(
+                "BALLAST_AGENT_RESTART_COMMAND",
+                "required by ballast agent: the command that restarts the local broker",
+            );
+        }
+        let settings = AgentSettings {
+            service_url: service_url.unwrap_or_default(),
+            token: token.unwrap_or_else(|| Secret::new("")),
+            broker_id: broker_id.unwrap_or_default(),
+            node_id: r.text("BALLAST_AGENT_NODE_ID"),
+            restart_command: restart_command.unwrap_or_default(),
+            status_command: r.text("BALLAST_AGENT_STATUS_COMMAND"),
+            log_dirs: r
+                .parse("BALLAST_AGENT_LOG_DIRS", |v| Ok(parse_list(v)))
+                .unwrap_or_default()
+                .into_iter()
+                .map(PathBuf::from)
+                .collect(),
+            heartbeat_interval: r
+                .positive_duration("BALLAST_AGENT_HEARTBEAT_INTERVAL")
+                .unwrap_or_default(),
+            command_timeout: r
+                .positive_duration("BALLAST_AGENT_COMMAND_TIMEOUT")
+                .unwrap_or_default(),
+            log_level: r.parse("LOG_LEVEL", str::parse).unwrap_or_default(),
+            log_format: r.parse("LOG_FORMAT", str::parse).unwrap_or_default(),
+        };
+        if r.errors.is_empty() {
+            Ok(settings)
+        } else {
+            Err(r.errors)
+        }
+    }
+}
+
+/// `BALLAST_AGENT_TOKEN`: at least [`AGENT_TOKEN_MIN_CHARS`] characters when set.
+fn agent_token(r: &mut Reader, required: bool) -> Option<Secret> {
+    const NAME: &str = "BALLAST_AGENT_TOKEN";
+    let token = r.secret(NAME);
+    match &token {
+        None if required => r.fail(
+            NAME,
+            "required by ballast agent: the token the service was given",
+        ),
+        Some(t) if t.expose().chars().count() < AGENT_TOKEN_MIN_CHARS => r.fail(
+            NAME,
+            format!("must have at least {AGENT_TOKEN_MIN_CHARS} characters"),
+        ),
+        _ => {}
+    }
+    token
+}
+
+fn read_roll(r: &mut Reader) -> RollConfig {
+    RollConfig {
+        agent_token: agent_token(r, false),
+        agent_stale_after: r
+            .positive_duration("BALLAST_AGENT_STALE_AFTER")
+            .unwrap_or_default(),
+        healthy_timeout: r
+            .positive_duration("BALLAST_ROLL_HEALTHY_TIMEOUT")
+            .unwrap_or_default(),
+        leader_timeout: r
+            .positive_duration("BALLAST_ROLL_LEADER_TIMEOUT")
+            .unwrap_or_default(),
+        restart_timeout: r
+            .positive_duration("BALLAST_ROLL_RESTART_TIMEOUT")
+            .unwrap_or_default(),
+        recovery_timeout: r
+            .positive_duration("BALLAST_ROLL_RECOVERY_TIMEOUT")
+            .unwrap_or_default(),
+        settle: r.duration("BALLAST_ROLL_SETTLE"),
+    }
+}
+
 /// License token and auto-fetch.
 #[derive(Debug, Clone)]
 pub struct LicenseConfig {
@@ -399,6 +547,7 @@ impl Config {
             throttle: read_throttle(&mut r),
             heal: read_heal(&mut r),
             chat: read_chat(&mut r),
+            roll: read_roll(&mut r),
             license: read_license(&mut r),
             auth: read_auth(&mut r),
             timing: read_timing(&mut r),

@@ -30,9 +30,9 @@ mod values;
 
 pub use config::{parse_topic_rf, TopicRf};
 pub use config::{
-    AuthConfig, BalanceConfig, ChatConfig, Config, HealConfig, HealWindow, LicenseConfig,
-    LogFormat, LogLevel, OidcProvider, PlanSettings, ThrottleConfig, Timing,
-    PAT_HASH_SECRET_MIN_CHARS,
+    AgentSettings, AuthConfig, BalanceConfig, ChatConfig, Config, HealConfig, HealWindow,
+    LicenseConfig, LogFormat, LogLevel, OidcProvider, PlanSettings, RollConfig, ThrottleConfig,
+    Timing, AGENT_TOKEN_MIN_CHARS, PAT_HASH_SECRET_MIN_CHARS,
 };
 pub use error::{ConfigError, Secret};
 pub use kafka::{KafkaConfig, OAuthConfig, SaslConfig, SaslMechanism, SecurityProtocol, TlsFiles};

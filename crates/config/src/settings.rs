@@ -320,6 +320,96 @@ pub static SETTINGS: &[SettingSpec] = &[
         "chat",
         "the most tokens one answer of the model may have",
     ),
+    // agents
+    secret(
+        "BALLAST_AGENT_TOKEN",
+        "agents",
+        "the shared token of the on-broker agents (at least 32 characters); the service accepts agent requests only with it, an agent sends it; unset: agents are refused",
+    ),
+    setting(
+        "BALLAST_AGENT_STALE_AFTER",
+        Some("30s"),
+        "agents",
+        "service: an agent not heard from for this long counts as down (ballast_agent_up 0) and gets no restart",
+    ),
+    setting(
+        "BALLAST_ROLL_HEALTHY_TIMEOUT",
+        Some("5m"),
+        "agents",
+        "service: how long a rolling restart waits for the cluster to be healthy (no under-replicated or offline partition beyond the broker's own) before a broker",
+    ),
+    setting(
+        "BALLAST_ROLL_LEADER_TIMEOUT",
+        Some("2m"),
+        "agents",
+        "service: how long a rolling restart waits for leadership to leave a broker before its restart, and to come back after it",
+    ),
+    setting(
+        "BALLAST_ROLL_RESTART_TIMEOUT",
+        Some("10m"),
+        "agents",
+        "service: how long a rolling restart waits for an agent to pick up and finish a broker's restart command",
+    ),
+    setting(
+        "BALLAST_ROLL_RECOVERY_TIMEOUT",
+        Some("15m"),
+        "agents",
+        "service: how long a rolling restart waits, after a restart, for the broker to be back in the ISR of every partition it holds",
+    ),
+    setting(
+        "BALLAST_ROLL_SETTLE",
+        Some("10s"),
+        "agents",
+        "service: pause after a broker is done before the next one's health check",
+    ),
+    setting(
+        "BALLAST_AGENT_SERVICE_URL",
+        None,
+        "agents",
+        "agent: the ballast service's URL, e.g. https://ballast.example.com:8080 (required by ballast agent)",
+    ),
+    setting(
+        "BALLAST_AGENT_BROKER_ID",
+        None,
+        "agents",
+        "agent: the id of the broker on this host (required by ballast agent)",
+    ),
+    setting(
+        "BALLAST_AGENT_NODE_ID",
+        None,
+        "agents",
+        "agent: this host's name in metrics and on the dashboard; default the host name",
+    ),
+    setting(
+        "BALLAST_AGENT_RESTART_COMMAND",
+        None,
+        "agents",
+        "agent: the shell command that restarts the local broker and returns when it has restarted, e.g. systemctl restart kafka (required by ballast agent)",
+    ),
+    setting(
+        "BALLAST_AGENT_STATUS_COMMAND",
+        None,
+        "agents",
+        "agent: a shell command that exits 0 while the broker process runs, e.g. systemctl is-active --quiet kafka; unset: broker process state unknown",
+    ),
+    setting(
+        "BALLAST_AGENT_LOG_DIRS",
+        None,
+        "agents",
+        "agent: the broker's log directories (comma-separated) whose disk use the agent reports",
+    ),
+    setting(
+        "BALLAST_AGENT_HEARTBEAT_INTERVAL",
+        Some("5s"),
+        "agents",
+        "agent: how often the agent reports and asks for work",
+    ),
+    setting(
+        "BALLAST_AGENT_COMMAND_TIMEOUT",
+        Some("10m"),
+        "agents",
+        "agent: the longest a restart command may run before the agent kills it and reports a failure",
+    ),
     // license
     secret(
         "LICENSE_STRING",

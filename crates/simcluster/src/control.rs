@@ -43,6 +43,8 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/brokers", post(add_broker))
         .route("/brokers/{id}/stop", post(stop_broker))
         .route("/brokers/{id}/start", post(start_broker))
+        .route("/brokers/{id}/restart", post(restart_broker))
+        .route("/brokers/{id}/alive", get(broker_alive))
         .route("/topics", post(add_topic))
         .route("/topics/{topic}/rates", put(topic_rates))
         .route(
@@ -147,6 +149,52 @@ async fn start_broker(State(s): Sim, Path(id): Path<String>) -> Response {
     match s.start_broker(id).await {
         Ok(()) => Json(json!({ "id": id, "up": true })).into_response(),
         Err(e) => from_sim(e),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RestartQuery {
+    /// How long the broker stays down, in milliseconds of wall time (default 1000).
+    down_ms: Option<u64>,
+}
+
+/// Stops the broker, waits, starts it again, and answers when it is started: what a restart
+/// command such as `systemctl restart kafka` does to a real broker.
+async fn restart_broker(
+    State(s): Sim,
+    Path(id): Path<String>,
+    axum::extract::Query(q): axum::extract::Query<RestartQuery>,
+) -> Response {
+    let id = match broker_id(&id) {
+        Ok(id) => id,
+        Err(r) => return *r,
+    };
+    if let Err(e) = s.stop_broker(id).await {
+        return from_sim(e);
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(q.down_ms.unwrap_or(1000))).await;
+    match s.start_broker(id).await {
+        Ok(()) => Json(json!({ "id": id, "up": true, "restarted": true })).into_response(),
+        Err(e) => from_sim(e),
+    }
+}
+
+/// 200 while the broker process runs, 503 while it is stopped (a status command for agents).
+async fn broker_alive(State(s): Sim, Path(id): Path<String>) -> Response {
+    let id = match broker_id(&id) {
+        Ok(id) => id,
+        Err(r) => return *r,
+    };
+    let up = s.lock().brokers.get(&id).map(|b| b.up);
+    match up {
+        None => error(StatusCode::NOT_FOUND, format!("no broker {id}")),
+        Some(true) => Json(json!({ "id": id, "up": true })).into_response(),
+        Some(false) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({ "id": id, "up": false })),
+        )
+            .into_response(),
     }
 }
 

@@ -267,6 +267,7 @@ pub fn required_scope(method: &Method, path: &str) -> Scope {
         || path.starts_with("/api/v1/auth/")
         || needs_session(path)
         || PER_TOOL_SCOPE.contains(&path)
+        || crate::agents::is_agent_channel(path)
         || (*method == Method::POST && READ_ONLY_POSTS.contains(&path));
     if reads {
         Scope::Read
@@ -394,6 +395,11 @@ fn open_identity(headers: &HeaderMap) -> Result<Identity, ApiError> {
 
 /// The outer layer: credentials to [`Identity`] (see the module documentation).
 pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    // The agent channel is authenticated by the agent token in its handlers, never by a user
+    // credential (docs/rolling-restarts.md).
+    if crate::agents::is_agent_channel(req.uri().path()) {
+        return next.run(req).await;
+    }
     let auth = &state.config.auth;
     if !auth.enabled() {
         match open_identity(req.headers()) {
@@ -457,6 +463,9 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
 pub async fn authorize(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let enabled = state.config.auth.enabled();
     let path = req.uri().path().to_string();
+    if crate::agents::is_agent_channel(&path) {
+        return next.run(req).await;
+    }
     let identity = match req.extensions().get::<Identity>() {
         Some(identity) => identity.clone(),
         None if !enabled => match open_identity(req.headers()) {

@@ -431,7 +431,7 @@ async fn logdirs_move(
         .await?
     {
         Ok(l) => l,
-        Err(busy) => return Err(conflict("another mutation is running", busy.message())),
+        Err(busy) => return Err(super::reassignments::busy_conflict(&busy)),
     };
     let result = client.alter_replica_log_dirs(broker, &moves).await;
     let release = lease.clone();
@@ -608,7 +608,7 @@ async fn elect(
         .await?
     {
         Ok(l) => l,
-        Err(busy) => return Err(conflict("another mutation is running", busy.message())),
+        Err(busy) => return Err(super::reassignments::busy_conflict(&busy)),
     };
     let result = client
         .elect_leaders(ElectionType::Preferred, tps.as_deref())

@@ -14,6 +14,8 @@ use axum::Router;
 
 use crate::{ApiError, AppState};
 
+pub(crate) use reassignments::busy_conflict;
+
 /// Every documented operation: each module's `Api` (listed next to its `routes()`), merged. The
 /// description is built from this (`crate::openapi`); `web/tests/openapi.rs` checks it against
 /// what the router serves.
@@ -32,6 +34,7 @@ pub(crate) fn api() -> utoipa::openapi::OpenApi {
         crate::auth::routes::Api::openapi(),
         crate::mcp::Api::openapi(),
         crate::chat::Api::openapi(),
+        crate::agents::Api::openapi(),
     ] {
         api.merge(part);
     }
@@ -63,6 +66,7 @@ pub fn routes() -> Router<AppState> {
         .merge(audit::routes())
         .merge(crate::auth::routes::routes())
         .merge(crate::chat::routes())
+        .merge(crate::agents::routes())
         .merge(crate::openapi::routes())
 }
 

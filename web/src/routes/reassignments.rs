@@ -87,7 +87,7 @@ pub(crate) async fn preflight_live(
 ) -> Result<preflight::Assessment, ApiError> {
     let client = state.kafka.client().await?;
     let view = observed_view::current(state).await?;
-    let facts = preflight::gather(
+    let mut facts = preflight::gather(
         &client,
         view.as_ref().map(|v| &v.raw),
         &BTreeSet::new(),
@@ -100,6 +100,7 @@ pub(crate) async fn preflight_live(
             ballast_runtime::error_chain(&e),
         )
     })?;
+    facts.rolling_restart = state.db(|s| s.active_roll()).await?.map(|r| r.id);
     let assessment = preflight::assess(&facts);
     if !assessment.hard.is_empty() {
         return Err(conflict("pre-flight blocked", assessment.message(true)));
@@ -207,11 +208,18 @@ pub(crate) async fn queue_audited(
         Queued::Started {
             id, audit_event_id, ..
         } => Ok((id, audit_event_id)),
-        Queued::Busy(b) => Err(conflict(
-            "another mutating reassignment is running",
-            b.message(),
-        )),
+        Queued::Busy(b) => Err(busy_conflict(&b)),
     }
+}
+
+/// The 409 of a busy slot: a rolling restart or another mutation.
+pub(crate) fn busy_conflict(b: &ballast_schema::Busy) -> ApiError {
+    let error = if b.rolling_restart_id.is_some() {
+        "a rolling restart is in progress"
+    } else {
+        "another mutating reassignment is running"
+    };
+    conflict(error, b.message())
 }
 
 pub(crate) fn new_move(

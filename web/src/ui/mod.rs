@@ -75,6 +75,10 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/audit/{id}", get(audit::page))
         .route("/ui/audit/{id}/revert", post(audit::revert))
         .route("/ui/healing", get(system::healing))
+        .route("/ui/agents", get(agents::page))
+        .route("/ui/agents/{broker}/upgrade", post(agents::upgrade))
+        .route("/ui/rolling-restarts", post(agents::start))
+        .route("/ui/rolling-restarts/{id}/{action}", post(agents::act))
         .route("/ui/license", get(system::license))
         .route("/ui/notices", get(system::notices))
         .route(
@@ -101,7 +105,7 @@ pub struct NavItem {
     pub current: bool,
 }
 
-const NAV: [(&str, &str, &str); 14] = [
+const NAV: [(&str, &str, &str); 15] = [
     ("overview", "/ui", "Overview"),
     ("proposal", "/ui/proposals/current", "Proposal"),
     ("reassignments", "/ui/reassignments", "Reassignments"),
@@ -115,6 +119,7 @@ const NAV: [(&str, &str, &str); 14] = [
     ("what-if", "/ui/what-if", "What-if"),
     ("blast-radius", "/ui/blast-radius", "Blast radius"),
     ("healing", "/ui/healing", "Self-healing"),
+    ("agents", "/ui/agents", "Agents"),
     ("license", "/ui/license", "License"),
 ];
 

@@ -1,6 +1,7 @@
 //! One module per area of the dashboard. Each handler asks the API, turns the JSON into view
 //! structs of preformatted text (so templates only lay out and escape) and renders a template.
 
+pub mod agents;
 pub mod audit;
 pub mod brokers;
 pub mod groups;

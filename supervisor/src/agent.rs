@@ -1,0 +1,395 @@
+//! `ballast agent`: the on-broker agent (docs/rolling-restarts.md).
+//!
+//! It runs beside a broker under its own systemd unit, listens on nothing, and every
+//! `BALLAST_AGENT_HEARTBEAT_INTERVAL` posts a heartbeat to the service (`POST
+//! /api/v1/agent/heartbeat`, `Authorization: Bearer <BALLAST_AGENT_TOKEN>`): its version and build
+//! digest, whether the broker process runs (`BALLAST_AGENT_STATUS_COMMAND`), since when, and
+//! the disks of the log dirs. The answer may carry one command:
+//! - `restart`: runs `BALLAST_AGENT_RESTART_COMMAND` (killed after
+//!   `BALLAST_AGENT_COMMAND_TIMEOUT`) and reports its exit status and the end of its output;
+//! - `upgrade`: downloads the service's executable over the same authenticated channel, checks
+//!   its SHA-256 against the command's, puts it in place of its own executable (a rename in the
+//!   same directory, so never half a file), reports, and executes the new build in its place.
+//!
+//! Synchronous on purpose: one loop, one request at a time, nothing to coordinate.
+
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ballast_config::{AgentSettings, RawConfig};
+use serde_json::{json, Value};
+use tracing::{error, info, warn};
+
+use crate::{EXIT_CONFIG, EXIT_FAILURE};
+
+/// The most output of a command kept for its report.
+const OUTPUT_TAIL: usize = 2000;
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+pub fn run(file: Option<&Path>) -> ExitCode {
+    let raw = match RawConfig::from_process_env(file) {
+        Ok(raw) => raw,
+        Err(e) => {
+            eprintln!("ballast agent: invalid configuration: {e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let settings = match AgentSettings::from_raw(&raw) {
+        Ok(s) => s,
+        Err(errors) => {
+            for e in errors {
+                eprintln!("ballast agent: invalid configuration: {e}");
+            }
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    ballast_runtime::init_logging("agent", settings.log_level, settings.log_format);
+    match Agent::new(settings) {
+        Ok(mut agent) => agent.run(),
+        Err(e) => {
+            error!("agent cannot start: {e}");
+            eprintln!("ballast agent: cannot start: {e}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+struct Agent {
+    s: AgentSettings,
+    http: reqwest::blocking::Client,
+    node_id: String,
+    version: String,
+    digest: String,
+    exe: PathBuf,
+    started_at_ms: i64,
+    /// When the agent first saw the broker process running in its current run.
+    broker_up_since: Option<Instant>,
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+impl Agent {
+    fn new(s: AgentSettings) -> Result<Agent, String> {
+        let bytes = std::fs::read("/proc/self/exe")
+            .map_err(|e| format!("cannot read the agent's own executable: {e}"))?;
+        let exe = std::env::current_exe()
+            .map_err(|e| format!("cannot find the agent's own executable: {e}"))?;
+        let http = reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        Ok(Agent {
+            node_id: s.node_id.clone().unwrap_or_else(hostname),
+            s,
+            http,
+            version: format!("{} ({})", ballast_web::VERSION, ballast_web::COMMIT),
+            digest: ballast_web::agents::sha256_hex(&bytes),
+            exe,
+            started_at_ms: now_ms(),
+            broker_up_since: None,
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.s.service_url)
+    }
+
+    fn run(&mut self) -> ExitCode {
+        info!(
+            broker = self.s.broker_id,
+            node = %self.node_id,
+            service = %self.s.service_url,
+            version = %self.version,
+            "agent started"
+        );
+        loop {
+            let again = match self.heartbeat() {
+                Ok(Some(cmd)) => {
+                    self.perform(&cmd);
+                    true
+                }
+                Ok(None) => false,
+                Err(e) => {
+                    warn!("heartbeat failed: {e}");
+                    false
+                }
+            };
+            if !again {
+                std::thread::sleep(self.s.heartbeat_interval);
+            }
+        }
+    }
+
+    fn broker_process_up(&mut self) -> Option<bool> {
+        let cmd = self.s.status_command.clone()?;
+        let up = run_shell(&cmd, Duration::from_secs(30)).is_ok_and(|(ok, _)| ok);
+        match (up, self.broker_up_since) {
+            (true, None) => self.broker_up_since = Some(Instant::now()),
+            (false, _) => self.broker_up_since = None,
+            _ => {}
+        }
+        Some(up)
+    }
+
+    fn disks(&self) -> Vec<Value> {
+        self.s
+            .log_dirs
+            .iter()
+            .map(|dir| match nix::sys::statvfs::statvfs(dir) {
+                Ok(v) => {
+                    let block = v.fragment_size();
+                    json!({
+                        "path": dir.display().to_string(),
+                        "totalBytes": v.blocks().saturating_mul(block),
+                        "availableBytes": v.blocks_available().saturating_mul(block),
+                    })
+                }
+                Err(e) => json!({ "path": dir.display().to_string(), "error": e.to_string() }),
+            })
+            .collect()
+    }
+
+    fn post(&self, path: &str, body: &Value) -> Result<Value, String> {
+        let r = self
+            .http
+            .post(self.url(path))
+            .bearer_auth(self.s.token.expose())
+            .json(body)
+            .send()
+            .map_err(|e| format!("{path}: {e}"))?;
+        let status = r.status();
+        let v: Value = r
+            .json()
+            .map_err(|e| format!("{path}: answer is not JSON ({status}): {e}"))?;
+        if !status.is_success() {
+            return Err(format!(
+                "{path}: {status}: {} ({})",
+                v["error"].as_str().unwrap_or("?"),
+                v["details"].as_str().unwrap_or("")
+            ));
+        }
+        Ok(v["data"].clone())
+    }
+
+    fn heartbeat(&mut self) -> Result<Option<Value>, String> {
+        let up = self.broker_process_up();
+        let uptime = self
+            .broker_up_since
+            .map(|t| i64::try_from(t.elapsed().as_secs()).unwrap_or(i64::MAX));
+        let body = json!({
+            "brokerId": self.s.broker_id,
+            "nodeId": self.node_id,
+            "version": self.version,
+            "buildDigest": self.digest,
+            "brokerProcessUp": up,
+            "brokerUptimeSeconds": uptime,
+            "agentStartedAt": self.started_at_ms,
+            "disks": self.disks(),
+        });
+        let answer = self.post("/api/v1/agent/heartbeat", &body)?;
+        Ok(Some(answer["command"].clone()).filter(|c| c.is_object()))
+    }
+
+    fn report(&self, id: i64, succeeded: bool, detail: &str) {
+        let body =
+            json!({ "brokerId": self.s.broker_id, "succeeded": succeeded, "detail": detail });
+        if let Err(e) = self.post(&format!("/api/v1/agent/commands/{id}/result"), &body) {
+            warn!(command = id, "the outcome could not be reported: {e}");
+        }
+    }
+
+    fn perform(&mut self, cmd: &Value) {
+        let Some(id) = cmd["id"].as_i64() else {
+            warn!("a command without an id was ignored");
+            return;
+        };
+        match cmd["kind"].as_str() {
+            Some("restart") => {
+                info!(command = id, command_line = %self.s.restart_command, "restarting the broker");
+                let (ok, detail) = match run_shell(&self.s.restart_command, self.s.command_timeout)
+                {
+                    Ok((true, out)) => (true, format!("the restart command exited 0{out}")),
+                    Ok((false, out)) => (false, format!("the restart command failed{out}")),
+                    Err(e) => (false, e),
+                };
+                if ok {
+                    info!(command = id, "broker restarted");
+                } else {
+                    warn!(command = id, "restart failed: {detail}");
+                }
+                self.broker_up_since = None;
+                self.report(id, ok, &detail);
+            }
+            Some("upgrade") => {
+                let want = cmd["targetDigest"].as_str().unwrap_or_default().to_string();
+                match self.install(&want) {
+                    Ok(detail) => {
+                        info!(command = id, "{detail}");
+                        self.report(id, true, &detail);
+                        let args: Vec<String> = std::env::args().skip(1).collect();
+                        let e = Command::new(&self.exe).args(&args).exec();
+                        // exec returns only on failure: the old process goes on.
+                        error!("the new build could not be started: {e}");
+                    }
+                    Err(e) => {
+                        warn!(command = id, "upgrade failed: {e}");
+                        self.report(id, false, &e);
+                    }
+                }
+            }
+            other => {
+                let detail = format!("unknown command kind {other:?}");
+                warn!(command = id, "{detail}");
+                self.report(id, false, &detail);
+            }
+        }
+    }
+
+    /// Downloads the service's build, checks it, and puts it in place of this executable.
+    fn install(&self, want: &str) -> Result<String, String> {
+        if want.len() != 64 {
+            return Err("the upgrade command names no SHA-256 to install".into());
+        }
+        let mut r = self
+            .http
+            .get(self.url("/api/v1/agent/binary"))
+            .bearer_auth(self.s.token.expose())
+            .timeout(Duration::from_secs(600))
+            .send()
+            .map_err(|e| format!("download failed: {e}"))?;
+        if !r.status().is_success() {
+            return Err(format!("download refused: {}", r.status()));
+        }
+        let mut bytes = Vec::new();
+        r.read_to_end(&mut bytes)
+            .map_err(|e| format!("download cut: {e}"))?;
+        let got = ballast_web::agents::sha256_hex(&bytes);
+        if got != want {
+            return Err(format!(
+                "the downloaded build's SHA-256 is {got}, the command named {want}: nothing installed"
+            ));
+        }
+        let dir = self
+            .exe
+            .parent()
+            .ok_or_else(|| format!("{} has no directory", self.exe.display()))?;
+        let tmp = dir.join(format!(".ballast-upgrade-{}", std::process::id()));
+        let write = || -> std::io::Result<()> {
+            std::fs::write(&tmp, &bytes)?;
+            let f = std::fs::File::open(&tmp)?;
+            f.sync_all()?;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
+            std::fs::rename(&tmp, &self.exe)
+        };
+        if let Err(e) = write() {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(format!(
+                "cannot replace {}: {e} (the agent needs write access to its directory)",
+                self.exe.display()
+            ));
+        }
+        Ok(format!(
+            "installed the service's build (sha256 {got}, {} bytes) as {}; starting it",
+            bytes.len(),
+            self.exe.display()
+        ))
+    }
+}
+
+/// Runs `sh -c line`, killing it after `timeout`. `Ok((exited 0, " (exit …): <output tail>"))`.
+/// The output goes to an unnamed temporary file, not a pipe: a broker the command leaves
+/// running in the background cannot hold the agent up by keeping a pipe open.
+fn run_shell(line: &str, timeout: Duration) -> Result<(bool, String), String> {
+    let file = tempfile_in_tmp().map_err(|e| format!("cannot make a file for the output: {e}"))?;
+    let clone = |f: &std::fs::File| {
+        f.try_clone()
+            .map_err(|e| format!("cannot make a file for the output: {e}"))
+    };
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(clone(&file)?))
+        .stderr(Stdio::from(clone(&file)?))
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot run the command: {e}"))?;
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                if let Ok(pid) = i32::try_from(child.id()) {
+                    let _ = nix::sys::signal::killpg(
+                        nix::unistd::Pid::from_raw(pid),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
+                let _ = child.wait();
+                return Err(format!(
+                    "the command did not finish within {} and was killed",
+                    ballast_config::format_duration(timeout)
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => return Err(format!("cannot wait for the command: {e}")),
+        }
+    };
+    let mut text = String::new();
+    {
+        use std::io::Seek;
+        let mut f = file;
+        let _ = f.seek(std::io::SeekFrom::Start(0));
+        let mut bytes = Vec::new();
+        let _ = f.read_to_end(&mut bytes);
+        text.push_str(&String::from_utf8_lossy(&bytes));
+    }
+    let trimmed = text.trim();
+    let chars: Vec<char> = trimmed.chars().collect();
+    let tail: String = chars[chars.len().saturating_sub(OUTPUT_TAIL)..]
+        .iter()
+        .collect();
+    let code = status
+        .code()
+        .map(|c| format!("exit {c}"))
+        .unwrap_or_else(|| "killed by a signal".into());
+    let detail = if tail.is_empty() {
+        format!(" ({code})")
+    } else {
+        format!(" ({code}): {tail}")
+    };
+    Ok((status.success(), detail))
+}
+
+/// A file in the temporary directory that is already unlinked (gone when closed).
+fn tempfile_in_tmp() -> std::io::Result<std::fs::File> {
+    let path = std::env::temp_dir().join(format!(
+        ".ballast-agent-{}-{}",
+        std::process::id(),
+        now_ms()
+    ));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
+    std::fs::remove_file(&path)?;
+    Ok(f)
+}
