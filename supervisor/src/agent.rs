@@ -64,6 +64,52 @@ pub fn run(file: Option<&Path>) -> ExitCode {
     }
 }
 
+/// `ballast sim-broker`: one call to the simulated cluster's control API. Exit 0 when it
+/// succeeded (for `alive`: the broker runs), 1 otherwise, with the reason on stderr.
+pub fn sim_broker(control: &str, action: &str, broker: i32, down: Duration) -> ExitCode {
+    let base = control.trim_end_matches('/');
+    let http = reqwest::blocking::Client::new();
+    let r = match action {
+        "alive" => http.get(format!("{base}/brokers/{broker}/alive")).send(),
+        "stop" | "start" => http
+            .post(format!("{base}/brokers/{broker}/{action}"))
+            .send(),
+        "restart" => http
+            .post(format!(
+                "{base}/brokers/{broker}/restart?downMs={}",
+                down.as_millis()
+            ))
+            .send(),
+        other => {
+            eprintln!("ballast sim-broker: unknown action {other:?} (restart, stop, start, alive)");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    match r {
+        Ok(r) if r.status().is_success() => ExitCode::SUCCESS,
+        Ok(r) => {
+            eprintln!("ballast sim-broker: broker {broker}: {}", r.status());
+            ExitCode::from(EXIT_FAILURE)
+        }
+        Err(e) => {
+            eprintln!("ballast sim-broker: {e}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+/// Runs an agent on a thread of this process (`ballast demo`: an agent per simulated broker).
+pub fn spawn(settings: AgentSettings) -> Result<(), String> {
+    let mut agent = Agent::new(settings)?;
+    std::thread::Builder::new()
+        .name(format!("ballast-agent-{}", agent.s.broker_id))
+        .spawn(move || {
+            agent.run();
+        })
+        .map(|_| ())
+        .map_err(|e| format!("cannot start an agent thread: {e}"))
+}
+
 struct Agent {
     s: AgentSettings,
     http: reqwest::blocking::Client,
@@ -119,15 +165,27 @@ impl Agent {
             version = %self.version,
             "agent started"
         );
+        let mut last_error: Option<String> = None;
         loop {
             let again = match self.heartbeat() {
-                Ok(Some(cmd)) => {
-                    self.perform(&cmd);
-                    true
+                Ok(cmd) => {
+                    if last_error.take().is_some() {
+                        info!("heartbeat accepted again");
+                    }
+                    match cmd {
+                        Some(cmd) => {
+                            self.perform(&cmd);
+                            true
+                        }
+                        None => false,
+                    }
                 }
-                Ok(None) => false,
                 Err(e) => {
-                    warn!("heartbeat failed: {e}");
+                    // A failure is logged when it starts or changes, not every interval.
+                    if last_error.as_deref() != Some(e.as_str()) {
+                        warn!("heartbeat failed: {e}");
+                        last_error = Some(e);
+                    }
                     false
                 }
             };

@@ -83,11 +83,16 @@ pub fn run(port: u16) -> ExitCode {
     let data_dir = std::env::temp_dir().join(format!("ballast-demo-{port}"));
     let data_dir = data_dir.to_string_lossy().into_owned();
     let mut vars = demo_settings(port, &data_dir, &bootstrap);
+    // An agent per simulated broker (threads of this process), restarting it through the
+    // simulator's control API: the Agents page and rolling restarts work in the demo.
+    let agent_token = demo_agent_token();
+    vars.push(("BALLAST_AGENT_TOKEN".into(), agent_token.clone()));
     // The environment wins for everything but what makes this a demo.
     let fixed = [
         "PORT",
         "BALLAST_DATA_DIR",
         "BALLAST_KAFKA_BOOTSTRAP_SERVERS",
+        "BALLAST_AGENT_TOKEN",
     ];
     vars.retain(|(k, _)| fixed.contains(&k.as_str()) || std::env::var(k).is_err());
     // BALLAST_DEMO_TRIAL reaches the workers through the inherited environment; it is no
@@ -103,12 +108,16 @@ pub fn run(port: u16) -> ExitCode {
         Ok(raw) => match crate::load_raw(raw) {
             Err(code) => code,
             Ok((raw, config)) => {
+                if let Some(control) = sim.control_url() {
+                    start_agents(port, &agent_token, &control);
+                }
                 eprintln!(
                     "ballast demo: a simulated Kafka cluster of 6 brokers in 3 racks is running at {bootstrap}\n\
                      (broker 6 was just added and is empty; control API: {}).\n\
                      The service:  http://127.0.0.1:{port}/api/v1/health   /api/v1/ready   /api/v1/proposals/current   /metrics\n\
                      Management features run on a {days}-day demo trial bound to this simulated cluster: /api/v1/license\n\
                      The dashboard: http://127.0.0.1:{port}/ui   API docs: http://127.0.0.1:{port}/docs/\n\
+                     An agent per broker reports to the service (Agents page): try a rolling restart there.\n\
                      Try offline planning on this cluster: BALLAST_KAFKA_BOOTSTRAP_SERVERS={bootstrap} ballast snapshot --out c.json && ballast plan --snapshot c.json\n\
                      Data directory: {data_dir}   (stop with Ctrl-C)",
                     sim.control_url().unwrap_or_else(|| "off".into()),
@@ -120,4 +129,50 @@ pub fn run(port: u16) -> ExitCode {
     };
     runtime.block_on(sim.shutdown());
     code
+}
+
+/// A random agent token for this run.
+fn demo_agent_token() -> String {
+    use std::io::Read;
+    let mut buf = [0u8; 24];
+    let random = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut buf));
+    if random.is_err() {
+        // Only the demo's own agents use it, on loopback.
+        return format!("demo-agent-token-{}-{}", std::process::id(), port_salt());
+    }
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn port_salt() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
+/// Starts an in-process agent for each of the scenario's brokers.
+fn start_agents(port: u16, token: &str, control: &str) {
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "ballast".into());
+    for broker in 1..=scenario().brokers as i32 {
+        let settings = ballast_config::AgentSettings {
+            service_url: format!("http://127.0.0.1:{port}"),
+            token: ballast_config::Secret::new(token),
+            broker_id: broker,
+            node_id: Some(format!("demo-host-{broker}")),
+            restart_command: format!("'{exe}' sim-broker --control {control} restart {broker}"),
+            status_command: Some(format!(
+                "'{exe}' sim-broker --control {control} alive {broker}"
+            )),
+            log_dirs: Vec::new(),
+            heartbeat_interval: Duration::from_secs(3),
+            command_timeout: Duration::from_secs(120),
+            log_level: ballast_config::LogLevel::Info,
+            log_format: ballast_config::LogFormat::default(),
+        };
+        if let Err(e) = crate::agent::spawn(settings) {
+            eprintln!("ballast demo: agent of broker {broker} not started: {e}");
+        }
+    }
 }

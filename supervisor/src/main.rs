@@ -95,6 +95,19 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
+    /// Stop, start or restart a broker of `ballast sim` through its control API, or check it runs (exit 0) — a restart and status command for agents on a simulated cluster
+    SimBroker {
+        /// The control API's URL, e.g. http://127.0.0.1:19999
+        #[arg(long, value_name = "URL")]
+        control: String,
+        /// restart, stop, start or alive
+        action: String,
+        /// The broker id
+        broker: i32,
+        /// restart: how long the broker stays down
+        #[arg(long, default_value = "2s", value_parser = parse_window)]
+        down: std::time::Duration,
+    },
     /// Print the manual page (roff): commands and every setting
     Man,
     /// Print the third-party notices: every crate compiled into this binary, its licence and licence text
@@ -141,6 +154,12 @@ fn main() -> ExitCode {
         Command::License { command } => license_cmd::run(command),
         Command::Token { command } => token_cmd::run(command),
         Command::Agent { config } => agent::run(config.as_deref()),
+        Command::SimBroker {
+            control,
+            action,
+            broker,
+            down,
+        } => agent::sim_broker(&control, &action, broker, down),
         Command::Man => man_cmd::run(<Cli as clap::CommandFactory>::command()),
         Command::Notices => match ballast_web::notices::text() {
             Ok(text) => {
