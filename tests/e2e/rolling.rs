@@ -426,6 +426,42 @@ fn a_failed_restart_stops_the_roll_there_and_an_old_agent_is_upgraded_to_the_ser
     assert_eq!(three(&agents)["sameBuildAsService"], false, "{agents}");
     let (s, body) = post(&service, "/api/v1/agents/1/upgrade", json!({}));
     assert_eq!(s, 409, "an agent on the same build is not upgraded: {body}");
+    // a roll paused before its first broker holds the slot, then aborts without restarting any
+    let (s, body) = post(
+        &service,
+        "/api/v1/rolling-restarts",
+        json!({"brokers": [1, 3]}),
+    );
+    assert_eq!(s, 200, "{body}");
+    let paused_id = body["data"]["id"].as_str().expect("id").to_string();
+    let (s, body) = post(
+        &service,
+        &format!("/api/v1/rolling-restarts/{paused_id}/pause"),
+        json!({}),
+    );
+    assert_eq!(s, 200, "{body}");
+    let (s, _) = post(&service, "/api/v1/rolling-restarts", json!({}));
+    assert_eq!(s, 409, "a second roll while one is unfinished");
+    let (s, body) = post(
+        &service,
+        &format!("/api/v1/rolling-restarts/{paused_id}/abort"),
+        json!({}),
+    );
+    assert_eq!(s, 200, "{body}");
+    let ended = wait_roll(
+        &service,
+        &paused_id,
+        &["aborted", "completed", "failed"],
+        Duration::from_secs(30),
+    );
+    assert_eq!(ended["state"], "aborted", "{ended}");
+    let (s, body) = post(
+        &service,
+        &format!("/api/v1/rolling-restarts/{paused_id}/resume"),
+        json!({}),
+    );
+    assert_eq!(s, 409, "an ended roll cannot be resumed: {body}");
+
     let (s, body) = post(&service, "/api/v1/agents/3/upgrade", json!({}));
     assert_eq!(s, 200, "{body}");
     wait_for(Duration::from_secs(30), "the upgraded agent", || {
