@@ -136,9 +136,30 @@ impl Agent {
             .map_err(|e| format!("cannot read the agent's own executable: {e}"))?;
         let exe = std::env::current_exe()
             .map_err(|e| format!("cannot find the agent's own executable: {e}"))?;
-        let http = reqwest::blocking::Client::builder()
+        let mut builder = reqwest::blocking::Client::builder()
             .timeout(Duration::from_secs(60))
-            .connect_timeout(Duration::from_secs(10))
+            .connect_timeout(Duration::from_secs(10));
+        if let Some(path) = &s.ca_file {
+            let pem = std::fs::read(path).map_err(|e| {
+                format!("BALLAST_AGENT_CA_FILE {}: cannot read: {e}", path.display())
+            })?;
+            let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+                format!(
+                    "BALLAST_AGENT_CA_FILE {}: not PEM certificates: {e}",
+                    path.display()
+                )
+            })?;
+            if certs.is_empty() {
+                return Err(format!(
+                    "BALLAST_AGENT_CA_FILE {}: no certificate in it",
+                    path.display()
+                ));
+            }
+            for cert in certs {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        let http = builder
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(Agent {

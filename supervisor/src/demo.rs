@@ -159,6 +159,7 @@ fn start_agents(port: u16, token: &str, control: &str) {
         let settings = ballast_config::AgentSettings {
             service_url: format!("http://127.0.0.1:{port}"),
             token: ballast_config::Secret::new(token),
+            ca_file: None,
             broker_id: broker,
             node_id: Some(format!("demo-host-{broker}")),
             restart_command: format!("'{exe}' sim-broker --control {control} restart {broker}"),

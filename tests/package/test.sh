@@ -66,7 +66,9 @@ deb1="$work/ballast_${v1}_amd64.deb"
 deb2="$work/ballast_${v2}_amd64.deb"
 [ -f "$deb1" ] && [ -f "$deb2" ] || fail "scripts/package made no .deb"
 step "built $(basename "$deb1") and $(basename "$deb2")"
-dpkg-deb --info "$deb1" | grep -q "Depends: libc6 (>= " || fail "control has no libc6 dependency"
+# (read whole first: `grep -q` leaving early would end the writer with SIGPIPE under pipefail)
+info=$(dpkg-deb --info "$deb1")
+grep -q "Depends: libc6 (>= " <<<"$info" || fail "control has no libc6 dependency"
 
 command -v lintian >/dev/null || fail "lintian is not installed (apt-get install lintian)"
 lintian --fail-on error,warning --tag-display-limit 0 "$deb1" > "$work/lintian.txt" 2>&1 \
@@ -124,7 +126,8 @@ in_root sh -c 'zcat /usr/share/doc/ballast/third-party-notices.txt.gz | grep -q 
 in_root getent passwd ballast | grep -q ':/var/lib/ballast:' || fail "user ballast's home"
 in_root grep -qx 'BALLAST_DATA_DIR=/var/lib/ballast' /etc/ballast/ballast.env \
   || fail "the packaged configuration does not point at /var/lib/ballast"
-in_root ballast --version | grep -q "commit" || fail "ballast --version names no commit"
+version_out=$(in_root ballast --version)
+grep -q "commit" <<<"$version_out" || fail "ballast --version names no commit"
 if in_root systemd-analyze verify /lib/systemd/system/ballast.service \
     /lib/systemd/system/ballast-agent.service > "$work/verify.txt" 2>&1; then
   step "systemd-analyze verify accepts the units"
@@ -198,8 +201,8 @@ stop_service() {
 start_service
 step "the unit's ExecStart runs as $user; /api/v1/health answers"
 grep -q $'\e' "$log" && fail "log lines carry terminal colour codes though stdout is a file"
-as_service ballast status --config /etc/ballast/ballast.env | grep -q observer \
-  || fail "ballast status --config /etc/ballast/ballast.env"
+status_out=$(as_service ballast status --config /etc/ballast/ballast.env)
+grep -q observer <<<"$status_out" || fail "ballast status --config /etc/ballast/ballast.env"
 as_service sqlite3 -readonly /var/lib/ballast/ballast.db 'select count(*) from processes' >/dev/null \
   || fail "read-only sqlite3 as the service user"
 

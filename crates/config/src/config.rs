@@ -267,6 +267,8 @@ pub struct AgentSettings {
     pub service_url: String,
     /// `BALLAST_AGENT_TOKEN`
     pub token: Secret,
+    /// `BALLAST_AGENT_CA_FILE`
+    pub ca_file: Option<PathBuf>,
     /// `BALLAST_AGENT_BROKER_ID`
     pub broker_id: i32,
     /// `BALLAST_AGENT_NODE_ID`; `None`: the host name
@@ -317,6 +319,7 @@ impl AgentSettings {
         let settings = AgentSettings {
             service_url: service_url.unwrap_or_default(),
             token: token.unwrap_or_else(|| Secret::new("")),
+            ca_file: r.set("BALLAST_AGENT_CA_FILE").map(PathBuf::from),
             broker_id: broker_id.unwrap_or_default(),
             node_id: r.text("BALLAST_AGENT_NODE_ID"),
             restart_command: restart_command.unwrap_or_default(),

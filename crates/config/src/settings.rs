@@ -369,6 +369,12 @@ pub static SETTINGS: &[SettingSpec] = &[
         "agent: the ballast service's URL, e.g. https://ballast.example.com:8080 (required by ballast agent)",
     ),
     setting(
+        "BALLAST_AGENT_CA_FILE",
+        None,
+        "agents",
+        "agent: a PEM file of CA certificates to trust for an https service URL (an internal CA), besides the public roots",
+    ),
+    setting(
         "BALLAST_AGENT_BROKER_ID",
         None,
         "agents",

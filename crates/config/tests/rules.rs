@@ -1365,3 +1365,57 @@ fn the_chat_assistant_needs_a_model_when_enabled_and_names_its_provider() {
         "BALLAST_CHAT_TIMEOUT"
     );
 }
+
+// ------------------------------------------------------------------------------ agents
+
+#[test]
+fn the_agent_needs_its_service_token_broker_and_restart_command_and_names_each_missing_one() {
+    let errs = ballast_config::AgentSettings::from_raw(&raw(&[])).expect_err("nothing set");
+    let vars: Vec<&str> = errs.iter().map(|e| e.var.as_str()).collect();
+    for want in [
+        "BALLAST_AGENT_SERVICE_URL",
+        "BALLAST_AGENT_TOKEN",
+        "BALLAST_AGENT_BROKER_ID",
+        "BALLAST_AGENT_RESTART_COMMAND",
+    ] {
+        assert!(vars.contains(&want), "{want} not reported: {vars:?}");
+    }
+}
+
+#[test]
+fn an_agent_token_shorter_than_32_characters_is_refused_without_being_quoted() {
+    let short = "short-agent-token";
+    let e = error(&[
+        ("BALLAST_KAFKA_BOOTSTRAP_SERVERS", "k:9092"),
+        ("BALLAST_AGENT_TOKEN", short),
+    ]);
+    assert_eq!(e.var, "BALLAST_AGENT_TOKEN");
+    assert!(!e.to_string().contains(short), "{e}");
+}
+
+#[test]
+fn a_complete_agent_configuration_is_read_with_its_defaults() {
+    let s = ballast_config::AgentSettings::from_raw(&raw(&[
+        (
+            "BALLAST_AGENT_SERVICE_URL",
+            "https://ballast.example.com:8080/",
+        ),
+        (
+            "BALLAST_AGENT_TOKEN",
+            "an-agent-token-of-at-least-32-characters",
+        ),
+        ("BALLAST_AGENT_BROKER_ID", "3"),
+        ("BALLAST_AGENT_RESTART_COMMAND", "systemctl restart kafka"),
+        (
+            "BALLAST_AGENT_LOG_DIRS",
+            "/var/lib/kafka/a, /var/lib/kafka/b",
+        ),
+    ]))
+    .expect("valid");
+    assert_eq!(s.service_url, "https://ballast.example.com:8080");
+    assert_eq!(s.broker_id, 3);
+    assert_eq!(s.log_dirs.len(), 2);
+    assert_eq!(s.heartbeat_interval, Duration::from_secs(5));
+    assert_eq!(s.command_timeout, Duration::from_secs(600));
+    assert!(s.status_command.is_none() && s.ca_file.is_none());
+}
