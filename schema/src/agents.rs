@@ -364,14 +364,29 @@ pub const ROLL_PURPOSE: &str = "rolling restart";
 
 impl Store {
     /// Records a heartbeat and hands out the agent's oldest pending command (now `sent`). A
-    /// command still `sent` to an agent that started again since is failed: its outcome was
-    /// never reported.
+    /// command still `sent` to an agent that reports another start time than before (it started
+    /// again) is failed: its outcome was never reported.
     pub fn record_agent_heartbeat(
         &self,
         hb: &AgentHeartbeat,
         now_ms: i64,
     ) -> Result<Option<AgentCommand>, StoreError> {
         self.write(|tx| {
+            // An agent that started again (another start time than it last reported, both by
+            // its own clock, so clock skew between hosts does not matter) never reports what
+            // it was running.
+            let previous: Option<i64> = tx
+                .prepare_cached("SELECT agent_started_at_ms FROM agents WHERE broker_id = ?1")?
+                .query_row([hb.broker_id], |r| r.get(0))
+                .optional()?;
+            if previous.is_some_and(|p| p != hb.agent_started_at_ms) {
+                tx.prepare_cached(
+                    "UPDATE agent_commands SET state = 'failed', finished_at_ms = ?2,
+                        detail = 'the agent started again before it reported the outcome'
+                     WHERE broker_id = ?1 AND state = 'sent'",
+                )?
+                .execute(params![hb.broker_id, now_ms])?;
+            }
             tx.prepare_cached(
                 "INSERT INTO agents (broker_id, node_id, version, build_digest, broker_process_up,
                     broker_uptime_s, agent_started_at_ms, disks, remote_addr, first_seen_at_ms,
@@ -393,12 +408,6 @@ impl Store {
                 hb.remote_addr,
                 now_ms,
             ])?;
-            tx.prepare_cached(
-                "UPDATE agent_commands SET state = 'failed', finished_at_ms = ?3,
-                    detail = 'the agent started again before it reported the outcome'
-                 WHERE broker_id = ?1 AND state = 'sent' AND sent_at_ms < ?2",
-            )?
-            .execute(params![hb.broker_id, hb.agent_started_at_ms, now_ms])?;
             let next = tx
                 .prepare_cached(&format!(
                     "SELECT {COMMAND_COLUMNS} FROM agent_commands
