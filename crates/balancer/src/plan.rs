@@ -11,6 +11,7 @@ use serde::{Serialize, Serializer};
 use crate::model::{Bx, Model, Why, DISK};
 use crate::policy::Policy;
 use crate::proof::prove;
+use crate::prune::prune;
 use crate::search::{Mode, Search, Tally, Targets};
 use crate::{is_no_traffic, load_index};
 
@@ -311,6 +312,8 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
                 break;
             }
         }
+        // Copies the targets do not need are taken back, the largest first.
+        prune(&mut model, &targets);
     }
 
     let moves = moves(&model);

@@ -1,0 +1,349 @@
+//! After the search: copies the targets do not need are taken back. The search aims inside the
+//! threshold and picks whole partitions, so it often copies more than it must; a changed
+//! partition (or both halves of an exchange) whose return to the snapshot's placement keeps every
+//! broker where the targets want it is restored, the largest copies first. Deterministic: units
+//! are tried in a total order (bytes saved, then partition index).
+
+use crate::model::{Bx, Model, Why};
+use crate::search::Targets;
+
+/// A set of partitions restored together: one partition, or both halves of an exchange.
+struct Unit {
+    bytes: f64,
+    parts: [u32; 2],
+    len: usize,
+}
+
+impl Unit {
+    fn parts(&self) -> &[u32] {
+        &self.parts[..self.len]
+    }
+}
+
+/// Passes over the units at most; each pass restores at least one or ends the pruning.
+const PASSES: usize = 4;
+
+/// Restores every balancing copy the targets do not need; returns how many partitions it
+/// restored.
+pub fn prune(model: &mut Model, t: &Targets) -> u64 {
+    let mut units = units(model);
+    // Largest copies first: they save the most.
+    units.sort_by(|a, b| {
+        b.bytes
+            .total_cmp(&a.bytes)
+            .then(a.parts[0].cmp(&b.parts[0]))
+    });
+    let mut restored = 0;
+    for _ in 0..PASSES {
+        let before = restored;
+        for u in &units {
+            if u.parts()
+                .iter()
+                .any(|&pi| !model.parts[pi as usize].changed())
+            {
+                continue;
+            }
+            // The snapshot's leader, or (a lone partition) another of its in-sync replicas:
+            // a copy that also moved leadership off a broker leading too much keeps that.
+            let first = u.parts[0];
+            let p = &model.parts[first as usize];
+            let mut leaders: Vec<Option<Bx>> = vec![p.original_leader];
+            if u.len == 1 {
+                for &r in &p.original_replicas {
+                    if p.original_isr.contains(&r) && !leaders.contains(&Some(r)) {
+                        leaders.push(Some(r));
+                    }
+                }
+            }
+            let chosen = leaders
+                .into_iter()
+                .find(|&l| restorable(model, t, u.parts(), l));
+            if let Some(leader) = chosen {
+                for &pi in u.parts() {
+                    let l = if pi == first {
+                        leader
+                    } else {
+                        model.parts[pi as usize].original_leader
+                    };
+                    model.restore(pi, l);
+                    restored += 1;
+                }
+            }
+        }
+        if restored == before {
+            break;
+        }
+    }
+    restored
+}
+
+/// Bytes a partition's current placement copies (its replicas not in the snapshot's list).
+fn copied(model: &Model, pi: u32) -> f64 {
+    let p = &model.parts[pi as usize];
+    let added = p
+        .replicas
+        .iter()
+        .filter(|r| !p.original_replicas.contains(r))
+        .count();
+    p.size * added as f64
+}
+
+/// The changed partitions that copy data for a load (not repairs or drains), exchanges paired.
+fn units(model: &Model) -> Vec<Unit> {
+    let mut out = Vec::new();
+    for (pi, p) in model.parts.iter().enumerate() {
+        let pi = pi as u32;
+        let bytes = copied(model, pi);
+        if bytes <= 0.0 {
+            continue;
+        }
+        match p.why {
+            Some(Why::Load(_)) => out.push(Unit {
+                bytes,
+                parts: [pi, pi],
+                len: 1,
+            }),
+            // Both halves or neither: the pair is listed once, from its lower partition, and
+            // only when both halves name each other.
+            Some(Why::Exchange { with, .. }) if with > pi => {
+                let partner = matches!(
+                    model.parts.get(with as usize).and_then(|q| q.why),
+                    Some(Why::Exchange { with: back, .. }) if back == pi
+                );
+                if partner {
+                    out.push(Unit {
+                        bytes: bytes + copied(model, with),
+                        parts: [pi, with],
+                        len: 2,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether restoring `parts` keeps every rule the search keeps: no counted load on a broker that
+/// takes load pushed past the threshold (or past where it is), floors respected, rack spread
+/// not reduced, topic spread caps not exceeded, and only brokers that take load get replicas.
+/// `leader` leads the first partition (the others their snapshot's leader).
+fn restorable(model: &Model, t: &Targets, parts: &[u32], leader: Option<Bx>) -> bool {
+    let nb = model.nb();
+    let mut loads: Vec<(Bx, [f64; 7])> = Vec::new();
+    let mut topics: Vec<(usize, Bx, i64, i64)> = Vec::new();
+    let add = |loads: &mut Vec<(Bx, [f64; 7])>, b: Bx, v: [f64; 7], sign: f64| {
+        let slot = match loads.iter().position(|(x, _)| *x == b) {
+            Some(i) => i,
+            None => {
+                loads.push((b, [0.0; 7]));
+                loads.len() - 1
+            }
+        };
+        for (l, x) in v.iter().enumerate() {
+            loads[slot].1[l] += sign * x;
+        }
+    };
+    let count =
+        |topics: &mut Vec<(usize, Bx, i64, i64)>, t: usize, b: Bx, r: i64, l: i64| match topics
+            .iter_mut()
+            .find(|(x, y, _, _)| *x == t && *y == b)
+        {
+            Some(e) => {
+                e.2 += r;
+                e.3 += l;
+            }
+            None => topics.push((t, b, r, l)),
+        };
+    for &pi in parts {
+        let p = &model.parts[pi as usize];
+        if p.original_replicas
+            .iter()
+            .any(|&r| !t.eligible.get(r as usize).copied().unwrap_or(false))
+        {
+            return false;
+        }
+        if model.rack_spread(p.original_replicas.as_slice())
+            < model.rack_spread(p.replicas.as_slice())
+        {
+            return false;
+        }
+        let (lv, fv) = (p.leader_vec(), p.follower_vec());
+        let topic = p.topic as usize;
+        let restored_leader = if pi == parts[0] {
+            leader
+        } else {
+            p.original_leader
+        };
+        for (list, leader, sign) in [
+            (&p.replicas, p.leader, -1.0),
+            (&p.original_replicas, restored_leader, 1.0),
+        ] {
+            for &b in list {
+                let led = Some(b) == leader;
+                add(&mut loads, b, if led { lv } else { fv }, sign);
+                count(
+                    &mut topics,
+                    topic,
+                    b,
+                    sign as i64,
+                    i64::from(led) * sign as i64,
+                );
+            }
+        }
+    }
+    for &(topic, b, r, l) in &topics {
+        let (rcap, lcap) = (
+            model.replica_cap(topic, t.eligible_count),
+            model.leader_cap(topic, t.eligible_count),
+        );
+        let (rn, ln) = (
+            i64::from(model.topic_replicas[topic * nb + b as usize]) + r,
+            i64::from(model.topic_leaders[topic * nb + b as usize]) + l,
+        );
+        if (r > 0 && rn > i64::from(rcap)) || (l > 0 && ln > i64::from(lcap)) {
+            return false;
+        }
+    }
+    for (b, dv) in &loads {
+        if !t.eligible[*b as usize] {
+            continue;
+        }
+        for (l, &dl) in dv.iter().enumerate() {
+            if dl.abs() < 1e-9 {
+                continue;
+            }
+            let v = model.loads[*b as usize][l];
+            let (d0, d1) = (t.dev(l, v), t.dev(l, v + dl));
+            if let Some(floor) = t.floor[l] {
+                let now_far = (v + dl - t.fair[l]).abs() >= floor && d1.abs() > t.trigger;
+                if now_far && d1.abs() > d0.abs() {
+                    return false;
+                }
+            }
+            if t.counted[l] && d1.abs() > t.threshold && d1.abs() > d0.abs() {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::DISK;
+    use ballast_model::snapshot::{Snapshot, SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
+    use ballast_model::BrokerState;
+
+    /// Brokers 1..=n without racks; one partition per `(replicas, size)`, led by the first.
+    fn model(n: i32, parts: &[(&[i32], u64)]) -> Model {
+        let snapshot = Snapshot {
+            format: SNAPSHOT_FORMAT.to_string(),
+            taken_at: "2026-11-21T10:00:00Z".into(),
+            cluster_id: None,
+            brokers: (1..=n)
+                .map(|id| SnapshotBroker {
+                    id,
+                    rack: None,
+                    state: BrokerState::Alive,
+                })
+                .collect(),
+            partitions: parts
+                .iter()
+                .enumerate()
+                .map(|(i, (replicas, size))| SnapshotPartition {
+                    topic: format!("t{i}"),
+                    partition: 0,
+                    replicas: replicas.to_vec(),
+                    leader: replicas.first().copied(),
+                    isr: None,
+                    size_bytes: *size,
+                    compacted: false,
+                    min_insync_replicas: 1,
+                    producer_msg_rate: 0.0,
+                    producer_byte_rate: 0.0,
+                    consumer_msg_rate: 0.0,
+                    consumer_byte_rate: 0.0,
+                    last_moved_at: None,
+                })
+                .collect(),
+        };
+        Model::build(&snapshot, 0, 0)
+    }
+
+    /// Disk evened to 5%, the other loads left alone.
+    fn disk_targets(m: &Model) -> Targets {
+        let nb = m.nb();
+        let mut fair = [0.0; 7];
+        for (l, f) in fair.iter_mut().enumerate() {
+            *f = m.loads.iter().map(|v| v[l]).sum::<f64>() / nb as f64;
+        }
+        let mut on = [false; 7];
+        on[DISK] = true;
+        Targets {
+            fair,
+            counted: on,
+            active: on,
+            floor: [None; 7],
+            threshold: 5.0,
+            trigger: 10.0,
+            eligible: vec![true; nb],
+            eligible_count: nb,
+        }
+    }
+
+    fn disk_move(m: &mut Model, pi: u32, from: Bx, to: Bx) {
+        m.parts[pi as usize].why = Some(Why::Load(DISK as u8));
+        m.apply_replica_move(pi, from, to);
+    }
+
+    #[test]
+    fn a_copy_the_targets_do_not_need_is_taken_back_the_largest_first() {
+        // Broker 1 holds 107 of 300 (fair share 100): the search moved 4 to broker 2 and 3 to
+        // broker 3. Taking back the 4 leaves broker 1 at 104 (within 5%); then the 3 cannot
+        // come back too (107). Smallest first would have saved only 3.
+        let mut m = model(
+            3,
+            &[(&[1], 100), (&[2], 96), (&[3], 97), (&[1], 4), (&[1], 3)],
+        );
+        disk_move(&mut m, 3, 0, 1);
+        disk_move(&mut m, 4, 0, 2);
+        let t = disk_targets(&m);
+        assert_eq!(prune(&mut m, &t), 1);
+        assert!(!m.parts[3].changed(), "the larger copy is taken back");
+        assert!(m.parts[4].changed(), "the smaller one is still needed");
+        assert_eq!(m.loads[0][DISK], 104.0);
+        assert_eq!(m.broker_parts[0], vec![0, 3]);
+    }
+
+    #[test]
+    fn an_exchange_is_taken_back_as_a_pair_or_not_at_all() {
+        // Fair share 100. An exchange of 10 (broker 1 -> 2) with 2 (2 -> 1) left the brokers at
+        // 96 and 104; both halves back give 104 and 96, but either half alone would leave a
+        // broker at 106: the pair comes back together.
+        let mut m = model(2, &[(&[1], 94), (&[2], 94), (&[1], 10), (&[2], 2)]);
+        let why = |with, from, to| Why::Exchange {
+            load: DISK as u8,
+            with,
+            from,
+            to,
+        };
+        m.parts[2].why = Some(why(3, 0, 1));
+        m.parts[3].why = Some(why(2, 1, 0));
+        m.apply_replica_move(2, 0, 1);
+        m.apply_replica_move(3, 1, 0);
+        let t = disk_targets(&m);
+        assert_eq!(prune(&mut m, &t), 2);
+        assert!(!m.parts[2].changed() && !m.parts[3].changed());
+        // With broker 1 at 110 of a fair 103 once restored, neither half comes back.
+        let mut m = model(2, &[(&[1], 100), (&[2], 94), (&[1], 10), (&[2], 2)]);
+        m.parts[2].why = Some(why(3, 0, 1));
+        m.parts[3].why = Some(why(2, 1, 0));
+        m.apply_replica_move(2, 0, 1);
+        m.apply_replica_move(3, 1, 0);
+        let t = disk_targets(&m);
+        assert_eq!(prune(&mut m, &t), 0);
+        assert!(m.parts[2].changed() && m.parts[3].changed());
+    }
+}
