@@ -192,18 +192,32 @@ fn restorable(model: &Model, t: &Targets, parts: &[u32], leader: Option<Bx>) -> 
             }
         }
     }
+    // Topic spread never gets worse: per topic, the replicas and leaders beyond the caps on the
+    // brokers involved do not grow (a broker may go over a cap only while another is relieved
+    // of the same excess, as in the search).
+    let mut excess: Vec<(usize, i64, i64)> = Vec::new();
     for &(topic, b, r, l) in &topics {
         let (rcap, lcap) = (
-            model.replica_cap(topic, t.eligible_count),
-            model.leader_cap(topic, t.eligible_count),
+            i64::from(model.replica_cap(topic, t.eligible_count)),
+            i64::from(model.leader_cap(topic, t.eligible_count)),
         );
-        let (rn, ln) = (
-            i64::from(model.topic_replicas[topic * nb + b as usize]) + r,
-            i64::from(model.topic_leaders[topic * nb + b as usize]) + l,
+        let (rc, lc) = (
+            i64::from(model.topic_replicas[topic * nb + b as usize]),
+            i64::from(model.topic_leaders[topic * nb + b as usize]),
         );
-        if (r > 0 && rn > i64::from(rcap)) || (l > 0 && ln > i64::from(lcap)) {
-            return false;
+        let over = |c: i64, cap: i64| (c - cap).max(0);
+        let dr = over(rc + r, rcap) - over(rc, rcap);
+        let dl = over(lc + l, lcap) - over(lc, lcap);
+        match excess.iter_mut().find(|(x, _, _)| *x == topic) {
+            Some(e) => {
+                e.1 += dr;
+                e.2 += dl;
+            }
+            None => excess.push((topic, dr, dl)),
         }
+    }
+    if excess.iter().any(|&(_, dr, dl)| dr > 0 || dl > 0) {
+        return false;
     }
     for (b, dv) in &loads {
         if !t.eligible[*b as usize] {
