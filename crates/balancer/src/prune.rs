@@ -1,10 +1,17 @@
-//! After the search: copies the targets do not need are taken back. The search aims inside the
-//! threshold and picks whole partitions, so it often copies more than it must; a changed
-//! partition (or both halves of an exchange) whose return to the snapshot's placement keeps every
-//! broker where the targets want it is restored, the largest copies first. Deterministic: units
-//! are tried in a total order (bytes saved, then partition index).
+//! After the search: copies the targets do not need are taken back, and copies a smaller
+//! partition can do are handed to it. The search aims inside the threshold and picks whole
+//! partitions, so it often copies more than it must:
+//!
+//! - a changed partition (or both halves of an exchange) whose return to the snapshot's
+//!   placement keeps every broker where the targets want it is restored, the largest copies
+//!   first;
+//! - a copy from broker `a` to broker `c` that a smaller partition of `a` can make instead, with
+//!   every rule still kept, is replaced by the smallest such partition (same trip, same goal).
+//!
+//! Deterministic: units are tried in a total order (bytes saved, then partition index), and
+//! replacements in order of size, then partition index.
 
-use crate::model::{Bx, Model, Why};
+use crate::model::{Bx, Model, Slots, Why, DISK};
 use crate::search::Targets;
 
 /// A set of partitions restored together: one partition, or both halves of an exchange.
@@ -74,7 +81,121 @@ pub fn prune(model: &mut Model, t: &Targets) -> u64 {
             break;
         }
     }
-    restored
+    restored + shrink(model, t)
+}
+
+/// Smaller partitions tried in place of one copy, at most.
+const SHRINK_TRIES: usize = 16;
+
+/// A copy that a smaller partition of the same broker can replace is replaced by the smallest
+/// that keeps the targets: the larger partition goes back, the smaller one makes the same trip
+/// for the same goal. Largest copies first; returns how many copies it replaced.
+fn shrink(model: &mut Model, t: &Targets) -> u64 {
+    let mut units: Vec<Unit> = units(model).into_iter().filter(|u| u.len == 1).collect();
+    units.sort_by(|a, b| {
+        b.bytes
+            .total_cmp(&a.bytes)
+            .then(a.parts[0].cmp(&b.parts[0]))
+    });
+    let mut replaced = 0;
+    let mut by_size: Vec<Option<Vec<(f64, u32)>>> = vec![None; model.nb()];
+    for u in &units {
+        let pi = u.parts[0];
+        let p = &model.parts[pi as usize];
+        let why = p.why;
+        // One replica went from `a` to `c`.
+        let added: Vec<Bx> = p
+            .replicas
+            .iter()
+            .copied()
+            .filter(|r| !p.original_replicas.contains(r))
+            .collect();
+        let removed: Vec<Bx> = p
+            .original_replicas
+            .iter()
+            .copied()
+            .filter(|r| !p.replicas.contains(r))
+            .collect();
+        let (&[c], &[a]) = (added.as_slice(), removed.as_slice()) else {
+            continue;
+        };
+        let size = p.size;
+        let mut leaders: Vec<Option<Bx>> = vec![p.original_leader];
+        for &r in &p.original_replicas {
+            if p.original_isr.contains(&r) && !leaders.contains(&Some(r)) {
+                leaders.push(Some(r));
+            }
+        }
+        // Smaller than `lo`, a replacement would leave `a` above the threshold on disk, or `c`
+        // below it (or farther than they are).
+        let lo = if t.counted[DISK] {
+            let (va, vc) = (model.loads[a as usize][DISK], model.loads[c as usize][DISK]);
+            let (high, low) = (
+                t.fair[DISK] * (1.0 + t.threshold / 100.0),
+                t.fair[DISK] * (1.0 - t.threshold / 100.0),
+            );
+            f64::max(va + size - va.max(high), size - (vc - vc.min(low)))
+        } else {
+            0.0
+        };
+        if lo >= size {
+            continue;
+        }
+        // Each source's partitions by size, sorted once: a partition that has moved since
+        // is skipped when tried.
+        let sorted = by_size[a as usize].get_or_insert_with(|| {
+            let mut v: Vec<(f64, u32)> = model.broker_parts[a as usize]
+                .iter()
+                .map(|&qi| (model.parts[qi as usize].size, qi))
+                .collect();
+            v.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+            v
+        });
+        let from = sorted.partition_point(|x| x.0 < lo);
+        let smaller: Vec<(f64, u32)> = sorted[from..]
+            .iter()
+            .copied()
+            .take_while(|x| x.0 < size)
+            .filter(|&(_, qi)| {
+                let q = &model.parts[qi as usize];
+                qi != pi
+                    && q.holds(a)
+                    && !q.changed()
+                    && !q.frozen
+                    && q.leader.is_some()
+                    && !q.holds(c)
+            })
+            .take(SHRINK_TRIES)
+            .collect();
+        let found = smaller.iter().find_map(|&(_, qi)| {
+            let q = &model.parts[qi as usize];
+            let mut moved = q.replicas;
+            let at = q.replicas.position(a)?;
+            moved.set(at, c);
+            let leader = if q.leader == Some(a) {
+                moved.first().copied()
+            } else {
+                q.leader
+            };
+            leaders
+                .iter()
+                .find(|&&l| {
+                    keeps_targets(
+                        model,
+                        t,
+                        &[(pi, p.original_replicas, l), (qi, moved, leader)],
+                    )
+                })
+                .map(|&l| (qi, l))
+        });
+        if let Some((qi, leader)) = found {
+            model.restore(pi, leader);
+            model.apply_replica_move(qi, a, c);
+            model.parts[qi as usize].why = why;
+            replaced += 1;
+        }
+    }
+    replaced
 }
 
 /// Bytes a partition's current placement copies (its replicas not in the snapshot's list).
@@ -124,11 +245,32 @@ fn units(model: &Model) -> Vec<Unit> {
     out
 }
 
-/// Whether restoring `parts` keeps every rule the search keeps: no counted load on a broker that
-/// takes load pushed past the threshold (or past where it is), floors respected, rack spread
-/// not reduced, topic spread caps not exceeded, and only brokers that take load get replicas.
-/// `leader` leads the first partition (the others their snapshot's leader).
+/// Whether restoring `parts` keeps every rule the search keeps; `leader` leads the first
+/// partition (the others their snapshot's leader).
 fn restorable(model: &Model, t: &Targets, parts: &[u32], leader: Option<Bx>) -> bool {
+    let changes: Vec<Change> = parts
+        .iter()
+        .map(|&pi| {
+            let p = &model.parts[pi as usize];
+            let l = if pi == parts[0] {
+                leader
+            } else {
+                p.original_leader
+            };
+            (pi, p.original_replicas, l)
+        })
+        .collect();
+    keeps_targets(model, t, &changes)
+}
+
+/// A partition's new placement: its replicas and leader.
+type Change = (u32, Slots, Option<Bx>);
+
+/// Whether placing every partition of `changes` as given keeps every rule the search keeps: no
+/// counted load on a broker that takes load pushed past the threshold (or past where it is),
+/// floors respected, rack spread not reduced, topic spread caps not exceeded, and only brokers
+/// that take load get replicas.
+fn keeps_targets(model: &Model, t: &Targets, changes: &[Change]) -> bool {
     let nb = model.nb();
     let mut loads: Vec<(Bx, [f64; 7])> = Vec::new();
     let mut topics: Vec<(usize, Bx, i64, i64)> = Vec::new();
@@ -155,30 +297,20 @@ fn restorable(model: &Model, t: &Targets, parts: &[u32], leader: Option<Bx>) -> 
             }
             None => topics.push((t, b, r, l)),
         };
-    for &pi in parts {
-        let p = &model.parts[pi as usize];
-        if p.original_replicas
+    for (pi, replicas, leader) in changes {
+        let p = &model.parts[*pi as usize];
+        if replicas
             .iter()
             .any(|&r| !t.eligible.get(r as usize).copied().unwrap_or(false))
         {
             return false;
         }
-        if model.rack_spread(p.original_replicas.as_slice())
-            < model.rack_spread(p.replicas.as_slice())
-        {
+        if model.rack_spread(replicas.as_slice()) < model.rack_spread(p.replicas.as_slice()) {
             return false;
         }
         let (lv, fv) = (p.leader_vec(), p.follower_vec());
         let topic = p.topic as usize;
-        let restored_leader = if pi == parts[0] {
-            leader
-        } else {
-            p.original_leader
-        };
-        for (list, leader, sign) in [
-            (&p.replicas, p.leader, -1.0),
-            (&p.original_replicas, restored_leader, 1.0),
-        ] {
+        for (list, leader, sign) in [(&p.replicas, p.leader, -1.0), (replicas, *leader, 1.0)] {
             for &b in list {
                 let led = Some(b) == leader;
                 add(&mut loads, b, if led { lv } else { fv }, sign);
@@ -329,6 +461,33 @@ mod tests {
         assert!(m.parts[4].changed(), "the smaller one is still needed");
         assert_eq!(m.loads[0][DISK], 104.0);
         assert_eq!(m.broker_parts[0], vec![0, 3]);
+    }
+
+    #[test]
+    fn a_copy_is_replaced_by_the_smallest_partition_of_its_broker_that_keeps_the_targets() {
+        // Fair share 102.33: broker 1 (113) must give at least 5.55 and broker 2 (94) take at
+        // least 3.22. The search moved 10 from broker 1 to 2; of broker 1's 4, 3 and 6, only 6
+        // does both, so 6 makes the trip instead and 10 stays.
+        let mut m = model(
+            3,
+            &[
+                (&[1], 90),
+                (&[2], 94),
+                (&[3], 100),
+                (&[1], 10),
+                (&[1], 4),
+                (&[1], 3),
+                (&[1], 6),
+            ],
+        );
+        disk_move(&mut m, 3, 0, 1);
+        let t = disk_targets(&m);
+        assert_eq!(prune(&mut m, &t), 1);
+        let changed: Vec<bool> = m.parts.iter().map(|p| p.changed()).collect();
+        assert_eq!(changed, [false, false, false, false, false, false, true]);
+        assert_eq!(m.parts[6].why, Some(Why::Load(DISK as u8)));
+        assert_eq!(m.loads[0][DISK], 107.0);
+        assert_eq!(m.loads[1][DISK], 100.0);
     }
 
     #[test]
