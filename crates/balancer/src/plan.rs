@@ -313,7 +313,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             }
         }
         // Copies the targets do not need are taken back, the largest first.
-        prune(&mut model, &targets);
+        prune(&mut model, &targets, policy.max_partitions);
     }
 
     let moves = moves(&model);

@@ -30,9 +30,11 @@ impl Unit {
 /// Passes over the units at most; each pass restores at least one or ends the pruning.
 const PASSES: usize = 4;
 
-/// Restores every balancing copy the targets do not need; returns how many partitions it
-/// restored.
-pub fn prune(model: &mut Model, t: &Targets) -> u64 {
+/// Restores every balancing copy the targets do not need and hands copies to smaller
+/// partitions where one can make them; returns how many partitions it restored or replaced.
+/// `cap` is `BALLAST_PROPOSAL_MAX_PARTITIONS`: a replacement never changes more partitions than
+/// it allows.
+pub fn prune(model: &mut Model, t: &Targets, cap: Option<usize>) -> u64 {
     let mut units = units(model);
     // Largest copies first: they save the most.
     units.sort_by(|a, b| {
@@ -81,7 +83,7 @@ pub fn prune(model: &mut Model, t: &Targets) -> u64 {
             break;
         }
     }
-    restored + shrink(model, t)
+    restored + shrink(model, t, cap)
 }
 
 /// Smaller partitions tried in place of one copy, at most.
@@ -90,7 +92,10 @@ const SHRINK_TRIES: usize = 16;
 /// A copy that a smaller partition of the same broker can replace is replaced by the smallest
 /// that keeps the targets: the larger partition goes back, the smaller one makes the same trip
 /// for the same goal. Largest copies first; returns how many copies it replaced.
-fn shrink(model: &mut Model, t: &Targets) -> u64 {
+fn shrink(model: &mut Model, t: &Targets, cap: Option<usize>) -> u64 {
+    // Partitions the plan changes: a replacement that keeps a leadership change on the larger
+    // partition changes one more.
+    let mut changed = model.parts.iter().filter(|p| p.changed()).count();
     let mut units: Vec<Unit> = units(model).into_iter().filter(|u| u.len == 1).collect();
     units.sort_by(|a, b| {
         b.bytes
@@ -121,9 +126,11 @@ fn shrink(model: &mut Model, t: &Targets) -> u64 {
         };
         let size = p.size;
         let mut leaders: Vec<Option<Bx>> = vec![p.original_leader];
-        for &r in &p.original_replicas {
-            if p.original_isr.contains(&r) && !leaders.contains(&Some(r)) {
-                leaders.push(Some(r));
+        if cap.is_none_or(|cap| changed < cap) {
+            for &r in &p.original_replicas {
+                if p.original_isr.contains(&r) && !leaders.contains(&Some(r)) {
+                    leaders.push(Some(r));
+                }
             }
         }
         // Smaller than `lo`, a replacement would leave `a` above the threshold on disk, or `c`
@@ -189,6 +196,9 @@ fn shrink(model: &mut Model, t: &Targets) -> u64 {
                 .map(|&l| (qi, l))
         });
         if let Some((qi, leader)) = found {
+            if leader != model.parts[pi as usize].original_leader {
+                changed += 1;
+            }
             model.restore(pi, leader);
             model.apply_replica_move(qi, a, c);
             model.parts[qi as usize].why = why;
@@ -456,7 +466,7 @@ mod tests {
         disk_move(&mut m, 3, 0, 1);
         disk_move(&mut m, 4, 0, 2);
         let t = disk_targets(&m);
-        assert_eq!(prune(&mut m, &t), 1);
+        assert_eq!(prune(&mut m, &t, None), 1);
         assert!(!m.parts[3].changed(), "the larger copy is taken back");
         assert!(m.parts[4].changed(), "the smaller one is still needed");
         assert_eq!(m.loads[0][DISK], 104.0);
@@ -482,7 +492,7 @@ mod tests {
         );
         disk_move(&mut m, 3, 0, 1);
         let t = disk_targets(&m);
-        assert_eq!(prune(&mut m, &t), 1);
+        assert_eq!(prune(&mut m, &t, None), 1);
         let changed: Vec<bool> = m.parts.iter().map(|p| p.changed()).collect();
         assert_eq!(changed, [false, false, false, false, false, false, true]);
         assert_eq!(m.parts[6].why, Some(Why::Load(DISK as u8)));
@@ -507,7 +517,7 @@ mod tests {
         m.apply_replica_move(2, 0, 1);
         m.apply_replica_move(3, 1, 0);
         let t = disk_targets(&m);
-        assert_eq!(prune(&mut m, &t), 2);
+        assert_eq!(prune(&mut m, &t, None), 2);
         assert!(!m.parts[2].changed() && !m.parts[3].changed());
         // With broker 1 at 110 of a fair 103 once restored, neither half comes back.
         let mut m = model(2, &[(&[1], 100), (&[2], 94), (&[1], 10), (&[2], 2)]);
@@ -516,7 +526,7 @@ mod tests {
         m.apply_replica_move(2, 0, 1);
         m.apply_replica_move(3, 1, 0);
         let t = disk_targets(&m);
-        assert_eq!(prune(&mut m, &t), 0);
+        assert_eq!(prune(&mut m, &t, None), 0);
         assert!(m.parts[2].changed() && m.parts[3].changed());
     }
 }
