@@ -947,7 +947,7 @@ impl View<'_> {
                     }
                 }
             }
-            if load == DISK {
+            if load == DISK && !self.counts_beyond(b, 1.0) {
                 for &d in &dests {
                     self.exchanges(b, d, ideal, &mut out, tally);
                 }
@@ -1001,13 +1001,24 @@ impl View<'_> {
                     to: b,
                 });
             }
-            if load == DISK {
+            if load == DISK && !self.counts_beyond(b, -1.0) {
                 for &s in &sources {
                     self.exchanges(s, b, ideal, &mut out, tally);
                 }
             }
         }
         out
+    }
+
+    /// Whether `b` is beyond the threshold on leader or follower count in the direction `sign`
+    /// (1: over, -1: under) while those counts are evened: an exchange keeps both counts, so a
+    /// plain copy, which moves disk and the count together, serves better, and exchanges are
+    /// not looked for.
+    fn counts_beyond(&self, b: Bx, sign: f64) -> bool {
+        let t = self.targets;
+        [0, 1]
+            .into_iter()
+            .any(|l| t.active[l] && sign * t.dev(l, self.model.loads[b as usize][l]) > t.threshold)
     }
 
     /// Whether `pi`'s replica on `b` would keep its role if it moved: a follower, or the leader
@@ -1317,6 +1328,70 @@ mod tests {
             consumer_byte_rate: 0.0,
             last_moved_at: None,
         }
+    }
+
+    #[test]
+    fn exchanges_are_not_looked_for_while_the_broker_is_beyond_the_threshold_on_a_count() {
+        // Brokers 1-3 lead 30 partitions of 10 MB each, broker 4 leads 5 of 1 MB (RF 1, one
+        // topic per partition): broker 4 is under on disk and on leader count. A copy to it
+        // evens both; an exchange would keep its count where it is.
+        let mut partitions = Vec::new();
+        for b in 1..=4 {
+            let (count, size) = if b == 4 {
+                (5, 1_000_000)
+            } else {
+                (30, 10_000_000)
+            };
+            for i in 0..count {
+                partitions.push(partition(&format!("t{b}-{i:02}"), 0, &[b], size));
+            }
+        }
+        let snapshot = Snapshot {
+            format: SNAPSHOT_FORMAT.to_string(),
+            taken_at: "2026-11-21T10:00:00Z".into(),
+            cluster_id: None,
+            brokers: (1..=4)
+                .map(|id| SnapshotBroker {
+                    id,
+                    rack: None,
+                    state: BrokerState::Alive,
+                })
+                .collect(),
+            partitions,
+        };
+        let m = Model::build(&snapshot, 0, 0);
+        let mut fair = [0.0; 7];
+        for (l, f) in fair.iter_mut().enumerate() {
+            *f = m.loads.iter().map(|v| v[l]).sum::<f64>() / 4.0;
+        }
+        let placement = [true, true, true, false, false, false, false];
+        let mut t = Targets {
+            fair,
+            counted: placement,
+            active: placement,
+            floor: [None; 7],
+            threshold: 5.0,
+            trigger: 10.0,
+            eligible: vec![true; 4],
+            eligible_count: 4,
+        };
+        let exchanges = |t: &Targets| {
+            let v = View {
+                model: &m,
+                targets: t,
+                typical_size: 1e7,
+                mode: Mode::Full,
+                step: 1,
+            };
+            v.candidates(3, DISK, &mut Tally::default())
+                .iter()
+                .filter(|a| matches!(a, Action::Exchange { .. }))
+                .count()
+        };
+        assert_eq!(exchanges(&t), 0);
+        // With the counts left alone, exchanges are offered.
+        t.active = [false, false, true, false, false, false, false];
+        assert!(exchanges(&t) > 0);
     }
 
     #[test]
