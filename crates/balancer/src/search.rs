@@ -914,9 +914,11 @@ impl View<'_> {
                     .copied()
                     .filter(|&pi| {
                         let p = &m.parts[pi as usize];
+                        // Two replicas share a rack (one may leave it), or a rack lacks one
+                        // (a replica may go there).
                         p.leader.is_some() && {
                             let spread = m.rack_spread(p.replicas.as_slice());
-                            spread < racks.min(p.replicas.len()) || spread < p.replicas.len()
+                            spread < p.replicas.len() || spread < racks
                         }
                     })
                     .map(ideal_for)
