@@ -3,7 +3,7 @@
 //!
 //!   cargo run --release -p ballast-balancer --example bench -- [--sizes 24x6000,200x300000]
 //!       [--kinds new-broker,hot-broker,leaders,random] [--seeds 1,2,3] [--rf 3] [--racks 3]
-//!       [--workers 1] [--dump DIR] [--moves PREFIX]
+//!       [--workers 1] [--threshold 5] [--dump DIR] [--moves PREFIX]
 //!
 //! Columns: `disk%`, `lead%`, `foll%` are the farthest broker's distance from fair share of disk,
 //! leader count and follower count, before and after the plan (the targets are 5%). `replica`
@@ -14,6 +14,9 @@
 //! `limits` counts proven structural limits (the lines under the row show them). `plan_s` is
 //! the plan's wall time, `peakMiB` the process's peak resident memory while planning (snapshot
 //! included; reset before each plan through /proc/self/clear_refs).
+//!
+//! `--threshold` sets `BALLAST_BALANCE_THRESHOLD` (percent; the trigger is twice it), for the
+//! targets and the bound alike.
 //!
 //! `--moves PREFIX` writes each plan's moves to `PREFIX.<kind>.<brokers>x<partitions>.<seed>.json`
 //! (to compare plans made with different `--workers`); `--dump DIR` writes each snapshot.
@@ -31,6 +34,7 @@ struct Args {
     rf: usize,
     racks: i32,
     workers: usize,
+    threshold: f64,
     dump: Option<String>,
     moves_out: Option<String>,
 }
@@ -43,6 +47,7 @@ fn args() -> Result<Args, String> {
         rf: 3,
         racks: 3,
         workers: 1,
+        threshold: Policy::default().threshold_pct,
         dump: None,
         moves_out: None,
     };
@@ -75,6 +80,9 @@ fn args() -> Result<Args, String> {
             "--rf" => a.rf = num(&value)?,
             "--racks" => a.racks = num(&value)? as i32,
             "--workers" => a.workers = num(&value)?,
+            "--threshold" => {
+                a.threshold = value.parse::<f64>().map_err(|e| format!("{flag}: {e}"))?
+            }
             "--dump" => a.dump = Some(value),
             "--moves" => a.moves_out = Some(value),
             _ => return Err(format!("unknown flag {flag}")),
@@ -120,6 +128,7 @@ fn main() {
     };
     let policy = Policy {
         workers: a.workers,
+        threshold_pct: a.threshold,
         ..Policy::default()
     };
     println!(

@@ -317,7 +317,75 @@ pub fn lower_bound_bytes(s: &Snapshot, threshold_pct: f64) -> f64 {
         out += need_out;
         need.push((need_in, need_out));
     }
-    f64::max(into, out).max(rack_bound(s, &takes, &need))
+    f64::max(into, out)
+        .max(rack_bound(s, &takes, &need))
+        .max(kept_in_rack_bound(s, &takes, &need))
+}
+
+/// Whether `p` has exactly one replica in every rack of `racks` (the racks of `takes`, sorted):
+/// it cannot copy a replica to another rack without losing rack spread, so every replica it
+/// gives up in a rack is replaced in the same rack.
+fn one_per_rack(
+    p: &SnapshotPartition,
+    rack_of: &impl Fn(i32) -> Option<String>,
+    racks: usize,
+) -> bool {
+    let mut here: Vec<Option<String>> = p.replicas.iter().map(|&r| rack_of(r)).collect();
+    let n = here.len();
+    here.sort();
+    here.dedup();
+    n == racks && here.len() == n && here.iter().all(Option::is_some)
+}
+
+/// A second rack-by-rack bound: the sum over racks of the larger of what the rack's brokers must
+/// receive and what they must give beyond their replicas that could cross racks. Only a
+/// broker's replicas of partitions that are not one-per-rack can be matched by a copy in
+/// another rack, so the rest of what it must give is copied within its rack; a rack's copies in
+/// are its within-rack copies plus those that cross into it, so they are at least what its
+/// brokers must receive, and at least what they must give within it. Every copy lands in one
+/// rack, so the sum over racks is a bound. (Unlike [`rack_bound`], a partition that could cross
+/// helps only the broker that holds it.)
+fn kept_in_rack_bound(s: &Snapshot, takes: &[i32], need: &[(f64, f64)]) -> f64 {
+    let rack_of = |id: i32| {
+        s.brokers
+            .iter()
+            .find(|b| b.id == id)
+            .and_then(|b| b.rack.clone())
+    };
+    let racks: Vec<Option<String>> = takes.iter().map(|&b| rack_of(b)).collect();
+    if racks.iter().any(Option::is_none) {
+        return 0.0;
+    }
+    let mut names: Vec<&String> = racks.iter().flatten().collect();
+    names.sort();
+    names.dedup();
+    if names.len() < 2 {
+        return 0.0;
+    }
+    let mut can_cross = vec![0.0f64; takes.len()];
+    for p in &s.partitions {
+        if one_per_rack(p, &rack_of, names.len()) {
+            continue;
+        }
+        for &r in &p.replicas {
+            if let Some(i) = takes.iter().position(|&b| b == r) {
+                can_cross[i] += p.size_bytes as f64;
+            }
+        }
+    }
+    names
+        .iter()
+        .map(|name| {
+            let (mut i, mut o) = (0.0, 0.0);
+            for ((r, (ni, no)), cross) in racks.iter().zip(need).zip(&can_cross) {
+                if r.as_ref() == Some(*name) {
+                    i += ni;
+                    o += (no - cross).max(0.0);
+                }
+            }
+            f64::max(i, o)
+        })
+        .sum()
 }
 
 /// The same bound rack by rack. A partition with exactly one replica in every rack cannot copy
@@ -344,13 +412,8 @@ fn rack_bound(s: &Snapshot, takes: &[i32], need: &[(f64, f64)]) -> f64 {
     }
     let mut crossing = 0.0;
     for p in &s.partitions {
-        let mut here: Vec<Option<String>> = p.replicas.iter().map(|&r| rack_of(r)).collect();
-        let n = here.len();
-        here.sort();
-        here.dedup();
-        let one_per_rack = n == names.len() && here.len() == n && here.iter().all(Option::is_some);
-        if !one_per_rack {
-            crossing += p.size_bytes as f64 * n as f64;
+        if !one_per_rack(p, &rack_of, names.len()) {
+            crossing += p.size_bytes as f64 * p.replicas.len() as f64;
         }
     }
     let per_rack: f64 = names
@@ -501,6 +564,52 @@ mod tests {
         // One partition with both replicas in rack b could cross: 2 GB less.
         s.partitions[0].replicas = vec![3, 4];
         assert_eq!(rack_bound(&s, &takes, &need), 2e9);
+    }
+
+    #[test]
+    fn what_a_broker_must_give_beyond_its_replicas_that_could_cross_racks_is_copied_in_its_rack() {
+        // Racks a = {1, 2}, b = {3, 4}; RF 2, one replica per rack, 1 GB each, except partition 0
+        // with both replicas in rack b. Broker 1 must give 2 GB and broker 3 receive 2 GB.
+        let mut s = generate(&Spec::new(Kind::NewBroker, 4, 0, 1));
+        for b in &mut s.brokers {
+            b.rack = Some(if b.id <= 2 { "a" } else { "b" }.to_string());
+        }
+        let place = [
+            [3, 4],
+            [1, 4],
+            [1, 3],
+            [1, 4],
+            [1, 3],
+            [1, 4],
+            [2, 3],
+            [2, 4],
+        ];
+        for (i, r) in place.iter().enumerate() {
+            s.partitions.push(SnapshotPartition {
+                topic: "t".into(),
+                partition: i as i32,
+                replicas: r.to_vec(),
+                leader: Some(r[0]),
+                isr: None,
+                size_bytes: 1_000_000_000,
+                compacted: false,
+                min_insync_replicas: 1,
+                producer_msg_rate: 0.0,
+                producer_byte_rate: 0.0,
+                consumer_msg_rate: 0.0,
+                consumer_byte_rate: 0.0,
+                last_moved_at: None,
+            });
+        }
+        let takes = [1, 2, 3, 4];
+        let need = [(0.0, 2e9), (0.0, 0.0), (2e9, 0.0), (0.0, 0.0)];
+        // Partition 0 could cross, so the first rack bound allows 2 GB less than 4 GB; but it is
+        // not on broker 1, whose 2 GB stay in rack a while broker 3's 2 GB land in rack b.
+        assert_eq!(rack_bound(&s, &takes, &need), 2e9);
+        assert_eq!(kept_in_rack_bound(&s, &takes, &need), 4e9);
+        // Once broker 1 holds a partition that could cross, 1 GB of its 2 GB may leave rack a.
+        s.partitions[1].replicas = vec![1, 2];
+        assert_eq!(kept_in_rack_bound(&s, &takes, &need), 3e9);
     }
 
     #[test]

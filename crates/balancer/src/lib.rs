@@ -20,6 +20,7 @@ mod model;
 mod plan;
 mod policy;
 mod proof;
+mod prune;
 mod search;
 pub mod time;
 pub mod whatif;

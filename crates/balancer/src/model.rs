@@ -124,6 +124,7 @@ pub struct Part {
     pub frozen: bool,
     pub original_replicas: Slots,
     pub original_leader: Option<Bx>,
+    pub original_isr: Slots,
     /// Why the partition first changed (the move's `reason`).
     pub why: Option<Why>,
 }
@@ -257,10 +258,12 @@ impl Model {
             };
             let frozen = cooling || p.replicas.len() > MAX_RF;
             let leader = p.leader.and_then(|l| index.get(&l).copied());
+            let isr = Slots::from_slice(&map(p.isr_or_replicas()));
             parts.push(Part {
                 topic: t as u32,
                 partition: p.partition,
-                isr: Slots::from_slice(&map(p.isr_or_replicas())),
+                isr,
+                original_isr: isr,
                 original_replicas: replicas,
                 replicas,
                 original_leader: leader,
@@ -313,6 +316,64 @@ impl Model {
         if let Some(l) = p.leader {
             self.topic_leaders[t * nb + l as usize] += 1;
         }
+    }
+
+    /// Removes partition `pi`'s current placement from the per-broker tallies (the inverse of
+    /// [`Model::attach`]).
+    fn detach(&mut self, pi: u32) {
+        let nb = self.nb();
+        let p = &self.parts[pi as usize];
+        let t = p.topic as usize;
+        let (lv, fv) = (p.leader_vec(), p.follower_vec());
+        for &b in &p.replicas {
+            let sub = if Some(b) == p.leader { &lv } else { &fv };
+            for (l, v) in sub.iter().enumerate() {
+                self.loads[b as usize][l] -= v;
+            }
+            let list = &mut self.broker_parts[b as usize];
+            if let Some(pos) = list.iter().position(|&x| x == pi) {
+                list.remove(pos);
+            }
+            self.topic_replicas[t * nb + b as usize] -= 1;
+        }
+        if let Some(l) = p.leader {
+            self.topic_leaders[t * nb + l as usize] -= 1;
+        }
+    }
+
+    /// Puts partition `pi`'s replicas back where the snapshot has them (and its in-sync
+    /// replicas), led by `leader`: the snapshot's leader, which forgets why it changed, or
+    /// another of its replicas, which moves to the front and leaves a leadership change that
+    /// evens leader count.
+    pub fn restore(&mut self, pi: u32, leader: Option<Bx>) {
+        self.detach(pi);
+        let p = &mut self.parts[pi as usize];
+        p.replicas = p.original_replicas;
+        p.isr = p.original_isr;
+        p.leader = leader;
+        if leader == p.original_leader {
+            p.why = None;
+        } else {
+            if let Some(pos) = leader.and_then(|l| p.replicas.position(l)) {
+                p.replicas.move_to_front(pos);
+            }
+            p.why = Some(Why::Leadership(0));
+        }
+        self.attach(pi);
+    }
+
+    /// Distinct racks among `replicas` (a broker without a rack counts as a rack of its own).
+    pub fn rack_spread(&self, replicas: &[Bx]) -> usize {
+        let mut seen: Vec<Option<u32>> = Vec::with_capacity(replicas.len());
+        let mut own = 0;
+        for &r in replicas {
+            match self.brokers[r as usize].rack {
+                Some(x) if !seen.contains(&Some(x)) => seen.push(Some(x)),
+                Some(_) => {}
+                None => own += 1,
+            }
+        }
+        seen.len() + own
     }
 
     fn apply_effect(&mut self, e: &Effect) {

@@ -11,6 +11,7 @@ use serde::{Serialize, Serializer};
 use crate::model::{Bx, Model, Why, DISK};
 use crate::policy::Policy;
 use crate::proof::prove;
+use crate::prune::prune;
 use crate::search::{Mode, Search, Tally, Targets};
 use crate::{is_no_traffic, load_index};
 
@@ -310,6 +311,16 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             if applied == 0 || capped {
                 break;
             }
+        }
+        // Copies the targets do not need are taken back (the largest first) or handed to
+        // smaller partitions. Only when no counted load is left beyond the trigger: the
+        // take-back never pushes a load past the threshold (or farther than it is), so a
+        // re-plan of the result still finds nothing to even; where a load is left beyond the
+        // trigger, a re-plan searches again, and the plan must stay the search's fixed point.
+        let settled = (0..7)
+            .all(|l| !targets.counted[l] || max_distance(&model, &targets, l) <= targets.trigger);
+        if settled {
+            prune(&mut model, &targets, policy.max_partitions);
         }
     }
 

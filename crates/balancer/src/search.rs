@@ -236,8 +236,28 @@ pub enum Mode {
 
 /// Where a step aims, as a fraction of the threshold from fair share: a broker beyond the
 /// threshold sheds (or takes) about what brings it this far inside, not all the way to fair
-/// share, so a plan copies little more than the bytes that must move.
-const AIM: f64 = 0.7;
+/// share, so a plan copies little more than the bytes that must move. It is also the edge of
+/// the band the objective mostly ignores (see [`objective`]).
+const AIM: f64 = 0.95;
+
+/// The weight of the distance inside the band in [`objective`]: small, so that within the
+/// band the objective only breaks ties.
+const INSIDE: f64 = 0.03;
+
+/// What a copy between racks costs against one within a rack: a slight preference for the
+/// same rack among moves that serve the goal equally.
+const CROSS_RACK: f64 = 1.1;
+
+/// One broker's share of the objective for one load, from its distance `d` from fair share (a
+/// fraction) and the band `band` (the same unit): the square of how far it lies beyond the
+/// band, plus a small weight on the square of the distance itself. A copy into (or out of) a
+/// broker already inside the band gains little, so copies go where the targets need them and
+/// a broker is brought just inside rather than towards fair share: the bytes stay close to
+/// what must move.
+fn objective(d: f64, band: f64) -> f64 {
+    let beyond = (d.abs() - band).max(0.0);
+    beyond * beyond + INSIDE * d * d
+}
 
 /// Replica exchanges considered per broker pair and step.
 const EXCHANGES: usize = 6;
@@ -247,6 +267,9 @@ const FANOUT: usize = 8;
 
 /// Partitions fully evaluated per step, the closest to the amount that should move.
 const SHORTLIST: usize = 48;
+
+/// Partitions that may leave their rack, shortlisted per step on top of [`SHORTLIST`].
+const CROSSING: usize = 12;
 
 /// Candidates applied per step at most: the best, then runners-up that still help.
 const BATCH: usize = 8;
@@ -276,6 +299,9 @@ fn sample(list: &[u32], salt: u64) -> impl Iterator<Item = u32> + '_ {
 #[derive(Clone, Copy)]
 struct Ranked {
     closeness: f64,
+    /// Bytes the move copies (0 for a leadership change): among equal shares (every replica
+    /// is one replica of a count), the smallest copy first.
+    bytes: f64,
     spread: u32,
     pi: u32,
     tag: Bx,
@@ -285,15 +311,25 @@ impl Ranked {
     fn new(difference: f64, pi: u32, tag: Bx) -> Self {
         Self {
             closeness: difference.abs(),
+            bytes: 0.0,
             spread: pi.wrapping_mul(0x9E37_79B1).rotate_left(7),
             pi,
             tag,
         }
     }
 
+    /// A replica copy of `bytes`.
+    fn copy(difference: f64, bytes: f64, pi: u32, tag: Bx) -> Self {
+        Self {
+            bytes,
+            ..Self::new(difference, pi, tag)
+        }
+    }
+
     fn order(a: &Ranked, b: &Ranked) -> std::cmp::Ordering {
         a.closeness
             .total_cmp(&b.closeness)
+            .then(a.bytes.total_cmp(&b.bytes))
             .then(a.spread.cmp(&b.spread))
             .then(a.pi.cmp(&b.pi))
             .then(a.tag.cmp(&b.tag))
@@ -818,7 +854,7 @@ impl View<'_> {
                 let (lv, fv) = (p.leader_vec()[load], p.follower_vec()[load]);
                 let own = if p.leader == Some(b) { lv } else { fv };
                 if own > 0.0 {
-                    moves.push(Ranked::new(own - ideal, pi, Bx::MAX));
+                    moves.push(Ranked::copy(own - ideal, p.size, pi, Bx::MAX));
                 }
                 if p.leader == Some(b) && lv - fv > 0.0 {
                     for &f in &p.isr {
@@ -841,13 +877,69 @@ impl View<'_> {
             if self.mode == Mode::Leadership {
                 return out;
             }
-            for r in shortlist(moves, |r| {
+            // Most partitions may only move within their rack (they have one replica in every
+            // rack), so the few that may leave it get a shortlist of their own: without it,
+            // the destinations in other racks, often the farthest from fair share, would see
+            // no candidate at all.
+            let rack = m.brokers[b as usize].rack;
+            let away: Vec<Bx> = dests
+                .iter()
+                .copied()
+                .filter(|&d| rack.is_some() && m.brokers[d as usize].rack != rack)
+                .collect();
+            let listed = shortlist(moves.clone(), |r| {
                 self.not_frozen(r.pi, tally)
                     && dests
                         .iter()
                         .any(|&d| self.replica_admissible(r.pi, b, d, tally))
-            }) {
-                for &d in &dests {
+            });
+            let crossing = if away.is_empty() {
+                Vec::new()
+            } else {
+                let mut quiet = Tally::default();
+                // Every partition of `b` that may leave its rack, not only the sampled ones:
+                // there are few of them.
+                let racks = m.rack_names.len();
+                let ideal_for = |pi: u32| {
+                    let p = &m.parts[pi as usize];
+                    let own = if p.leader == Some(b) {
+                        p.leader_vec()[load]
+                    } else {
+                        p.follower_vec()[load]
+                    };
+                    Ranked::copy(own - ideal, p.size, pi, Bx::MAX)
+                };
+                let movable: Vec<Ranked> = m.broker_parts[b as usize]
+                    .iter()
+                    .copied()
+                    .filter(|&pi| {
+                        let p = &m.parts[pi as usize];
+                        // Two replicas share a rack (one may leave it), or a rack lacks one
+                        // (a replica may go there).
+                        p.leader.is_some() && {
+                            let spread = m.rack_spread(p.replicas.as_slice());
+                            spread < p.replicas.len() || spread < racks
+                        }
+                    })
+                    .map(ideal_for)
+                    .filter(|r| r.closeness.is_finite())
+                    .collect();
+                let mut c = shortlist(movable, |r| {
+                    !listed.iter().any(|x| x.pi == r.pi)
+                        && !m.parts[r.pi as usize].frozen
+                        && away
+                            .iter()
+                            .any(|&d| self.replica_admissible(r.pi, b, d, &mut quiet))
+                });
+                c.truncate(CROSSING);
+                c
+            };
+            for (r, to) in listed
+                .iter()
+                .map(|r| (r, &dests))
+                .chain(crossing.iter().map(|r| (r, &away)))
+            {
+                for &d in to {
                     if self.replica_admissible(r.pi, b, d, &mut Tally::default()) {
                         out.push(Action::Replica {
                             pi: r.pi,
@@ -857,7 +949,7 @@ impl View<'_> {
                     }
                 }
             }
-            if load == DISK {
+            if load == DISK && !self.counts_beyond(b, 1.0) {
                 for &d in &dests {
                     self.exchanges(b, d, ideal, &mut out, tally);
                 }
@@ -890,7 +982,7 @@ impl View<'_> {
                         p.follower_vec()[load]
                     };
                     if own > 0.0 {
-                        pulls.push(Ranked::new(own - ideal, pi, s));
+                        pulls.push(Ranked::copy(own - ideal, p.size, pi, s));
                     }
                 }
             }
@@ -911,13 +1003,24 @@ impl View<'_> {
                     to: b,
                 });
             }
-            if load == DISK {
+            if load == DISK && !self.counts_beyond(b, -1.0) {
                 for &s in &sources {
                     self.exchanges(s, b, ideal, &mut out, tally);
                 }
             }
         }
         out
+    }
+
+    /// Whether `b` is beyond the threshold on leader or follower count in the direction `sign`
+    /// (1: over, -1: under) while those counts are evened: an exchange keeps both counts, so a
+    /// plain copy, which moves disk and the count together, serves better, and exchanges are
+    /// not looked for.
+    fn counts_beyond(&self, b: Bx, sign: f64) -> bool {
+        let t = self.targets;
+        [0, 1]
+            .into_iter()
+            .any(|l| t.active[l] && sign * t.dev(l, self.model.loads[b as usize][l]) > t.threshold)
     }
 
     /// Whether `pi`'s replica on `b` would keep its role if it moved: a follower, or the leader
@@ -1116,7 +1219,8 @@ impl View<'_> {
         if !admissible {
             return None;
         }
-        // Objective: squared distances of every counted load on every eligible broker.
+        // Objective: [`objective`] of every counted load on every eligible broker.
+        let band = AIM * t.threshold / 100.0;
         let mut delta_obj = 0.0;
         let mut worsened_sibling = false;
         for &(x, ref dv) in &e.items[..e.len] {
@@ -1140,7 +1244,7 @@ impl View<'_> {
                     continue;
                 }
                 let (d0, d1) = (t.dev(l, v) / 100.0, t.dev(l, v + dl) / 100.0);
-                delta_obj += d1 * d1 - d0 * d0;
+                delta_obj += objective(d1, band) - objective(d0, band);
                 // A load that did not trigger is not pushed past the threshold (or past where it
                 // already is): balancing one load must not unbalance another.
                 if !t.active[l] && d1.abs() * 100.0 > t.threshold && d1.abs() > d0.abs() {
@@ -1168,7 +1272,7 @@ impl View<'_> {
             };
             let copy = 1.0 + size / self.typical_size.max(1.0);
             if cross {
-                1.25 * copy + 0.5
+                CROSS_RACK * copy + 0.5
             } else {
                 copy + 0.5
             }
@@ -1207,6 +1311,159 @@ impl View<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ballast_model::snapshot::{Snapshot, SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
+    use ballast_model::BrokerState;
+
+    fn partition(topic: &str, i: i32, replicas: &[i32], size: u64) -> SnapshotPartition {
+        SnapshotPartition {
+            topic: topic.to_string(),
+            partition: i,
+            replicas: replicas.to_vec(),
+            leader: replicas.first().copied(),
+            isr: None,
+            size_bytes: size,
+            compacted: false,
+            min_insync_replicas: 1,
+            producer_msg_rate: 0.0,
+            producer_byte_rate: 0.0,
+            consumer_msg_rate: 0.0,
+            consumer_byte_rate: 0.0,
+            last_moved_at: None,
+        }
+    }
+
+    #[test]
+    fn exchanges_are_not_looked_for_while_the_broker_is_beyond_the_threshold_on_a_count() {
+        // Brokers 1-3 lead 30 partitions of 10 MB each, broker 4 leads 5 of 1 MB (RF 1, one
+        // topic per partition): broker 4 is under on disk and on leader count. A copy to it
+        // evens both; an exchange would keep its count where it is.
+        let mut partitions = Vec::new();
+        for b in 1..=4 {
+            let (count, size) = if b == 4 {
+                (5, 1_000_000)
+            } else {
+                (30, 10_000_000)
+            };
+            for i in 0..count {
+                partitions.push(partition(&format!("t{b}-{i:02}"), 0, &[b], size));
+            }
+        }
+        let snapshot = Snapshot {
+            format: SNAPSHOT_FORMAT.to_string(),
+            taken_at: "2026-11-21T10:00:00Z".into(),
+            cluster_id: None,
+            brokers: (1..=4)
+                .map(|id| SnapshotBroker {
+                    id,
+                    rack: None,
+                    state: BrokerState::Alive,
+                })
+                .collect(),
+            partitions,
+        };
+        let m = Model::build(&snapshot, 0, 0);
+        let mut fair = [0.0; 7];
+        for (l, f) in fair.iter_mut().enumerate() {
+            *f = m.loads.iter().map(|v| v[l]).sum::<f64>() / 4.0;
+        }
+        let placement = [true, true, true, false, false, false, false];
+        let mut t = Targets {
+            fair,
+            counted: placement,
+            active: placement,
+            floor: [None; 7],
+            threshold: 5.0,
+            trigger: 10.0,
+            eligible: vec![true; 4],
+            eligible_count: 4,
+        };
+        let exchanges = |t: &Targets| {
+            let v = View {
+                model: &m,
+                targets: t,
+                typical_size: 1e7,
+                mode: Mode::Full,
+                step: 1,
+            };
+            v.candidates(3, DISK, &mut Tally::default())
+                .iter()
+                .filter(|a| matches!(a, Action::Exchange { .. }))
+                .count()
+        };
+        assert_eq!(exchanges(&t), 0);
+        // With the counts left alone, exchanges are offered.
+        t.active = [false, false, true, false, false, false, false];
+        assert!(exchanges(&t) > 0);
+    }
+
+    #[test]
+    fn a_partition_that_may_leave_its_rack_is_a_candidate_however_many_may_not() {
+        // Racks r0 = {1, 4}, r1 = {2, 5}, r2 = {3, 6}. Broker 1 holds 400 partitions with one
+        // replica per rack (100-499 MB: they may only go to broker 4) and one small partition
+        // with two replicas in r0 (`x`, on 2, 1, 4), which may leave r0. However many of the
+        // others fill the shortlist, `x` is offered to the brokers of the other racks.
+        let mut partitions: Vec<SnapshotPartition> = (0..400)
+            .map(|i| {
+                let r1 = if i % 2 == 0 { 2 } else { 5 };
+                let r2 = if i % 3 == 0 { 3 } else { 6 };
+                partition("a", i, &[1, r1, r2], (100 + i as u64) * 1_000_000)
+            })
+            .collect();
+        partitions.push(partition("x", 0, &[2, 1, 4], 1_000_000));
+        let snapshot = Snapshot {
+            format: SNAPSHOT_FORMAT.to_string(),
+            taken_at: "2026-11-21T10:00:00Z".into(),
+            cluster_id: None,
+            brokers: (1..=6)
+                .map(|id| SnapshotBroker {
+                    id,
+                    rack: Some(format!("r{}", (id - 1) % 3)),
+                    state: BrokerState::Alive,
+                })
+                .collect(),
+            partitions,
+        };
+        let m = Model::build(&snapshot, 0, 0);
+        let mut fair = [0.0; 7];
+        for (l, f) in fair.iter_mut().enumerate() {
+            *f = m.loads.iter().map(|v| v[l]).sum::<f64>() / 6.0;
+        }
+        let mut on = [false; 7];
+        on[DISK] = true;
+        let t = Targets {
+            fair,
+            counted: on,
+            active: on,
+            floor: [None; 7],
+            threshold: 5.0,
+            trigger: 10.0,
+            eligible: vec![true; 6],
+            eligible_count: 6,
+        };
+        let x = 400;
+        for step in 1..=4 {
+            let v = View {
+                model: &m,
+                targets: &t,
+                typical_size: 1e8,
+                mode: Mode::Full,
+                step,
+            };
+            let found = v.candidates(0, DISK, &mut Tally::default());
+            let away: Vec<Bx> = found
+                .iter()
+                .filter_map(|a| match *a {
+                    Action::Replica { pi, from: 0, to } if pi == x => Some(to),
+                    _ => None,
+                })
+                .collect();
+            // Brokers 3 and 6 (r2, new to `x`) and 5 (r1; r0 keeps broker 4's replica).
+            assert!(
+                away.contains(&2) && away.contains(&5) && away.contains(&4),
+                "step {step}: {away:?}"
+            );
+        }
+    }
 
     fn actions(n: u32) -> Vec<Action> {
         (0..n).map(|pi| Action::Leader { pi, to: 0 }).collect()

@@ -1,0 +1,61 @@
+//! Bytes a plan copies, on small hand-built clusters where the cheapest plan is known.
+
+mod common;
+
+use ballast_balancer::Policy;
+use common::{load, Cluster};
+
+const MB: u64 = 1_000_000;
+
+#[test]
+fn replica_counts_are_evened_with_the_smallest_replicas() {
+    // Brokers 1-3 hold 600 partitions of RF 2 (400 replicas each), sized 1, 2, ... 600 MB;
+    // broker 4 is new and empty. Disk is below its floor, so only the counts are evened: broker
+    // 4 must take at least 285 replicas (95% of 300), and any replica counts the same, so the
+    // cheapest plan copies the smallest partitions (the 285 smallest: 40,755 MB).
+    let pairs = [[1, 2], [2, 3], [3, 1]];
+    let mut c = Cluster::new(4, 0);
+    for i in 0..600u64 {
+        c = c.part("t", i as i32, &pairs[i as usize % 3], (i + 1) * MB);
+    }
+    let policy = Policy {
+        floor_disk_bytes: 1e15,
+        ..Policy::default()
+    };
+    let p = c.plan_with(&policy);
+    assert!(p.recommended, "{:?}", p.reason_text);
+    for name in ["leaderCount", "followerCount"] {
+        assert!(load(&p, name).max_distance_after <= 5.0, "{name}");
+    }
+    let copies = p.moves.iter().filter(|m| m.bytes > 0).count() as u64;
+    assert!(copies >= 285, "{copies} copies");
+    // The copies are the smallest partitions a source could give: at most the `copies`
+    // smallest, within 5% (which broker gives which leaves some slack).
+    let smallest: u64 = (1..=copies).map(|s| s * MB).sum();
+    assert!(
+        p.estimated_bytes <= smallest + smallest / 20,
+        "{} MB copied, the {copies} smallest are {} MB",
+        p.estimated_bytes / MB,
+        smallest / MB
+    );
+}
+
+#[test]
+fn a_broker_is_brought_just_inside_the_threshold_not_towards_fair_share() {
+    // No racks, RF 1, 1 GB partitions: broker 1 holds 115, brokers 2 and 3 hold 95 each (fair
+    // share 101.67). Broker 1 must give at least 8.25 GB to come within 5% (106.75), brokers 2
+    // and 3 must take at least 1.58 GB each: nine copies are the fewest. Evening towards fair
+    // share would copy more than that.
+    let mut c = Cluster::new(3, 0);
+    let mut i = 0;
+    for (broker, count) in [(1, 115), (2, 95), (3, 95)] {
+        for _ in 0..count {
+            c = c.part("t", i, &[broker], 1_000_000_000);
+            i += 1;
+        }
+    }
+    let p = c.plan();
+    assert!(p.recommended, "{:?}", p.reason_text);
+    assert!(load(&p, "diskBytes").max_distance_after <= 5.0);
+    assert_eq!(p.estimated_bytes, 9_000_000_000, "{:?}", p.moves);
+}
