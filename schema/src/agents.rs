@@ -502,6 +502,39 @@ impl Store {
         })
     }
 
+    /// The oldest unfinished command of a broker's agent other than `except`.
+    pub fn open_agent_command(
+        &self,
+        broker_id: i32,
+        except: Option<i64>,
+    ) -> Result<Option<AgentCommand>, StoreError> {
+        self.read(|tx| {
+            Ok(tx
+                .prepare_cached(&format!(
+                    "SELECT {COMMAND_COLUMNS} FROM agent_commands
+                     WHERE broker_id = ?1 AND state IN ('pending', 'sent')
+                       AND (?2 IS NULL OR id != ?2)
+                     ORDER BY id LIMIT 1"
+                ))?
+                .query_row(params![broker_id, except], command_from_row)
+                .optional()?)
+        })
+    }
+
+    /// The newest roll that ended, if any (its leadership may still be given back).
+    pub fn last_ended_roll(&self) -> Result<Option<Roll>, StoreError> {
+        self.read(|tx| {
+            Ok(tx
+                .prepare_cached(&format!(
+                    "SELECT {ROLL_COLUMNS} FROM rolling_restarts
+                     WHERE state IN ('completed', 'failed', 'aborted')
+                     ORDER BY finished_at_ms DESC, id DESC LIMIT 1"
+                ))?
+                .query_row([], roll_from_row)
+                .optional()?)
+        })
+    }
+
     pub fn agent_command(&self, id: i64) -> Result<Option<AgentCommand>, StoreError> {
         self.read(|tx| {
             Ok(tx
@@ -654,10 +687,19 @@ impl Store {
         &self,
         roll: &Roll,
         command: Option<&NewAgentCommand>,
+        cancel_command: Option<i64>,
         audit: &[NewAuditEvent],
         now_ms: i64,
     ) -> Result<Roll, StoreError> {
         self.write(|tx| {
+            if let Some(id) = cancel_command {
+                tx.prepare_cached(
+                    "UPDATE agent_commands SET state = 'cancelled', finished_at_ms = ?2,
+                        detail = 'cancelled: the rolling restart stopped before its outcome'
+                     WHERE id = ?1 AND state IN ('pending', 'sent')",
+                )?
+                .execute(params![id, now_ms])?;
+            }
             let mut progress = roll.progress.clone();
             if let Some(cmd) = command {
                 let queued = queue_command_tx(tx, cmd, None, now_ms)?.ok_or_else(|| {

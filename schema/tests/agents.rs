@@ -165,7 +165,9 @@ fn an_unfinished_roll_refuses_reassignments_even_after_its_lease_lapsed_and_free
     let mut ended = asked.clone();
     ended.state = RollState::Aborted;
     ended.finished_at_ms = Some(later);
-    store.save_roll(&ended, None, &[], later).expect("save");
+    store
+        .save_roll(&ended, None, None, &[], later)
+        .expect("save");
     assert!(store
         .request_roll(&roll.id, RollRequest::Resume, None, later)
         .expect("request")

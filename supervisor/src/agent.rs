@@ -286,12 +286,47 @@ impl Agent {
         Ok(Some(answer["command"].clone()).filter(|c| c.is_object()))
     }
 
+    /// Reports an outcome, retrying a few times: a lost report leaves the service waiting
+    /// until its timeout.
     fn report(&self, id: i64, succeeded: bool, detail: &str) {
         let body =
             json!({ "brokerId": self.s.broker_id, "succeeded": succeeded, "detail": detail });
-        if let Err(e) = self.post(&format!("/api/v1/agent/commands/{id}/result"), &body) {
-            warn!(command = id, "the outcome could not be reported: {e}");
+        let path = format!("/api/v1/agent/commands/{id}/result");
+        for attempt in 1..=5u32 {
+            match self.post(&path, &body) {
+                Ok(_) => return,
+                // Refused for good (the command ended, e.g. cancelled): nothing to retry.
+                Err(e) if e.contains("409") => {
+                    warn!(command = id, "the outcome was not taken: {e}");
+                    return;
+                }
+                Err(e) => {
+                    warn!(
+                        command = id,
+                        attempt, "the outcome could not be reported: {e}"
+                    );
+                    std::thread::sleep(self.s.heartbeat_interval.min(Duration::from_secs(5)));
+                }
+            }
         }
+    }
+
+    /// An upgrade downloads code to run as this agent: only over https, or from this host.
+    fn upgrade_channel_trusted(&self) -> bool {
+        let url = self.s.service_url.to_ascii_lowercase();
+        if url.starts_with("https://") {
+            return true;
+        }
+        let host = url
+            .trim_start_matches("http://")
+            .split(['/', '?'])
+            .next()
+            .unwrap_or_default();
+        let host = match host.rsplit_once(':') {
+            Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
+            _ => host,
+        };
+        matches!(host, "localhost" | "[::1]") || host.starts_with("127.")
     }
 
     fn perform(&mut self, cmd: &Value) {
@@ -346,6 +381,13 @@ impl Agent {
         if want.len() != 64 {
             return Err("the upgrade command names no SHA-256 to install".into());
         }
+        if !self.upgrade_channel_trusted() {
+            return Err(format!(
+                "refused: an upgrade is installed only from an https:// service URL (or this \
+                 host); {} is plain http",
+                self.s.service_url
+            ));
+        }
         let mut r = self
             .http
             .get(self.url("/api/v1/agent/binary"))
@@ -374,15 +416,35 @@ impl Agent {
             std::fs::write(&tmp, &bytes)?;
             let f = std::fs::File::open(&tmp)?;
             f.sync_all()?;
-            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
-            std::fs::rename(&tmp, &self.exe)
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))
         };
         if let Err(e) = write() {
             let _ = std::fs::remove_file(&tmp);
             return Err(format!(
-                "cannot replace {}: {e} (the agent needs write access to its directory)",
+                "cannot write the new build next to {}: {e} (the agent needs write access to its directory)",
                 self.exe.display()
             ));
+        }
+        // The new build must run here before it takes this one's place.
+        let line = format!("'{}' --version", tmp.display());
+        match run_shell(&line, Duration::from_secs(30)) {
+            Ok((true, _)) => {}
+            Ok((false, out)) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(format!(
+                    "the new build does not run on this host{out}; nothing installed"
+                ));
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(format!(
+                    "the new build could not be tried: {e}; nothing installed"
+                ));
+            }
+        }
+        if let Err(e) = std::fs::rename(&tmp, &self.exe) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(format!("cannot replace {}: {e}", self.exe.display()));
         }
         Ok(format!(
             "installed the service's build (sha256 {got}, {} bytes) as {}; starting it",

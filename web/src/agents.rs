@@ -63,8 +63,16 @@ pub(crate) fn routes() -> Router<AppState> {
 }
 
 /// Paths of the agent channel: authenticated by the agent token, never by a user credential.
+/// Exactly the three routes (a route added under the prefix later is not opened by accident).
 pub fn is_agent_channel(path: &str) -> bool {
-    path.starts_with("/api/v1/agent/")
+    match path.strip_prefix("/api/v1/agent/") {
+        Some("heartbeat") | Some("binary") => true,
+        Some(rest) => rest
+            .strip_prefix("commands/")
+            .and_then(|r| r.strip_suffix("/result"))
+            .is_some_and(|id| !id.is_empty() && !id.contains('/')),
+        None => false,
+    }
 }
 
 // ------------------------------------------------------------------------------ the build
@@ -167,8 +175,10 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
 
 // ------------------------------------------------------------------------------ agent channel
 
+/// Unknown fields are ignored: an agent newer than the service still reports (and can be
+/// brought to the service's build).
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct HeartbeatBody {
     /// The broker on the agent's host.
     broker_id: i32,
@@ -241,7 +251,8 @@ async fn heartbeat(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    // Authenticated before the body is read: an unauthenticated caller learns nothing of it.
+    // Authenticated before the body is parsed: an unauthenticated caller learns nothing of how
+    // it would be read (axum has buffered it, within its body limit).
     if let Err(r) = check_agent(&state, &headers, addr.as_deref()) {
         return *r;
     }
@@ -304,7 +315,7 @@ async fn record_heartbeat(
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct ResultBody {
     /// The broker of the reporting agent.
     broker_id: i32,
@@ -485,7 +496,7 @@ async fn list_agents(State(state): State<AppState>) -> ApiResult<Value> {
     responses(
         (status = 200, description = "The queued command"),
         (status = 404, description = "No agent of that broker has reported"),
-        (status = 409, description = "The agent is down, already runs this build, or has an unfinished command"),
+        (status = 409, description = "The agent is down, already runs this build or has an unfinished command, or a rolling restart is in progress"),
     )
 )]
 async fn upgrade(
@@ -507,6 +518,15 @@ async fn upgrade(
             format!(
                 "the agent of broker {broker} was last heard from at {}; an upgrade waits for a running agent",
                 agent.last_seen_at_ms
+            ),
+        ));
+    }
+    if let Some(roll) = state.db(|s| s.active_roll()).await? {
+        return Err(conflict(
+            "a rolling restart is in progress",
+            format!(
+                "rolling restart {} is {}; upgrade agents when it has ended",
+                roll.id, roll.state
             ),
         ));
     }
@@ -865,6 +885,11 @@ mod tests {
     fn only_the_agent_paths_are_the_agent_channel() {
         assert!(is_agent_channel("/api/v1/agent/heartbeat"));
         assert!(is_agent_channel("/api/v1/agent/binary"));
+        assert!(is_agent_channel("/api/v1/agent/commands/7/result"));
+        assert!(!is_agent_channel("/api/v1/agent/commands/7/other"));
+        assert!(!is_agent_channel("/api/v1/agent/commands/7/x/result"));
+        assert!(!is_agent_channel("/api/v1/agent/anything-else"));
+        assert!(!is_agent_channel("/api/v1/agent/../tokens"));
         assert!(!is_agent_channel("/api/v1/agents"));
         assert!(!is_agent_channel("/api/v1/agents/1/upgrade"));
     }

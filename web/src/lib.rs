@@ -176,14 +176,17 @@ pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
             tracing::debug!(%error, "cannot set TCP_NODELAY");
         }
     });
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move {
-            shutdown.requested().await;
-            stopping.stop();
-        })
-        .await
-        .map_err(|source| WorkerError::Io {
-            context: "http server failed".into(),
-            source,
-        })
+    axum::serve(
+        listener,
+        router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        shutdown.requested().await;
+        stopping.stop();
+    })
+    .await
+    .map_err(|source| WorkerError::Io {
+        context: "http server failed".into(),
+        source,
+    })
 }

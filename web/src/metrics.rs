@@ -331,7 +331,9 @@ async fn agent_metrics(state: &AppState, registry: &Registry, now: i64) -> Resul
             .set(a.last_seen_at_ms as f64 / 1000.0);
         info.with_label_values(&[broker.as_str(), h.node_id.as_str(), h.version.as_str()])
             .set(1.0);
-        if let Some(p) = h.broker_process_up {
+        // What a silent agent last said is not current: absent, not its old value.
+        let live = crate::agents::agent_up(state, a, now);
+        if let Some(p) = h.broker_process_up.filter(|_| live) {
             process.with_label_values(&l).set(f64::from(u8::from(p)));
         }
     }

@@ -80,6 +80,9 @@ pub struct View {
     pub agent: Option<AgentRecord>,
     /// The current broker's restart command.
     pub command: Option<AgentCommand>,
+    /// Another unfinished command of the current broker's agent (e.g. an upgrade): the roll
+    /// waits for it before it touches the broker.
+    pub other_command: Option<AgentCommand>,
 }
 
 impl View {
@@ -102,6 +105,7 @@ impl View {
             alive: md.brokers.iter().map(|b| b.id).collect(),
             agent: None,
             command: None,
+            other_command: None,
         }
     }
 
@@ -189,6 +193,8 @@ pub struct Step {
     /// A restart command to queue (its id lands in the progress).
     pub command: Option<NewAgentCommand>,
     pub audit: Vec<NewAuditEvent>,
+    /// A restart command to cancel (the roll failed before its outcome).
+    pub cancel_command: Option<i64>,
     /// Whether anything changed that must be saved.
     pub changed: bool,
 }
@@ -223,6 +229,7 @@ struct Ctx<'a> {
     requests: Vec<Request>,
     command: Option<NewAgentCommand>,
     audit: Vec<NewAuditEvent>,
+    cancel_command: Option<i64>,
 }
 
 impl Ctx<'_> {
@@ -266,6 +273,17 @@ fn secs(ms: i64) -> String {
 /// broker are given their order back (best effort: the broker may be down).
 fn fail(roll: &mut Roll, cx: &mut Ctx<'_>, broker: i32, reason: String) {
     restore_requests(roll, cx);
+    // A restart the agent has not finished must not happen later, outside the roll.
+    let finished = cx.view.command.as_ref().is_some_and(|c| {
+        Some(c.id) == roll.progress.command_id
+            && matches!(
+                c.state,
+                CommandState::Succeeded | CommandState::Failed | CommandState::Cancelled
+            )
+    });
+    if !finished {
+        cx.cancel_command = roll.progress.command_id;
+    }
     let started = roll.progress.broker_started_at_ms.unwrap_or(cx.now);
     roll.progress.brokers_done.push(BrokerOutcome {
         broker_id: broker,
@@ -340,16 +358,19 @@ pub fn step(roll: &Roll, view: &View, t: &Timeouts, now: i64) -> Step {
         requests: Vec::new(),
         command: None,
         audit: Vec::new(),
+        cancel_command: None,
     };
     if r.state.is_unfinished() {
         advance(&mut r, &mut cx);
     }
-    let changed = r != *roll || cx.command.is_some() || !cx.audit.is_empty();
+    let changed =
+        r != *roll || cx.command.is_some() || !cx.audit.is_empty() || cx.cancel_command.is_some();
     Step {
         roll: r,
         requests: cx.requests,
         command: cx.command,
         audit: cx.audit,
+        cancel_command: cx.cancel_command,
         changed,
     }
 }
@@ -414,6 +435,11 @@ fn healthy_wait(r: &mut Roll, cx: &mut Ctx<'_>, broker: i32) {
     } else if !cx.view.alive.contains(&broker) {
         Some(format!(
             "broker {broker} is not registered with the cluster"
+        ))
+    } else if let Some(c) = &cx.view.other_command {
+        Some(format!(
+            "the agent of broker {broker} has an unfinished {} command ({})",
+            c.kind, c.id
         ))
     } else {
         cx.view.unhealthy_for(broker)
@@ -484,14 +510,16 @@ fn leaders_off(r: &mut Roll, cx: &mut Ctx<'_>, broker: i32) {
         if p.leader != Some(broker) {
             continue;
         }
-        still.push(format!("{}-{}", p.topic, p.partition));
+        // A partition with no other replica in sync keeps its leader (offline while the
+        // broker restarts); it does not hold the roll.
         match order_without(p, broker) {
             Some(order) if p.replicas != order => {
                 reorder.push((tp(&p.topic, p.partition), order));
             }
             Some(_) => elect.push(tp(&p.topic, p.partition)),
-            None => {}
+            None => continue,
         }
+        still.push(format!("{}-{}", p.topic, p.partition));
     }
     // Leaderships the broker gained since (e.g. a partition that came back) count too.
     let tracked: BTreeSet<(&str, i32)> = r
@@ -512,11 +540,11 @@ fn leaders_off(r: &mut Roll, cx: &mut Ctx<'_>, broker: i32) {
                 replicas: p.replicas.clone(),
             });
             reorder.push((tp(&p.topic, p.partition), order));
+            still.push(format!("{}-{}", p.topic, p.partition));
         }
-        still.push(format!("{}-{}", p.topic, p.partition));
     }
     r.progress.reordered.extend(gained);
-    if still.is_empty() {
+    if still.is_empty() && cx.view.other_command.is_none() {
         info!(roll = %r.id, broker, "leadership moved off; restart requested");
         cx.command = Some(NewAgentCommand {
             broker_id: broker,
@@ -541,6 +569,21 @@ fn leaders_off(r: &mut Roll, cx: &mut Ctx<'_>, broker: i32) {
             now,
             Some(format!("the agent of broker {broker} to restart it")),
         );
+        return;
+    }
+    if elapsed(r, now) >= cx.t.leader_ms && still.is_empty() {
+        let why = cx
+            .view
+            .other_command
+            .as_ref()
+            .map(|c| {
+                format!(
+                    "its agent still has an unfinished {} command ({})",
+                    c.kind, c.id
+                )
+            })
+            .unwrap_or_default();
+        fail(r, cx, broker, why);
         return;
     }
     if elapsed(r, now) >= cx.t.leader_ms {
@@ -574,13 +617,13 @@ fn restarting(r: &mut Roll, cx: &mut Ctx<'_>, broker: i32) {
         .filter(|c| Some(c.id) == r.progress.command_id);
     match cmd.map(|c| c.state) {
         Some(CommandState::Succeeded) => {
+            // Recovery is judged on the next pass, on metadata read after the outcome.
             enter(
                 r,
                 RollPhase::Recovering,
                 now,
                 Some(format!("broker {broker} to be back in every ISR")),
             );
-            recovering(r, cx, broker);
         }
         Some(CommandState::Failed) | Some(CommandState::Cancelled) => {
             let detail = cmd
@@ -725,6 +768,57 @@ fn complete(r: &mut Roll, cx: &mut Ctx<'_>) {
     cx.audit.push(event);
 }
 
+/// After a roll failed, the partitions it reordered are given their order and preferred leader
+/// back, pass after pass, for `recovery_ms` after the failure (the broker may come back later):
+/// the remaining list and the requests. A partition whose replica set changed since (someone
+/// reassigned it) is left alone.
+pub fn restore_after_failure(roll: &Roll, view: &View, t: &Timeouts, now: i64) -> Option<Step> {
+    let ended = roll.finished_at_ms.unwrap_or(now);
+    if roll.state != RollState::Failed
+        || roll.progress.reordered.is_empty()
+        || now.saturating_sub(ended) > t.recovery_ms
+    {
+        return None;
+    }
+    let mut r = roll.clone();
+    let mut cx = Ctx {
+        view,
+        t,
+        now,
+        requests: Vec::new(),
+        command: None,
+        audit: Vec::new(),
+        cancel_command: None,
+    };
+    let same_set = |a: &[i32], b: &[i32]| {
+        let mut a = a.to_vec();
+        let mut b = b.to_vec();
+        a.sort_unstable();
+        b.sort_unstable();
+        a == b
+    };
+    r.progress.reordered.retain(|saved| {
+        let Some(p) = view.find(&saved.topic, saved.partition) else {
+            return false;
+        };
+        if !same_set(&p.replicas, &saved.replicas) {
+            return false;
+        }
+        let first = saved.replicas.first().copied();
+        !(p.replicas == saved.replicas && (p.leader == first))
+    });
+    restore_requests(&r, &mut cx);
+    let changed = r != *roll;
+    Some(Step {
+        roll: r,
+        requests: cx.requests,
+        command: None,
+        audit: Vec::new(),
+        cancel_command: None,
+        changed,
+    })
+}
+
 /// The IO shell: one pass over the unfinished roll, if any. Returns the roll as saved.
 pub async fn drive(
     store: &Store,
@@ -733,6 +827,7 @@ pub async fn drive(
     now: i64,
 ) -> Result<Option<Roll>, ExecError> {
     let Some(roll) = store.active_roll()? else {
+        restore(store, client, config, now).await?;
         return Ok(None);
     };
     // Keep the slot while the roll runs (the unfinished roll refuses reassignments even when
@@ -749,6 +844,7 @@ pub async fn drive(
     let mut view = View::from_metadata(&md);
     if let Some(broker) = roll.current_broker() {
         view.agent = store.agent(broker)?;
+        view.other_command = store.open_agent_command(broker, roll.progress.command_id)?;
     }
     if let Some(id) = roll.progress.command_id {
         view.command = store.agent_command(id)?;
@@ -756,7 +852,13 @@ pub async fn drive(
     let t = Timeouts::from_config(config);
     let out = step(&roll, &view, &t, now);
     let saved = if out.changed {
-        store.save_roll(&out.roll, out.command.as_ref(), &out.audit, now)?
+        store.save_roll(
+            &out.roll,
+            out.command.as_ref(),
+            out.cancel_command,
+            &out.audit,
+            now,
+        )?
     } else {
         out.roll
     };
@@ -768,6 +870,38 @@ pub async fn drive(
               broker = ?saved.current_broker(), error = ?saved.error, "rolling restart");
     }
     Ok(Some(saved))
+}
+
+/// Gives a failed roll's reordered partitions their leadership back, if any are left.
+async fn restore(
+    store: &Store,
+    client: &Client,
+    config: &Config,
+    now: i64,
+) -> Result<(), ExecError> {
+    let Some(roll) = store.last_ended_roll()? else {
+        return Ok(());
+    };
+    let t = Timeouts::from_config(config);
+    let ended = roll.finished_at_ms.unwrap_or(now);
+    if roll.state != RollState::Failed
+        || roll.progress.reordered.is_empty()
+        || now.saturating_sub(ended) > t.recovery_ms
+    {
+        return Ok(());
+    }
+    let md = client.metadata(None).await?;
+    let view = View::from_metadata(&md);
+    let Some(out) = restore_after_failure(&roll, &view, &t, now) else {
+        return Ok(());
+    };
+    if out.changed {
+        store.save_roll(&out.roll, None, None, &[], now)?;
+    }
+    for req in &out.requests {
+        send(client, req).await;
+    }
+    Ok(())
 }
 
 /// Sends one request; failures are logged and retried by the next pass (every request is
@@ -889,6 +1023,7 @@ mod tests {
             alive: [1, 2, 3].into_iter().collect(),
             agent: Some(agent(1, now)),
             command: None,
+            other_command: None,
         }
     }
 
@@ -1121,5 +1256,75 @@ mod tests {
         assert_eq!(order_without(&p, 1), Some(vec![3, 2, 1]));
         let alone = part(0, &[1], &[1], Some(1));
         assert_eq!(order_without(&alone, 1), None);
+    }
+
+    #[test]
+    fn a_partition_with_no_other_replica_in_sync_keeps_its_leader_and_does_not_hold_the_roll() {
+        let mut r = roll(&[1], RollPhase::LeadersOff);
+        r.progress.reordered = vec![];
+        let mut view = healthy(100);
+        view.partitions[0] = part(0, &[1], &[1], Some(1));
+        let out = step(&r, &view, &T, 100);
+        assert_eq!(out.roll.phase, RollPhase::Restarting);
+        assert!(out.command.is_some());
+    }
+
+    #[test]
+    fn another_unfinished_command_of_the_agent_holds_the_broker_back() {
+        let mut view = healthy(100);
+        let mut upgrade = command(CommandState::Pending, None);
+        upgrade.kind = CommandKind::Upgrade;
+        view.other_command = Some(upgrade);
+        let out = step(&roll(&[1], RollPhase::HealthyWait), &view, &T, 100);
+        assert_eq!(out.roll.phase, RollPhase::HealthyWait);
+        assert!(out
+            .roll
+            .progress
+            .waiting_for
+            .unwrap_or_default()
+            .contains("unfinished upgrade"));
+    }
+
+    #[test]
+    fn a_roll_failing_before_the_agent_answered_cancels_the_restart_so_it_never_runs_later() {
+        let mut view = healthy(100);
+        view.command = Some(command(CommandState::Pending, None));
+        let out = step(&restarting(), &view, &T, T.restart_ms + 1);
+        assert_eq!(out.roll.state, RollState::Failed);
+        assert_eq!(out.cancel_command, Some(7));
+        // a command that failed by itself is not cancelled again
+        view.command = Some(command(CommandState::Failed, Some("exit 1")));
+        let out = step(&restarting(), &view, &T, 100);
+        assert_eq!(out.cancel_command, None);
+    }
+
+    #[test]
+    fn after_a_failure_leadership_is_given_back_until_restored_and_a_reassigned_partition_is_left_alone(
+    ) {
+        let mut failed = restarting();
+        failed.state = RollState::Failed;
+        failed.finished_at_ms = Some(100);
+        failed.progress.reordered.push(ReorderedPartition {
+            topic: "t".into(),
+            partition: 1,
+            replicas: vec![2, 3, 1],
+        });
+        let mut view = healthy(100);
+        view.partitions[0].replicas = vec![2, 3, 1];
+        view.partitions[0].leader = Some(2);
+        // partition 1 was reassigned elsewhere since
+        view.partitions[1].replicas = vec![2, 3, 4];
+        let out = restore_after_failure(&failed, &view, &T, 200).expect("restoring");
+        assert_eq!(out.roll.progress.reordered.len(), 1);
+        assert!(out
+            .requests
+            .contains(&Request::Reorder(vec![(tp("t", 0), vec![1, 2, 3])])));
+        view.partitions[0].replicas = vec![1, 2, 3];
+        view.partitions[0].leader = Some(1);
+        let out = restore_after_failure(&out.roll, &view, &T, 300).expect("restoring");
+        assert!(out.roll.progress.reordered.is_empty());
+        assert!(out.requests.is_empty());
+        // and not forever
+        assert!(restore_after_failure(&failed, &view, &T, 100 + T.recovery_ms + 1).is_none());
     }
 }
