@@ -363,12 +363,14 @@ pub fn roll_holder(roll_id: &str) -> String {
 pub const ROLL_PURPOSE: &str = "rolling restart";
 
 impl Store {
-    /// Records a heartbeat and hands out the agent's oldest pending command (now `sent`). A
+    /// Records a heartbeat and, with `take_command` (the agent runs none now), hands out the
+    /// agent's oldest pending command (now `sent`). A
     /// command still `sent` to an agent that reports another start time than before (it started
     /// again) is failed: its outcome was never reported.
     pub fn record_agent_heartbeat(
         &self,
         hb: &AgentHeartbeat,
+        take_command: bool,
         now_ms: i64,
     ) -> Result<Option<AgentCommand>, StoreError> {
         self.write(|tx| {
@@ -408,6 +410,9 @@ impl Store {
                 hb.remote_addr,
                 now_ms,
             ])?;
+            if !take_command {
+                return Ok(None);
+            }
             let next = tx
                 .prepare_cached(&format!(
                     "SELECT {COMMAND_COLUMNS} FROM agent_commands

@@ -41,7 +41,7 @@ fn restart(broker: i32) -> NewAgentCommand {
 fn a_command_is_handed_out_once_and_a_second_waits_until_the_first_ends() {
     let (_dir, store) = fresh_store();
     store
-        .record_agent_heartbeat(&heartbeat(1, 5), T0)
+        .record_agent_heartbeat(&heartbeat(1, 5), true, T0)
         .expect("hb");
     let cmd = store
         .queue_agent_command(&restart(1), None, T0)
@@ -52,11 +52,11 @@ fn a_command_is_handed_out_once_and_a_second_waits_until_the_first_ends() {
         .expect("queue")
         .is_none());
     let sent = store
-        .record_agent_heartbeat(&heartbeat(1, 5), T0 + 1)
+        .record_agent_heartbeat(&heartbeat(1, 5), true, T0 + 1)
         .expect("hb");
     assert_eq!(sent.map(|c| c.id), Some(cmd.id));
     assert!(store
-        .record_agent_heartbeat(&heartbeat(1, 5), T0 + 2)
+        .record_agent_heartbeat(&heartbeat(1, 5), true, T0 + 2)
         .expect("hb")
         .is_none());
     // another broker's agent cannot report it
@@ -82,22 +82,22 @@ fn an_agent_that_started_again_fails_the_command_it_never_reported_whatever_its_
     let (_dir, store) = fresh_store();
     // the agent's clock is far ahead of the service's: no matter
     store
-        .record_agent_heartbeat(&heartbeat(1, T0 + 3_600_000), T0)
+        .record_agent_heartbeat(&heartbeat(1, T0 + 3_600_000), true, T0)
         .expect("hb");
     let cmd = store
         .queue_agent_command(&restart(1), None, T0)
         .expect("queue")
         .expect("queued");
     store
-        .record_agent_heartbeat(&heartbeat(1, T0 + 3_600_000), T0 + 1)
+        .record_agent_heartbeat(&heartbeat(1, T0 + 3_600_000), true, T0 + 1)
         .expect("hb");
     store
-        .record_agent_heartbeat(&heartbeat(1, T0 + 3_600_000), T0 + 2)
+        .record_agent_heartbeat(&heartbeat(1, T0 + 3_600_000), true, T0 + 2)
         .expect("hb");
     let c = store.agent_command(cmd.id).expect("read").expect("there");
     assert_eq!(c.state, CommandState::Sent, "the same agent run keeps it");
     store
-        .record_agent_heartbeat(&heartbeat(1, T0 + 3_700_000), T0 + 3)
+        .record_agent_heartbeat(&heartbeat(1, T0 + 3_700_000), true, T0 + 3)
         .expect("hb");
     let c = store.agent_command(cmd.id).expect("read").expect("there");
     assert_eq!(c.state, CommandState::Failed);
@@ -182,4 +182,26 @@ fn an_unfinished_roll_refuses_reassignments_even_after_its_lease_lapsed_and_free
             .expect("queue"),
         Queued::Started { .. }
     ));
+}
+
+#[test]
+fn an_agent_running_a_command_is_handed_no_other_while_it_reports() {
+    let (_dir, store) = fresh_store();
+    store
+        .record_agent_heartbeat(&heartbeat(1, 5), true, T0)
+        .expect("hb");
+    store
+        .queue_agent_command(&restart(1), None, T0)
+        .expect("queue")
+        .expect("queued");
+    let none = store
+        .record_agent_heartbeat(&heartbeat(1, 5), false, T0 + 1)
+        .expect("hb");
+    assert!(none.is_none());
+    let agent = store.agent(1).expect("agent").expect("there");
+    assert_eq!(agent.last_seen_at_ms, T0 + 1, "the heartbeat still counts");
+    assert!(store
+        .record_agent_heartbeat(&heartbeat(1, 5), true, T0 + 2)
+        .expect("hb")
+        .is_some());
 }

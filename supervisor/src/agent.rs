@@ -188,7 +188,7 @@ impl Agent {
         );
         let mut last_error: Option<String> = None;
         loop {
-            let again = match self.heartbeat() {
+            let again = match self.heartbeat(None) {
                 Ok(cmd) => {
                     if last_error.take().is_some() {
                         info!("heartbeat accepted again");
@@ -267,7 +267,8 @@ impl Agent {
         Ok(v["data"].clone())
     }
 
-    fn heartbeat(&mut self) -> Result<Option<Value>, String> {
+    /// Reports; `running` is the command being run now (the service then hands out none).
+    fn heartbeat(&mut self, running: Option<i64>) -> Result<Option<Value>, String> {
         let up = self.broker_process_up();
         let uptime = self
             .broker_up_since
@@ -281,6 +282,7 @@ impl Agent {
             "brokerUptimeSeconds": uptime,
             "agentStartedAt": self.started_at_ms,
             "disks": self.disks(),
+            "runningCommandId": running,
         });
         let answer = self.post("/api/v1/agent/heartbeat", &body)?;
         Ok(Some(answer["command"].clone()).filter(|c| c.is_object()))
@@ -337,8 +339,24 @@ impl Agent {
         match cmd["kind"].as_str() {
             Some("restart") => {
                 info!(command = id, command_line = %self.s.restart_command, "restarting the broker");
-                let (ok, detail) = match run_shell(&self.s.restart_command, self.s.command_timeout)
-                {
+                // The command runs on its own thread; the agent keeps reporting meanwhile (so
+                // it is not shown down during a long restart), asking for nothing.
+                let line = self.s.restart_command.clone();
+                let timeout = self.s.command_timeout;
+                let run = std::thread::spawn(move || run_shell(&line, timeout));
+                while !run.is_finished() {
+                    std::thread::sleep(self.s.heartbeat_interval.min(Duration::from_secs(1)));
+                    if run.is_finished() {
+                        break;
+                    }
+                    if let Err(e) = self.heartbeat(Some(id)) {
+                        tracing::debug!("heartbeat during the restart failed: {e}");
+                    }
+                }
+                let outcome = run
+                    .join()
+                    .unwrap_or_else(|_| Err("the restart command's thread failed".into()));
+                let (ok, detail) = match outcome {
                     Ok((true, out)) => (true, format!("the restart command exited 0{out}")),
                     Ok((false, out)) => (false, format!("the restart command failed{out}")),
                     Err(e) => (false, e),

@@ -198,6 +198,9 @@ pub(crate) struct HeartbeatBody {
     #[serde(default)]
     #[schema(value_type = Vec<Object>)]
     disks: Vec<Value>,
+    /// The command the agent is running now, if any: no other is handed out meanwhile.
+    #[serde(default)]
+    running_command_id: Option<i64>,
 }
 
 /// A JSON body read after authentication (the `Json` extractor would read it before).
@@ -291,6 +294,7 @@ async fn record_heartbeat(
             "at most 64 log directories",
         ));
     }
+    let body_running = body.running_command_id;
     let hb = AgentHeartbeat {
         broker_id: body.broker_id,
         node_id: body.node_id,
@@ -303,8 +307,9 @@ async fn record_heartbeat(
         remote_addr: addr,
     };
     let now = state.clock.now_ms();
+    let take = body_running.is_none();
     let command = state
-        .db(move |s| s.record_agent_heartbeat(&hb, now))
+        .db(move |s| s.record_agent_heartbeat(&hb, take, now))
         .await?;
     let build = own_build()?;
     Ok(json!({
