@@ -64,6 +64,41 @@ pub fn run(file: Option<&Path>) -> ExitCode {
     }
 }
 
+/// `ballast agent-token --broker N`: the credential of that broker's agent.
+pub fn agent_token(broker: i32, file: Option<&Path>) -> ExitCode {
+    if broker < 0 {
+        eprintln!("ballast agent-token: --broker must be 0 or above");
+        return ExitCode::from(EXIT_CONFIG);
+    }
+    let raw = match RawConfig::from_process_env(file) {
+        Ok(raw) => raw,
+        Err(e) => {
+            eprintln!("ballast agent-token: invalid configuration: {e}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    match raw
+        .get("BALLAST_AGENT_TOKEN")
+        .filter(|t| !t.trim().is_empty())
+    {
+        Some(secret) if secret.chars().count() >= ballast_config::AGENT_TOKEN_MIN_CHARS => {
+            println!("{}", ballast_web::agents::broker_token(secret, broker));
+            ExitCode::SUCCESS
+        }
+        Some(_) => {
+            eprintln!(
+                "ballast agent-token: BALLAST_AGENT_TOKEN must have at least {} characters",
+                ballast_config::AGENT_TOKEN_MIN_CHARS
+            );
+            ExitCode::from(EXIT_CONFIG)
+        }
+        None => {
+            eprintln!("ballast agent-token: set BALLAST_AGENT_TOKEN (the service's, e.g. --config /etc/ballast/ballast.env)");
+            ExitCode::from(EXIT_CONFIG)
+        }
+    }
+}
+
 /// `ballast sim-broker`: one call to the simulated cluster's control API. Exit 0 when it
 /// succeeded (for `alive`: the broker runs), 1 otherwise, with the reason on stderr.
 pub fn sim_broker(control: &str, action: &str, broker: i32, down: Duration) -> ExitCode {
@@ -132,6 +167,22 @@ fn hostname() -> String {
 
 impl Agent {
     fn new(s: AgentSettings) -> Result<Agent, String> {
+        match ballast_web::agents::token_broker(s.token.expose()) {
+            Some(b) if b == s.broker_id => {}
+            Some(b) => {
+                return Err(format!(
+                "BALLAST_AGENT_TOKEN is broker {b}'s credential, but BALLAST_AGENT_BROKER_ID is {}",
+                s.broker_id
+            ))
+            }
+            None => {
+                return Err(
+                    "BALLAST_AGENT_TOKEN is not an agent credential: make one with \
+                     `ballast agent-token --broker N` where the service's configuration is"
+                        .into(),
+                )
+            }
+        }
         let bytes = std::fs::read("/proc/self/exe")
             .map_err(|e| format!("cannot read the agent's own executable: {e}"))?;
         let exe = std::env::current_exe()

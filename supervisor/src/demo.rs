@@ -158,7 +158,7 @@ fn start_agents(port: u16, token: &str, control: &str) {
     for broker in 1..=scenario().brokers as i32 {
         let settings = ballast_config::AgentSettings {
             service_url: format!("http://127.0.0.1:{port}"),
-            token: ballast_config::Secret::new(token),
+            token: ballast_config::Secret::new(ballast_web::agents::broker_token(token, broker)),
             ca_file: None,
             broker_id: broker,
             node_id: Some(format!("demo-host-{broker}")),

@@ -95,6 +95,15 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
+    /// Print the credential of one broker's agent, made from this service's BALLAST_AGENT_TOKEN (give it to that host's agent as its BALLAST_AGENT_TOKEN)
+    AgentToken {
+        /// The broker the agent runs beside
+        #[arg(long)]
+        broker: i32,
+        /// The service's env file (BALLAST_AGENT_TOKEN)
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
     /// Stop, start or restart a broker of `ballast sim` through its control API, or check it runs (exit 0) — a restart and status command for agents on a simulated cluster
     SimBroker {
         /// The control API's URL, e.g. http://127.0.0.1:19999
@@ -154,6 +163,7 @@ fn main() -> ExitCode {
         Command::License { command } => license_cmd::run(command),
         Command::Token { command } => token_cmd::run(command),
         Command::Agent { config } => agent::run(config.as_deref()),
+        Command::AgentToken { broker, config } => agent::agent_token(broker, config.as_deref()),
         Command::SimBroker {
             control,
             action,

@@ -55,6 +55,21 @@ impl Drop for Agent {
     }
 }
 
+/// The broker's credential, made by `ballast agent-token` from the service's secret.
+fn credential(broker: i32) -> String {
+    let out = crate::support::ballast_output(
+        &["agent-token", "--broker", &broker.to_string()],
+        &[("BALLAST_AGENT_TOKEN", AGENT_TOKEN)],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 fn agent(exe: &Path, service: &Service, broker: i32, restart: &str, control: &str) -> Agent {
     let dir = tempfile::tempdir().expect("log dir");
     let child = Command::new(exe)
@@ -62,7 +77,7 @@ fn agent(exe: &Path, service: &Service, broker: i32, restart: &str, control: &st
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("BALLAST_AGENT_SERVICE_URL", service.url(""))
-        .env("BALLAST_AGENT_TOKEN", AGENT_TOKEN)
+        .env("BALLAST_AGENT_TOKEN", credential(broker))
         .env("BALLAST_AGENT_BROKER_ID", broker.to_string())
         .env("BALLAST_AGENT_NODE_ID", format!("host-{broker}"))
         .env("BALLAST_AGENT_RESTART_COMMAND", restart)
@@ -173,22 +188,36 @@ fn a_rolling_restart_goes_broker_by_broker_with_no_partition_offline_and_leaders
     reordered.rotate_left(1);
 
     // a forged agent request is refused and changes nothing
+    let forged = ballast_web::agents::broker_token("not-the-service-secret-but-long-enough", 99);
+    let raw_secret = format!("Bearer {AGENT_TOKEN}");
     for auth in [
         None,
-        Some("Bearer not-the-agent-token-but-long-enough-anyway"),
+        Some("Bearer not-the-agent-token-but-long-enough-anyway".to_string()),
+        Some(format!("Bearer {forged}")),
+        Some(raw_secret),
     ] {
         let mut req = reqwest::blocking::Client::new()
             .post(service.url("/api/v1/agent/heartbeat"))
             .json(&json!({"brokerId": 99, "nodeId": "evil", "version": "x",
                 "buildDigest": "0".repeat(64), "brokerProcessUp": true,
                 "brokerUptimeSeconds": 1, "agentStartedAt": 1, "disks": []}));
-        if let Some(a) = auth {
+        if let Some(a) = &auth {
             req = req.header("authorization", a);
         }
         let r = req.send().expect("forged heartbeat");
         assert_eq!(r.status().as_u16(), 401);
         assert!(r.headers().contains_key("www-authenticate"));
     }
+    // broker 1's credential cannot speak for broker 2
+    let r = reqwest::blocking::Client::new()
+        .post(service.url("/api/v1/agent/heartbeat"))
+        .bearer_auth(credential(1))
+        .json(&json!({"brokerId": 2, "nodeId": "impostor", "version": "x",
+            "buildDigest": "0".repeat(64), "brokerProcessUp": true,
+            "brokerUptimeSeconds": 1, "agentStartedAt": 1, "disks": []}))
+        .send()
+        .expect("impostor heartbeat");
+    assert_eq!(r.status().as_u16(), 403);
     let binary = reqwest::blocking::Client::new()
         .get(service.url("/api/v1/agent/binary"))
         .send()

@@ -113,11 +113,33 @@ fn refused(why: &str) -> ApiError {
 
 /// Checks `Authorization: Bearer <BALLAST_AGENT_TOKEN>`. The comparison is of SHA-256 digests,
 /// so its time does not depend on how much of the token was right.
+/// The prefix of an agent's credential.
+pub const AGENT_TOKEN_PREFIX: &str = "bat_";
+
+/// The credential of the agent of `broker`: `bat_<broker>_<HMAC-SHA256(secret, "ballast-agent:<broker>")>`.
+/// Made from the service's `BALLAST_AGENT_TOKEN` (`ballast agent-token --broker N`); it names the
+/// one broker it may speak for, so an agent cannot pass for another broker's.
+pub fn broker_token(secret: &str, broker: i32) -> String {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret.as_bytes());
+    let tag = ring::hmac::sign(&key, format!("ballast-agent:{broker}").as_bytes());
+    let hex: String = tag.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    format!("{AGENT_TOKEN_PREFIX}{broker}_{hex}")
+}
+
+/// The broker a credential names, if it has the credential's shape.
+pub fn token_broker(token: &str) -> Option<i32> {
+    let rest = token.strip_prefix(AGENT_TOKEN_PREFIX)?;
+    let (broker, mac) = rest.split_once('_')?;
+    (mac.len() == 64).then_some(())?;
+    broker.parse().ok().filter(|b: &i32| *b >= 0)
+}
+
+/// Checks `Authorization: Bearer <the broker's agent credential>`; the broker it speaks for.
 fn check_agent(
     state: &AppState,
     headers: &HeaderMap,
     peer: Option<&str>,
-) -> Result<(), Box<Response>> {
+) -> Result<i32, Box<Response>> {
     let fail = |why: &str| {
         tracing::warn!(
             peer = peer.unwrap_or("?"),
@@ -146,12 +168,30 @@ fn check_agent(
     let Some(sent) = sent else {
         return Err(fail("send Authorization: Bearer <the agent token>"));
     };
-    if sha256_hex(sent.as_bytes()) != sha256_hex(token.expose().as_bytes()) {
+    let Some(broker) = token_broker(sent) else {
         return Err(fail(
-            "the agent token is not the one this service was given",
+            "not an agent credential (bat_<broker>_…, made by `ballast agent-token --broker N`)",
+        ));
+    };
+    let expected = broker_token(token.expose(), broker);
+    if sha256_hex(sent.as_bytes()) != sha256_hex(expected.as_bytes()) {
+        return Err(fail(
+            "the agent credential was not made from this service's BALLAST_AGENT_TOKEN",
         ));
     }
-    Ok(())
+    Ok(broker)
+}
+
+/// 403 when an agent speaks for another broker than its credential names.
+fn other_broker(authenticated: i32, claimed: i32) -> Option<Response> {
+    (authenticated != claimed).then(|| {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "agent credential for another broker",
+            format!("this credential is broker {authenticated}'s; the request speaks for broker {claimed}"),
+        )
+        .into_response()
+    })
 }
 
 /// The client's address, when the server records it.
@@ -256,13 +296,17 @@ async fn heartbeat(
 ) -> Response {
     // Authenticated before the body is parsed: an unauthenticated caller learns nothing of how
     // it would be read (axum has buffered it, within its body limit).
-    if let Err(r) = check_agent(&state, &headers, addr.as_deref()) {
-        return *r;
-    }
+    let broker = match check_agent(&state, &headers, addr.as_deref()) {
+        Ok(b) => b,
+        Err(r) => return *r,
+    };
     let body: HeartbeatBody = match json_body(&body) {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
+    if let Some(r) = other_broker(broker, body.broker_id) {
+        return r;
+    }
     match record_heartbeat(&state, body, addr).await {
         Ok(v) => ApiOk(v).into_response(),
         Err(e) => e.into_response(),
@@ -352,9 +396,10 @@ async fn command_result(
     axum::extract::Path(id): axum::extract::Path<String>,
     body: Bytes,
 ) -> Response {
-    if let Err(r) = check_agent(&state, &headers, addr.as_deref()) {
-        return *r;
-    }
+    let broker = match check_agent(&state, &headers, addr.as_deref()) {
+        Ok(b) => b,
+        Err(r) => return *r,
+    };
     let Ok(id) = id.parse::<i64>() else {
         return ApiError::bad_request("invalid path", format!("command id {id:?} is not a number"))
             .into_response();
@@ -363,6 +408,9 @@ async fn command_result(
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
+    if let Some(r) = other_broker(broker, body.broker_id) {
+        return r;
+    }
     match record_result(&state, id, body).await {
         Ok(v) => ApiOk(v).into_response(),
         Err(e) => e.into_response(),
@@ -884,6 +932,17 @@ mod tests {
         assert_eq!(restart_order(&[3, 1, 2], Some(1)), vec![2, 3, 1]);
         assert_eq!(restart_order(&[3, 1, 2], Some(9)), vec![1, 2, 3]);
         assert_eq!(restart_order(&[2], None), vec![2]);
+    }
+
+    #[test]
+    fn a_broker_credential_names_its_broker_and_depends_on_the_secret() {
+        let a = broker_token("a-service-secret-of-at-least-32-chars", 3);
+        assert!(a.starts_with("bat_3_"));
+        assert_eq!(token_broker(&a), Some(3));
+        assert_ne!(a, broker_token("a-service-secret-of-at-least-32-chars", 4));
+        assert_ne!(a, broker_token("another-secret-of-at-least-32-chars!", 3));
+        assert_eq!(token_broker("bat_3_short"), None);
+        assert_eq!(token_broker("pat_abc"), None);
     }
 
     #[test]

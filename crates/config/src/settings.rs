@@ -324,7 +324,7 @@ pub static SETTINGS: &[SettingSpec] = &[
     secret(
         "BALLAST_AGENT_TOKEN",
         "agents",
-        "the shared token of the on-broker agents (at least 32 characters); the service accepts agent requests only with it, an agent sends it; unset: agents are refused",
+        "service: the secret agents' credentials are made from (at least 32 characters; unset: agents are refused); agent: its own credential, made where the service's configuration is by `ballast agent-token --broker N`",
     ),
     setting(
         "BALLAST_AGENT_STALE_AFTER",
