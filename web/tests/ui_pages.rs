@@ -937,3 +937,48 @@ async fn dashboard_forms_reach_the_api_actions_that_had_none_and_show_its_words(
         assert_eq!(p.status, 403, "{path}");
     }
 }
+
+#[tokio::test]
+async fn the_agents_page_shows_each_agent_and_its_forms_show_the_apis_refusals() {
+    let b = bed(true).await;
+    b.store
+        .record_agent_heartbeat(
+            &ballast_schema::AgentHeartbeat {
+                broker_id: 1,
+                node_id: "kafka-host-1".into(),
+                version: "0.0.1 (older)".into(),
+                build_digest: "a".repeat(64),
+                broker_process_up: Some(true),
+                broker_uptime_s: Some(3600),
+                agent_started_at_ms: now(),
+                disks: serde_json::json!([{"path": "/var/lib/kafka", "totalBytes": 1e12, "availableBytes": 4e11}]),
+                remote_addr: None,
+            },
+            true,
+            now(),
+        )
+        .unwrap();
+    let page = b.page("/ui/agents").await;
+    page.has("kafka-host-1")
+        .has("0.0.1 (older)")
+        .has("another build")
+        .has(r#"action="/ui/agents/1/upgrade""#)
+        .has("Start a rolling restart")
+        .has("No rolling restart yet.");
+    // brokers 2 and 3 have no agent: the API's 409, in its words, and no roll
+    let (back, page) = b
+        .submit(
+            "/ui/rolling-restarts",
+            &[("brokers", "1,2"), ("reason", "tls")],
+        )
+        .await;
+    assert_eq!(back, "/ui/agents");
+    page.has("brokers without a running agent");
+    assert_eq!(b.store.rolls(10, 0).unwrap().1, 0);
+    let (_, page) = b
+        .submit("/ui/rolling-restarts", &[("brokers", "one")])
+        .await;
+    page.has("Brokers must be ids separated by commas");
+    let (_, page) = b.submit("/ui/rolling-restarts/roll-x/explode", &[]).await;
+    page.has("no action");
+}
