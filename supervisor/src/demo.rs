@@ -131,23 +131,10 @@ pub fn run(port: u16) -> ExitCode {
     code
 }
 
-/// A random agent token for this run.
+/// A random agent secret for this run (32 random bytes).
 fn demo_agent_token() -> String {
-    use std::io::Read;
-    let mut buf = [0u8; 24];
-    let random = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut buf));
-    if random.is_err() {
-        // Only the demo's own agents use it, on loopback.
-        return format!("demo-agent-token-{}-{}", std::process::id(), port_salt());
-    }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn port_salt() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0)
+    ballast_web::auth::random_url_safe(32)
+        .unwrap_or_else(|_| format!("demo-agent-secret-{}-of-this-run", std::process::id()))
 }
 
 /// Starts an in-process agent for each of the scenario's brokers.

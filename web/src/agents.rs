@@ -11,6 +11,7 @@
 //!   licensed when they change something, audited. The executor drives a roll
 //!   (`ballast_executor::roll`); these routes only store requests.
 
+use ballast_runtime::millis;
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
@@ -28,7 +29,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::audit::Actor;
+use crate::auth::hex;
+pub use crate::auth::sha256_hex;
 use crate::extract::{OptionalJson, Path};
+use crate::routes::conflict;
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 
 /// The documented operations of this module (`crate::openapi`).
@@ -97,14 +101,6 @@ pub fn own_build() -> Result<&'static Build, ApiError> {
         .map_err(|e| ApiError::internal("the service's own build is unavailable", e.clone()))
 }
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    ring::digest::digest(&ring::digest::SHA256, bytes)
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 // ------------------------------------------------------------------------------ agent token
 
 fn refused(why: &str) -> ApiError {
@@ -122,8 +118,7 @@ pub const AGENT_TOKEN_PREFIX: &str = "bat_";
 pub fn broker_token(secret: &str, broker: i32) -> String {
     let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret.as_bytes());
     let tag = ring::hmac::sign(&key, format!("ballast-agent:{broker}").as_bytes());
-    let hex: String = tag.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    format!("{AGENT_TOKEN_PREFIX}{broker}_{hex}")
+    format!("{AGENT_TOKEN_PREFIX}{broker}_{}", hex(tag.as_ref()))
 }
 
 /// The broker a credential names, if it has the credential's shape.
@@ -174,7 +169,7 @@ fn check_agent(
         ));
     };
     let expected = broker_token(token.expose(), broker);
-    if sha256_hex(sent.as_bytes()) != sha256_hex(expected.as_bytes()) {
+    if sha256_hex(sent) != sha256_hex(&expected) {
         return Err(fail(
             "the agent credential was not made from this service's BALLAST_AGENT_TOKEN",
         ));
@@ -487,10 +482,6 @@ async fn binary(State(state): State<AppState>, Peer(addr): Peer, headers: Header
 
 // ------------------------------------------------------------------------------ agents
 
-fn millis(d: std::time::Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
-
 /// Whether an agent was heard from within `BALLAST_AGENT_STALE_AFTER` at `now`.
 pub fn agent_up(state: &AppState, a: &AgentRecord, now: i64) -> bool {
     now.saturating_sub(a.last_seen_at_ms) < millis(state.config.roll.agent_stale_after)
@@ -619,10 +610,6 @@ async fn upgrade(
             format!("the agent of broker {broker} has an unfinished command"),
         )),
     }
-}
-
-fn conflict(error: &str, details: String) -> ApiError {
-    ApiError::new(StatusCode::CONFLICT, error, details)
 }
 
 // ------------------------------------------------------------------------------ rolls

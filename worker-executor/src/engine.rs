@@ -7,6 +7,7 @@
 //! from SQLite and never sends a step twice: a step the cluster has (in flight or done) is
 //! tracked, and only a step the cluster never saw is sent again.
 
+use ballast_runtime::millis;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -110,10 +111,6 @@ impl Report {
         self.throttle_changes += pass.sent;
         self.throttle_pending = pass.pending.iter().map(ToString::to_string).collect();
     }
-}
-
-fn millis(d: std::time::Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 fn tp(m: &MoveRecord) -> TopicPartition {

@@ -20,6 +20,7 @@ use std::time::Duration;
 use ballast_config::Config;
 use ballast_kafka::{Client, ClusterMetadata, ElectionType};
 use ballast_model::TopicPartition;
+use ballast_runtime::millis;
 use ballast_schema::{
     roll_holder, AgentCommand, AgentRecord, BrokerOutcome, CommandKind, CommandState,
     NewAgentCommand, NewAuditEvent, ReorderedPartition, Roll, RollPhase, RollState, Store,
@@ -41,20 +42,16 @@ pub struct Timeouts {
     pub agent_stale_ms: i64,
 }
 
-fn ms(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
-
 impl Timeouts {
     pub fn from_config(config: &Config) -> Timeouts {
         let r = &config.roll;
         Timeouts {
-            healthy_ms: ms(r.healthy_timeout),
-            leader_ms: ms(r.leader_timeout),
-            restart_ms: ms(r.restart_timeout),
-            recovery_ms: ms(r.recovery_timeout),
-            settle_ms: ms(r.settle),
-            agent_stale_ms: ms(r.agent_stale_after),
+            healthy_ms: millis(r.healthy_timeout),
+            leader_ms: millis(r.leader_timeout),
+            restart_ms: millis(r.restart_timeout),
+            recovery_ms: millis(r.recovery_timeout),
+            settle_ms: millis(r.settle),
+            agent_stale_ms: millis(r.agent_stale_after),
         }
     }
 }
@@ -832,7 +829,7 @@ pub async fn drive(
     };
     // Keep the slot while the roll runs (the unfinished roll refuses reassignments even when
     // the lease lapsed while the executor was down).
-    let ttl = ms(config.timing.slot_lease_ttl).max(1);
+    let ttl = millis(config.timing.slot_lease_ttl).max(1);
     if store
         .acquire_slot(&roll_holder(&roll.id), ROLL_PURPOSE, None, now, ttl)?
         .is_none()

@@ -18,9 +18,9 @@
 pub mod decide;
 pub mod work;
 
+use ballast_runtime::millis;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use ballast_config::Config;
 use ballast_executor::waves;
@@ -41,10 +41,6 @@ pub const ACTION: &str = "selfheal.apply";
 pub const LISTED_MOVES: usize = 100;
 /// Sample intervals after which the observed view is too old to heal on.
 pub const STALE_INTERVALS: i64 = 3;
-
-fn millis(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
 
 /// What a pass read besides the gates: what an apply needs.
 #[derive(Debug, Clone, Default)]

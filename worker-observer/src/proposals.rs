@@ -5,8 +5,8 @@
 //! [`evaluate`] does it all against a store (no clock: `now_ms` is a parameter); the pieces
 //! ([`detail`]; `ballast_runtime::topology` for the snapshot and its fingerprint) are pure.
 
+use ballast_runtime::millis;
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 
 use ballast_balancer::whatif::broker_loads;
 use ballast_balancer::{Plan, Policy, Reading};
@@ -42,10 +42,6 @@ pub struct Settings {
     pub throttles_managed: bool,
     pub readings_kept: usize,
     pub proposals_kept: usize,
-}
-
-fn millis(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 impl Settings {

@@ -538,21 +538,8 @@ mod tests {
             [2, 4],
         ];
         for (i, r) in place.iter().enumerate() {
-            s.partitions.push(SnapshotPartition {
-                topic: "t".into(),
-                partition: i as i32,
-                replicas: r.to_vec(),
-                leader: Some(r[0]),
-                isr: None,
-                size_bytes: 1_000_000_000,
-                compacted: false,
-                min_insync_replicas: 1,
-                producer_msg_rate: 0.0,
-                producer_byte_rate: 0.0,
-                consumer_msg_rate: 0.0,
-                consumer_byte_rate: 0.0,
-                last_moved_at: None,
-            });
+            s.partitions
+                .push(crate::fixtures::partition("t", i as i32, r, 1_000_000_000));
         }
         let takes = [1, 2, 3, 4];
         // Broker 1 must give 2 GB and broker 2 receive 2 GB: one rack, 2 GB.
@@ -585,21 +572,8 @@ mod tests {
             [2, 4],
         ];
         for (i, r) in place.iter().enumerate() {
-            s.partitions.push(SnapshotPartition {
-                topic: "t".into(),
-                partition: i as i32,
-                replicas: r.to_vec(),
-                leader: Some(r[0]),
-                isr: None,
-                size_bytes: 1_000_000_000,
-                compacted: false,
-                min_insync_replicas: 1,
-                producer_msg_rate: 0.0,
-                producer_byte_rate: 0.0,
-                consumer_msg_rate: 0.0,
-                consumer_byte_rate: 0.0,
-                last_moved_at: None,
-            });
+            s.partitions
+                .push(crate::fixtures::partition("t", i as i32, r, 1_000_000_000));
         }
         let takes = [1, 2, 3, 4];
         let need = [(0.0, 2e9), (0.0, 0.0), (2e9, 0.0), (0.0, 0.0)];

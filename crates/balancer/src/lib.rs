@@ -15,6 +15,8 @@
 
 pub mod blast;
 pub mod decision;
+#[cfg(test)]
+mod fixtures;
 pub mod instances;
 mod model;
 mod plan;

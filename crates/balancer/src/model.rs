@@ -176,6 +176,24 @@ impl Part {
     pub fn changed(&self) -> bool {
         self.replicas != self.original_replicas || self.leader != self.original_leader
     }
+
+    /// Replicas the current placement adds to the snapshot's (each one a copy).
+    pub fn added(&self) -> Vec<Bx> {
+        self.replicas
+            .iter()
+            .copied()
+            .filter(|r| !self.original_replicas.contains(r))
+            .collect()
+    }
+
+    /// Replicas of the snapshot the current placement drops.
+    pub fn removed(&self) -> Vec<Bx> {
+        self.original_replicas
+            .iter()
+            .copied()
+            .filter(|r| !self.replicas.contains(r))
+            .collect()
+    }
 }
 
 pub struct Model {

@@ -751,18 +751,7 @@ fn moves(model: &Model) -> Vec<PlannedMove> {
     let id = |b: Bx| model.brokers[b as usize].id;
     let mut out = Vec::new();
     for (pi, p) in model.parts.iter().enumerate().filter(|(_, p)| p.changed()) {
-        let added: Vec<Bx> = p
-            .replicas
-            .iter()
-            .copied()
-            .filter(|r| !p.original_replicas.contains(r))
-            .collect();
-        let removed: Vec<Bx> = p
-            .original_replicas
-            .iter()
-            .copied()
-            .filter(|r| !p.replicas.contains(r))
-            .collect();
+        let (added, removed) = (p.added(), p.removed());
         let cost_class = if added.is_empty() {
             CostClass::LeaderOnly
         } else {

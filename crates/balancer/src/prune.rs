@@ -109,18 +109,7 @@ fn shrink(model: &mut Model, t: &Targets, cap: Option<usize>) -> u64 {
         let p = &model.parts[pi as usize];
         let why = p.why;
         // One replica went from `a` to `c`.
-        let added: Vec<Bx> = p
-            .replicas
-            .iter()
-            .copied()
-            .filter(|r| !p.original_replicas.contains(r))
-            .collect();
-        let removed: Vec<Bx> = p
-            .original_replicas
-            .iter()
-            .copied()
-            .filter(|r| !p.replicas.contains(r))
-            .collect();
+        let (added, removed) = (p.added(), p.removed());
         let (&[c], &[a]) = (added.as_slice(), removed.as_slice()) else {
             continue;
         };
@@ -211,12 +200,7 @@ fn shrink(model: &mut Model, t: &Targets, cap: Option<usize>) -> u64 {
 /// Bytes a partition's current placement copies (its replicas not in the snapshot's list).
 fn copied(model: &Model, pi: u32) -> f64 {
     let p = &model.parts[pi as usize];
-    let added = p
-        .replicas
-        .iter()
-        .filter(|r| !p.original_replicas.contains(r))
-        .count();
-    p.size * added as f64
+    p.size * p.added().len() as f64
 }
 
 /// The changed partitions that copy data for a load (not repairs or drains), exchanges paired.
@@ -389,7 +373,7 @@ fn keeps_targets(model: &Model, t: &Targets, changes: &[Change]) -> bool {
 mod tests {
     use super::*;
     use crate::model::DISK;
-    use ballast_model::snapshot::{Snapshot, SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
+    use ballast_model::snapshot::{Snapshot, SnapshotBroker, SNAPSHOT_FORMAT};
     use ballast_model::BrokerState;
 
     /// Brokers 1..=n without racks; one partition per `(replicas, size)`, led by the first.
@@ -408,20 +392,8 @@ mod tests {
             partitions: parts
                 .iter()
                 .enumerate()
-                .map(|(i, (replicas, size))| SnapshotPartition {
-                    topic: format!("t{i}"),
-                    partition: 0,
-                    replicas: replicas.to_vec(),
-                    leader: replicas.first().copied(),
-                    isr: None,
-                    size_bytes: *size,
-                    compacted: false,
-                    min_insync_replicas: 1,
-                    producer_msg_rate: 0.0,
-                    producer_byte_rate: 0.0,
-                    consumer_msg_rate: 0.0,
-                    consumer_byte_rate: 0.0,
-                    last_moved_at: None,
+                .map(|(i, (replicas, size))| {
+                    crate::fixtures::partition(&format!("t{i}"), 0, replicas, *size)
                 })
                 .collect(),
         };

@@ -1314,23 +1314,7 @@ mod tests {
     use ballast_model::snapshot::{Snapshot, SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
     use ballast_model::BrokerState;
 
-    fn partition(topic: &str, i: i32, replicas: &[i32], size: u64) -> SnapshotPartition {
-        SnapshotPartition {
-            topic: topic.to_string(),
-            partition: i,
-            replicas: replicas.to_vec(),
-            leader: replicas.first().copied(),
-            isr: None,
-            size_bytes: size,
-            compacted: false,
-            min_insync_replicas: 1,
-            producer_msg_rate: 0.0,
-            producer_byte_rate: 0.0,
-            consumer_msg_rate: 0.0,
-            consumer_byte_rate: 0.0,
-            last_moved_at: None,
-        }
-    }
+    use crate::fixtures::partition;
 
     #[test]
     fn exchanges_are_not_looked_for_while_the_broker_is_beyond_the_threshold_on_a_count() {

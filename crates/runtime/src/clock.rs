@@ -25,6 +25,12 @@ pub fn format_rfc3339_ms(unix_ms: i64) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }
 
+/// A duration in whole milliseconds, as the store's `*_ms` columns and `now_ms` arguments count
+/// (saturating: a duration too long for `i64` is `i64::MAX`).
+pub fn millis(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

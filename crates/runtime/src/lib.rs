@@ -11,7 +11,7 @@ mod logging;
 pub mod topology;
 mod worker;
 
-pub use clock::{format_rfc3339_ms, Clock, SystemClock};
+pub use clock::{format_rfc3339_ms, millis, Clock, SystemClock};
 pub use kafka::client_config;
 pub use logging::init_logging;
 pub use worker::{

@@ -201,11 +201,11 @@ impl AuthRuntime {
 }
 
 /// SHA-256 as 64 hex digits.
-pub fn sha256_hex(value: &str) -> String {
-    hex(digest::digest(&digest::SHA256, value.as_bytes()).as_ref())
+pub fn sha256_hex(value: impl AsRef<[u8]>) -> String {
+    hex(digest::digest(&digest::SHA256, value.as_ref()).as_ref())
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

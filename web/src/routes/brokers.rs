@@ -2,6 +2,7 @@
 //! and preferred leader elections (cluster-wide and per topic). Shapes:
 //! `docs/api/reassignments.md`.
 
+use ballast_runtime::millis;
 use std::collections::{BTreeMap, BTreeSet};
 
 use axum::routing::post;
@@ -38,10 +39,6 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/topics/{topic}/preferred-leader-election",
             post(elect_topic),
         )
-}
-
-fn millis(d: std::time::Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 fn cluster_error(what: &str, e: &dyn std::error::Error) -> ApiError {

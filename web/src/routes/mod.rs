@@ -14,7 +14,7 @@ use axum::Router;
 
 use crate::{ApiError, AppState};
 
-pub(crate) use reassignments::busy_conflict;
+pub(crate) use reassignments::{busy_conflict, conflict};
 
 /// Every documented operation: each module's `Api` (listed next to its `routes()`), merged. The
 /// description is built from this (`crate::openapi`); `web/tests/openapi.rs` checks it against

@@ -6,6 +6,7 @@
 //! executor (`Store::queue_operation`: the slot, the operation, its moves and the audit event in
 //! one transaction). The web process never sends a reassignment itself.
 
+use ballast_runtime::millis;
 use std::collections::{BTreeMap, BTreeSet};
 
 use axum::http::StatusCode;
@@ -65,10 +66,6 @@ pub fn routes() -> Router<AppState> {
 
 pub(crate) fn conflict(error: impl Into<String>, details: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::CONFLICT, error, details)
-}
-
-fn millis(d: std::time::Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
