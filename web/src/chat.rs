@@ -298,7 +298,7 @@ async fn run_tool(
                     user: identity.user_id.clone(),
                 },
             };
-            (op.run)(state.clone(), caller, args).await
+            catalog::invoke(op, state, caller, args).await
         }
         None => Err(catalog::OpError::invalid(format!("no tool {name}"))),
     };

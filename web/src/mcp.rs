@@ -307,7 +307,7 @@ impl Server {
             },
         };
         let args = decided.arguments["arguments"].clone();
-        let outcome = (op.run)(self.state.clone(), caller, args).await;
+        let outcome = catalog::invoke(op, &self.state, caller, args).await;
         let (done, result) = match &outcome {
             Ok(v) => (
                 v["status"] != "blocked" && v["status"] != "failed",
@@ -421,7 +421,7 @@ impl ServerHandler for Server {
                     },
                     identity: who,
                 };
-                match (op.run)(self.state.clone(), caller, args).await {
+                match catalog::invoke(op, &self.state, caller, args).await {
                     Ok(v) => ok(v),
                     Err(e) => op_error(e),
                 }

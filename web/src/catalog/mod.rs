@@ -1,16 +1,20 @@
-//! The catalog of operations (docs/api/mcp.md): every operation agents (MCP, later chat) and the
-//! REST API share is declared here once — name, category and area, scope, licensed or free, a
-//! typed input whose JSON Schema is derived from the type, and one function that does the work.
-//! The MCP endpoint (`crate::mcp`) and chat are adapters over this list: they look operations up,
-//! check the caller's scope, queue mutations for approval and present the result; they hold no
-//! rule of their own.
+//! The catalog of operations (docs/api/mcp.md): every operation agents (MCP, chat) and the REST
+//! API share is declared here once — name, category and area, scope, licensed or free, a typed
+//! input whose JSON Schema is derived from the type, and one function that does the work.
 //!
-//! Where the rules live: an operation runs its REST route's handler in-process (the API router
-//! with the `authorize` layer and the license gate, as the dashboard does), so validation, the
-//! licence gate, the mutation slot, the pre-flight and the audit event are exactly the REST
-//! path's, with the caller's identity and channel (`MCP`: approver as `userId`, requester as
-//! `requestedBy`). Agent-facing shaping (row limits, envelopes, omissions) is declared here, per
-//! operation, once.
+//! Where the rules live: in the **operation function** (`async fn(&AppState, &Actor, Input) ->
+//! Result<Output, ApiError>`, next to its REST adapter in `routes/`): validation, the mutation
+//! slot, the pre-flight and the audit event. It takes no HTTP type. Every door is an adapter over
+//! it, and holds no rule of its own:
+//! - the REST handler extracts `Path`/`Query`/`Json` into the input, calls the function and wraps
+//!   the answer in the envelope (scope and licence come from the router's layers);
+//! - [`invoke`] runs an operation for an agent: the scope from the operation's declaration, the
+//!   licence gate from its `licensed` flag (the same verdict the REST layer uses), then its `run`,
+//!   which maps the agent's input onto the function's, calls it with the caller's [`Actor`]
+//!   (`MCP`: approver as `userId`, requester as `requestedBy`; `CHAT`: the user) and shapes the
+//!   answer for agents (row limits, envelopes, omissions: declared here, per operation, once).
+//! MCP (`crate::mcp`) and chat (`crate::chat`) look operations up, queue mutations for approval
+//! and present the result; they call nothing but [`invoke`].
 
 mod changes;
 mod limits;
@@ -26,8 +30,9 @@ use serde_json::{Map, Value};
 pub use limits::{envelope, limited, Limit};
 pub use ops::{ListInput, TokenInput};
 
+use crate::audit::Actor;
 use crate::auth::{Identity, Scope};
-use crate::AppState;
+use crate::{ApiError, AppState};
 
 /// What an operation does, as agents see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +90,17 @@ pub struct Caller {
     pub channel: Channel,
 }
 
+impl Caller {
+    /// The audit side of a run: the channel's method, this identity as `userId`, the requester.
+    pub fn actor(&self) -> Actor {
+        Actor {
+            method: self.channel.method().to_string(),
+            user: self.identity.user_id.clone(),
+            requested_by: Some(self.channel.requested_by().to_string()),
+        }
+    }
+}
+
 /// Why an operation did not run or failed, with the API's words.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpError {
@@ -120,6 +136,33 @@ impl OpError {
             code,
             message: p.message(),
         }
+    }
+}
+
+/// An operation function's refusal, in the words the REST envelope gives it.
+impl From<ApiError> for OpError {
+    fn from(e: ApiError) -> OpError {
+        OpError::from_problem(crate::ui::Problem::new(
+            e.status.as_u16(),
+            e.error,
+            e.details,
+        ))
+    }
+}
+
+/// The licence gate's refusal (`LICENSE_INVALID` / `LICENSE_EXPIRED`, status 403).
+impl From<crate::envelope::LicenseError> for OpError {
+    fn from(e: crate::envelope::LicenseError) -> OpError {
+        let code = serde_json::to_value(e.code)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| "LICENSE_INVALID".into());
+        OpError::from_problem(crate::ui::Problem {
+            status: 403,
+            code: Some(code),
+            error: e.message,
+            details: String::new(),
+        })
     }
 }
 
@@ -192,6 +235,46 @@ pub fn parse<T: serde::de::DeserializeOwned>(input: &Value) -> Result<T, OpError
         input.clone()
     };
     serde_json::from_value(input).map_err(|e| OpError::invalid(e.to_string()))
+}
+
+/// An operation function's answer as the JSON agents get (the REST envelope's `data`).
+pub(crate) fn answer<T: serde::Serialize>(r: Result<T, ApiError>) -> Result<Value, OpError> {
+    let value = r?;
+    serde_json::to_value(value).map_err(|e| OpError {
+        status: 500,
+        code: "FAILED".into(),
+        message: format!("the answer could not be encoded: {e}"),
+    })
+}
+
+/// Runs `op` for `caller`, as every agent door does: the scope its declaration names, then the
+/// licence gate when it is licensed (the verdict the REST layer gives its route), then the
+/// operation. Nothing runs when either refuses.
+pub async fn invoke(
+    op: &'static Operation,
+    state: &AppState,
+    caller: Caller,
+    input: Value,
+) -> Result<Value, OpError> {
+    if caller.identity.scope < op.scope {
+        return Err(OpError {
+            status: 403,
+            code: "INSUFFICIENT_SCOPE".into(),
+            message: format!(
+                "{} needs the {} scope; {} has {}",
+                op.name,
+                op.scope.as_str(),
+                caller.identity.user_id,
+                caller.identity.scope.as_str()
+            ),
+        });
+    }
+    if op.licensed {
+        if let Some(refused) = crate::license::management_refused(state).await {
+            return Err(refused.into());
+        }
+    }
+    (op.run)(state.clone(), caller, input).await
 }
 
 /// Calls the REST API in-process as `caller` (scope, licence, validation, audit as over HTTP).

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    call, changes, limited, parse, reads, schema_of, Caller, Category, Limit, OpError, OpFuture,
-    Operation,
+    answer, call, changes, limited, parse, reads, schema_of, Caller, Category, Limit, OpError,
+    OpFuture, Operation,
 };
 use crate::auth::Scope;
 use crate::ui::enc;
@@ -531,24 +531,18 @@ fn describe_consumer_group(state: AppState, caller: Caller, input: Value) -> OpF
     })
 }
 
-fn list_acls(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn list_acls(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: AclsInput = parse(&input)?;
         let limit = Limit::new(100, 500).rows(i.limit);
-        let q = query(&[
-            ("principal", i.principal),
-            ("resourceType", i.resource_type),
-            ("resourceName", i.resource_name),
-            ("limit", Some(limit.to_string())),
-        ]);
-        let d = call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/acls{q}"),
-            None,
-        )
-        .await?;
+        let q = crate::routes::live::acls::AclQuery {
+            principal: i.principal,
+            resource_type: i.resource_type,
+            resource_name: i.resource_name,
+            limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
+            ..Default::default()
+        };
+        let d = answer(crate::routes::live::acls::list_acls(&state, q).await)?;
         Ok(reshape(
             d,
             "bindings",
@@ -736,15 +730,18 @@ fn check_topic_config(input: &Value) -> Result<String, OpError> {
 fn update_topic_config(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let input: TopicConfigInput = parse(&input)?;
-        let body = json!({"configs": input.configs});
-        call(
-            &state,
-            &caller,
-            Method::PUT,
-            &format!("/api/v1/topics/{}/config", enc(&input.topic)),
-            Some(&body),
+        let body = crate::routes::manage::configs::UpdateBody {
+            configs: input.configs,
+        };
+        answer(
+            crate::routes::manage::configs::update_topic_config(
+                &state,
+                &caller.actor(),
+                input.topic,
+                body,
+            )
+            .await,
         )
-        .await
     })
 }
 
@@ -905,14 +902,9 @@ fn check_reassignment(input: &Value) -> Result<String, OpError> {
 fn cancel_reassignment(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: ReassignmentInput = parse(&input)?;
-        call(
-            &state,
-            &caller,
-            Method::POST,
-            &format!("/api/v1/reassignments/{}/cancel", enc(&i.id)),
-            None,
+        answer(
+            crate::routes::reassignments::cancel_reassignment(&state, &caller.actor(), i.id).await,
         )
-        .await
     })
 }
 

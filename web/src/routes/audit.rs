@@ -1,7 +1,7 @@
 //! The audit log: `GET /api/v1/audit-log` (filters and paging), and the revert of a recorded
 //! change (`revert.rs`). Shapes: `docs/api/audit.md`.
 
-mod revert;
+pub(crate) mod revert;
 
 use axum::extract::State;
 use axum::routing::{get, post};

@@ -6,13 +6,13 @@
 //! partition, group or broker a 404, an unreachable cluster a 503 (and the client is dropped so
 //! the next request reconnects), an error answer of the cluster a 502.
 
-pub(super) mod acls;
-mod configs;
-mod groups;
-mod messages;
-mod payload;
-pub(super) mod quotas;
-mod tail;
+pub(crate) mod acls;
+pub(crate) mod configs;
+pub(crate) mod groups;
+pub(crate) mod messages;
+pub(crate) mod payload;
+pub(crate) mod quotas;
+pub(crate) mod tail;
 
 use std::future::Future;
 

@@ -10,11 +10,11 @@
 //! The read and apply helpers of each kind (`configs`, `quotas`, `acls`) are shared with the
 //! audit-log revert (`routes::audit`), which puts a recorded `before` back.
 
-pub(super) mod acls;
-mod cluster;
-pub(super) mod configs;
-mod groups;
-pub(super) mod quotas;
+pub(crate) mod acls;
+pub(crate) mod cluster;
+pub(crate) mod configs;
+pub(crate) mod groups;
+pub(crate) mod quotas;
 
 use axum::http::StatusCode;
 use axum::routing::{delete, post, put};

@@ -1,12 +1,12 @@
-mod audit;
-mod brokers;
-mod live;
-mod manage;
-mod observed;
-mod proposals;
-mod reassignments;
-mod simulation;
-mod system;
+pub(crate) mod audit;
+pub(crate) mod brokers;
+pub(crate) mod live;
+pub(crate) mod manage;
+pub(crate) mod observed;
+pub(crate) mod proposals;
+pub(crate) mod reassignments;
+pub(crate) mod simulation;
+pub(crate) mod system;
 
 use axum::http::{Method, Uri};
 use axum::routing::get;

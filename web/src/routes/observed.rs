@@ -9,11 +9,11 @@
 //! not be read, partitions without rates yet) gives null values and a `coverage` object.
 //! Malformed input is a 400, an unknown topic or broker a 404, both in the error envelope.
 
-mod activity;
-mod cluster;
-mod history;
-mod lag;
-mod topics;
+pub(crate) mod activity;
+pub(crate) mod cluster;
+pub(crate) mod history;
+pub(crate) mod lag;
+pub(crate) mod topics;
 
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};

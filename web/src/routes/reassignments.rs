@@ -1491,6 +1491,16 @@ async fn cancel(
     actor: Actor,
     Path(id): Path<String>,
 ) -> ApiResult<Value> {
+    cancel_reassignment(&state, &actor, id).await.map(ApiOk)
+}
+
+/// The operation `cancel_reassignment`: asks the executor to cancel operation `id`; audited
+/// `reassignments.cancel` (status 202).
+pub(crate) async fn cancel_reassignment(
+    state: &AppState,
+    actor: &Actor,
+    id: String,
+) -> Result<Value, ApiError> {
     let now = state.clock.now_ms();
     let wanted = id.clone();
     let outcome = state.db(move |s| s.request_cancel(&wanted, now)).await?;
@@ -1517,12 +1527,12 @@ async fn cancel(
                 related_event_id: o.audit_event_id,
                 ..NewAuditEvent::default()
             };
-            crate::audit::record(&state, audit).await;
-            Ok(ApiOk(json!({
+            crate::audit::record(state, audit).await;
+            Ok(json!({
                 "id": o.id,
                 "state": "Cancelling",
                 "message": "cancellation requested: in-flight moves are cancelled through the cluster, completed moves stay",
-            })))
+            }))
         }
     }
 }

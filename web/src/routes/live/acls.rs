@@ -14,7 +14,7 @@ use crate::{ApiError, ApiOk, ApiResult, AppState};
 const LIST_DEFAULT: usize = 100;
 const LIST_MAX: usize = 500;
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct AclQuery {
@@ -196,28 +196,33 @@ pub(crate) fn sort_key(b: &AclBinding) -> (String, String, String, String, Strin
 )]
 /// `GET /api/v1/acls`: the bindings matching the query's filters.
 pub async fn list(State(state): State<AppState>, Query(q): Query<AclQuery>) -> ApiResult<AclList> {
+    list_acls(&state, q).await.map(ApiOk)
+}
+
+/// The operation `list_acls`: the bindings matching the filters, in [`sort_key`] order.
+pub(crate) async fn list_acls(state: &AppState, q: AclQuery) -> Result<AclList, ApiError> {
     let filter = filter_of(&q)?;
     let limit = row_limit(q.limit, LIST_DEFAULT, LIST_MAX);
     let client = state.kafka.client().await?;
     let mut bindings = match client.describe_acls(&filter).await {
         Ok(b) => b,
         Err(e) if kafka_name(&e) == Some("SECURITY_DISABLED") => {
-            return Ok(ApiOk(AclList {
+            return Ok(AclList {
                 count: 0,
                 total: 0,
                 truncated: false,
                 hint: None,
                 authorizer_enabled: false,
                 bindings: Vec::new(),
-            }))
+            })
         }
-        Err(e) => return Err(fail(&state, e)),
+        Err(e) => return Err(fail(state, e)),
     };
     bindings.sort_by_cached_key(sort_key);
     let total = bindings.len();
     bindings.truncate(limit);
     let truncated = total > bindings.len();
-    Ok(ApiOk(AclList {
+    Ok(AclList {
         count: bindings.len(),
         total,
         truncated,
@@ -228,7 +233,7 @@ pub async fn list(State(state): State<AppState>, Query(q): Query<AclQuery>) -> A
         }),
         authorizer_enabled: true,
         bindings,
-    }))
+    })
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ pub(crate) type TopicOverrides = BTreeMap<String, Overrides>;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateBody {
     /// key → new value (string, number or boolean), or null to remove the topic's override.
-    configs: BTreeMap<String, Value>,
+    pub(crate) configs: BTreeMap<String, Value>,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -298,12 +298,25 @@ pub async fn update(
     Path(topic): Path<String>,
     Json(body): Json<UpdateBody>,
 ) -> ApiResult<Updated> {
+    update_topic_config(&state, &actor, topic, body)
+        .await
+        .map(ApiOk)
+}
+
+/// The operation `update_topic_config`: validated, read before, changed, read after, audited
+/// `topics.config.update`.
+pub(crate) async fn update_topic_config(
+    state: &AppState,
+    actor: &Actor,
+    topic: String,
+    body: UpdateBody,
+) -> Result<Updated, ApiError> {
     let overrides = requested(&topic, &body.configs)?;
     let summary = json!({ "topics": [topic], "configs": overrides });
     let wanted = TopicOverrides::from([(topic.clone(), overrides)]);
     let (mut topics, audit) = change(
-        &state,
-        &actor,
+        state,
+        actor,
         "topics.config.update",
         topic.clone(),
         wanted,
@@ -311,11 +324,11 @@ pub async fn update(
     )
     .await?;
     let changes = topics.pop().map(|t| t.changes).unwrap_or_default();
-    Ok(ApiOk(Updated {
+    Ok(Updated {
         topic,
         changes,
         audit,
-    }))
+    })
 }
 
 #[utoipa::path(
