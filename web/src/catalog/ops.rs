@@ -2,6 +2,7 @@
 //! documentation of `catalog` for where their rules live.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::Method;
@@ -15,7 +16,7 @@ use super::{
 };
 use crate::auth::Scope;
 use crate::ui::enc;
-use crate::AppState;
+use crate::{ApiError, AppState};
 
 // ------------------------------------------------------------------------------ inputs
 
@@ -318,19 +319,43 @@ pub(super) fn need(what: &str, v: &str) -> Result<(), OpError> {
     Ok(())
 }
 
+/// An operation function's answer that is JSON text already (the observed routes render theirs
+/// once per sample), as the JSON agents get.
+pub(super) fn answer_text(r: Result<Arc<String>, ApiError>) -> Result<Value, OpError> {
+    let text = r?;
+    serde_json::from_str(&text).map_err(|e| OpError {
+        status: 500,
+        code: "FAILED".into(),
+        message: format!("the answer is not JSON: {e}"),
+    })
+}
+
+/// A query value as the REST extractor saw it from [`query`]'s string: an empty value was left
+/// out.
+pub(super) fn set(v: Option<String>) -> Option<String> {
+    v.filter(|v| !v.is_empty())
+}
+
+/// A proposal id as agents give it: trimmed, not empty (`current` for the current one).
+fn proposal_id(id: &str) -> Result<String, OpError> {
+    let id = id.trim();
+    if id.is_empty() {
+        return Err(OpError::invalid("proposalId: must not be empty"));
+    }
+    Ok(id.to_string())
+}
+
 // ------------------------------------------------------------------------------ reads
 
-fn cluster_overview(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn cluster_overview(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let input: ListInput = parse(&input)?;
-        let d = call(
-            &state,
-            &caller,
-            Method::GET,
-            "/api/v1/cluster/comprehensive?summary=true",
-            None,
-        )
-        .await?;
+        let q = crate::routes::observed::cluster::ComprehensiveQuery {
+            summary: Some(true),
+            ..Default::default()
+        };
+        let d =
+            answer_text(crate::routes::observed::cluster::get_cluster_overview(&state, q).await)?;
         let mut topics = rows(&d, "topics");
         let count = |t: &Value| t["partitionCount"].as_i64().unwrap_or(0);
         topics.sort_by(|a, b| {
@@ -362,10 +387,12 @@ fn cluster_overview(state: AppState, caller: Caller, input: Value) -> OpFuture {
     })
 }
 
-fn cluster_health(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn cluster_health(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let _: Nothing = parse(&input)?;
-        let mut d = call(&state, &caller, Method::GET, "/api/v1/cluster/health", None).await?;
+        let q = crate::routes::observed::cluster::HealthQuery::default();
+        let mut d =
+            answer_text(crate::routes::observed::cluster::get_cluster_health(&state, q).await)?;
         let details = d["rackAssessment"]["notRackAwareDetails"]
             .as_array()
             .cloned()
@@ -386,19 +413,16 @@ fn cluster_health(state: AppState, caller: Caller, input: Value) -> OpFuture {
     })
 }
 
-fn list_proposals(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn list_proposals(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let input: ListInput = parse(&input)?;
         let limit = Limit::new(20, 100);
         let rows_wanted = limit.rows(input.limit);
-        let d = call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/proposals?limit={rows_wanted}"),
-            None,
-        )
-        .await?;
+        let q = crate::routes::proposals::ListQuery {
+            limit: Some(rows_wanted as u64),
+            ..Default::default()
+        };
+        let d = answer(crate::routes::proposals::list_proposals(&state, q).await)?;
         let proposals = rows(&d, "proposals");
         let total = d["total"].as_u64().unwrap_or(proposals.len() as u64) as usize;
         let mut out = limited(
@@ -423,34 +447,27 @@ fn list_proposals(state: AppState, caller: Caller, input: Value) -> OpFuture {
     })
 }
 
-fn get_proposal(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn get_proposal(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let input: ProposalInput = parse(&input)?;
-        let path = proposal_path(&input.proposal_id)?;
-        let p = call(&state, &caller, Method::GET, &path, None).await?;
+        let id = proposal_id(&input.proposal_id)?;
+        let p = answer(crate::routes::proposals::get_proposal(&state, id).await)?;
         Ok(proposal_for_agents(p))
     })
 }
 
-fn generate_proposal(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn generate_proposal(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let _: Nothing = parse(&input)?;
-        let p = call(
-            &state,
-            &caller,
-            Method::POST,
-            "/api/v1/proposals/generate",
-            None,
-        )
-        .await?;
+        let p = answer(crate::routes::proposals::generate_proposal(&state).await)?;
         Ok(proposal_for_agents(p))
     })
 }
 
-fn broker_racks(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn broker_racks(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let _: Nothing = parse(&input)?;
-        call(&state, &caller, Method::GET, "/api/v1/brokers/racks", None).await
+        answer_text(crate::routes::observed::cluster::get_broker_racks(&state).await)
     })
 }
 
@@ -579,26 +596,20 @@ fn topic_watermarks(state: AppState, caller: Caller, input: Value) -> OpFuture {
     })
 }
 
-fn search_audit_log(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn search_audit_log(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: AuditInput = parse(&input)?;
         let limit = Limit::new(50, 200).rows(i.limit);
-        let q = query(&[
-            ("action", i.action),
-            ("user", i.user),
-            ("since", i.since),
-            ("until", i.until),
-            ("search", i.search),
-            ("limit", Some(limit.to_string())),
-        ]);
-        let d = call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/audit-log{q}"),
-            None,
-        )
-        .await?;
+        let q = crate::routes::audit::ListQuery {
+            action: set(i.action),
+            user: set(i.user),
+            since: set(i.since),
+            until: set(i.until),
+            search: set(i.search),
+            limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
+            ..Default::default()
+        };
+        let d = answer(crate::routes::audit::search_audit_log(&state, q).await)?;
         Ok(reshape(
             d,
             "events",
@@ -607,66 +618,61 @@ fn search_audit_log(state: AppState, caller: Caller, input: Value) -> OpFuture {
     })
 }
 
-fn history(
-    state: &AppState,
-    caller: &Caller,
+/// The reassignment list's query: `rows` newest operations, optionally in one state.
+fn history_query(
     rows_wanted: usize,
     filter: Option<String>,
-) -> impl std::future::Future<Output = Result<Value, OpError>> + Send {
-    let q = query(&[("state", filter), ("limit", Some(rows_wanted.to_string()))]);
-    let state = state.clone();
-    let caller = caller.clone();
-    async move {
-        let mut d = call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/reassignments{q}"),
-            None,
-        )
-        .await?;
-        if let Some(obj) = d.as_object_mut() {
-            if let Some(ops) = obj
-                .remove("operations")
-                .or_else(|| obj.remove("reassignments"))
-            {
-                obj.insert("history".into(), ops);
-            }
-        }
-        Ok(reshape(
-            d,
-            "history",
-            "filter by state, or get_reassignment_by_id for one",
-        ))
+) -> crate::routes::reassignments::ListQuery {
+    crate::routes::reassignments::ListQuery {
+        state: set(filter),
+        limit: Some(rows_wanted as u64),
+        ..Default::default()
     }
 }
 
-fn list_reassignments(state: AppState, caller: Caller, input: Value) -> OpFuture {
+/// The reassignment list as agents get it: the operations under `history`, in the envelope.
+fn history(d: Result<Value, OpError>) -> Result<Value, OpError> {
+    let mut d = d?;
+    if let Some(obj) = d.as_object_mut() {
+        if let Some(ops) = obj
+            .remove("operations")
+            .or_else(|| obj.remove("reassignments"))
+        {
+            obj.insert("history".into(), ops);
+        }
+    }
+    Ok(reshape(
+        d,
+        "history",
+        "filter by state, or get_reassignment_by_id for one",
+    ))
+}
+
+fn list_reassignments(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let _: Nothing = parse(&input)?;
-        history(&state, &caller, Limit::fixed(10).rows(None), None).await
+        let q = history_query(Limit::fixed(10).rows(None), None);
+        history(answer(
+            crate::routes::reassignments::list_reassignments(&state, q).await,
+        ))
     })
 }
 
-fn reassignment_history(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn reassignment_history(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: HistoryInput = parse(&input)?;
-        history(&state, &caller, Limit::new(20, 100).rows(i.limit), i.state).await
+        let q = history_query(Limit::new(20, 100).rows(i.limit), i.state);
+        history(answer(
+            crate::routes::reassignments::get_reassignment_history(&state, q).await,
+        ))
     })
 }
 
-fn reassignment_by_id(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn reassignment_by_id(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: ReassignmentInput = parse(&input)?;
         need("id", &i.id)?;
-        call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/reassignments/{}", enc(&i.id)),
-            None,
-        )
-        .await
+        answer(crate::routes::reassignments::get_reassignment_by_id(&state, i.id).await)
     })
 }
 
@@ -685,19 +691,18 @@ fn default_configs(state: AppState, caller: Caller, input: Value) -> OpFuture {
     })
 }
 
-fn partition_optimization(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn partition_optimization(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: OptimizationInput = parse(&input)?;
         let limit = Limit::new(20, 100).rows(i.limit);
-        let q = query(&[("priority", i.priority), ("limit", Some(limit.to_string()))]);
-        let d = call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/optimize/partitions{q}"),
-            None,
-        )
-        .await?;
+        let q = crate::routes::observed::topics::OptimizeQuery {
+            priority: set(i.priority),
+            limit: Some(limit),
+            ..Default::default()
+        };
+        let d = answer_text(
+            crate::routes::observed::topics::get_partition_optimization(&state, q).await,
+        )?;
         Ok(reshape(
             d,
             "recommendations",

@@ -3,12 +3,14 @@
 //! run their REST route in-process and shape its answer to the spec's limits and envelope.
 
 use axum::http::Method;
+use ballast_balancer::blast::BlastRequest;
+use ballast_balancer::whatif::{ScenarioSpec, WhatIfRequest};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use super::ops::{boxed, need, query, reshape, rows};
-use super::{call, envelope, limited, parse, Caller, Limit, OpFuture};
+use super::ops::{answer_text, boxed, need, query, reshape, rows, set};
+use super::{answer, call, envelope, limited, parse, Caller, Limit, OpFuture};
 use crate::ui::enc;
 use crate::AppState;
 
@@ -166,6 +168,31 @@ pub struct Scenario {
     pub consumer_byte_rate: Option<f64>,
 }
 
+impl Scenario {
+    /// The scenario as the simulation reads it (the fields it names, the rest absent).
+    fn spec(self) -> ScenarioSpec {
+        ScenarioSpec {
+            kind: self.kind,
+            count: self.count.map(i64::from),
+            broker_ids: self
+                .broker_ids
+                .map(|ids| ids.into_iter().map(i64::from).collect()),
+            rack: self.rack,
+            topic: self.topic,
+            replication_factor: self.replication_factor.map(i64::from),
+            factor: self.factor,
+            size_factor: self.size_factor,
+            partitions: self.partitions.map(i64::from),
+            min_insync_replicas: self.min_insync_replicas.map(i64::from),
+            size_bytes: self.size_bytes,
+            producer_msg_rate: self.producer_msg_rate,
+            producer_byte_rate: self.producer_byte_rate,
+            consumer_msg_rate: self.consumer_msg_rate,
+            consumer_byte_rate: self.consumer_byte_rate,
+        }
+    }
+}
+
 /// A what-if simulation.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -196,7 +223,7 @@ pub struct BlastInput {
 
 // ------------------------------------------------------------------------------ operations
 
-pub(super) fn partition_activity(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn partition_activity(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: ActivityInput = parse(&input)?;
         let by_topic = match i.aggregate.as_deref().map(str::trim) {
@@ -221,21 +248,16 @@ pub(super) fn partition_activity(state: AppState, caller: Caller, input: Value) 
                 "narrow with topic or brokerId, or aggregate: topic",
             )
         };
-        let q = query(&[
-            ("aggregate", by_topic.then(|| "topic".to_string())),
-            ("sortBy", i.sort_by),
-            ("topic", i.topic),
-            ("brokerId", i.broker_id.map(|b| b.to_string())),
-            ("limit", Some(limit.rows(i.limit).to_string())),
-        ]);
-        let d = call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/activity/partitions{q}"),
-            None,
-        )
-        .await?;
+        let q = crate::routes::observed::activity::ActivityQuery {
+            aggregate: by_topic.then(|| "topic".to_string()),
+            sort_by: set(i.sort_by),
+            topic: set(i.topic),
+            broker_id: i.broker_id,
+            limit: Some(limit.rows(i.limit)),
+        };
+        let d = answer_text(
+            crate::routes::observed::activity::get_partition_activity(&state, q).await,
+        )?;
         Ok(reshape(d, key, hint))
     })
 }
@@ -422,7 +444,7 @@ pub(super) fn list_quotas(state: AppState, caller: Caller, input: Value) -> OpFu
     })
 }
 
-pub(super) fn cluster_logdirs(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn cluster_logdirs(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: LogdirsInput = parse(&input)?;
         let detail = i.topic.is_some() || i.broker_id.is_some();
@@ -432,19 +454,14 @@ pub(super) fn cluster_logdirs(state: AppState, caller: Caller, input: Value) -> 
             Limit::new(20, 100)
         };
         let rows_wanted = limit.rows(i.limit);
-        let q = query(&[
-            ("topic", i.topic),
-            ("brokerId", i.broker_id.map(|b| b.to_string())),
-            ("limit", Some(rows_wanted.to_string())),
-        ]);
-        let mut d = call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/cluster/logdirs{q}"),
-            None,
-        )
-        .await?;
+        let q = crate::routes::observed::cluster::LogDirsQuery {
+            topic: set(i.topic),
+            broker_id: i.broker_id,
+            limit: Some(rows_wanted),
+            ..Default::default()
+        };
+        let mut d =
+            answer_text(crate::routes::observed::cluster::get_cluster_logdirs(&state, q).await)?;
         let (key, total_key, hint) = if detail {
             (
                 "partitions",
@@ -473,7 +490,7 @@ pub(super) fn cluster_logdirs(state: AppState, caller: Caller, input: Value) -> 
     })
 }
 
-pub(super) fn what_if_simulate(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn what_if_simulate(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: WhatIfInput = parse(&input)?;
         if i.scenarios.is_empty() {
@@ -482,15 +499,11 @@ pub(super) fn what_if_simulate(state: AppState, caller: Caller, input: Value) ->
             ));
         }
         let limit = Limit::new(50, 1000).rows(i.limit);
-        let body = json!({"scenarios": i.scenarios, "limit": limit});
-        let mut d = call(
-            &state,
-            &caller,
-            Method::POST,
-            "/api/v1/what-if/simulate",
-            Some(&body),
-        )
-        .await?;
+        let request = WhatIfRequest {
+            scenarios: i.scenarios.into_iter().map(Scenario::spec).collect(),
+            limit: Some(i64::try_from(limit).unwrap_or(i64::MAX)),
+        };
+        let mut d = answer(crate::routes::simulation::what_if_simulate(&state, request).await)?;
         let count = d["moves"].as_array().map_or(0, Vec::len);
         let total = d["movement"]["moves"].as_u64().unwrap_or(count as u64);
         let truncated = d["movesTruncated"].as_bool().unwrap_or(false);
@@ -507,7 +520,7 @@ pub(super) fn what_if_simulate(state: AppState, caller: Caller, input: Value) ->
     })
 }
 
-pub(super) fn blast_radius(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn blast_radius(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: BlastInput = parse(&input)?;
         let named = [
@@ -521,25 +534,15 @@ pub(super) fn blast_radius(state: AppState, caller: Caller, input: Value) -> OpF
             ));
         }
         let limit = Limit::new(20, 200).rows(i.limit);
-        let mut body = Map::new();
-        if let Some(b) = i.broker_id {
-            body.insert("brokerId".into(), json!(b));
-        }
-        if let Some(b) = i.broker_ids {
-            body.insert("brokerIds".into(), json!(b));
-        }
-        if let Some(r) = i.rack {
-            body.insert("rack".into(), json!(r));
-        }
-        body.insert("limit".into(), json!(limit));
-        let mut d = call(
-            &state,
-            &caller,
-            Method::POST,
-            "/api/v1/blast-radius/analyze",
-            Some(&Value::Object(body)),
-        )
-        .await?;
+        let request = BlastRequest {
+            broker_id: i.broker_id.map(i64::from),
+            broker_ids: i
+                .broker_ids
+                .map(|ids| ids.into_iter().map(i64::from).collect()),
+            rack: i.rack,
+            limit: Some(i64::try_from(limit).unwrap_or(i64::MAX)),
+        };
+        let mut d = answer(crate::routes::simulation::blast_radius_analyze(&state, request).await)?;
         let affected = d["summary"]["partitionsAffected"].as_u64().unwrap_or(0);
         let truncated = [
             "offline",

@@ -26,24 +26,24 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/audit-log/revert", post(revert::revert))
 }
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Exact action name, e.g. `quotas.update`.
-    action: Option<String>,
+    pub(crate) action: Option<String>,
     /// The acting user or the requester.
-    user: Option<String>,
+    pub(crate) user: Option<String>,
     /// From this instant (inclusive): Unix ms or RFC 3339.
-    since: Option<String>,
+    pub(crate) since: Option<String>,
     /// Up to this instant (inclusive).
-    until: Option<String>,
+    pub(crate) until: Option<String>,
     /// Case-insensitive text in the action, target, summary or details.
-    search: Option<String>,
+    pub(crate) search: Option<String>,
     /// Page size: default 50 (also for 0), at most 500.
-    limit: Option<u32>,
+    pub(crate) limit: Option<u32>,
     /// Events to skip.
-    offset: Option<u32>,
+    pub(crate) offset: Option<u32>,
 }
 
 #[derive(Debug, Serialize)]
@@ -106,6 +106,15 @@ pub async fn list(
     State(state): State<AppState>,
     Query(q): Query<ListQuery>,
 ) -> ApiResult<AuditList> {
+    search_audit_log(&state, q).await.map(ApiOk)
+}
+
+/// The operation `search_audit_log`: events newest first (time, then id), filtered, one page at
+/// a time.
+pub(crate) async fn search_audit_log(
+    state: &AppState,
+    q: ListQuery,
+) -> Result<AuditList, ApiError> {
     let since_ms = instant("since", q.since)?;
     let until_ms = instant("until", q.until)?;
     if let (Some(since), Some(until)) = (since_ms, until_ms) {
@@ -132,12 +141,12 @@ pub async fn list(
     };
     let page = state.db(move |store| store.list_audit(&query)).await?;
     let events: Vec<Value> = page.events.iter().map(render).collect();
-    Ok(ApiOk(AuditList {
+    Ok(AuditList {
         count: events.len(),
         has_more: u64::from(offset) + (events.len() as u64) < page.total,
         total: page.total,
         limit,
         offset,
         events,
-    }))
+    })
 }

@@ -30,14 +30,14 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/proposals/{proposalId}", get(one).delete(delete))
 }
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
-struct ListQuery {
+pub(crate) struct ListQuery {
     /// Rows, default 50, at most 500 (absent or 0: the default; above: clamped).
-    limit: Option<u64>,
+    pub(crate) limit: Option<u64>,
     /// Rows to skip, default 0.
-    offset: Option<u64>,
+    pub(crate) offset: Option<u64>,
 }
 
 /// No query parameters are accepted (typos are refused).
@@ -175,6 +175,12 @@ async fn list(
     state: axum::extract::State<AppState>,
     Query(q): Query<ListQuery>,
 ) -> ApiResult<Value> {
+    list_proposals(&state, q).await.map(ApiOk)
+}
+
+/// The operation `list_proposals`: a page of stored proposals, newest first, as summary rows
+/// each with its own decision.
+pub(crate) async fn list_proposals(state: &AppState, q: ListQuery) -> Result<Value, ApiError> {
     let limit = match q.limit {
         None | Some(0) => DEFAULT_LIMIT,
         Some(n) => n.min(MAX_LIMIT),
@@ -186,13 +192,13 @@ async fn list(
     let page = state.db(move |s| s.proposals(limit, offset)).await?;
     let rows: Vec<Value> = page.proposals.iter().map(summary).collect();
     let count = rows.len() as u64;
-    Ok(ApiOk(json!({
+    Ok(json!({
         "total": page.total,
         "offset": offset,
         "count": count,
         "truncated": offset + count < page.total,
         "proposals": rows,
-    })))
+    }))
 }
 
 #[utoipa::path(
@@ -211,8 +217,14 @@ async fn current(
     state: axum::extract::State<AppState>,
     Query(_): Query<NoQuery>,
 ) -> ApiResult<Value> {
+    generate_proposal(&state).await.map(ApiOk)
+}
+
+/// The operation `generate_proposal`: the current candidate proposal and its decision (the web
+/// process starts no calculation; the observer re-evaluates after every sample).
+pub(crate) async fn generate_proposal(state: &AppState) -> Result<Value, ApiError> {
     match state.db(|s| s.current_proposal()).await? {
-        Some(p) => Ok(ApiOk(full(&p))),
+        Some(p) => Ok(full(&p)),
         None => Err(no_proposal()),
     }
 }
@@ -250,9 +262,18 @@ async fn one(
     Path(id): Path<String>,
     Query(_): Query<NoQuery>,
 ) -> ApiResult<Value> {
+    get_proposal(&state, id).await.map(ApiOk)
+}
+
+/// The operation `get_proposal`: one stored proposal in full; `current` names the current one
+/// (as `GET /api/v1/proposals/current`, whose route comes before this one's).
+pub(crate) async fn get_proposal(state: &AppState, id: String) -> Result<Value, ApiError> {
+    if id == "current" {
+        return generate_proposal(state).await;
+    }
     let key = id.clone();
     match state.db(move |s| s.proposal(&key)).await? {
-        Some(p) => Ok(ApiOk(full(&p))),
+        Some(p) => Ok(full(&p)),
         None => Err(unknown(&id)),
     }
 }

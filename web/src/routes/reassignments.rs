@@ -1366,16 +1366,16 @@ fn op_json(o: &OperationRecord, moves: &[MoveRecord], with_moves: bool) -> Value
     v
 }
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
-struct ListQuery {
+pub(crate) struct ListQuery {
     /// `Pending`, `Active`, `Completed`, `Failed` or `Cancelled` (case-insensitive).
-    state: Option<String>,
+    pub(crate) state: Option<String>,
     /// Rows, default 50, at most 500.
-    limit: Option<u64>,
+    pub(crate) limit: Option<u64>,
     /// Rows to skip.
-    offset: Option<u64>,
+    pub(crate) offset: Option<u64>,
 }
 
 #[utoipa::path(
@@ -1392,6 +1392,12 @@ async fn list(
     state: axum::extract::State<AppState>,
     Query(q): Query<ListQuery>,
 ) -> ApiResult<Value> {
+    list_reassignments(&state, q).await.map(ApiOk)
+}
+
+/// The operation `list_reassignments`: a page of operations, newest first, optionally in one
+/// state, with their progress and the current holder of the mutation slot.
+pub(crate) async fn list_reassignments(state: &AppState, q: ListQuery) -> Result<Value, ApiError> {
     let filter = match q.state.as_deref().map(str::to_ascii_lowercase).as_deref() {
         None => None,
         Some("pending") => Some(OperationState::Pending),
@@ -1429,13 +1435,21 @@ async fn list(
         .zip(&moves)
         .map(|(o, m)| op_json(o, m, false))
         .collect();
-    Ok(ApiOk(json!({
+    Ok(json!({
         "reassignments": rows,
         "total": page.total,
         "limit": limit,
         "offset": offset,
         "slot": slot,
-    })))
+    }))
+}
+
+/// The operation `get_reassignment_history`: [`list_reassignments`] (the same route).
+pub(crate) async fn get_reassignment_history(
+    state: &AppState,
+    q: ListQuery,
+) -> Result<Value, ApiError> {
+    list_reassignments(state, q).await
 }
 
 #[utoipa::path(
@@ -1451,6 +1465,15 @@ async fn list(
     )
 )]
 async fn one(state: axum::extract::State<AppState>, Path(id): Path<String>) -> ApiResult<Value> {
+    get_reassignment_by_id(&state, id).await.map(ApiOk)
+}
+
+/// The operation `get_reassignment_by_id`: one operation with every partition's state, step,
+/// bytes, rate, ETA and reason.
+pub(crate) async fn get_reassignment_by_id(
+    state: &AppState,
+    id: String,
+) -> Result<Value, ApiError> {
     let wanted = id.clone();
     let found = state
         .db(move |s| {
@@ -1469,7 +1492,7 @@ async fn one(state: axum::extract::State<AppState>, Path(id): Path<String>) -> A
             format!("no reassignment {id}"),
         ));
     };
-    Ok(ApiOk(op_json(&o, &m, true)))
+    Ok(op_json(&o, &m, true))
 }
 
 #[utoipa::path(

@@ -13,8 +13,8 @@ use axum::extract::State;
 use axum::response::Response;
 use axum::routing::post;
 use axum::Router;
-use ballast_balancer::blast::{self, BlastRequest, ConsumerGroup};
-use ballast_balancer::whatif::{self, WhatIfRequest};
+use ballast_balancer::blast::{self, BlastRadius, BlastRequest, ConsumerGroup};
+use ballast_balancer::whatif::{self, WhatIf, WhatIfRequest};
 use ballast_balancer::{InputError, Policy};
 use ballast_config::Config;
 use ballast_executor::THROTTLE_RATE_KEY;
@@ -118,9 +118,9 @@ fn consumer_groups(raw: &ObservedView) -> Vec<ConsumerGroup> {
 /// What every answer carries besides the result: which sample, how complete, which throttle.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Answer<'a, T: Serialize> {
+pub(crate) struct Answer<T: Serialize> {
     observed_at: String,
-    coverage: &'a Coverage,
+    coverage: Coverage,
     throttle: Throttle,
     #[serde(flatten)]
     result: T,
@@ -160,13 +160,22 @@ async fn simulate(
     State(state): State<AppState>,
     Json(request): Json<WhatIfRequest>,
 ) -> Result<Response, ApiError> {
-    let v = view::require(&state).await?;
-    let throttle = throttle(&state).await?;
+    ok_json(&what_if_simulate(&state, request).await?)
+}
+
+/// The operation `what_if_simulate`: the scenarios applied in order to the observed cluster and
+/// planned with the proposals' planner; changes nothing.
+pub(crate) async fn what_if_simulate(
+    state: &AppState,
+    request: WhatIfRequest,
+) -> Result<Answer<WhatIf>, ApiError> {
+    let v = view::require(state).await?;
+    let throttle = throttle(state).await?;
     let policy = policy(&state.config);
     let now_ms = state.clock.now_ms();
     let rate = throttle.bytes_per_sec;
     let observed = v.clone();
-    let maintenance = maintenance(&state).await?;
+    let maintenance = maintenance(state).await?;
     let result = compute(move || {
         // No cooldowns: a simulation shows what a scenario needs, not what may move right now.
         // Brokers in maintenance are as the proposals see them: they take no load and drain.
@@ -175,9 +184,9 @@ async fn simulate(
     })
     .await?
     .map_err(invalid("invalid scenario"))?;
-    ok_json(&Answer {
+    Ok(Answer {
         observed_at: v.observed_at(),
-        coverage: &v.coverage,
+        coverage: v.coverage.clone(),
         throttle,
         result,
     })
@@ -202,11 +211,20 @@ async fn blast_radius(
     State(state): State<AppState>,
     Json(request): Json<BlastRequest>,
 ) -> Result<Response, ApiError> {
-    let v = view::require(&state).await?;
-    let throttle = throttle(&state).await?;
+    ok_json(&blast_radius_analyze(&state, request).await?)
+}
+
+/// The operation `blast_radius_analyze`: what fails when a broker, several brokers or a rack
+/// fail now; changes nothing.
+pub(crate) async fn blast_radius_analyze(
+    state: &AppState,
+    request: BlastRequest,
+) -> Result<Answer<BlastRadius>, ApiError> {
+    let v = view::require(state).await?;
+    let throttle = throttle(state).await?;
     let rate = throttle.bytes_per_sec;
     let observed = v.clone();
-    let maintenance = maintenance(&state).await?;
+    let maintenance = maintenance(state).await?;
     let result = compute(move || {
         // Brokers in maintenance take no re-replicated copies, as in the proposals.
         let snapshot = snapshot_with_maintenance(&observed.raw, &[], &maintenance);
@@ -215,9 +233,9 @@ async fn blast_radius(
     })
     .await?
     .map_err(invalid("invalid failure"))?;
-    ok_json(&Answer {
+    Ok(Answer {
         observed_at: v.observed_at(),
-        coverage: &v.coverage,
+        coverage: v.coverage.clone(),
         throttle,
         result,
     })

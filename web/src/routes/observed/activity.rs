@@ -7,6 +7,7 @@
 //! (1.0 = average) and gives `level`: `idle` (no traffic), `low` (< 0.25), `normal`, `hot` (≥ 3).
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use axum::extract::State;
 use axum::response::Response;
@@ -19,22 +20,22 @@ use super::{known_broker, known_topic, limit, ok_raw, view};
 use crate::extract::Query;
 use crate::{ApiError, AppState};
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ActivityQuery {
     /// `score` (= `traffic`), `messages`, `producerMsgRate`, `producerByteRate`, `consumerMsgRate`, `consumerByteRate`, `size`; largest first.
-    sort_by: Option<String>,
+    pub(crate) sort_by: Option<String>,
     /// Only this topic.
-    topic: Option<String>,
+    pub(crate) topic: Option<String>,
     /// Only this broker (alias `broker`).
     #[param(value_type = Option<i32>)]
     #[serde(alias = "broker")]
-    broker_id: Option<BrokerId>,
+    pub(crate) broker_id: Option<BrokerId>,
     /// Rows (defaults: partitions 50, topics 20), at most 1000.
-    limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
     /// Partitions only: `topic` answers as `/activity/topics`.
-    aggregate: Option<String>,
+    pub(crate) aggregate: Option<String>,
 }
 
 /// What a list can be sorted by (largest first).
@@ -153,10 +154,21 @@ pub async fn partitions(
     State(state): State<AppState>,
     Query(q): Query<ActivityQuery>,
 ) -> Result<Response, ApiError> {
+    get_partition_activity(&state, q)
+        .await
+        .map(|data| ok_raw(&data))
+}
+
+/// The operation `get_partition_activity`: each partition's share of the cluster's traffic (or,
+/// with `aggregate=topic`, each topic's), as JSON text.
+pub(crate) async fn get_partition_activity(
+    state: &AppState,
+    q: ActivityQuery,
+) -> Result<Arc<String>, ApiError> {
     let sort = sort_key(q.sort_by.as_deref())?;
     match q.aggregate.as_deref() {
         None | Some("") => {}
-        Some("topic") => return topics(State(state), Query(q)).await,
+        Some("topic") => return topic_activity(state, q).await,
         Some(other) => {
             return Err(ApiError::bad_request(
                 "invalid query",
@@ -164,17 +176,16 @@ pub async fn partitions(
             ))
         }
     }
-    let v = view::require(&state).await?;
+    let v = view::require(state).await?;
     let topic = q.topic.as_deref().map(|t| known_topic(&v, t)).transpose()?;
     let broker = q.broker_id.map(|b| known_broker(&v, b)).transpose()?;
     if topic.is_none() && broker.is_none() && q.limit.is_none() {
         let key = format!("activity-partitions:{sort:?}");
-        let text = v.rendered(key, || {
+        return Ok(v.rendered(key, || {
             partitions_body(&v, sort, q.sort_by.clone(), None, None, None)
-        });
-        return Ok(ok_raw(&text));
+        }));
     }
-    Ok(ok_raw(&partitions_body(
+    Ok(Arc::new(partitions_body(
         &v,
         sort,
         q.sort_by.clone(),
@@ -312,14 +323,19 @@ pub async fn topics(
     State(state): State<AppState>,
     Query(q): Query<ActivityQuery>,
 ) -> Result<Response, ApiError> {
+    topic_activity(&state, q).await.map(|data| ok_raw(&data))
+}
+
+/// Each topic's share of the cluster's traffic and its hottest partition, as JSON text
+/// (`/activity/topics`, and `/activity/partitions?aggregate=topic`).
+async fn topic_activity(state: &AppState, q: ActivityQuery) -> Result<Arc<String>, ApiError> {
     let sort = sort_key(q.sort_by.as_deref())?.unwrap_or(SortKey::Score);
-    let v = view::require(&state).await?;
+    let v = view::require(state).await?;
     let topic = q.topic.as_deref().map(|t| known_topic(&v, t)).transpose()?;
     if q.sort_by.is_none() && topic.is_none() && q.limit.is_none() {
-        let text = v.rendered("activity-topics", || topics_body(&v, sort, None, &q));
-        return Ok(ok_raw(&text));
+        return Ok(v.rendered("activity-topics", || topics_body(&v, sort, None, &q)));
     }
-    Ok(ok_raw(&topics_body(&v, sort, topic, &q)))
+    Ok(Arc::new(topics_body(&v, sort, topic, &q)))
 }
 
 fn topics_body(v: &View, sort: SortKey, topic: Option<usize>, q: &ActivityQuery) -> String {

@@ -379,17 +379,17 @@ pub(crate) fn topic_out<'a>(v: &'a View, t: usize, rows: Option<&'a [Field]>) ->
 /// (about 700 bytes each), so a page stays near a third of a megabyte.
 pub const COMPREHENSIVE_DEFAULT_LIMIT: usize = 500;
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ComprehensiveQuery {
     /// `true` omits every topic's `partitions` array and gives every topic (default false).
-    summary: Option<bool>,
+    pub(crate) summary: Option<bool>,
     /// Partition rows per page (default 500, at most 100,000; 0 = default). Topics are never
     /// split: a page holds whole topics, at least one.
-    limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
     /// The index of the page's first topic (default 0): the previous page's `page.nextOffset`.
-    offset: Option<usize>,
+    pub(crate) offset: Option<usize>,
 }
 
 #[utoipa::path(
@@ -410,6 +410,17 @@ pub async fn comprehensive(
     State(state): State<AppState>,
     Query(q): Query<ComprehensiveQuery>,
 ) -> Result<Response, ApiError> {
+    get_cluster_overview(&state, q)
+        .await
+        .map(|data| ok_raw(&data))
+}
+
+/// The operation `get_cluster_overview`: the cluster, brokers, a page of topics (or every topic
+/// without partitions), consumer groups, health and rack assessment, as JSON text.
+pub(crate) async fn get_cluster_overview(
+    state: &AppState,
+    q: ComprehensiveQuery,
+) -> Result<Arc<String>, ApiError> {
     let summary = q.summary.unwrap_or(false);
     if summary && (q.limit.is_some() || q.offset.is_some()) {
         return Err(ApiError::bad_request(
@@ -417,7 +428,7 @@ pub async fn comprehensive(
             "limit and offset page the partition rows; summary=true has none",
         ));
     }
-    let v = view::require(&state).await?;
+    let v = view::require(state).await?;
     let n = limit(q.limit, COMPREHENSIVE_DEFAULT_LIMIT, PARTITIONS_MAX_LIMIT);
     let offset = q.offset.unwrap_or(0);
     // Everything but the cluster object (whose `ageMs` moves) and the topics is rendered once
@@ -441,7 +452,7 @@ pub async fn comprehensive(
     data.push(',');
     data.push_str(&common);
     data.push('}');
-    Ok(ok_raw(&data))
+    Ok(Arc::new(data))
 }
 
 /// The topics of one page: `"topics":[..],"page":{..}` (no braces). With `summary`, every topic
@@ -543,20 +554,20 @@ fn comprehensive_common(v: &View) -> String {
 // ---------------------------------------------------------------------------------------------
 // GET /api/v1/cluster/logdirs
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct LogDirsQuery {
     /// `true`: broker level only (no `dirs`, no `topics`).
-    summary: Option<bool>,
+    pub(crate) summary: Option<bool>,
     /// Adds `partitions[]`: the replicas of this topic.
-    topic: Option<String>,
+    pub(crate) topic: Option<String>,
     /// Only this broker (alias `broker`); adds `partitions[]`: its replicas.
     #[param(value_type = Option<i32>)]
     #[serde(alias = "broker")]
-    broker_id: Option<BrokerId>,
+    pub(crate) broker_id: Option<BrokerId>,
     /// Rows of `topics` (default 100) and `partitions` (default 1000), at most 100,000.
-    limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
 }
 
 #[utoipa::path(
@@ -577,7 +588,18 @@ pub async fn logdirs(
     State(state): State<AppState>,
     Query(q): Query<LogDirsQuery>,
 ) -> Result<Response, ApiError> {
-    let v = view::require(&state).await?;
+    get_cluster_logdirs(&state, q)
+        .await
+        .map(|data| ok_raw(&data))
+}
+
+/// The operation `get_cluster_logdirs`: disk use per broker and log directory with the topics
+/// using most space; with a topic and/or broker, their replicas too; as JSON text.
+pub(crate) async fn get_cluster_logdirs(
+    state: &AppState,
+    q: LogDirsQuery,
+) -> Result<Arc<String>, ApiError> {
+    let v = view::require(state).await?;
     let topic = q.topic.as_deref().map(|t| known_topic(&v, t)).transpose()?;
     let broker = q.broker_id.map(|b| known_broker(&v, b)).transpose()?;
     let summary = q.summary.unwrap_or(false);
@@ -587,10 +609,9 @@ pub async fn logdirs(
         } else {
             "logdirs"
         };
-        let text = v.rendered(key, || logdirs_body(&v, None, None, summary, None));
-        return Ok(ok_raw(&text));
+        return Ok(v.rendered(key, || logdirs_body(&v, None, None, summary, None)));
     }
-    Ok(ok_raw(&logdirs_body(&v, topic, broker, summary, q.limit)))
+    Ok(Arc::new(logdirs_body(&v, topic, broker, summary, q.limit)))
 }
 
 fn logdirs_body(
@@ -754,12 +775,12 @@ fn logdirs_body(
 // ---------------------------------------------------------------------------------------------
 // GET /api/v1/cluster/health
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct HealthQuery {
     /// Rows per partition list, default 100, at most 10,000 (counts are always complete).
-    limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
 }
 
 fn health_status(v: &View) -> &'static str {
@@ -808,12 +829,22 @@ pub async fn health(
     State(state): State<AppState>,
     Query(q): Query<HealthQuery>,
 ) -> Result<Response, ApiError> {
-    let v = view::require(&state).await?;
+    get_cluster_health(&state, q)
+        .await
+        .map(|data| ok_raw(&data))
+}
+
+/// The operation `get_cluster_health`: `critical`, `degraded` or `healthy`, with the partitions
+/// that make it so, as JSON text.
+pub(crate) async fn get_cluster_health(
+    state: &AppState,
+    q: HealthQuery,
+) -> Result<Arc<String>, ApiError> {
+    let v = view::require(state).await?;
     if q.limit.is_none() {
-        let text = v.rendered("health", || health_body(&v, 100));
-        return Ok(ok_raw(&text));
+        return Ok(v.rendered("health", || health_body(&v, 100)));
     }
-    Ok(ok_raw(&health_body(&v, limit(q.limit, 100, 10_000))))
+    Ok(Arc::new(health_body(&v, limit(q.limit, 100, 10_000))))
 }
 
 fn health_body(v: &View, n: usize) -> String {
@@ -1087,7 +1118,13 @@ pub async fn racks(
     State(state): State<AppState>,
     Query(_): Query<NoQuery>,
 ) -> Result<Response, ApiError> {
-    let v = view::require(&state).await?;
+    get_broker_racks(&state).await.map(|data| ok_raw(&data))
+}
+
+/// The operation `get_broker_racks`: racks, their brokers and load, and the rack assessment, as
+/// JSON text.
+pub(crate) async fn get_broker_racks(state: &AppState) -> Result<Arc<String>, ApiError> {
+    let v = view::require(state).await?;
     let text = v.rendered("racks", || {
         let mut by_rack: BTreeMap<&str, Vec<BrokerId>> = BTreeMap::new();
         for b in &v.raw.brokers {
@@ -1126,5 +1163,5 @@ pub async fn racks(
         })
         .to_string()
     });
-    Ok(ok_raw(&text))
+    Ok(text)
 }

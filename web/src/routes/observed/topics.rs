@@ -1,5 +1,7 @@
 //! `POST /api/v1/topics/search` and `GET /api/v1/optimize/partitions`.
 
+use std::sync::Arc;
+
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::Response;
@@ -383,16 +385,16 @@ pub fn recommendations(v: &View) -> Vec<Recommendation> {
     out
 }
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct OptimizeQuery {
     /// `High`, `Medium` or `Low` (case-insensitive).
-    priority: Option<String>,
+    pub(crate) priority: Option<String>,
     /// Only this topic.
-    topic: Option<String>,
+    pub(crate) topic: Option<String>,
     /// Default 100, at most 1000.
-    limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
 }
 
 #[utoipa::path(
@@ -413,6 +415,17 @@ pub async fn optimize(
     State(state): State<AppState>,
     Query(q): Query<OptimizeQuery>,
 ) -> Result<Response, ApiError> {
+    get_partition_optimization(&state, q)
+        .await
+        .map(|data| ok_raw(&data))
+}
+
+/// The operation `get_partition_optimization`: per topic, whether its partition count should
+/// change, with a priority and the figures behind it, as JSON text.
+pub(crate) async fn get_partition_optimization(
+    state: &AppState,
+    q: OptimizeQuery,
+) -> Result<Arc<String>, ApiError> {
     let priority = match q.priority.as_deref() {
         None | Some("") => None,
         Some(p) => Some(Priority::parse(p).ok_or_else(|| {
@@ -422,13 +435,12 @@ pub async fn optimize(
             )
         })?),
     };
-    let v = view::require(&state).await?;
+    let v = view::require(state).await?;
     let topic = q.topic.as_deref().map(|t| known_topic(&v, t)).transpose()?;
     if priority.is_none() && topic.is_none() && q.limit.is_none() {
-        let text = v.rendered("optimize", || optimize_body(&v, None, None, None));
-        return Ok(ok_raw(&text));
+        return Ok(v.rendered("optimize", || optimize_body(&v, None, None, None)));
     }
-    Ok(ok_raw(&optimize_body(&v, priority, topic, q.limit)))
+    Ok(Arc::new(optimize_body(&v, priority, topic, q.limit)))
 }
 
 fn optimize_body(
