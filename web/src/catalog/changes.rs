@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use axum::http::Method;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use super::ops::{boxed, need, redistribution_done, wait_for_operation, TopicConfigInput};
-use super::{call, parse, Caller, OpError, OpFuture};
+use super::ops::{boxed, given, need, redistribution_done, wait_for_operation, TopicConfigInput};
+use super::{answer, call, parse, Caller, OpError, OpFuture};
 use crate::ui::enc;
 use crate::AppState;
 
@@ -266,21 +266,31 @@ pub(super) fn bulk_update_topic_config(state: AppState, caller: Caller, input: V
     boxed(async move {
         check_bulk_config(&input)?;
         let i: BulkConfigInput = parse(&input)?;
+        use crate::routes::manage::configs::{BulkBody, TopicUpdate};
         let body = match i.updates {
-            Some(updates) => json!({"updates": updates
-                .into_iter()
-                .map(|u| json!({"topic": u.topic, "configs": u.configs}))
-                .collect::<Vec<_>>()}),
-            None => json!({"topics": i.topics, "configs": i.configs}),
+            Some(updates) => BulkBody {
+                topics: None,
+                configs: None,
+                updates: Some(
+                    updates
+                        .into_iter()
+                        .map(|u| TopicUpdate {
+                            topic: u.topic,
+                            configs: u.configs,
+                        })
+                        .collect(),
+                ),
+            },
+            None => BulkBody {
+                topics: i.topics,
+                configs: i.configs,
+                updates: None,
+            },
         };
-        call(
-            &state,
-            &caller,
-            Method::PUT,
-            "/api/v1/topics/config/bulk",
-            Some(&body),
+        answer(
+            crate::routes::manage::configs::bulk_update_topic_config(&state, &caller.actor(), body)
+                .await,
         )
-        .await
     })
 }
 
@@ -333,14 +343,23 @@ pub(super) fn check_create_acls(input: &Value) -> Result<String, OpError> {
 pub(super) fn create_acls(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: CreateAclsInput = parse(&input)?;
-        call(
-            &state,
-            &caller,
-            Method::POST,
-            "/api/v1/acls",
-            Some(&json!({"bindings": i.bindings})),
-        )
-        .await
+        use crate::routes::manage::acls::{BindingBody, CreateBody};
+        let body = CreateBody {
+            bindings: i
+                .bindings
+                .into_iter()
+                .map(|b| BindingBody {
+                    resource_type: b.resource_type,
+                    resource_name: b.resource_name,
+                    pattern_type: b.pattern_type,
+                    principal: b.principal,
+                    host: b.host,
+                    operation: b.operation,
+                    permission_type: b.permission_type,
+                })
+                .collect(),
+        };
+        answer(crate::routes::manage::acls::create_acls(&state, &caller.actor(), body).await)
     })
 }
 
@@ -377,15 +396,17 @@ pub(super) fn delete_acls(state: AppState, caller: Caller, input: Value) -> OpFu
     boxed(async move {
         check_delete_acls(&input)?;
         let i: DeleteAclsInput = parse(&input)?;
-        let q = super::ops::query(&acl_filter(i));
-        call(
-            &state,
-            &caller,
-            Method::DELETE,
-            &format!("/api/v1/acls{q}"),
-            None,
-        )
-        .await
+        let q = crate::routes::live::acls::AclQuery {
+            principal: given(i.principal),
+            resource_type: given(i.resource_type),
+            resource_name: given(i.resource_name),
+            pattern_type: given(i.pattern_type),
+            operation: given(i.operation),
+            permission_type: given(i.permission_type),
+            host: given(i.host),
+            limit: None,
+        };
+        answer(crate::routes::manage::acls::delete_acls(&state, &caller.actor(), q).await)
     })
 }
 
@@ -459,36 +480,43 @@ pub(super) fn reset_consumer_group_offsets(
     boxed(async move {
         check_reset_offsets(&input)?;
         let i: ResetOffsetsInput = parse(&input)?;
-        let mut body = Map::new();
-        body.insert(
-            "strategy".into(),
-            json!(i.strategy.trim().to_ascii_lowercase()),
-        );
-        let mut put = |k: &str, v: Option<Value>| {
-            if let Some(v) = v {
-                body.insert(k.into(), v);
-            }
+        use crate::routes::manage::groups::{OffsetEntry, ResetBody};
+        let body = ResetBody {
+            strategy: i.strategy.trim().to_ascii_lowercase(),
+            topic: i.topic,
+            partitions: i.partitions,
+            timestamp: i.timestamp,
+            shift_by: i.shift_by,
+            offsets: i.offsets.map(|o| {
+                o.into_iter()
+                    .map(|e| OffsetEntry {
+                        topic: e.topic,
+                        partition: e.partition,
+                        offset: e.offset,
+                    })
+                    .collect()
+            }),
+            dry_run: false,
         };
-        put("topic", i.topic.map(Value::String));
-        put("partitions", i.partitions.map(|p| json!(p)));
-        put("timestamp", i.timestamp);
-        put("shiftBy", i.shift_by.map(|s| json!(s)));
-        put("offsets", i.offsets.map(|o| json!(o)));
-        call(
-            &state,
-            &caller,
-            Method::POST,
-            &format!("/api/v1/consumer-groups/{}/reset-offsets", enc(&i.group)),
-            Some(&Value::Object(body)),
+        answer(
+            crate::routes::manage::groups::reset_consumer_group_offsets(
+                &state,
+                &caller.actor(),
+                i.group,
+                body,
+            )
+            .await,
         )
-        .await
     })
 }
 
 // ------------------------------------------------------------------------------ quotas
 
-/// The entity's REST path (a `<default>` segment names the default user or client id).
-fn quota_path(user: Option<&str>, client_id: Option<&str>) -> Result<String, OpError> {
+/// The entity's user and client id as its REST path names them, trimmed (`<default>` names the
+/// default user or client id).
+type QuotaNames = (Option<String>, Option<String>);
+
+fn quota_entity(user: Option<&str>, client_id: Option<&str>) -> Result<QuotaNames, OpError> {
     let user = user.map(str::trim);
     let client_id = client_id.map(str::trim);
     if user == Some("") || client_id == Some("") {
@@ -496,12 +524,10 @@ fn quota_path(user: Option<&str>, client_id: Option<&str>) -> Result<String, OpE
             "user, clientId: must not be empty (use <default> for the default entity)",
         ));
     }
-    Ok(match (user, client_id) {
-        (Some(u), Some(c)) => format!("/api/v1/quotas/user/{}/{}", enc(u), enc(c)),
-        (Some(u), None) => format!("/api/v1/quotas/user/{}", enc(u)),
-        (None, Some(c)) => format!("/api/v1/quotas/client-id/{}", enc(c)),
-        (None, None) => return Err(OpError::invalid("name the user, the clientId, or both")),
-    })
+    if user.is_none() && client_id.is_none() {
+        return Err(OpError::invalid("name the user, the clientId, or both"));
+    }
+    Ok((user.map(str::to_string), client_id.map(str::to_string)))
 }
 
 fn entity_words(user: Option<&str>, client_id: Option<&str>) -> String {
@@ -514,7 +540,7 @@ fn entity_words(user: Option<&str>, client_id: Option<&str>) -> String {
 
 pub(super) fn check_update_quota(input: &Value) -> Result<String, OpError> {
     let i: QuotaInput = parse(input)?;
-    quota_path(i.user.as_deref(), i.client_id.as_deref())?;
+    quota_entity(i.user.as_deref(), i.client_id.as_deref())?;
     if i.values.is_empty() {
         return Err(OpError::invalid(
             "values: name at least one quota (delete_quota removes them all)",
@@ -536,21 +562,26 @@ pub(super) fn check_update_quota(input: &Value) -> Result<String, OpError> {
 pub(super) fn update_quota(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: QuotaInput = parse(&input)?;
-        let path = quota_path(i.user.as_deref(), i.client_id.as_deref())?;
-        call(
-            &state,
-            &caller,
-            Method::PUT,
-            &path,
-            Some(&json!({"values": i.values})),
+        let (user, client_id) = quota_entity(i.user.as_deref(), i.client_id.as_deref())?;
+        let body = crate::routes::manage::quotas::PutBody {
+            values: i.values.into_iter().map(|(k, v)| (k, json!(v))).collect(),
+        };
+        answer(
+            crate::routes::manage::quotas::update_quota(
+                &state,
+                &caller.actor(),
+                user,
+                client_id,
+                body,
+            )
+            .await,
         )
-        .await
     })
 }
 
 pub(super) fn check_delete_quota(input: &Value) -> Result<String, OpError> {
     let i: QuotaEntityInput = parse(input)?;
-    quota_path(i.user.as_deref(), i.client_id.as_deref())?;
+    quota_entity(i.user.as_deref(), i.client_id.as_deref())?;
     Ok(format!(
         "remove every quota of {}",
         entity_words(i.user.as_deref(), i.client_id.as_deref())
@@ -560,8 +591,11 @@ pub(super) fn check_delete_quota(input: &Value) -> Result<String, OpError> {
 pub(super) fn delete_quota(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: QuotaEntityInput = parse(&input)?;
-        let path = quota_path(i.user.as_deref(), i.client_id.as_deref())?;
-        call(&state, &caller, Method::DELETE, &path, None).await
+        let (user, client_id) = quota_entity(i.user.as_deref(), i.client_id.as_deref())?;
+        answer(
+            crate::routes::manage::quotas::delete_quota(&state, &caller.actor(), user, client_id)
+                .await,
+        )
     })
 }
 

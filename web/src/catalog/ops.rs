@@ -301,6 +301,11 @@ pub(super) fn query(pairs: &[(&str, Option<String>)]) -> String {
     crate::ui::query(&set)
 }
 
+/// A text parameter as the REST query string carried it: an empty value was left out.
+pub(super) fn given(v: Option<String>) -> Option<String> {
+    v.filter(|v| !v.is_empty())
+}
+
 /// Re-applies the MCP envelope over an answer a REST route already cut to `rows` rows (`total`
 /// is the REST route's count of every match).
 pub(super) fn reshape(mut d: Value, key: &str, hint: &str) -> Value {
@@ -471,35 +476,29 @@ fn broker_racks(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     })
 }
 
-fn topic_config(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn topic_config(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: TopicInput = parse(&input)?;
         need("topic", &i.topic)?;
-        call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/topics/{}/config", enc(&i.topic)),
-            None,
+        answer(
+            crate::routes::live::configs::get_topic_config(&state, i.topic, Default::default())
+                .await,
         )
-        .await
     })
 }
 
-fn search_topics(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn search_topics(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: SearchTopicsInput = parse(&input)?;
         let limit = Limit::new(100, 1000).rows(i.limit);
-        let body = json!({"query": i.query.unwrap_or_default(), "match": i.match_kind.unwrap_or_else(|| "contains".into()),
-            "includeInternal": i.include_internal.unwrap_or(false), "limit": limit});
-        let d = call(
-            &state,
-            &caller,
-            Method::POST,
-            "/api/v1/topics/search",
-            Some(&body),
-        )
-        .await?;
+        let body = crate::routes::observed::topics::SearchBody {
+            query: Some(i.query.unwrap_or_default()),
+            mode: Some(i.match_kind.unwrap_or_else(|| "contains".into())),
+            include_internal: Some(i.include_internal.unwrap_or(false)),
+            limit: Some(limit),
+            offset: None,
+        };
+        let d = answer(crate::routes::observed::topics::search_topics(&state, body).await)?;
         Ok(reshape(
             d,
             "topics",
@@ -508,23 +507,16 @@ fn search_topics(state: AppState, caller: Caller, input: Value) -> OpFuture {
     })
 }
 
-fn list_consumer_groups(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn list_consumer_groups(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: GroupsInput = parse(&input)?;
         let limit = Limit::new(100, 500).rows(i.limit);
-        let q = query(&[
-            ("state", i.state),
-            ("search", i.search),
-            ("limit", Some(limit.to_string())),
-        ]);
-        let d = call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/consumer-groups{q}"),
-            None,
-        )
-        .await?;
+        let q = crate::routes::live::groups::ListQuery {
+            state: given(i.state),
+            search: given(i.search),
+            limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
+        };
+        let d = answer(crate::routes::live::groups::list_consumer_groups(&state, q).await)?;
         Ok(reshape(
             d,
             "groups",
@@ -533,18 +525,11 @@ fn list_consumer_groups(state: AppState, caller: Caller, input: Value) -> OpFutu
     })
 }
 
-fn describe_consumer_group(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn describe_consumer_group(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: GroupInput = parse(&input)?;
         need("group", &i.group)?;
-        call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/consumer-groups/{}", enc(&i.group)),
-            None,
-        )
-        .await
+        answer(crate::routes::live::groups::describe_consumer_group(&state, i.group).await)
     })
 }
 
@@ -568,18 +553,11 @@ fn list_acls(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     })
 }
 
-fn topic_watermarks(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn topic_watermarks(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: TopicListInput = parse(&input)?;
         need("topic", &i.topic)?;
-        let d = call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/topics/{}/watermarks", enc(&i.topic)),
-            None,
-        )
-        .await?;
+        let d = answer(crate::routes::live::messages::get_topic_watermarks(&state, i.topic).await)?;
         let mut partitions = rows(&d, "partitions");
         partitions.sort_by_key(|p| p["partition"].as_i64().unwrap_or(0));
         let mut out = limited(
@@ -676,18 +654,14 @@ fn reassignment_by_id(state: AppState, _caller: Caller, input: Value) -> OpFutur
     })
 }
 
-fn default_configs(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn default_configs(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: DefaultsInput = parse(&input)?;
-        let q = query(&[("keyFilter", i.key_filter)]);
-        call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/config/defaults{q}"),
-            None,
-        )
-        .await
+        let q = crate::routes::live::configs::DefaultsQuery {
+            broker: None,
+            key_filter: given(i.key_filter),
+        };
+        answer(crate::routes::live::configs::get_default_configs(&state, q).await)
     })
 }
 
@@ -884,14 +858,10 @@ fn check_group(input: &Value) -> Result<String, OpError> {
 fn delete_consumer_group(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: GroupInput = parse(&input)?;
-        call(
-            &state,
-            &caller,
-            Method::DELETE,
-            &format!("/api/v1/consumer-groups/{}", enc(&i.group)),
-            None,
+        answer(
+            crate::routes::manage::groups::delete_consumer_group(&state, &caller.actor(), i.group)
+                .await,
         )
-        .await
     })
 }
 

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::ops::{answer_text, boxed, need, query, reshape, rows, set};
+use super::ops::{answer_text, boxed, given, need, query, reshape, rows, set};
 use super::{answer, call, envelope, limited, parse, Caller, Limit, OpFuture};
 use crate::ui::enc;
 use crate::AppState;
@@ -262,29 +262,19 @@ pub(super) fn partition_activity(state: AppState, _caller: Caller, input: Value)
     })
 }
 
-pub(super) fn search_topics_by_config(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn search_topics_by_config(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: ConfigSearchInput = parse(&input)?;
         need("key", &i.key)?;
-        let q = query(&[
-            ("key", Some(i.key)),
-            ("value", i.value),
-            ("op", i.op),
-            ("overriddenOnly", i.overridden_only.map(|b| b.to_string())),
-            ("includeInternal", i.include_internal.map(|b| b.to_string())),
-            (
-                "limit",
-                Some(Limit::new(100, 1000).rows(i.limit).to_string()),
-            ),
-        ]);
-        let d = call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/topics/config-search{q}"),
-            None,
-        )
-        .await?;
+        let q = crate::routes::live::configs::ConfigSearchQuery {
+            key: i.key,
+            value: given(i.value),
+            op: given(i.op),
+            overridden_only: i.overridden_only,
+            include_internal: i.include_internal,
+            limit: Some(Limit::new(100, 1000).rows(i.limit)),
+        };
+        let d = answer(crate::routes::live::configs::search_topics_by_config(&state, q).await)?;
         Ok(reshape(
             d,
             "topics",
@@ -293,19 +283,16 @@ pub(super) fn search_topics_by_config(state: AppState, caller: Caller, input: Va
     })
 }
 
-pub(super) fn consumer_group_lag(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn consumer_group_lag(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: LagInput = parse(&input)?;
         need("group", &i.group)?;
-        let q = query(&[("topic", i.topic), ("sort", Some("lag".into()))]);
-        let d = call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/consumer-groups/{}/lag{q}", enc(&i.group)),
-            None,
-        )
-        .await?;
+        let q = crate::routes::live::groups::LagQuery {
+            topic: given(i.topic),
+            sort: Some("lag".into()),
+        };
+        let d =
+            answer(crate::routes::live::groups::get_consumer_group_lag(&state, i.group, q).await)?;
         let mut out = limited(
             "topPartitions",
             rows(&d, "partitions"),
@@ -331,7 +318,7 @@ pub(super) fn consumer_group_lag(state: AppState, caller: Caller, input: Value) 
 /// The REST route's own maximum, which is also the tool's.
 const BROWSE_MAX: usize = 50;
 
-pub(super) fn browse_messages(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn browse_messages(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: BrowseInput = parse(&input)?;
         need("topic", &i.topic)?;
@@ -344,23 +331,17 @@ pub(super) fn browse_messages(state: AppState, caller: Caller, input: Value) -> 
                 .as_deref()
                 .is_none_or(|f| f.eq_ignore_ascii_case("latest"));
         let filtered = i.key_filter.is_some() || i.value_filter.is_some();
-        let q = query(&[
-            ("partition", i.partition.map(|p| p.to_string())),
-            ("offset", i.offset.map(|o| o.to_string())),
-            ("timestamp", i.timestamp.map(|t| t.to_string())),
-            ("from", i.from),
-            ("keyFilter", i.key_filter),
-            ("valueFilter", i.value_filter),
-            ("limit", Some(fetch.to_string())),
-        ]);
-        let mut d = call(
-            &state,
-            &caller,
-            Method::GET,
-            &format!("/api/v1/topics/{}/messages{q}", enc(&i.topic)),
-            None,
-        )
-        .await?;
+        let q = crate::routes::live::messages::RangeQuery {
+            partition: i.partition,
+            offset: i.offset,
+            timestamp: i.timestamp,
+            from: given(i.from),
+            limit: Some(u32::try_from(fetch).unwrap_or(u32::MAX)),
+            key_filter: given(i.key_filter),
+            value_filter: given(i.value_filter),
+        };
+        let mut d =
+            answer(crate::routes::live::messages::browse_messages(&state, i.topic, q).await)?;
         let mut messages = rows(&d, "messages");
         let mut more = messages.len() > wanted;
         if more {
@@ -411,10 +392,10 @@ pub(super) fn browse_messages(state: AppState, caller: Caller, input: Value) -> 
     })
 }
 
-pub(super) fn list_quotas(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn list_quotas(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: QuotasInput = parse(&input)?;
-        let d = call(&state, &caller, Method::GET, "/api/v1/quotas", None).await?;
+        let d = answer(crate::routes::live::quotas::list_quotas(&state).await)?;
         let kind = i.entity_type.map(|t| t.trim().to_ascii_lowercase());
         let search = i.search.map(|s| s.trim().to_lowercase());
         let quotas: Vec<Value> = rows(&d, "quotas")

@@ -9,12 +9,12 @@ use super::{fail, non_empty};
 use crate::extract::{Path, Query};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct TopicConfigQuery {
     /// Case-insensitive substring of the configuration name.
-    key_filter: Option<String>,
+    pub(crate) key_filter: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -25,15 +25,15 @@ pub struct TopicConfig {
     entries: Vec<ConfigEntry>,
 }
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct DefaultsQuery {
     /// The broker whose view is shown; default the controller.
     #[param(value_type = Option<i32>)]
-    broker: Option<BrokerId>,
+    pub(crate) broker: Option<BrokerId>,
     /// Case-insensitive substring of the configuration name.
-    key_filter: Option<String>,
+    pub(crate) key_filter: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -68,7 +68,7 @@ async fn topic_entries(
     topic: String,
     filter: Option<String>,
     explicit_only: bool,
-) -> ApiResult<TopicConfig> {
+) -> Result<TopicConfig, ApiError> {
     let client = state.kafka.client().await?;
     let entries = client
         .describe_config(&ConfigResource::Topic(topic.clone()))
@@ -81,11 +81,11 @@ async fn topic_entries(
         .filter(|e| key_matches(filter.as_deref(), &e.name))
         .map(withhold_sensitive)
         .collect();
-    Ok(ApiOk(TopicConfig {
+    Ok(TopicConfig {
         topic,
         count: entries.len(),
         entries,
-    }))
+    })
 }
 
 #[utoipa::path(
@@ -109,7 +109,17 @@ pub async fn topic_config(
     Path(topic): Path<String>,
     Query(q): Query<TopicConfigQuery>,
 ) -> ApiResult<TopicConfig> {
-    topic_entries(&state, topic, q.key_filter, false).await
+    get_topic_config(&state, topic, q).await.map(ApiOk)
+}
+
+/// The operation `get_topic_config`: every configuration entry of the topic with its source
+/// (sensitive values withheld), optionally only the keys containing `keyFilter`.
+pub(crate) async fn get_topic_config(
+    state: &AppState,
+    topic: String,
+    q: TopicConfigQuery,
+) -> Result<TopicConfig, ApiError> {
+    topic_entries(state, topic, q.key_filter, false).await
 }
 
 #[utoipa::path(
@@ -133,7 +143,9 @@ pub async fn topic_config_explicit(
     Path(topic): Path<String>,
     Query(q): Query<TopicConfigQuery>,
 ) -> ApiResult<TopicConfig> {
-    topic_entries(&state, topic, q.key_filter, true).await
+    topic_entries(&state, topic, q.key_filter, true)
+        .await
+        .map(ApiOk)
 }
 
 #[utoipa::path(
@@ -157,12 +169,21 @@ pub async fn broker_defaults(
     State(state): State<AppState>,
     Query(q): Query<DefaultsQuery>,
 ) -> ApiResult<BrokerDefaults> {
+    get_default_configs(&state, q).await.map(ApiOk)
+}
+
+/// The operation `get_default_configs`: the configuration of `broker` (default the controller),
+/// optionally only the keys containing `keyFilter`; sensitive values withheld.
+pub(crate) async fn get_default_configs(
+    state: &AppState,
+    q: DefaultsQuery,
+) -> Result<BrokerDefaults, ApiError> {
     let client = state.kafka.client().await?;
     // A metadata request for no topic: the brokers and the controller, fresh and cheap.
     let metadata = client
         .metadata(Some(&[]))
         .await
-        .map_err(|e| fail(&state, e))?;
+        .map_err(|e| fail(state, e))?;
     let controller = metadata
         .controller_id
         .filter(|id| metadata.broker(*id).is_some());
@@ -191,7 +212,7 @@ pub async fn broker_defaults(
     let entries = client
         .describe_config(&ConfigResource::Broker(broker))
         .await
-        .map_err(|e| fail(&state, e))?;
+        .map_err(|e| fail(state, e))?;
     let total = entries.len();
     let filter = non_empty(q.key_filter);
     let entries: Vec<ConfigEntry> = entries
@@ -199,13 +220,13 @@ pub async fn broker_defaults(
         .filter(|e| key_matches(filter.as_deref(), &e.name))
         .map(withhold_sensitive)
         .collect();
-    Ok(ApiOk(BrokerDefaults {
+    Ok(BrokerDefaults {
         broker,
         controller: controller == Some(broker),
         count: entries.len(),
         total,
         entries,
-    }))
+    })
 }
 
 #[cfg(test)]
@@ -241,23 +262,23 @@ mod tests {
     }
 }
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ConfigSearchQuery {
     /// The configuration key, exactly (e.g. `retention.ms`, `cleanup.policy`).
-    key: String,
+    pub(crate) key: String,
     /// The value to compare with; omitted: every topic, with its value.
-    value: Option<String>,
+    pub(crate) value: Option<String>,
     /// How `value` compares: `eq` (default), `ne`, `contains` (case-insensitive), or numerically
     /// `lt`, `le`, `gt`, `ge`.
-    op: Option<String>,
+    pub(crate) op: Option<String>,
     /// Only topics that set the key themselves (a topic override), not inheriting it.
-    overridden_only: Option<bool>,
+    pub(crate) overridden_only: Option<bool>,
     /// Include internal topics such as `__consumer_offsets` (default false).
-    include_internal: Option<bool>,
+    pub(crate) include_internal: Option<bool>,
     /// Rows, default 100, at most 1000 (counts cover every match).
-    limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
 }
 
 /// One topic's value of the searched key.
@@ -388,6 +409,15 @@ pub async fn search(
     State(state): State<AppState>,
     Query(q): Query<ConfigSearchQuery>,
 ) -> ApiResult<ConfigSearch> {
+    search_topics_by_config(&state, q).await.map(ApiOk)
+}
+
+/// The operation `search_topics_by_config`: every topic's value of one configuration key, read
+/// live, filtered by a comparison and whether the topic overrides it; by topic name.
+pub(crate) async fn search_topics_by_config(
+    state: &AppState,
+    q: ConfigSearchQuery,
+) -> Result<ConfigSearch, ApiError> {
     const CHUNK: usize = 500;
     let key = q.key.trim().to_string();
     if key.is_empty() {
@@ -414,7 +444,7 @@ pub async fn search(
         }
     }
     let client = state.kafka.client().await?;
-    let metadata = client.metadata(None).await.map_err(|e| fail(&state, e))?;
+    let metadata = client.metadata(None).await.map_err(|e| fail(state, e))?;
     let include_internal = q.include_internal.unwrap_or(false);
     let mut names: Vec<String> = metadata
         .topics
@@ -434,7 +464,7 @@ pub async fn search(
         let results = client
             .describe_configs(&resources)
             .await
-            .map_err(|e| fail(&state, e))?;
+            .map_err(|e| fail(state, e))?;
         for r in results {
             let ConfigResource::Topic(topic) = r.resource else {
                 continue;
@@ -472,7 +502,7 @@ pub async fn search(
     };
     found.truncate(n);
     let truncated = found.len() < total;
-    Ok(ApiOk(ConfigSearch {
+    Ok(ConfigSearch {
         key,
         value,
         op: op.name(),
@@ -484,7 +514,7 @@ pub async fn search(
             .then(|| "narrow with value and op, or overriddenOnly; or raise limit".to_string()),
         topics: found,
         errors,
-    }))
+    })
 }
 
 #[cfg(test)]

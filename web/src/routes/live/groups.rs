@@ -149,16 +149,16 @@ pub struct Lag {
 // ---------------------------------------------------------------------------------------------
 // queries
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Only groups in this state (case-insensitive), e.g. `Stable`, `Empty`.
-    state: Option<String>,
+    pub(crate) state: Option<String>,
     /// Only groups whose id contains this (case-insensitive).
-    search: Option<String>,
+    pub(crate) search: Option<String>,
     /// Rows, default 100, at most 500.
-    limit: Option<u32>,
+    pub(crate) limit: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -174,14 +174,14 @@ pub struct SummaryQuery {
 #[into_params(parameter_in = Query)]
 pub struct DetailQuery {}
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct LagQuery {
     /// Only this topic.
-    topic: Option<String>,
+    pub(crate) topic: Option<String>,
     /// `lag` (largest first, the default) or `partition` (topic, partition).
-    sort: Option<String>,
+    pub(crate) sort: Option<String>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -437,9 +437,18 @@ pub async fn list(
     State(state): State<AppState>,
     Query(q): Query<ListQuery>,
 ) -> ApiResult<GroupList> {
+    list_consumer_groups(&state, q).await.map(ApiOk)
+}
+
+/// The operation `list_consumer_groups`: groups by id, filtered by state and id text, with
+/// members, coordinator and total lag.
+pub(crate) async fn list_consumer_groups(
+    state: &AppState,
+    q: ListQuery,
+) -> Result<GroupList, ApiError> {
     let limit = row_limit(q.limit, LIST_DEFAULT, LIST_MAX);
     let client = state.kafka.client().await?;
-    let listings = client.list_groups().await.map_err(|e| fail(&state, e))?;
+    let listings = client.list_groups().await.map_err(|e| fail(state, e))?;
     let state_filter = non_empty(q.state).map(|s| s.to_lowercase());
     let search = non_empty(q.search).map(|s| s.to_lowercase());
     // ListGroups v4+ gives the state; older brokers give none and the filter needs DescribeGroups.
@@ -465,7 +474,7 @@ pub async fn list(
             .take(limit)
             .map(|l| l.group_id.clone())
             .collect();
-        for (d, lag) in describe_with_lag(&state, &client, &page).await? {
+        for (d, lag) in describe_with_lag(state, &client, &page).await? {
             let listing = selected.iter().find(|l| l.group_id == d.group_id).copied();
             rows.push(row_of(listing, &d, &lag));
         }
@@ -473,7 +482,7 @@ pub async fn list(
         // Old brokers: describe every candidate to learn its state, then page.
         let ids: Vec<String> = selected.iter().map(|l| l.group_id.clone()).collect();
         let filter = state_filter.clone().unwrap_or_default();
-        let all = describe_with_lag(&state, &client, &ids).await?;
+        let all = describe_with_lag(state, &client, &ids).await?;
         let matching: Vec<GroupRow> = all
             .iter()
             .map(|(d, lag)| {
@@ -486,14 +495,14 @@ pub async fn list(
         rows = matching.into_iter().take(limit).collect();
     }
     let truncated = total > rows.len();
-    Ok(ApiOk(GroupList {
+    Ok(GroupList {
         count: rows.len(),
         total,
         truncated,
         hint: truncated
             .then(|| format!("narrow with state or search, or raise limit (at most {LIST_MAX})")),
         groups: rows,
-    }))
+    })
 }
 
 #[utoipa::path(
@@ -584,8 +593,17 @@ pub async fn detail(
     Path(group): Path<String>,
     Query(_): Query<DetailQuery>,
 ) -> ApiResult<Detail> {
+    describe_consumer_group(&state, group).await.map(ApiOk)
+}
+
+/// The operation `describe_consumer_group`: the group with its members, their assignments and
+/// the group's offsets with lag; an unknown group is a 404.
+pub(crate) async fn describe_consumer_group(
+    state: &AppState,
+    group: String,
+) -> Result<Detail, ApiError> {
     let client = state.kafka.client().await?;
-    let (d, offsets) = describe_one(&state, &client, &group).await?;
+    let (d, offsets) = describe_one(state, &client, &group).await?;
     let members = d
         .members
         .iter()
@@ -602,7 +620,7 @@ pub async fn detail(
             }
         })
         .collect();
-    Ok(ApiOk(Detail {
+    Ok(Detail {
         group_id: d.group_id.clone(),
         state: d.state.clone(),
         protocol_type: d.protocol_type.clone(),
@@ -612,7 +630,7 @@ pub async fn detail(
         total_lag: total_lag(&offsets),
         topics: topics_of(&offsets),
         offsets,
-    }))
+    })
 }
 
 #[utoipa::path(
@@ -636,6 +654,16 @@ pub async fn lag(
     Path(group): Path<String>,
     Query(q): Query<LagQuery>,
 ) -> ApiResult<Lag> {
+    get_consumer_group_lag(&state, group, q).await.map(ApiOk)
+}
+
+/// The operation `get_consumer_group_lag`: committed offset, log end and lag per partition of
+/// the group (only `topic`'s when given), largest lag first unless `sort` is `partition`.
+pub(crate) async fn get_consumer_group_lag(
+    state: &AppState,
+    group: String,
+    q: LagQuery,
+) -> Result<Lag, ApiError> {
     let by_lag = match q.sort.as_deref() {
         None | Some("") | Some("lag") => true,
         Some("partition") => false,
@@ -652,7 +680,7 @@ pub async fn lag(
         let metadata = client
             .metadata(Some(std::slice::from_ref(t)))
             .await
-            .map_err(|e| fail(&state, e))?;
+            .map_err(|e| fail(state, e))?;
         if metadata.topic(t).is_none_or(|info| info.error.is_some()) {
             return Err(ApiError::not_found(
                 "unknown topic",
@@ -660,7 +688,7 @@ pub async fn lag(
             ));
         }
     }
-    let (d, mut rows) = describe_one(&state, &client, &group).await?;
+    let (d, mut rows) = describe_one(state, &client, &group).await?;
     if let Some(t) = &topic {
         rows.retain(|r| &r.topic == t);
     }
@@ -673,7 +701,7 @@ pub async fn lag(
                 .then_with(|| a.partition.cmp(&b.partition))
         });
     }
-    Ok(ApiOk(Lag {
+    Ok(Lag {
         group_id: d.group_id,
         state: d.state,
         topic,
@@ -682,7 +710,7 @@ pub async fn lag(
         partition_count: rows.len(),
         topics: topics_of(&rows),
         partitions: rows,
-    }))
+    })
 }
 
 #[cfg(test)]

@@ -31,24 +31,24 @@ const MAX_WINDOW: i64 = 10_000;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NoQuery {}
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct RangeQuery {
     /// Only this partition.
-    partition: Option<i32>,
+    pub(crate) partition: Option<i32>,
     /// Start at this offset (with `partition`).
-    offset: Option<i64>,
+    pub(crate) offset: Option<i64>,
     /// ms since the epoch.
-    timestamp: Option<i64>,
+    pub(crate) timestamp: Option<i64>,
     /// `earliest` or `latest` (the default).
-    from: Option<String>,
+    pub(crate) from: Option<String>,
     /// Messages, default 20, at most 50.
-    limit: Option<u32>,
+    pub(crate) limit: Option<u32>,
     /// Only messages whose key contains this.
-    key_filter: Option<String>,
+    pub(crate) key_filter: Option<String>,
     /// Only messages whose value contains this.
-    value_filter: Option<String>,
+    pub(crate) value_filter: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -525,6 +525,16 @@ pub async fn range(
     Path(topic): Path<String>,
     Query(q): Query<RangeQuery>,
 ) -> ApiResult<Range> {
+    browse_messages(&state, topic, q).await.map(ApiOk)
+}
+
+/// The operation `browse_messages`: messages of `topic` from an offset, a time, the earliest or
+/// the latest, optionally filtered by key or value, within the scan budget.
+pub(crate) async fn browse_messages(
+    state: &AppState,
+    topic: String,
+    q: RangeQuery,
+) -> Result<Range, ApiError> {
     let start = parse_start(&q)?;
     let limit = row_limit(q.limit, DEFAULT_LIMIT, MAX_LIMIT);
     let filters = Arc::new(Filters {
@@ -532,12 +542,12 @@ pub async fn range(
         value: non_empty(q.value_filter.clone()),
     });
     let client = state.kafka.client().await?;
-    let all = partitions_of(&state, &client, &topic).await?;
+    let all = partitions_of(state, &client, &topic).await?;
     let selected = select_partition(&topic, all, q.partition)?;
     let ids: Vec<i32> = selected.iter().map(|(p, _)| *p).collect();
     let mut marks = watermarks_of(&client, &topic, &ids)
         .await
-        .map_err(|e| fail(&state, e))?;
+        .map_err(|e| fail(state, e))?;
     let budget = if ids.len() <= 1 {
         SCAN_BUDGET
     } else {
@@ -598,7 +608,7 @@ pub async fn range(
     }
     let scanned = cursors.iter().map(|c| c.scanned).sum();
     let scan_limit_reached = cursors.iter().any(|c| c.scan_limit_reached);
-    Ok(ApiOk(Range {
+    Ok(Range {
         topic,
         partition: q.partition,
         from: start.name(),
@@ -610,7 +620,7 @@ pub async fn range(
         scan_limit_reached,
         partitions: cursors,
         messages,
-    }))
+    })
 }
 
 #[utoipa::path(
@@ -703,12 +713,21 @@ pub async fn watermarks(
     Path(topic): Path<String>,
     Query(_): Query<NoQuery>,
 ) -> ApiResult<Watermarks> {
+    get_topic_watermarks(&state, topic).await.map(ApiOk)
+}
+
+/// The operation `get_topic_watermarks`: the low and high watermark and leader of every
+/// partition of `topic`, and the messages they span.
+pub(crate) async fn get_topic_watermarks(
+    state: &AppState,
+    topic: String,
+) -> Result<Watermarks, ApiError> {
     let client = state.kafka.client().await?;
-    let partitions = partitions_of(&state, &client, &topic).await?;
+    let partitions = partitions_of(state, &client, &topic).await?;
     let ids: Vec<i32> = partitions.iter().map(|(p, _)| *p).collect();
     let marks = watermarks_of(&client, &topic, &ids)
         .await
-        .map_err(|e| fail(&state, e))?;
+        .map_err(|e| fail(state, e))?;
     let rows: Vec<PartitionWatermarks> = partitions
         .iter()
         .map(|(p, leader)| {
@@ -726,12 +745,12 @@ pub async fn watermarks(
             }
         })
         .collect();
-    Ok(ApiOk(Watermarks {
+    Ok(Watermarks {
         topic,
         partition_count: rows.len(),
         total_messages: rows.iter().filter_map(|r| r.messages).sum(),
         partitions: rows,
-    }))
+    })
 }
 
 #[cfg(test)]

@@ -128,16 +128,21 @@ async fn all_quotas(state: &AppState) -> Result<Vec<ClientQuota>, ApiError> {
 )]
 /// `GET /api/v1/quotas`: every entity with a quota, by entity.
 pub async fn list(State(state): State<AppState>, Query(_): Query<NoQuery>) -> ApiResult<QuotaList> {
-    let mut quotas: Vec<QuotaRow> = all_quotas(&state)
+    list_quotas(&state).await.map(ApiOk)
+}
+
+/// The operation `list_quotas`: every client-quota entity with its values, by entity.
+pub(crate) async fn list_quotas(state: &AppState) -> Result<QuotaList, ApiError> {
+    let mut quotas: Vec<QuotaRow> = all_quotas(state)
         .await?
         .into_iter()
         .map(|q| row(q.entity, q.values))
         .collect();
     quotas.sort_by(|a, b| a.entity.cmp(&b.entity));
-    Ok(ApiOk(QuotaList {
+    Ok(QuotaList {
         count: quotas.len(),
         quotas,
-    }))
+    })
 }
 
 /// A user or client-id path segment: `<default>` is the default entity; empty is refused.

@@ -25,22 +25,22 @@ const MAX_BINDINGS: usize = 1000;
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BindingBody {
-    resource_type: String,
-    resource_name: String,
+    pub(crate) resource_type: String,
+    pub(crate) resource_name: String,
     /// `Literal` (default) or `Prefixed`.
-    pattern_type: Option<String>,
+    pub(crate) pattern_type: Option<String>,
     /// `User:<name>` (any `<type>:<name>`).
-    principal: String,
+    pub(crate) principal: String,
     /// Default `*` (any host).
-    host: Option<String>,
-    operation: String,
-    permission_type: String,
+    pub(crate) host: Option<String>,
+    pub(crate) operation: String,
+    pub(crate) permission_type: String,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateBody {
-    bindings: Vec<BindingBody>,
+    pub(crate) bindings: Vec<BindingBody>,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -293,6 +293,16 @@ pub async fn create(
     actor: Actor,
     Json(body): Json<CreateBody>,
 ) -> ApiResult<Created> {
+    create_acls(&state, &actor, body).await.map(ApiOk)
+}
+
+/// The operation `create_acls`: creates the bindings (each validated before any is sent; one that
+/// exists stays as it is); audited `acls.create` with the bindings before and after.
+pub(crate) async fn create_acls(
+    state: &AppState,
+    actor: &Actor,
+    body: CreateBody,
+) -> Result<Created, ApiError> {
     if body.bindings.is_empty() {
         return Err(ApiError::bad_request(
             "invalid request body",
@@ -317,11 +327,11 @@ pub async fn create(
             .collect::<Result<Vec<_>, _>>()?,
     );
     let client = state.kafka.client().await?;
-    let existed = present(&state, &client, &bindings).await?;
+    let existed = present(state, &client, &bindings).await?;
     let results = client
         .create_acls(&bindings)
         .await
-        .map_err(|e| fail(&state, e))?;
+        .map_err(|e| fail(state, e))?;
     if let Some(e) = results
         .iter()
         .filter_map(|r| r.error.as_ref())
@@ -331,13 +341,13 @@ pub async fn create(
         // Nothing was created: the first refusal is the answer, and there is nothing to audit.
         return Err(item_fail("creating acl bindings", e));
     }
-    let now = present(&state, &client, &bindings).await?;
+    let now = present(state, &client, &bindings).await?;
     let before = kept(&bindings, &existed);
     let after = kept(&bindings, &now);
     let summary = json!({ "bindings": bindings.len() });
     let audit = audit(
-        &state,
-        &actor,
+        state,
+        actor,
         "acls.create",
         &bindings,
         &before,
@@ -355,12 +365,12 @@ pub async fn create(
             error: r.error.map(|e| e.to_string()),
         })
         .collect();
-    Ok(ApiOk(Created {
+    Ok(Created {
         count: results.iter().filter(|r| r.created).count(),
         failed: results.iter().filter(|r| r.error.is_some()).count(),
         results,
         audit,
-    }))
+    })
 }
 
 #[utoipa::path(
@@ -458,6 +468,16 @@ pub async fn delete(
     actor: Actor,
     Query(q): Query<AclQuery>,
 ) -> ApiResult<Deleted> {
+    delete_acls(&state, &actor, q).await.map(ApiOk)
+}
+
+/// The operation `delete_acls`: deletes every binding the filter matches (a filter naming neither
+/// a principal, a resource type nor a resource name is refused); audited `acls.delete`.
+pub(crate) async fn delete_acls(
+    state: &AppState,
+    actor: &Actor,
+    q: AclQuery,
+) -> Result<Deleted, ApiError> {
     if q.limit.is_some() {
         return Err(ApiError::bad_request(
             "invalid query",
@@ -478,7 +498,7 @@ pub async fn delete(
     let matched = client
         .describe_acls(&filter)
         .await
-        .map_err(|e| fail(&state, e))?;
+        .map_err(|e| fail(state, e))?;
     if matched.is_empty() {
         return Err(ApiError::not_found(
             "no acl binding matches",
@@ -488,7 +508,7 @@ pub async fn delete(
     let results = client
         .delete_acls(std::slice::from_ref(&filter))
         .await
-        .map_err(|e| fail(&state, e))?;
+        .map_err(|e| fail(state, e))?;
     let mut deleted: Vec<AclBinding> = Vec::new();
     for r in &results {
         if let Some(e) = &r.error {
@@ -510,8 +530,8 @@ pub async fn delete(
     }
     let summary = json!({ "filter": filter, "deleted": deleted.len() });
     let audit = audit(
-        &state,
-        &actor,
+        state,
+        actor,
         "acls.delete",
         &deleted,
         &deleted,
@@ -519,11 +539,11 @@ pub async fn delete(
         summary,
     )
     .await;
-    Ok(ApiOk(Deleted {
+    Ok(Deleted {
         count: deleted.len(),
         deleted,
         audit,
-    }))
+    })
 }
 
 #[cfg(test)]

@@ -37,17 +37,17 @@ pub struct UpdateBody {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BulkBody {
     /// The same `configs` for every topic listed...
-    topics: Option<Vec<String>>,
-    configs: Option<BTreeMap<String, Value>>,
+    pub(crate) topics: Option<Vec<String>>,
+    pub(crate) configs: Option<BTreeMap<String, Value>>,
     /// ... or one entry per topic.
-    updates: Option<Vec<TopicUpdate>>,
+    pub(crate) updates: Option<Vec<TopicUpdate>>,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TopicUpdate {
-    topic: String,
-    configs: BTreeMap<String, Value>,
+    pub(crate) topic: String,
+    pub(crate) configs: BTreeMap<String, Value>,
 }
 
 #[derive(Debug, Serialize)]
@@ -355,6 +355,18 @@ pub async fn bulk_update(
     actor: Actor,
     Json(body): Json<BulkBody>,
 ) -> ApiResult<BulkUpdated> {
+    bulk_update_topic_config(&state, &actor, body)
+        .await
+        .map(ApiOk)
+}
+
+/// The operation `bulk_update_topic_config`: the configuration changes of several topics, all or
+/// nothing; audited `topics.config.bulk_update`.
+pub(crate) async fn bulk_update_topic_config(
+    state: &AppState,
+    actor: &Actor,
+    body: BulkBody,
+) -> Result<BulkUpdated, ApiError> {
     let entries: Vec<(String, BTreeMap<String, Value>)> = match body {
         BulkBody {
             topics: Some(topics),
@@ -402,15 +414,15 @@ pub async fn bulk_update(
     };
     let summary = json!({ "topics": names, "configs": wanted });
     let (topics, audit) = change(
-        &state,
-        &actor,
+        state,
+        actor,
         "topics.config.bulk_update",
         target,
         wanted,
         summary,
     )
     .await?;
-    Ok(ApiOk(BulkUpdated { topics, audit }))
+    Ok(BulkUpdated { topics, audit })
 }
 
 #[cfg(test)]

@@ -25,29 +25,29 @@ const MAX_PARTITIONS: usize = 10_000;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResetBody {
     /// `earliest`, `latest`, `timestamp`, `shift` or `offsets`.
-    strategy: String,
+    pub(crate) strategy: String,
     /// Only this topic (all its partitions, or `partitions`); default: every partition the group
     /// has committed offsets for.
-    topic: Option<String>,
-    partitions: Option<Vec<i32>>,
+    pub(crate) topic: Option<String>,
+    pub(crate) partitions: Option<Vec<i32>>,
     /// For `timestamp`: Unix ms or RFC 3339.
     #[schema(value_type = Option<String>)]
-    timestamp: Option<Value>,
+    pub(crate) timestamp: Option<Value>,
     /// For `shift`: added to the committed offset (negative moves back).
-    shift_by: Option<i64>,
+    pub(crate) shift_by: Option<i64>,
     /// For `offsets`: the exact offsets.
-    offsets: Option<Vec<OffsetEntry>>,
+    pub(crate) offsets: Option<Vec<OffsetEntry>>,
     /// Plan only: answer the offsets it would commit, change nothing, audit nothing.
     #[serde(default)]
-    dry_run: bool,
+    pub(crate) dry_run: bool,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OffsetEntry {
-    topic: String,
-    partition: i32,
-    offset: i64,
+    pub(crate) topic: String,
+    pub(crate) partition: i32,
+    pub(crate) offset: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -465,17 +465,31 @@ pub async fn reset_offsets(
     Path(group): Path<String>,
     Json(body): Json<ResetBody>,
 ) -> ApiResult<ResetResult> {
+    reset_consumer_group_offsets(&state, &actor, group, body)
+        .await
+        .map(ApiOk)
+}
+
+/// The operation `reset_consumer_group_offsets`: plans the new committed offsets of an empty
+/// group by the body's strategy and commits them (a dry run only plans); audited
+/// `consumer_groups.reset_offsets`.
+pub(crate) async fn reset_consumer_group_offsets(
+    state: &AppState,
+    actor: &Actor,
+    group: String,
+    body: ResetBody,
+) -> Result<ResetResult, ApiError> {
     check_name("group", &group)?;
     let strategy = strategy(&body)?;
     let client = state.kafka.client().await?;
-    let (_, committed) = empty_group(&state, &client, &group).await?;
-    let wanted = scope(&state, &client, &body, &committed).await?;
+    let (_, committed) = empty_group(state, &client, &group).await?;
+    let wanted = scope(state, &client, &body, &committed).await?;
     let tps: Vec<TopicPartition> = wanted.iter().map(|(tp, _)| tp.clone()).collect();
-    let earliest = offsets_at(&state, &client, &tps, OffsetSpec::Earliest).await?;
-    let latest = offsets_at(&state, &client, &tps, OffsetSpec::Latest).await?;
+    let earliest = offsets_at(state, &client, &tps, OffsetSpec::Earliest).await?;
+    let latest = offsets_at(state, &client, &tps, OffsetSpec::Latest).await?;
     let at_time = match strategy {
         Strategy::Timestamp(ms) => {
-            offsets_at(&state, &client, &tps, OffsetSpec::Timestamp(ms)).await?
+            offsets_at(state, &client, &tps, OffsetSpec::Timestamp(ms)).await?
         }
         _ => BTreeMap::new(),
     };
@@ -492,14 +506,14 @@ pub async fn reset_offsets(
         &at_time,
     )?;
     if body.dry_run {
-        return Ok(ApiOk(ResetResult {
+        return Ok(ResetResult {
             group_id: group,
             strategy: strategy.name(),
             dry_run: true,
             applied: false,
             partitions: planned,
             audit: None,
-        }));
+        });
     }
     let commits: Vec<(TopicPartition, i64)> = planned
         .iter()
@@ -513,7 +527,7 @@ pub async fn reset_offsets(
     let results = client
         .commit_offsets(&group, &commits)
         .await
-        .map_err(|e| fail(&state, e))?;
+        .map_err(|e| fail(state, e))?;
     for (p, r) in planned.iter_mut().zip(&results) {
         p.error = r.error.as_ref().map(|e| e.to_string());
     }
@@ -552,15 +566,15 @@ pub async fn reset_offsets(
         event.status = 207;
         event.details = Some("some partitions were not committed; see the response".into());
     }
-    let audit = record(&state, event).await;
-    Ok(ApiOk(ResetResult {
+    let audit = record(state, event).await;
+    Ok(ResetResult {
         group_id: group,
         strategy: strategy.name(),
         dry_run: false,
         applied: true,
         partitions: planned,
         audit: Some(audit),
-    }))
+    })
 }
 
 #[utoipa::path(
@@ -585,13 +599,25 @@ pub async fn delete(
     actor: Actor,
     Path(group): Path<String>,
 ) -> ApiResult<DeleteResult> {
+    delete_consumer_group(&state, &actor, group)
+        .await
+        .map(ApiOk)
+}
+
+/// The operation `delete_consumer_group`: deletes an empty group with its committed offsets
+/// (kept in the audit event `consumer_groups.delete`).
+pub(crate) async fn delete_consumer_group(
+    state: &AppState,
+    actor: &Actor,
+    group: String,
+) -> Result<DeleteResult, ApiError> {
     check_name("group", &group)?;
     let client = state.kafka.client().await?;
-    let (d, committed) = empty_group(&state, &client, &group).await?;
+    let (d, committed) = empty_group(state, &client, &group).await?;
     let results = client
         .delete_groups(std::slice::from_ref(&group))
         .await
-        .map_err(|e| fail(&state, e))?;
+        .map_err(|e| fail(state, e))?;
     if let Some(e) = results.iter().find_map(|r| r.error.as_ref()) {
         return Err(item_fail(&format!("deleting consumer group {group}"), e));
     }
@@ -607,13 +633,13 @@ pub async fn delete(
             Some((c.topic.clone(), c.partition, c.offset?))
         })),
     }));
-    let audit = record(&state, event).await;
-    Ok(ApiOk(DeleteResult {
+    let audit = record(state, event).await;
+    Ok(DeleteResult {
         group_id: group,
         deleted: true,
         offsets: committed.len(),
         audit,
-    }))
+    })
 }
 
 #[cfg(test)]

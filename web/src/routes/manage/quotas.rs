@@ -29,7 +29,7 @@ pub(crate) type Values = BTreeMap<String, f64>;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PutBody {
     /// key → value, e.g. `{"producer_byte_rate": 1048576, "request_percentage": 250}`.
-    values: BTreeMap<String, Value>,
+    pub(crate) values: BTreeMap<String, Value>,
 }
 
 #[derive(Debug, Serialize)]
@@ -176,60 +176,87 @@ pub(crate) fn from_json(v: &Value) -> Option<(QuotaEntity, Values)> {
     Some((entity, values))
 }
 
-async fn put(
-    state: AppState,
-    actor: Actor,
-    e: QuotaEntity,
+/// The entity a user and a client id name as the REST paths do (`<default>`: the default one);
+/// an empty name, or neither, is refused.
+fn named(user: Option<String>, client_id: Option<String>) -> Result<QuotaEntity, ApiError> {
+    let user = user.map(|u| parse_name("user", u)).transpose()?;
+    let client_id = client_id.map(|c| parse_name("clientId", c)).transpose()?;
+    if user.is_none() && client_id.is_none() {
+        return Err(ApiError::bad_request(
+            "invalid path",
+            "name the user, the client id, or both",
+        ));
+    }
+    Ok(entity(user, client_id))
+}
+
+/// The operation `update_quota`: the entity of `user` and `client_id` (`<default>` names the
+/// default one) gets exactly the body's quotas; read before and after, audited `quotas.update`.
+pub(crate) async fn update_quota(
+    state: &AppState,
+    actor: &Actor,
+    user: Option<String>,
+    client_id: Option<String>,
     body: PutBody,
-) -> ApiResult<QuotaChange> {
+) -> Result<QuotaChange, ApiError> {
+    let e = named(user, client_id)?;
     let target = validate(body)?;
     let client = state.kafka.client().await?;
-    let before = read(&state, &client, &e).await?;
-    apply(&state, &client, &e, &before, &target).await?;
-    let after = read(&state, &client, &e).await.unwrap_or(target);
+    let before = read(state, &client, &e).await?;
+    apply(state, &client, &e, &before, &target).await?;
+    let after = read(state, &client, &e).await.unwrap_or(target);
     change(state, actor, "quotas.update", e, before, after).await
 }
 
-async fn delete(state: AppState, actor: Actor, e: QuotaEntity) -> ApiResult<QuotaChange> {
+/// The operation `delete_quota`: removes every quota of the entity of `user` and `client_id`
+/// (`<default>` names the default one; 404 when it has none); audited `quotas.delete`.
+pub(crate) async fn delete_quota(
+    state: &AppState,
+    actor: &Actor,
+    user: Option<String>,
+    client_id: Option<String>,
+) -> Result<QuotaChange, ApiError> {
+    let e = named(user, client_id)?;
     let client = state.kafka.client().await?;
-    let before = read(&state, &client, &e).await?;
+    let before = read(state, &client, &e).await?;
     if before.is_empty() {
         return Err(ApiError::not_found(
             "no quota set",
             format!("the entity {} has no quota to delete", path_of(&e)),
         ));
     }
-    apply(&state, &client, &e, &before, &Values::new()).await?;
-    let after = read(&state, &client, &e).await.unwrap_or_default();
+    apply(state, &client, &e, &before, &Values::new()).await?;
+    let after = read(state, &client, &e).await.unwrap_or_default();
     change(state, actor, "quotas.delete", e, before, after).await
 }
 
 async fn change(
-    state: AppState,
-    actor: Actor,
+    state: &AppState,
+    actor: &Actor,
     action: &str,
     e: QuotaEntity,
     before: Values,
     after: Values,
-) -> ApiResult<QuotaChange> {
+) -> Result<QuotaChange, ApiError> {
     let path = path_of(&e);
     let mut event = actor.event(state.clock.now_ms(), action, path.clone());
     event.summary = json!({ "entityPath": path, "entity": e, "values": after });
     event.before = Some(to_json(&e, &before));
     event.after = Some(to_json(&e, &after));
-    let audit = record(&state, event).await;
-    Ok(ApiOk(QuotaChange {
+    let audit = record(state, event).await;
+    Ok(QuotaChange {
         entity_type: entity_type(&e),
         entity: e,
         path,
         before,
         after,
         audit,
-    }))
+    })
 }
 
-fn pair() -> QuotaEntity {
-    entity(Some(QuotaName::Default), Some(QuotaName::Default))
+/// The path segment of a default entity.
+fn default_segment() -> Option<String> {
+    Some(DEFAULT_SEGMENT.to_string())
 }
 
 #[utoipa::path(
@@ -253,7 +280,9 @@ pub async fn put_default_pair(
     actor: Actor,
     Json(body): Json<PutBody>,
 ) -> ApiResult<QuotaChange> {
-    put(state, actor, pair(), body).await
+    update_quota(&state, &actor, default_segment(), default_segment(), body)
+        .await
+        .map(ApiOk)
 }
 
 #[utoipa::path(
@@ -275,7 +304,9 @@ pub async fn delete_default_pair(
     State(state): State<AppState>,
     actor: Actor,
 ) -> ApiResult<QuotaChange> {
-    delete(state, actor, pair()).await
+    delete_quota(&state, &actor, default_segment(), default_segment())
+        .await
+        .map(ApiOk)
 }
 
 #[utoipa::path(
@@ -299,7 +330,9 @@ pub async fn put_default_user(
     actor: Actor,
     Json(body): Json<PutBody>,
 ) -> ApiResult<QuotaChange> {
-    put(state, actor, entity(Some(QuotaName::Default), None), body).await
+    update_quota(&state, &actor, default_segment(), None, body)
+        .await
+        .map(ApiOk)
 }
 
 #[utoipa::path(
@@ -321,7 +354,9 @@ pub async fn delete_default_user(
     State(state): State<AppState>,
     actor: Actor,
 ) -> ApiResult<QuotaChange> {
-    delete(state, actor, entity(Some(QuotaName::Default), None)).await
+    delete_quota(&state, &actor, default_segment(), None)
+        .await
+        .map(ApiOk)
 }
 
 #[utoipa::path(
@@ -345,7 +380,9 @@ pub async fn put_default_client_id(
     actor: Actor,
     Json(body): Json<PutBody>,
 ) -> ApiResult<QuotaChange> {
-    put(state, actor, entity(None, Some(QuotaName::Default)), body).await
+    update_quota(&state, &actor, None, default_segment(), body)
+        .await
+        .map(ApiOk)
 }
 
 #[utoipa::path(
@@ -367,7 +404,9 @@ pub async fn delete_default_client_id(
     State(state): State<AppState>,
     actor: Actor,
 ) -> ApiResult<QuotaChange> {
-    delete(state, actor, entity(None, Some(QuotaName::Default))).await
+    delete_quota(&state, &actor, None, default_segment())
+        .await
+        .map(ApiOk)
 }
 
 #[utoipa::path(
@@ -393,8 +432,9 @@ pub async fn put_user(
     Path(user): Path<String>,
     Json(body): Json<PutBody>,
 ) -> ApiResult<QuotaChange> {
-    let user = parse_name("user", user)?;
-    put(state, actor, entity(Some(user), None), body).await
+    update_quota(&state, &actor, Some(user), None, body)
+        .await
+        .map(ApiOk)
 }
 
 #[utoipa::path(
@@ -418,8 +458,9 @@ pub async fn delete_user(
     actor: Actor,
     Path(user): Path<String>,
 ) -> ApiResult<QuotaChange> {
-    let user = parse_name("user", user)?;
-    delete(state, actor, entity(Some(user), None)).await
+    delete_quota(&state, &actor, Some(user), None)
+        .await
+        .map(ApiOk)
 }
 
 #[utoipa::path(
@@ -445,8 +486,9 @@ pub async fn put_client_id(
     Path(client_id): Path<String>,
     Json(body): Json<PutBody>,
 ) -> ApiResult<QuotaChange> {
-    let client_id = parse_name("clientId", client_id)?;
-    put(state, actor, entity(None, Some(client_id)), body).await
+    update_quota(&state, &actor, None, Some(client_id), body)
+        .await
+        .map(ApiOk)
 }
 
 #[utoipa::path(
@@ -470,8 +512,9 @@ pub async fn delete_client_id(
     actor: Actor,
     Path(client_id): Path<String>,
 ) -> ApiResult<QuotaChange> {
-    let client_id = parse_name("clientId", client_id)?;
-    delete(state, actor, entity(None, Some(client_id))).await
+    delete_quota(&state, &actor, None, Some(client_id))
+        .await
+        .map(ApiOk)
 }
 
 #[utoipa::path(
@@ -497,9 +540,9 @@ pub async fn put_user_client(
     Path((user, client_id)): Path<(String, String)>,
     Json(body): Json<PutBody>,
 ) -> ApiResult<QuotaChange> {
-    let user = parse_name("user", user)?;
-    let client_id = parse_name("clientId", client_id)?;
-    put(state, actor, entity(Some(user), Some(client_id)), body).await
+    update_quota(&state, &actor, Some(user), Some(client_id), body)
+        .await
+        .map(ApiOk)
 }
 
 #[utoipa::path(
@@ -523,9 +566,9 @@ pub async fn delete_user_client(
     actor: Actor,
     Path((user, client_id)): Path<(String, String)>,
 ) -> ApiResult<QuotaChange> {
-    let user = parse_name("user", user)?;
-    let client_id = parse_name("clientId", client_id)?;
-    delete(state, actor, entity(Some(user), Some(client_id))).await
+    delete_quota(&state, &actor, Some(user), Some(client_id))
+        .await
+        .map(ApiOk)
 }
 
 #[cfg(test)]

@@ -22,18 +22,18 @@ const GIB: f64 = 1024.0 * MIB;
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct SearchBody {
+pub(crate) struct SearchBody {
     /// Text to match, case-insensitive (aliases `pattern`, `name`); empty matches all.
     #[serde(alias = "pattern", alias = "name")]
-    query: Option<String>,
+    pub(crate) query: Option<String>,
     /// `contains` (default), `prefix`, `exact`, `glob` (`*` any run, `?` one character).
     #[serde(rename = "match")]
-    mode: Option<String>,
+    pub(crate) mode: Option<String>,
     /// Include internal topics (default false).
-    include_internal: Option<bool>,
+    pub(crate) include_internal: Option<bool>,
     /// Default 100, at most 1000.
-    limit: Option<usize>,
-    offset: Option<usize>,
+    pub(crate) limit: Option<usize>,
+    pub(crate) offset: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +42,61 @@ enum Mode {
     Prefix,
     Exact,
     Glob,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Contains => "contains",
+            Mode::Prefix => "prefix",
+            Mode::Exact => "exact",
+            Mode::Glob => "glob",
+        }
+    }
+}
+
+/// The answer of `search_topics`: the matching topics of one view of the cluster, serialised
+/// straight from the view (no copy of its rows).
+pub(crate) struct TopicSearch {
+    view: Arc<View>,
+    query: String,
+    mode: Mode,
+    total: usize,
+    offset: usize,
+    /// The indexes (in the view) of the topics of this page.
+    page: Vec<usize>,
+}
+
+impl Serialize for TopicSearch {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Out<'a> {
+            query: &'a str,
+            #[serde(rename = "match")]
+            mode: &'static str,
+            total: usize,
+            offset: usize,
+            count: usize,
+            truncated: bool,
+            topics: Vec<super::cluster::TopicOut<'a>>,
+        }
+        let topics: Vec<_> = self
+            .page
+            .iter()
+            .map(|t| topic_out(&self.view, *t, None))
+            .collect();
+        Out {
+            query: &self.query,
+            mode: self.mode.name(),
+            total: self.total,
+            offset: self.offset,
+            count: topics.len(),
+            truncated: self.offset + topics.len() < self.total,
+            topics,
+        }
+        .serialize(serializer)
+    }
 }
 
 /// `*` (any run) and `?` (one character) wildcards over characters.
@@ -86,6 +141,15 @@ pub async fn search(State(state): State<AppState>, body: Bytes) -> Result<Respon
         serde_json::from_slice(&body)
             .map_err(|e| ApiError::bad_request("invalid request body", e.to_string()))?
     };
+    ok_json(&search_topics(&state, body).await?)
+}
+
+/// The operation `search_topics`: topics whose name matches the query (contains, prefix, exact
+/// or glob, case-insensitive) in the current view of the cluster, a page of them.
+pub(crate) async fn search_topics(
+    state: &AppState,
+    body: SearchBody,
+) -> Result<TopicSearch, ApiError> {
     let mode = match body.mode.as_deref().map(str::to_ascii_lowercase).as_deref() {
         None | Some("contains") => Mode::Contains,
         Some("prefix") => Mode::Prefix,
@@ -99,7 +163,7 @@ pub async fn search(State(state): State<AppState>, body: Bytes) -> Result<Respon
         }
     };
     let n = limit(body.limit, 100, 1000);
-    let v = view::require(&state).await?;
+    let v = view::require(state).await?;
     let query = body.query.unwrap_or_default().to_lowercase();
     let pattern: Vec<char> = query.chars().collect();
     let internal = body.include_internal.unwrap_or(false);
@@ -122,36 +186,14 @@ pub async fn search(State(state): State<AppState>, body: Bytes) -> Result<Respon
         .collect();
     let total = matches.len();
     let offset = body.offset.unwrap_or(0).min(total);
-    let topics: Vec<_> = matches[offset..]
-        .iter()
-        .take(n)
-        .map(|t| topic_out(&v, *t, None))
-        .collect();
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Out<'a> {
-        query: String,
-        #[serde(rename = "match")]
-        mode: &'static str,
-        total: usize,
-        offset: usize,
-        count: usize,
-        truncated: bool,
-        topics: Vec<super::cluster::TopicOut<'a>>,
-    }
-    ok_json(&Out {
+    let page: Vec<usize> = matches[offset..].iter().take(n).copied().collect();
+    Ok(TopicSearch {
+        view: v,
         query,
-        mode: match mode {
-            Mode::Contains => "contains",
-            Mode::Prefix => "prefix",
-            Mode::Exact => "exact",
-            Mode::Glob => "glob",
-        },
+        mode,
         total,
         offset,
-        count: topics.len(),
-        truncated: offset + topics.len() < total,
-        topics,
+        page,
     })
 }
 
