@@ -641,22 +641,21 @@ pub(super) fn check_redistribute_partition(input: &Value) -> Result<String, OpEr
 pub(super) fn redistribute_partition(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: RedistributePartitionInput = parse(&input)?;
-        let mut body = json!({"preview": false});
-        if let Some(r) = i.replicas {
-            body["replicas"] = json!(r);
-        }
-        let started = call(
-            &state,
-            &caller,
-            Method::POST,
-            &format!(
-                "/api/v1/topics/{}/partitions/{}/redistribute",
-                enc(&i.topic),
-                i.partition
-            ),
-            Some(&body),
-        )
-        .await?;
+        let body = crate::routes::reassignments::SingleBody {
+            replicas: i.replicas.map(|r| r.into_iter().map(i64::from).collect()),
+            preview: Some(false),
+        };
+        let started = answer(
+            crate::routes::reassignments::redistribute_partition(
+                &state,
+                &caller.actor(),
+                i.topic,
+                i.partition,
+                Default::default(),
+                body,
+            )
+            .await,
+        )?;
         redistribution_done(&state, &caller, started, "already in place").await
     })
 }
@@ -707,18 +706,28 @@ pub(super) fn check_bulk_reassign(input: &Value) -> Result<String, OpError> {
 pub(super) fn bulk_reassign_partitions(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: BulkReassignInput = parse(&input)?;
-        let mut body = json!({"partitions": i.partitions});
-        if let Some(d) = i.description {
-            body["description"] = json!(d);
-        }
-        let started = call(
-            &state,
-            &caller,
-            Method::POST,
-            &format!("/api/v1/topics/{}/partitions/bulk", enc(&i.topic)),
-            Some(&body),
-        )
-        .await?;
+        let body = crate::routes::reassignments::BulkBody {
+            description: i.description,
+            partitions: i
+                .partitions
+                .into_iter()
+                .map(|e| crate::routes::reassignments::BulkEntry {
+                    partition: i64::from(e.partition),
+                    replicas: e.replicas.map(|r| r.into_iter().map(i64::from).collect()),
+                    preview: None,
+                })
+                .collect(),
+        };
+        let started = answer(
+            crate::routes::reassignments::bulk_reassign_partitions(
+                &state,
+                &caller.actor(),
+                i.topic,
+                Default::default(),
+                body,
+            )
+            .await,
+        )?;
         let operation = started["bulkId"]
             .as_str()
             .or(started["operationId"].as_str())
@@ -781,20 +790,33 @@ pub(super) fn check_move_logdirs(input: &Value) -> Result<String, OpError> {
 
 pub(super) fn move_broker_logdirs(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
+        use crate::routes::brokers::{DirMove, LogDirsBody};
         check_move_logdirs(&input)?;
         let i: MoveLogdirsInput = parse(&input)?;
         let body = match i.moves {
-            Some(moves) => json!({"moves": moves}),
-            None => json!({"from": i.from, "to": i.to}),
+            Some(moves) => LogDirsBody {
+                moves: Some(
+                    moves
+                        .into_iter()
+                        .map(|m| DirMove {
+                            topic: m.topic,
+                            partition: m.partition,
+                            path: m.path,
+                        })
+                        .collect(),
+                ),
+                ..Default::default()
+            },
+            None => LogDirsBody {
+                from: i.from,
+                to: i.to,
+                ..Default::default()
+            },
         };
-        call(
-            &state,
-            &caller,
-            Method::POST,
-            &format!("/api/v1/brokers/{}/logdirs/move", i.broker_id),
-            Some(&body),
+        answer(
+            crate::routes::brokers::move_broker_logdirs(&state, &caller.actor(), i.broker_id, body)
+                .await,
         )
-        .await
     })
 }
 
@@ -813,15 +835,17 @@ pub(super) fn check_revert(input: &Value) -> Result<String, OpError> {
 
 pub(super) fn revert_audit_event(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
+        use crate::routes::audit::revert::{PreviewBody, RevertBody};
         let i: RevertInput = parse(&input)?;
-        let preview = call(
-            &state,
-            &caller,
-            Method::POST,
-            "/api/v1/audit-log/revert/preview",
-            Some(&json!({"eventId": i.event_id})),
-        )
-        .await?;
+        let preview = answer(
+            crate::routes::audit::revert::preview_revert(
+                &state,
+                PreviewBody {
+                    event_id: i.event_id,
+                },
+            )
+            .await,
+        )?;
         if preview["canRevert"] != Value::Bool(true) {
             let reason = preview["reason"]
                 .as_str()
@@ -832,14 +856,13 @@ pub(super) fn revert_audit_event(state: AppState, caller: Caller, input: Value) 
                 message: format!("{reason} (conflicts: {})", preview["conflicts"]),
             });
         }
-        let done = call(
-            &state,
-            &caller,
-            Method::POST,
-            "/api/v1/audit-log/revert",
-            Some(&json!({"eventId": i.event_id, "fingerprint": preview["fingerprint"]})),
-        )
-        .await?;
+        let body = RevertBody {
+            event_id: i.event_id,
+            fingerprint: preview["fingerprint"].as_str().map(str::to_string),
+        };
+        let done = answer(
+            crate::routes::audit::revert::revert_audit_event(&state, &caller.actor(), body).await,
+        )?;
         let operation = match &done["executionId"] {
             Value::String(s) => s.clone(),
             Value::Number(n) => n.to_string(),

@@ -734,61 +734,75 @@ fn check_apply_proposal(input: &Value) -> Result<String, OpError> {
 /// running.
 pub const APPLY_WAIT: Duration = Duration::from_secs(600);
 
-/// Whether the proposal may be applied: `Ok(proposal)` or the `blocked` answer.
+/// Whether the proposal may be applied: `Ok(its id)` or the `blocked` answer. The proposal is
+/// the stored one `GET /api/v1/proposals/{id}` (or `/current`) answers, with its 404s.
 async fn proposal_gate(
     state: &AppState,
-    caller: &Caller,
     proposal_id: &str,
-) -> Result<Result<Value, Value>, OpError> {
-    let path = proposal_path(proposal_id)?;
-    let p = call(state, caller, Method::GET, &path, None).await?;
-    if p["decision"]["applicationAllowed"] == Value::Bool(true) {
-        Ok(Ok(p))
+) -> Result<Result<String, Value>, OpError> {
+    use crate::routes::proposals::{no_proposal, unknown};
+    let id = proposal_id.trim();
+    if id.is_empty() {
+        return Err(OpError::invalid("proposalId: must not be empty"));
+    }
+    let p = if id == "current" {
+        state
+            .db(|s| s.current_proposal())
+            .await?
+            .ok_or_else(no_proposal)?
     } else {
-        let reason = p["decision"]["reason"]
+        let key = id.to_string();
+        state
+            .db(move |s| s.proposal(&key))
+            .await?
+            .ok_or_else(|| unknown(id))?
+    };
+    let decision = &p.decision;
+    if decision["applicationAllowed"] == Value::Bool(true) {
+        Ok(Ok(p.id))
+    } else {
+        let reason = decision["reason"]
             .as_str()
-            .or(p["decision"]["nextAction"].as_str())
+            .or(decision["nextAction"].as_str())
             .unwrap_or("the proposal's decision does not allow applying it")
             .to_string();
         Ok(Err(json!({
             "status": "blocked",
             "reason": reason,
-            "proposalId": p["id"],
-            "decision": p["decision"],
+            "proposalId": p.id,
+            "decision": decision,
         })))
     }
 }
 
 /// Before `apply_proposal` is queued: `status: blocked` when the proposal's decision does not
 /// allow it (asked again at approval by the operation itself).
-fn apply_proposal_gate(state: AppState, caller: Caller, input: Value) -> OpFuture {
+fn apply_proposal_gate(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let input: ProposalInput = parse(&input)?;
-        Ok(
-            match proposal_gate(&state, &caller, &input.proposal_id).await? {
-                Ok(_) => Value::Null,
-                Err(blocked) => blocked,
-            },
-        )
+        Ok(match proposal_gate(&state, &input.proposal_id).await? {
+            Ok(_) => Value::Null,
+            Err(blocked) => blocked,
+        })
     })
 }
 
 fn apply_proposal(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let input: ProposalInput = parse(&input)?;
-        let p = match proposal_gate(&state, &caller, &input.proposal_id).await? {
-            Ok(p) => p,
+        let id = match proposal_gate(&state, &input.proposal_id).await? {
+            Ok(id) => id,
             Err(blocked) => return Ok(blocked),
         };
-        let id = p["id"].as_str().unwrap_or_default().to_string();
-        let started = call(
-            &state,
-            &caller,
-            Method::POST,
-            &format!("/api/v1/proposals/{}/apply", enc(&id)),
-            None,
-        )
-        .await?;
+        let started = answer(
+            crate::routes::reassignments::apply_proposal(
+                &state,
+                &caller.actor(),
+                id,
+                Default::default(),
+            )
+            .await,
+        )?;
         let operation = started["bulkId"]
             .as_str()
             .or(started["operationId"].as_str())
@@ -897,18 +911,20 @@ fn set_broker_maintenance(state: AppState, caller: Caller, input: Value) -> OpFu
     boxed(async move {
         let i: MaintenanceInput = parse(&input)?;
         let drain = i.drain.unwrap_or(true);
-        let mut body = json!({"drain": drain});
-        if let Some(reason) = i.reason {
-            body["reason"] = json!(reason);
-        }
-        let started = call(
-            &state,
-            &caller,
-            Method::POST,
-            &format!("/api/v1/brokers/{}/maintenance", i.broker_id),
-            Some(&body),
-        )
-        .await?;
+        let body = crate::routes::brokers::EnterBody {
+            reason: i.reason,
+            drain: Some(drain),
+        };
+        let started = answer(
+            crate::routes::brokers::set_broker_maintenance(
+                &state,
+                &caller.actor(),
+                i.broker_id,
+                Default::default(),
+                body,
+            )
+            .await,
+        )?;
         let operation = started["operationId"]
             .as_str()
             .unwrap_or_default()
@@ -931,14 +947,10 @@ fn check_broker(input: &Value) -> Result<String, OpError> {
 fn remove_broker_maintenance(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: BrokerInput = parse(&input)?;
-        call(
-            &state,
-            &caller,
-            Method::DELETE,
-            &format!("/api/v1/brokers/{}/maintenance", i.broker_id),
-            None,
+        answer(
+            crate::routes::brokers::remove_broker_maintenance(&state, &caller.actor(), i.broker_id)
+                .await,
         )
-        .await
     })
 }
 
@@ -957,18 +969,20 @@ fn check_redistribute_topic(input: &Value) -> Result<String, OpError> {
 fn redistribute_topic(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: RedistributeTopicInput = parse(&input)?;
-        let mut body = json!({"preview": false});
-        if let Some(b) = i.brokers {
-            body["brokers"] = json!(b);
-        }
-        let started = call(
-            &state,
-            &caller,
-            Method::POST,
-            &format!("/api/v1/topics/{}/redistribute", enc(&i.topic)),
-            Some(&body),
-        )
-        .await?;
+        let body = crate::routes::reassignments::TopicBody {
+            preview: Some(false),
+            brokers: i.brokers.map(|b| b.into_iter().map(i64::from).collect()),
+        };
+        let started = answer(
+            crate::routes::reassignments::redistribute_topic(
+                &state,
+                &caller.actor(),
+                i.topic,
+                Default::default(),
+                body,
+            )
+            .await,
+        )?;
         redistribution_done(&state, &caller, started, "nothing to move").await
     })
 }
@@ -1005,33 +1019,22 @@ fn check_election(input: &Value) -> Result<String, OpError> {
 
 fn preferred_leader_election(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
+        use crate::routes::brokers::{ClusterElection, Election, TopicElection};
         let i: ElectionInput = parse(&input)?;
-        match i.topic {
-            None => {
-                call(
-                    &state,
-                    &caller,
-                    Method::POST,
-                    "/api/v1/preferred-leader-election",
-                    None,
-                )
-                .await
-            }
-            Some(topic) => {
-                let mut body = json!({"topic": topic});
-                if let Some(p) = i.partitions {
-                    body["partitions"] = json!(p);
-                }
-                call(
-                    &state,
-                    &caller,
-                    Method::POST,
-                    &format!("/api/v1/topics/{}/preferred-leader-election", enc(&topic)),
-                    Some(&body),
-                )
-                .await
-            }
-        }
+        let election = match i.topic {
+            None => Election::Cluster(ClusterElection::default()),
+            Some(topic) => Election::Topic(
+                topic.clone(),
+                TopicElection {
+                    topic: Some(topic),
+                    partitions: i.partitions,
+                },
+            ),
+        };
+        answer(
+            crate::routes::brokers::preferred_leader_election(&state, &caller.actor(), election)
+                .await,
+        )
     })
 }
 

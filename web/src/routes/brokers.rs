@@ -49,12 +49,12 @@ fn cluster_error(what: &str, e: &dyn std::error::Error) -> ApiError {
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct EnterBody {
+pub(crate) struct EnterBody {
     /// Why (recorded with the maintenance).
-    reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// Move leadership and replicas off the broker (default true).
     /// Queue a drain of the broker (default true).
-    drain: Option<bool>,
+    pub(crate) drain: Option<bool>,
 }
 
 #[utoipa::path(
@@ -80,6 +80,20 @@ async fn enter(
     Query(q): Query<ForceQuery>,
     OptionalJson(body): OptionalJson<EnterBody>,
 ) -> ApiResult<Value> {
+    set_broker_maintenance(&state, &actor, broker, q, body)
+        .await
+        .map(ApiOk)
+}
+
+/// The operation `set_broker_maintenance`: records the broker in maintenance and, unless `drain`
+/// is false, queues its drain (strategy `DRAIN`); audited `brokers.maintenance.enter`.
+pub(crate) async fn set_broker_maintenance(
+    state: &AppState,
+    actor: &Actor,
+    broker: i32,
+    q: ForceQuery,
+    body: EnterBody,
+) -> Result<Value, ApiError> {
     let in_maintenance = state.db(|s| s.maintenance()).await?;
     if in_maintenance.iter().any(|m| m.broker_id == broker) {
         return Err(conflict(
@@ -94,7 +108,7 @@ async fn enter(
             &e,
         )
     })?;
-    let view = observed_view::current(&state).await?;
+    let view = observed_view::current(state).await?;
     let known = md.broker(broker).is_some()
         || view
             .as_ref()
@@ -170,7 +184,7 @@ async fn enter(
     let mut operation_id = None;
     if drain && !moves.is_empty() {
         let gate = gate(
-            &state,
+            state,
             Vec::new(),
             q.force.unwrap_or(false),
             "maintenance drain cannot start now",
@@ -189,7 +203,7 @@ async fn enter(
             ..NewOperation::default()
         };
         let audit = move_event(
-            &actor,
+            actor,
             now,
             "brokers.maintenance.enter",
             format!("broker {broker}"),
@@ -203,7 +217,7 @@ async fn enter(
             &moves,
             &gate,
         );
-        operation_id = Some(queue(&state, op, audit).await?);
+        operation_id = Some(queue(state, op, audit).await?);
     } else {
         let audit = NewAuditEvent {
             at_ms: now,
@@ -216,7 +230,7 @@ async fn enter(
             summary: json!({ "broker": broker, "drain": false, "reason": body.reason }),
             ..NewAuditEvent::default()
         };
-        crate::audit::record(&state, audit).await;
+        crate::audit::record(state, audit).await;
     }
     let record = Maintenance {
         broker_id: broker,
@@ -226,7 +240,7 @@ async fn enter(
         reason: body.reason.clone(),
     };
     state.db(move |s| s.enter_maintenance(&record)).await?;
-    Ok(ApiOk(json!({
+    Ok(json!({
         "brokerId": broker,
         "maintenance": true,
         "drain": drain,
@@ -234,7 +248,7 @@ async fn enter(
         "leadershipMoves": plan.leadership.len(),
         "replicaMoves": plan.replicas.len(),
         "skipped": skipped,
-    })))
+    }))
 }
 
 #[utoipa::path(
@@ -255,6 +269,18 @@ async fn exit(
     actor: Actor,
     Path(broker): Path<i32>,
 ) -> ApiResult<Value> {
+    remove_broker_maintenance(&state, &actor, broker)
+        .await
+        .map(ApiOk)
+}
+
+/// The operation `remove_broker_maintenance`: ends the broker's maintenance; audited
+/// `brokers.maintenance.exit`.
+pub(crate) async fn remove_broker_maintenance(
+    state: &AppState,
+    actor: &Actor,
+    broker: i32,
+) -> Result<Value, ApiError> {
     let removed = state.db(move |s| s.exit_maintenance(broker)).await?;
     if !removed {
         return Err(ApiError::not_found(
@@ -274,33 +300,33 @@ async fn exit(
         summary: json!({ "broker": broker }),
         ..NewAuditEvent::default()
     };
-    crate::audit::record(&state, audit).await;
-    Ok(ApiOk(json!({
+    crate::audit::record(state, audit).await;
+    Ok(json!({
         "brokerId": broker,
         "maintenance": false,
         "message": "maintenance ended: the next proposal moves partitions back onto the broker",
-    })))
+    }))
 }
 
 // ------------------------------------------------------------------------- log directories
 
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct DirMove {
-    topic: String,
-    partition: i32,
+pub(crate) struct DirMove {
+    pub(crate) topic: String,
+    pub(crate) partition: i32,
     /// The target log directory.
-    path: String,
+    pub(crate) path: String,
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct LogDirsBody {
+pub(crate) struct LogDirsBody {
     /// Explicit replica moves.
-    moves: Option<Vec<DirMove>>,
+    pub(crate) moves: Option<Vec<DirMove>>,
     /// Or: every replica in directory `from` moves to directory `to`.
-    from: Option<String>,
-    to: Option<String>,
+    pub(crate) from: Option<String>,
+    pub(crate) to: Option<String>,
 }
 
 #[utoipa::path(
@@ -326,6 +352,19 @@ async fn logdirs_move(
     Path(broker): Path<i32>,
     OptionalJson(body): OptionalJson<LogDirsBody>,
 ) -> ApiResult<Value> {
+    move_broker_logdirs(&state, &actor, broker, body)
+        .await
+        .map(ApiOk)
+}
+
+/// The operation `move_broker_logdirs`: moves replicas between the broker's log directories
+/// under the mutation slot; audited `logdirs.move`.
+pub(crate) async fn move_broker_logdirs(
+    state: &AppState,
+    actor: &Actor,
+    broker: i32,
+    body: LogDirsBody,
+) -> Result<Value, ApiError> {
     let explicit = body.moves.clone().unwrap_or_default();
     let by_dir = (body.from.as_deref(), body.to.as_deref());
     match (&body.moves, by_dir) {
@@ -413,9 +452,7 @@ async fn logdirs_move(
         }
     }
     if moves.is_empty() {
-        return Ok(ApiOk(
-            json!({ "brokerId": broker, "results": [], "message": "nothing to move" }),
-        ));
+        return Ok(json!({ "brokerId": broker, "results": [], "message": "nothing to move" }));
     }
     let now = state.clock.now_ms();
     let ttl = millis(state.config.timing.slot_lease_ttl);
@@ -463,32 +500,42 @@ async fn logdirs_move(
         after: Some(json!(moves.iter().map(|m| json!({"topic": m.topic, "partition": m.partition, "path": m.path})).collect::<Vec<_>>())),
         ..NewAuditEvent::default()
     };
-    crate::audit::record(&state, audit).await;
-    Ok(ApiOk(json!({ "brokerId": broker, "results": rows })))
+    crate::audit::record(state, audit).await;
+    Ok(json!({ "brokerId": broker, "results": rows }))
 }
 
 // ------------------------------------------------------------------------- elections
 
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct PartitionRef {
-    topic: String,
-    partition: i32,
+pub(crate) struct PartitionRef {
+    pub(crate) topic: String,
+    pub(crate) partition: i32,
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct ClusterElection {
+pub(crate) struct ClusterElection {
     /// Only these partitions; default every partition whose preferred leader does not lead.
-    partitions: Option<Vec<PartitionRef>>,
+    pub(crate) partitions: Option<Vec<PartitionRef>>,
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct TopicElection {
+pub(crate) struct TopicElection {
     /// When given it must be the topic of the path.
-    topic: Option<String>,
-    partitions: Option<Vec<i32>>,
+    pub(crate) topic: Option<String>,
+    pub(crate) partitions: Option<Vec<i32>>,
+}
+
+/// What a preferred leader election covers: the body of the cluster-wide route, or the path's
+/// topic and the body of the topic route.
+#[derive(Debug)]
+pub(crate) enum Election {
+    /// `POST /api/v1/preferred-leader-election`.
+    Cluster(ClusterElection),
+    /// `POST /api/v1/topics/{topic}/preferred-leader-election`.
+    Topic(String, TopicElection),
 }
 
 #[utoipa::path(
@@ -510,6 +557,30 @@ async fn elect_cluster(
     actor: Actor,
     OptionalJson(body): OptionalJson<ClusterElection>,
 ) -> ApiResult<Value> {
+    preferred_leader_election(&state, &actor, Election::Cluster(body))
+        .await
+        .map(ApiOk)
+}
+
+/// The operation `preferred_leader_election`: elects the preferred leaders of the cluster or of
+/// one topic under the mutation slot; audited `leaders.elect`.
+pub(crate) async fn preferred_leader_election(
+    state: &AppState,
+    actor: &Actor,
+    election: Election,
+) -> Result<Value, ApiError> {
+    match election {
+        Election::Cluster(body) => elect_cluster_of(state, actor, body).await,
+        Election::Topic(topic, body) => elect_topic_of(state, actor, topic, body).await,
+    }
+}
+
+/// The cluster-wide election's rules.
+async fn elect_cluster_of(
+    state: &AppState,
+    actor: &Actor,
+    body: ClusterElection,
+) -> Result<Value, ApiError> {
     let tps: Option<Vec<TopicPartition>> = body.partitions.map(|list| {
         list.into_iter()
             .map(|p| TopicPartition::new(p.topic, p.partition))
@@ -521,7 +592,7 @@ async fn elect_cluster(
             "partitions must not be empty when given",
         ));
     }
-    elect(&state, &actor, tps, "cluster".to_string()).await
+    elect(state, actor, tps, "cluster".to_string()).await
 }
 
 #[utoipa::path(
@@ -547,6 +618,18 @@ async fn elect_topic(
     Path(topic): Path<String>,
     OptionalJson(body): OptionalJson<TopicElection>,
 ) -> ApiResult<Value> {
+    preferred_leader_election(&state, &actor, Election::Topic(topic, body))
+        .await
+        .map(ApiOk)
+}
+
+/// The topic election's rules: the body's topic must be the path's.
+async fn elect_topic_of(
+    state: &AppState,
+    actor: &Actor,
+    topic: String,
+    body: TopicElection,
+) -> Result<Value, ApiError> {
     if let Some(other) = body.topic.as_deref().filter(|t| *t != topic) {
         return Err(ApiError::bad_request(
             "topic mismatch",
@@ -587,7 +670,7 @@ async fn elect_topic(
         .into_iter()
         .map(|p| TopicPartition::new(topic.clone(), p))
         .collect();
-    elect(&state, &actor, Some(tps), topic).await
+    elect(state, actor, Some(tps), topic).await
 }
 
 async fn elect(
@@ -595,7 +678,7 @@ async fn elect(
     actor: &Actor,
     tps: Option<Vec<TopicPartition>>,
     target: String,
-) -> ApiResult<Value> {
+) -> Result<Value, ApiError> {
     let client = state.kafka.client().await?;
     let now = state.clock.now_ms();
     let ttl = millis(state.config.timing.slot_lease_ttl);
@@ -654,11 +737,11 @@ async fn elect(
         ..NewAuditEvent::default()
     };
     crate::audit::record(state, audit).await;
-    Ok(ApiOk(json!({
+    Ok(json!({
         "scope": target,
         "elected": elected,
         "notNeeded": not_needed,
         "failed": failed,
         "results": rows,
-    })))
+    }))
 }

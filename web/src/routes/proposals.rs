@@ -150,14 +150,14 @@ fn full(p: &ProposalRecord) -> Value {
     })
 }
 
-fn no_proposal() -> ApiError {
+pub(crate) fn no_proposal() -> ApiError {
     ApiError::not_found(
         "no proposal",
         "the observer has not evaluated a proposal yet (it does after each successful sample)",
     )
 }
 
-fn unknown(id: &str) -> ApiError {
+pub(crate) fn unknown(id: &str) -> ApiError {
     ApiError::not_found("proposal not found", format!("no stored proposal {id:?}"))
 }
 

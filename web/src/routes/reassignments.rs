@@ -260,13 +260,23 @@ async fn apply_current(
     actor: Actor,
     Query(q): Query<ForceQuery>,
 ) -> ApiResult<Value> {
+    apply_current_proposal(&state, &actor, q).await.map(ApiOk)
+}
+
+/// `POST /api/v1/proposals/current/apply`: the current proposal, applied as [`apply_proposal`]
+/// applies one by id.
+pub(crate) async fn apply_current_proposal(
+    state: &AppState,
+    actor: &Actor,
+    q: ForceQuery,
+) -> Result<Value, ApiError> {
     let p = state.db(|s| s.current_proposal()).await?.ok_or_else(|| {
         ApiError::not_found(
             "no current proposal",
             "the observer has not evaluated one yet",
         )
     })?;
-    apply(&state, &actor, p, q.force.unwrap_or(false)).await
+    apply(state, actor, p, q.force.unwrap_or(false)).await
 }
 
 #[utoipa::path(
@@ -290,12 +300,23 @@ async fn apply_one(
     Path(id): Path<String>,
     Query(q): Query<ForceQuery>,
 ) -> ApiResult<Value> {
+    apply_proposal(&state, &actor, id, q).await.map(ApiOk)
+}
+
+/// The operation `apply_proposal`: queues stored proposal `id`'s moves (strategy `PROPOSAL`)
+/// after the proposal rules and the live pre-flight; audited `reassignments.apply`.
+pub(crate) async fn apply_proposal(
+    state: &AppState,
+    actor: &Actor,
+    id: String,
+    q: ForceQuery,
+) -> Result<Value, ApiError> {
     let wanted = id.clone();
     let p = state
         .db(move |s| s.proposal(&wanted))
         .await?
         .ok_or_else(|| ApiError::not_found("proposal not found", format!("no proposal {id}")))?;
-    apply(&state, &actor, p, q.force.unwrap_or(false)).await
+    apply(state, actor, p, q.force.unwrap_or(false)).await
 }
 
 /// The spec's rules for applying a balancing proposal.
@@ -304,7 +325,7 @@ async fn apply(
     actor: &Actor,
     p: ProposalRecord,
     force: bool,
-) -> ApiResult<Value> {
+) -> Result<Value, ApiError> {
     // Never overridable: a proposal that is no longer current (a changed plan is a new proposal).
     if !p.current {
         return Err(conflict(
@@ -425,7 +446,7 @@ async fn apply(
         &gate,
     );
     let id = queue(state, op, audit).await?;
-    Ok(ApiOk(json!({
+    Ok(json!({
         "started": true,
         "operationId": id,
         "proposalId": p.id,
@@ -433,7 +454,7 @@ async fn apply(
         "skipped": skipped,
         "forced": gate.forced,
         "overridden": gate.overridden,
-    })))
+    }))
 }
 
 /// The fields of a `ballast.plan/v1` move that apply needs.
@@ -484,27 +505,27 @@ fn healthy_target(
 
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct SingleBody {
+pub(crate) struct SingleBody {
     /// An explicit replica set (broker ids, the first is the preferred leader); default: chosen by ballast.
-    replicas: Option<Vec<i64>>,
+    pub(crate) replicas: Option<Vec<i64>>,
     /// Plan from the cached view and start nothing.
-    preview: Option<bool>,
+    pub(crate) preview: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct BulkEntry {
-    partition: i64,
-    replicas: Option<Vec<i64>>,
-    preview: Option<bool>,
+pub(crate) struct BulkEntry {
+    pub(crate) partition: i64,
+    pub(crate) replicas: Option<Vec<i64>>,
+    pub(crate) preview: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct BulkBody {
-    description: Option<String>,
+pub(crate) struct BulkBody {
+    pub(crate) description: Option<String>,
     /// At least one entry; a partition listed twice rejects every entry for it.
-    partitions: Vec<BulkEntry>,
+    pub(crate) partitions: Vec<BulkEntry>,
 }
 
 /// What is known of a partition's placement.
@@ -799,6 +820,22 @@ async fn single(
     Query(q): Query<ForceQuery>,
     Json(body): Json<SingleBody>,
 ) -> ApiResult<Value> {
+    redistribute_partition(&state, &actor, topic, partition, q, body)
+        .await
+        .map(ApiOk)
+}
+
+/// The operation `redistribute_partition`: plans one partition's new replicas (explicit or
+/// chosen) and, unless a preview or nothing moves, queues them (strategy `PARTITION`); audited
+/// `reassignments.apply`.
+pub(crate) async fn redistribute_partition(
+    state: &AppState,
+    actor: &Actor,
+    topic: String,
+    partition: i32,
+    q: ForceQuery,
+    body: SingleBody,
+) -> Result<Value, ApiError> {
     if partition < 0 {
         return Err(ApiError::bad_request(
             "invalid partition",
@@ -807,9 +844,9 @@ async fn single(
     }
     let preview = body.preview.unwrap_or(false);
     let ctx = if preview {
-        cached_context(&state, &topic).await?
+        cached_context(state, &topic).await?
     } else {
-        live_context(&state, &topic).await?
+        live_context(state, &topic).await?
     };
     let Some(place) = ctx.partitions.get(&partition).cloned() else {
         return Err(ApiError::not_found(
@@ -821,7 +858,7 @@ async fn single(
         Some(r) => check_replicas(&ctx, partition, r)
             .map_err(|(status, m)| ApiError::new(status, "invalid replica set", m))?,
         None => {
-            let view = observed_view::current(&state).await?;
+            let view = observed_view::current(state).await?;
             choose_replicas(&ctx, partition, &replica_counts(view.as_deref()))
                 .ok_or_else(|| conflict("no safe replica set", "not enough healthy brokers"))?
         }
@@ -835,10 +872,10 @@ async fn single(
         if target == place.replicas {
             result["message"] = json!("the partition already has these replicas: nothing to move");
         }
-        return Ok(ApiOk(result));
+        return Ok(result);
     }
     let gate = gate(
-        &state,
+        state,
         Vec::new(),
         q.force.unwrap_or(false),
         "reassignment cannot start now",
@@ -859,7 +896,7 @@ async fn single(
         ..NewOperation::default()
     };
     let audit = partition_audit(
-        &actor,
+        actor,
         &topic,
         partition,
         &place.replicas,
@@ -867,10 +904,10 @@ async fn single(
         &gate,
         state.clock.now_ms(),
     );
-    let id = queue(&state, op, audit).await?;
+    let id = queue(state, op, audit).await?;
     result["started"] = json!(true);
     result["operationId"] = json!(id);
-    Ok(ApiOk(result))
+    Ok(result)
 }
 
 fn partition_audit(
@@ -923,6 +960,20 @@ async fn bulk(
     Query(q): Query<ForceQuery>,
     Json(body): Json<BulkBody>,
 ) -> ApiResult<Value> {
+    bulk_reassign_partitions(&state, &actor, topic, q, body)
+        .await
+        .map(ApiOk)
+}
+
+/// The operation `bulk_reassign_partitions`: checks each entry on its own and queues the live
+/// ones as one operation (strategy `BULK_MANUAL`); audited `reassignments.apply`.
+pub(crate) async fn bulk_reassign_partitions(
+    state: &AppState,
+    actor: &Actor,
+    topic: String,
+    q: ForceQuery,
+    body: BulkBody,
+) -> Result<Value, ApiError> {
     if body.partitions.is_empty() {
         return Err(ApiError::bad_request(
             "empty partitions list",
@@ -932,9 +983,9 @@ async fn bulk(
     let any_live = body.partitions.iter().any(|e| !e.preview.unwrap_or(false));
     // Previews plan from cached metadata; live entries from a refresh of the topic. A request
     // of previews only contacts no broker.
-    let cached = cached_context(&state, &topic).await;
+    let cached = cached_context(state, &topic).await;
     let live = if any_live {
-        Some(live_context(&state, &topic).await)
+        Some(live_context(state, &topic).await)
     } else {
         None
     };
@@ -951,7 +1002,7 @@ async fn bulk(
     for e in &body.partitions {
         *seen.entry(e.partition).or_default() += 1;
     }
-    let view = observed_view::current(&state).await?;
+    let view = observed_view::current(state).await?;
     let counts = replica_counts(view.as_deref());
     let mut results: Vec<Value> = Vec::with_capacity(body.partitions.len());
     let mut to_move: Vec<(i32, Vec<BrokerId>, Vec<BrokerId>, u64)> = Vec::new();
@@ -1005,17 +1056,17 @@ async fn bulk(
         results.push(r);
     }
     if !any_live {
-        return Ok(ApiOk(json!({ "results": results })));
+        return Ok(json!({ "results": results }));
     }
     if to_move.is_empty() {
-        return Ok(ApiOk(json!({
+        return Ok(json!({
             "results": results,
             "started": false,
             "message": "no live entry can be executed: nothing was started",
-        })));
+        }));
     }
     let gate = gate(
-        &state,
+        state,
         Vec::new(),
         q.force.unwrap_or(false),
         "bulk reassignment cannot start now",
@@ -1041,7 +1092,7 @@ async fn bulk(
         ..NewOperation::default()
     };
     let audit = move_event(
-        &actor,
+        actor,
         now,
         "reassignments.apply",
         topic.clone(),
@@ -1054,25 +1105,25 @@ async fn bulk(
         &moves,
         &gate,
     );
-    let id = queue(&state, op, audit).await?;
+    let id = queue(state, op, audit).await?;
     let rejected = results.iter().filter(|r| r["success"] == false).count();
-    Ok(ApiOk(json!({
+    Ok(json!({
         "results": results,
         "started": true,
         "bulkId": id,
         "message": format!("started {count} partition moves as operation {id}{}", if rejected > 0 { format!("; {rejected} entries rejected") } else { String::new() }),
-    })))
+    }))
 }
 
 // ------------------------------------------------------------------------- topic redistribution
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct TopicBody {
+pub(crate) struct TopicBody {
     /// Plan from the cached view (at most 60 s old) and start nothing.
-    preview: Option<bool>,
+    pub(crate) preview: Option<bool>,
     /// The brokers to spread over; default every broker that is up and not in maintenance.
-    brokers: Option<Vec<i64>>,
+    pub(crate) brokers: Option<Vec<i64>>,
 }
 
 /// Racks of the brokers the observer knows.
@@ -1110,6 +1161,21 @@ async fn topic_spread(
     Query(q): Query<ForceQuery>,
     OptionalJson(body): OptionalJson<TopicBody>,
 ) -> ApiResult<Value> {
+    redistribute_topic(&state, &actor, topic, q, body)
+        .await
+        .map(ApiOk)
+}
+
+/// The operation `redistribute_topic`: spreads the topic's replicas evenly over the chosen
+/// brokers and, unless a preview or nothing moves, queues the moves (strategy `TOPIC`); audited
+/// `reassignments.apply`.
+pub(crate) async fn redistribute_topic(
+    state: &AppState,
+    actor: &Actor,
+    topic: String,
+    q: ForceQuery,
+    body: TopicBody,
+) -> Result<Value, ApiError> {
     let preview = body.preview.unwrap_or(false);
     // Validate the selection before reading anything.
     let selected: Option<BTreeSet<BrokerId>> = match &body.brokers {
@@ -1138,9 +1204,9 @@ async fn topic_spread(
         }
     };
     let ctx = if preview {
-        cached_context(&state, &topic).await?
+        cached_context(state, &topic).await?
     } else {
-        live_context(&state, &topic).await?
+        live_context(state, &topic).await?
     };
     let eligible: BTreeSet<BrokerId> = match selected {
         Some(set) => {
@@ -1175,7 +1241,7 @@ async fn topic_spread(
             ),
         ));
     }
-    let view = observed_view::current(&state).await?;
+    let view = observed_view::current(state).await?;
     let parts: Vec<ballast_executor::placement::Part> = ctx
         .partitions
         .iter()
@@ -1220,15 +1286,15 @@ async fn topic_spread(
         "estimatedBytes": bytes,
     });
     if preview {
-        return Ok(ApiOk(answer));
+        return Ok(answer);
     }
     if moves.is_empty() {
         answer["started"] = json!(false);
         answer["message"] = json!("the topic is already spread evenly over these brokers");
-        return Ok(ApiOk(answer));
+        return Ok(answer);
     }
     let gate = gate(
-        &state,
+        state,
         Vec::new(),
         q.force.unwrap_or(false),
         "redistribution cannot start now",
@@ -1248,7 +1314,7 @@ async fn topic_spread(
         ..NewOperation::default()
     };
     let audit = move_event(
-        &actor,
+        actor,
         state.clock.now_ms(),
         "reassignments.apply",
         topic.clone(),
@@ -1256,10 +1322,10 @@ async fn topic_spread(
         &moves,
         &gate,
     );
-    let id = queue(&state, op, audit).await?;
+    let id = queue(state, op, audit).await?;
     answer["started"] = json!(true);
     answer["operationId"] = json!(id);
-    Ok(ApiOk(answer))
+    Ok(answer)
 }
 
 // ------------------------------------------------------------------------- tracking

@@ -42,15 +42,15 @@ const FINGERPRINT_PREFIX: &str = "rv1-";
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PreviewBody {
-    event_id: i64,
+    pub(crate) event_id: i64,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RevertBody {
-    event_id: i64,
+    pub(crate) event_id: i64,
     /// The `fingerprint` of a preview; required.
-    fingerprint: Option<String>,
+    pub(crate) fingerprint: Option<String>,
 }
 
 /// What a recorded change touched, with its values before and after the change.
@@ -537,9 +537,18 @@ pub async fn preview(
     State(state): State<AppState>,
     Json(body): Json<PreviewBody>,
 ) -> ApiResult<Preview> {
-    let (_, r) = review(&state, body.event_id).await?;
+    preview_revert(&state, body).await.map(ApiOk)
+}
+
+/// The preview step of the operation `revert_audit_event`: what a revert of the event would
+/// change now, whether it would be accepted, and the `fingerprint` it must send.
+pub(crate) async fn preview_revert(
+    state: &AppState,
+    body: PreviewBody,
+) -> Result<Preview, ApiError> {
+    let (_, r) = review(state, body.event_id).await?;
     let refusal = r.refusal();
-    Ok(ApiOk(Preview {
+    Ok(Preview {
         event_id: r.event.id,
         action: r.event.action.clone(),
         target: r.event.target.clone(),
@@ -549,7 +558,7 @@ pub async fn preview(
         fingerprint: r.fingerprint.clone(),
         changes: r.changes(),
         conflicts: r.conflicts(),
-    }))
+    })
 }
 
 #[utoipa::path(
@@ -575,8 +584,21 @@ pub async fn revert(
     actor: Actor,
     Json(body): Json<RevertBody>,
 ) -> Result<Response, ApiError> {
+    revert_audit_event(&state, &actor, body)
+        .await
+        .map(|done| Accepted(done).into_response())
+}
+
+/// The operation `revert_audit_event`: puts the event's recorded `before` back when nothing
+/// changed since the preview's `fingerprint` (configuration, quota, ACL: applied; placement:
+/// queued for the executor); audited `audit.revert` (the REST answer's status is 202).
+pub(crate) async fn revert_audit_event(
+    state: &AppState,
+    actor: &Actor,
+    body: RevertBody,
+) -> Result<Reverted, ApiError> {
     let _one_at_a_time = REVERTS.lock().await;
-    let (client, r) = review(&state, body.event_id).await?;
+    let (client, r) = review(state, body.event_id).await?;
     if let Some(refused) = r.refusal() {
         return Err(refused);
     }
@@ -635,7 +657,7 @@ pub async fn revert(
             };
             event.before = Some(placement(|c| &c.current));
             event.after = Some(placement(|c| &c.revert_to));
-            let queued = queue_reassignment_revert(&state, &actor, &r.event, &moves, event).await?;
+            let queued = queue_reassignment_revert(state, actor, &r.event, &moves, event).await?;
             (
                 queued.operation_id,
                 "queued",
@@ -646,17 +668,17 @@ pub async fn revert(
             )
         }
         plan => {
-            let after = apply(&state, &client, plan, &r.current).await?;
+            let after = apply(state, &client, plan, &r.current).await?;
             let execution_id = format!("revert-{}-{now_ms}", r.event.id);
             event.before = Some(current_json(plan, &r.current));
             event.after = Some(after);
             if let Value::Object(summary) = &mut event.summary {
                 summary.insert("executionId".into(), json!(execution_id));
             }
-            (execution_id, "completed", record(&state, event).await)
+            (execution_id, "completed", record(state, event).await)
         }
     };
-    Ok(Accepted(Reverted {
+    Ok(Reverted {
         execution_id,
         event_id: r.event.id,
         kind: kind_name(&r.plan),
@@ -664,7 +686,6 @@ pub async fn revert(
         changes,
         audit,
     })
-    .into_response())
 }
 
 /// The current values in the shape of the plan's events.
