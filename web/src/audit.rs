@@ -40,7 +40,8 @@ const RETRY_DELAYS: [Duration; 3] = [
     Duration::from_millis(1000),
 ];
 
-/// The acting side of a request: its method (`PUT`, `POST`, `DELETE`) and user.
+/// The acting side of a change: over HTTP its method (`PUT`, `POST`, `DELETE`) and user; for a
+/// catalog operation run for an agent, `catalog::Caller::actor` (`MCP`/`CHAT`, the requester).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Actor {
     pub method: String,
@@ -63,14 +64,6 @@ impl<S: Send + Sync> FromRequestParts<S> for Actor {
                 Some(raw) => parse_user(raw.to_str().ok())?,
             },
         };
-        // A catalog operation run for an agent: `MCP`, the approver and the requester.
-        if let Some(channel) = parts.extensions.get::<crate::catalog::Channel>() {
-            return Ok(Actor {
-                method: channel.method().to_string(),
-                user,
-                requested_by: Some(channel.requested_by().to_string()),
-            });
-        }
         Ok(Actor {
             method: parts.method.as_str().to_string(),
             user,

@@ -141,3 +141,147 @@ fn a_mutations_input_is_checked_before_it_is_queued() {
         );
     }
 }
+
+/// Every `.rs` file under `dir`, with its text.
+fn sources(dir: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(sources(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).expect("read a source file");
+            out.push((path, text));
+        }
+    }
+    out
+}
+
+/// The body of the first function defined after `from` in `text`, braces included.
+fn body_after(text: &str, from: usize) -> &str {
+    let start = from
+        + text[from..]
+            .find("fn ")
+            .expect("a function after the annotation");
+    // The body opens at the first `{` after the signature's closing `)`, at depth 0.
+    let mut depth = 0i32;
+    let mut open = None;
+    for (i, c) in text[start..].char_indices() {
+        match c {
+            '(' | '<' | '[' => depth += 1,
+            ')' | '>' | ']' => depth -= 1,
+            '{' if depth <= 0 => {
+                open = Some(start + i);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let open = open.expect("a function body");
+    let mut braces = 0;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '{' => braces += 1,
+            '}' => {
+                braces -= 1;
+                if braces == 0 {
+                    return &text[open..=open + i];
+                }
+            }
+            _ => {}
+        }
+    }
+    &text[open..]
+}
+
+#[test]
+fn an_operations_rules_live_in_one_function_its_rest_handler_and_the_catalog_both_call() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let catalog: String = sources(&root.join("catalog"))
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect();
+    assert!(
+        !catalog.contains("for_caller") && !catalog.contains("oneshot"),
+        "the catalog reaches no rule through HTTP"
+    );
+    let handlers: Vec<(std::path::PathBuf, String)> = sources(&root)
+        .into_iter()
+        .filter(|(path, _)| !path.starts_with(root.join("catalog")))
+        .collect();
+    for op in all() {
+        let Some((method, path)) = &op.rest else {
+            continue;
+        };
+        // One HTTP-free function named after the tool, outside the catalog.
+        let definition = format!("pub(crate) async fn {}(", op.name);
+        let defined: Vec<&(std::path::PathBuf, String)> = handlers
+            .iter()
+            .filter(|(_, text)| text.contains(&definition))
+            .collect();
+        assert_eq!(
+            defined.len(),
+            1,
+            "{}: one operation function `{definition}`",
+            op.name
+        );
+        let (file, text) = defined[0];
+        let at = text.find(&definition).expect("found above");
+        let function = body_after(text, at);
+        let signature = &text[at..text[at..].find('{').map_or(text.len(), |i| at + i)];
+        for http in [
+            "State<",
+            "Path<",
+            "Query<",
+            "Json<",
+            "HeaderMap",
+            "Response",
+        ] {
+            assert!(
+                !signature.contains(http),
+                "{}: the operation function takes no HTTP type ({http} in {})",
+                op.name,
+                file.display()
+            );
+        }
+        assert!(!function.is_empty());
+        // The catalog calls it.
+        assert!(
+            catalog.contains(&format!("::{}(", op.name)),
+            "{}: the catalog entry calls the operation function",
+            op.name
+        );
+        // The REST handler (the function the route's annotation documents) is an adapter: it
+        // calls the function of an operation on its route, in a few lines.
+        let annotation = format!(
+            "    {},\n    path = \"{path}\",",
+            method.as_str().to_ascii_lowercase()
+        );
+        let (_, route_file) = handlers
+            .iter()
+            .find(|(_, text)| text.contains(&annotation))
+            .unwrap_or_else(|| panic!("{}: the handler of {method} {path}", op.name));
+        let from = route_file.find(&annotation).expect("found above");
+        let handler = body_after(route_file, from);
+        let on_route: Vec<&str> = all()
+            .iter()
+            .filter(|other| other.rest.as_ref() == Some(&(method.clone(), path)))
+            .map(|other| other.name)
+            .collect();
+        assert!(
+            on_route
+                .iter()
+                .any(|name| handler.contains(&format!("{name}("))),
+            "{}: the handler of {method} {path} calls one of {on_route:?}:\n{handler}",
+            op.name
+        );
+        assert!(
+            handler.lines().count() <= 20,
+            "{}: the handler of {method} {path} is an adapter (at most 20 lines):\n{handler}",
+            op.name
+        );
+    }
+}

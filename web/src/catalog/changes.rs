@@ -1,18 +1,16 @@
 //! Mutations over configuration, ACLs, offsets, quotas, partition placement, log directories and
 //! the audit log. Each `check_*` parses and checks the input without touching anything (what an
-//! agent is told before its request is queued); each operation runs its REST route in-process on
-//! approval, and the reassignment ones wait until the moves finish.
+//! agent is told before its request is queued); on approval each calls its operation function
+//! (the one its REST route calls too), and the reassignment ones wait until the moves finish.
 
 use std::collections::BTreeMap;
 
-use axum::http::Method;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::ops::{boxed, given, need, redistribution_done, wait_for_operation, TopicConfigInput};
-use super::{answer, call, parse, Caller, OpError, OpFuture};
-use crate::ui::enc;
+use super::{answer, parse, Caller, OpError, OpFuture};
 use crate::AppState;
 
 // ------------------------------------------------------------------------------ inputs
@@ -656,7 +654,7 @@ pub(super) fn redistribute_partition(state: AppState, caller: Caller, input: Val
             )
             .await,
         )?;
-        redistribution_done(&state, &caller, started, "already in place").await
+        redistribution_done(&state, started, "already in place").await
     })
 }
 
@@ -742,7 +740,7 @@ pub(super) fn bulk_reassign_partitions(state: AppState, caller: Caller, input: V
                 json!({"status": status, "reason": "no entry started a move", "bulk": started}),
             );
         }
-        let mut done = wait_for_operation(&state, &caller, &operation, started.clone()).await?;
+        let mut done = wait_for_operation(&state, &operation, started.clone()).await?;
         // The entries the REST route rejected stay visible next to the moves that ran.
         if let Some(obj) = done.as_object_mut() {
             obj.insert("results".into(), started["results"].clone());
@@ -869,7 +867,7 @@ pub(super) fn revert_audit_event(state: AppState, caller: Caller, input: Value) 
             _ => String::new(),
         };
         if done["state"] == "queued" && !operation.is_empty() {
-            wait_for_operation(&state, &caller, &operation, done).await
+            wait_for_operation(&state, &operation, done).await
         } else {
             Ok(json!({"status": "completed", "revert": done}))
         }

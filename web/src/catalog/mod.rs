@@ -276,17 +276,3 @@ pub async fn invoke(
     }
     (op.run)(state.clone(), caller, input).await
 }
-
-/// Calls the REST API in-process as `caller` (scope, licence, validation, audit as over HTTP).
-pub(crate) async fn call(
-    state: &AppState,
-    caller: &Caller,
-    method: Method,
-    uri: &str,
-    body: Option<&Value>,
-) -> Result<Value, OpError> {
-    let api = crate::ui::Api::for_caller(state, caller);
-    api.call(method, uri, body)
-        .await
-        .map_err(OpError::from_problem)
-}

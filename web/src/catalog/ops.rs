@@ -11,11 +11,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    answer, call, changes, limited, parse, reads, schema_of, Caller, Category, Limit, OpError,
-    OpFuture, Operation,
+    answer, changes, limited, parse, reads, schema_of, Caller, Category, Limit, OpError, OpFuture,
+    Operation,
 };
 use crate::auth::Scope;
-use crate::ui::enc;
 use crate::{ApiError, AppState};
 
 // ------------------------------------------------------------------------------ inputs
@@ -234,18 +233,6 @@ fn no_check(_: &Value) -> Result<String, OpError> {
     Ok(String::new())
 }
 
-fn proposal_path(id: &str) -> Result<String, OpError> {
-    let id = id.trim();
-    if id.is_empty() {
-        return Err(OpError::invalid("proposalId: must not be empty"));
-    }
-    Ok(if id == "current" {
-        "/api/v1/proposals/current".to_string()
-    } else {
-        format!("/api/v1/proposals/{}", enc(id))
-    })
-}
-
 /// A proposal as agents get it (tool rule 5): no broker activity scores, cluster snapshots,
 /// `fairShare.shares`, oversized partitions per load or `movement.search`; `topicSpread.atLimit`
 /// keyed by pair without the cap counts; at most 50 reassignments with the full count.
@@ -290,15 +277,6 @@ pub(super) fn rows(v: &Value, key: &str) -> Vec<Value> {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default()
-}
-
-/// A query string from the pairs whose value is set.
-pub(super) fn query(pairs: &[(&str, Option<String>)]) -> String {
-    let set: Vec<(&str, &str)> = pairs
-        .iter()
-        .filter_map(|(k, v)| v.as_deref().map(|v| (*k, v)))
-        .collect();
-    crate::ui::query(&set)
 }
 
 /// A text parameter as the REST query string carried it: an empty value was left out.
@@ -726,7 +704,7 @@ fn update_topic_config(state: AppState, caller: Caller, input: Value) -> OpFutur
 
 fn check_apply_proposal(input: &Value) -> Result<String, OpError> {
     let input: ProposalInput = parse(input)?;
-    proposal_path(&input.proposal_id)?;
+    proposal_id(&input.proposal_id)?;
     Ok(format!("apply proposal {}", input.proposal_id))
 }
 
@@ -809,14 +787,13 @@ fn apply_proposal(state: AppState, caller: Caller, input: Value) -> OpFuture {
             .or(started["id"].as_str())
             .unwrap_or_default()
             .to_string();
-        wait_for_operation(&state, &caller, &operation, started).await
+        wait_for_operation(&state, &operation, started).await
     })
 }
 
 /// Polls the reassignment until it ends: `completed`, or the failure and its reason.
 pub(super) async fn wait_for_operation(
     state: &AppState,
-    caller: &Caller,
     operation: &str,
     started: Value,
 ) -> Result<Value, OpError> {
@@ -825,14 +802,10 @@ pub(super) async fn wait_for_operation(
     }
     let deadline = tokio::time::Instant::now() + APPLY_WAIT;
     loop {
-        let r = call(
-            state,
-            caller,
-            Method::GET,
-            &format!("/api/v1/reassignments/{}", enc(operation)),
-            None,
-        )
-        .await?;
+        let r = answer(
+            crate::routes::reassignments::get_reassignment_by_id(state, operation.to_string())
+                .await,
+        )?;
         let st = r["state"].as_str().unwrap_or_default().to_ascii_lowercase();
         match st.as_str() {
             "completed" => {
@@ -932,7 +905,7 @@ fn set_broker_maintenance(state: AppState, caller: Caller, input: Value) -> OpFu
         if !drain || operation.is_empty() {
             return Ok(json!({"status": "completed", "maintenance": started}));
         }
-        wait_for_operation(&state, &caller, &operation, started).await
+        wait_for_operation(&state, &operation, started).await
     })
 }
 
@@ -983,7 +956,7 @@ fn redistribute_topic(state: AppState, caller: Caller, input: Value) -> OpFuture
             )
             .await,
         )?;
-        redistribution_done(&state, &caller, started, "nothing to move").await
+        redistribution_done(&state, started, "nothing to move").await
     })
 }
 
@@ -991,7 +964,6 @@ fn redistribute_topic(state: AppState, caller: Caller, input: Value) -> OpFuture
 /// none, `completed` with `reason` and the route's answer.
 pub(super) async fn redistribution_done(
     state: &AppState,
-    caller: &Caller,
     started: Value,
     reason: &str,
 ) -> Result<Value, OpError> {
@@ -1002,7 +974,7 @@ pub(super) async fn redistribution_done(
     if operation.is_empty() {
         return Ok(json!({"status": "completed", "reason": reason, "redistribution": started}));
     }
-    wait_for_operation(state, caller, &operation, started).await
+    wait_for_operation(state, &operation, started).await
 }
 
 fn check_election(input: &Value) -> Result<String, OpError> {

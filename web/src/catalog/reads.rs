@@ -1,17 +1,15 @@
 //! Read operations over the live cluster and the simulators: partition activity, config search,
 //! group lag, messages, quotas, log directories, what-if and blast radius. Like every read they
-//! run their REST route in-process and shape its answer to the spec's limits and envelope.
+//! call their operation function and shape its answer to the spec's limits and envelope.
 
-use axum::http::Method;
 use ballast_balancer::blast::BlastRequest;
 use ballast_balancer::whatif::{ScenarioSpec, WhatIfRequest};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::ops::{answer_text, boxed, given, need, query, reshape, rows, set};
-use super::{answer, call, envelope, limited, parse, Caller, Limit, OpFuture};
-use crate::ui::enc;
+use super::ops::{answer_text, boxed, given, need, reshape, rows, set};
+use super::{answer, envelope, limited, parse, Caller, Limit, OpFuture};
 use crate::AppState;
 
 // ------------------------------------------------------------------------------ inputs

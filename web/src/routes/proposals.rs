@@ -26,7 +26,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/proposals", get(list))
         .route("/api/v1/proposals/current", get(current))
-        .route("/api/v1/proposals/generate", post(current))
+        .route("/api/v1/proposals/generate", post(generate))
         .route("/api/v1/proposals/{proposalId}", get(one).delete(delete))
 }
 
@@ -212,7 +212,7 @@ pub(crate) async fn list_proposals(state: &AppState, q: ListQuery) -> Result<Val
         (status = 404, description = "The observer has not evaluated a proposal yet (`no proposal`)"),
     )
 )]
-/// `GET /api/v1/proposals/current` and `POST /api/v1/proposals/generate`.
+/// `GET /api/v1/proposals/current`.
 async fn current(
     state: axum::extract::State<AppState>,
     Query(_): Query<NoQuery>,
@@ -229,7 +229,6 @@ pub(crate) async fn generate_proposal(state: &AppState) -> Result<Value, ApiErro
     }
 }
 
-/// `POST /api/v1/proposals/generate` is served by [`current`]; this describes it.
 #[utoipa::path(
     post,
     path = "/api/v1/proposals/generate",
@@ -242,8 +241,13 @@ pub(crate) async fn generate_proposal(state: &AppState) -> Result<Value, ApiErro
         (status = 404, description = "The observer has not evaluated a proposal yet (`no proposal`)"),
     )
 )]
-#[allow(dead_code)]
-fn generate() {}
+/// `POST /api/v1/proposals/generate`: the same answer as `GET /api/v1/proposals/current`.
+async fn generate(
+    state: axum::extract::State<AppState>,
+    Query(_): Query<NoQuery>,
+) -> ApiResult<Value> {
+    generate_proposal(&state).await.map(ApiOk)
+}
 
 #[utoipa::path(
     get,

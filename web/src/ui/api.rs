@@ -132,7 +132,6 @@ pub struct Api {
     router: Router,
     user: Option<HeaderValue>,
     identity: Option<Identity>,
-    channel: Option<crate::catalog::Channel>,
 }
 
 impl Api {
@@ -142,18 +141,6 @@ impl Api {
             router: api_router(state.clone()),
             user: headers.get(crate::audit::USER_HEADER).cloned(),
             identity,
-            channel: None,
-        }
-    }
-
-    /// The API as a catalog operation's caller calls it: its identity, and its channel for the
-    /// audit (`MCP`: approver and requester).
-    pub fn for_caller(state: &AppState, caller: &crate::catalog::Caller) -> Api {
-        Api {
-            router: api_router(state.clone()),
-            user: None,
-            identity: Some(caller.identity.clone()),
-            channel: Some(caller.channel.clone()),
         }
     }
 
@@ -186,9 +173,6 @@ impl Api {
         }
         if let Some(identity) = &self.identity {
             builder = builder.extension(identity.clone());
-        }
-        if let Some(channel) = &self.channel {
-            builder = builder.extension(channel.clone());
         }
         let request = match body {
             Some(b) => builder

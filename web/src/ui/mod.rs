@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 
-pub use api::{enc, query, Api, Problem};
+pub use api::{enc, Api, Problem};
 
 use crate::AppState;
 
