@@ -313,12 +313,6 @@ pub(super) fn answer_text(r: Result<Arc<String>, ApiError>) -> Result<Value, OpE
     })
 }
 
-/// A query value as the REST extractor saw it from [`query`]'s string: an empty value was left
-/// out.
-pub(super) fn set(v: Option<String>) -> Option<String> {
-    v.filter(|v| !v.is_empty())
-}
-
 /// A proposal id as agents give it: trimmed, not empty (`current` for the current one).
 fn proposal_id(id: &str) -> Result<String, OpError> {
     let id = id.trim();
@@ -557,11 +551,11 @@ fn search_audit_log(state: AppState, _caller: Caller, input: Value) -> OpFuture 
         let i: AuditInput = parse(&input)?;
         let limit = Limit::new(50, 200).rows(i.limit);
         let q = crate::routes::audit::ListQuery {
-            action: set(i.action),
-            user: set(i.user),
-            since: set(i.since),
-            until: set(i.until),
-            search: set(i.search),
+            action: given(i.action),
+            user: given(i.user),
+            since: given(i.since),
+            until: given(i.until),
+            search: given(i.search),
             limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
             ..Default::default()
         };
@@ -580,7 +574,7 @@ fn history_query(
     filter: Option<String>,
 ) -> crate::routes::reassignments::ListQuery {
     crate::routes::reassignments::ListQuery {
-        state: set(filter),
+        state: given(filter),
         limit: Some(rows_wanted as u64),
         ..Default::default()
     }
@@ -648,7 +642,7 @@ fn partition_optimization(state: AppState, _caller: Caller, input: Value) -> OpF
         let i: OptimizationInput = parse(&input)?;
         let limit = Limit::new(20, 100).rows(i.limit);
         let q = crate::routes::observed::topics::OptimizeQuery {
-            priority: set(i.priority),
+            priority: given(i.priority),
             limit: Some(limit),
             ..Default::default()
         };

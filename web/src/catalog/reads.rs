@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::ops::{answer_text, boxed, given, need, reshape, rows, set};
+use super::ops::{answer_text, boxed, given, need, reshape, rows};
 use super::{answer, envelope, limited, parse, Caller, Limit, OpFuture};
 use crate::AppState;
 
@@ -248,8 +248,8 @@ pub(super) fn partition_activity(state: AppState, _caller: Caller, input: Value)
         };
         let q = crate::routes::observed::activity::ActivityQuery {
             aggregate: by_topic.then(|| "topic".to_string()),
-            sort_by: set(i.sort_by),
-            topic: set(i.topic),
+            sort_by: given(i.sort_by),
+            topic: given(i.topic),
             broker_id: i.broker_id,
             limit: Some(limit.rows(i.limit)),
         };
@@ -434,7 +434,7 @@ pub(super) fn cluster_logdirs(state: AppState, _caller: Caller, input: Value) ->
         };
         let rows_wanted = limit.rows(i.limit);
         let q = crate::routes::observed::cluster::LogDirsQuery {
-            topic: set(i.topic),
+            topic: given(i.topic),
             broker_id: i.broker_id,
             limit: Some(rows_wanted),
             ..Default::default()
