@@ -303,7 +303,10 @@ impl Server {
         let caller = Caller {
             identity: who.clone(),
             channel: Channel::Mcp {
-                requested_by: decided.requested_by.clone().unwrap_or_default(),
+                requested_by: decided
+                    .requested_by
+                    .clone()
+                    .unwrap_or_else(|| who.user_id.clone()),
             },
         };
         let args = decided.arguments["arguments"].clone();

@@ -248,8 +248,9 @@ pub(crate) fn answer<T: serde::Serialize>(r: Result<T, ApiError>) -> Result<Valu
 }
 
 /// Runs `op` for `caller`, as every agent door does: the scope its declaration names, then the
-/// licence gate when it is licensed (the verdict the REST layer gives its route), then the
-/// operation. Nothing runs when either refuses.
+/// licence gate when it is licensed (the verdict the REST layer gives its route, its error
+/// status when the licence cannot be read), then the input check, then the operation. Nothing
+/// runs when any of them refuses.
 pub async fn invoke(
     op: &'static Operation,
     state: &AppState,
@@ -270,9 +271,12 @@ pub async fn invoke(
         });
     }
     if op.licensed {
-        if let Some(refused) = crate::license::management_refused(state).await {
-            return Err(refused.into());
+        let status = crate::license::status(state).await?;
+        if !status.allows_management() {
+            return Err(crate::license::refusal(&status).into());
         }
     }
+    // The input is checked here too, not only by the doors that queue it.
+    (op.check)(&input)?;
     (op.run)(state.clone(), caller, input).await
 }

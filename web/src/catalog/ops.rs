@@ -730,7 +730,8 @@ async fn proposal_gate(
             .ok_or_else(|| unknown(id))?
     };
     let decision = &p.decision;
-    if decision["applicationAllowed"] == Value::Bool(true) {
+    // The stored verdict the REST apply reads too.
+    if p.application_allowed {
         Ok(Ok(p.id))
     } else {
         let reason = decision["reason"]

@@ -235,7 +235,7 @@ pub(crate) async fn set_broker_maintenance(
     let record = Maintenance {
         broker_id: broker,
         entered_at_ms: now,
-        requested_by: Some(user),
+        requested_by: Some(actor.requester()),
         operation_id: operation_id.clone(),
         reason: body.reason.clone(),
     };
