@@ -642,3 +642,60 @@ fn write_cluster(store: &Store, cluster_id: &str, at_ms: i64) {
         })
         .expect("write observed");
 }
+
+/// An agent's call goes through `catalog::invoke`, which applies an operation's declaration
+/// whatever the door: a licensed tool in monitoring mode answers the licence code; a read identity
+/// cannot run a mutation; an input the operation's check refuses (partitions without a topic would
+/// widen an election to the whole cluster) runs nothing. No audit event is written by any of them.
+#[tokio::test]
+async fn an_agents_call_is_gated_by_its_operations_declaration_whatever_the_door() {
+    use ballast_schema::AuditQuery;
+    use ballast_web::auth::{Identity, Scope};
+    use ballast_web::catalog::{find, invoke, Caller, Channel};
+    let caller = |scope: Scope| {
+        let mut identity = Identity::open("approver".into());
+        identity.scope = scope;
+        Caller {
+            identity,
+            channel: Channel::Mcp {
+                requested_by: "requester".into(),
+            },
+        }
+    };
+    let audited = |store: &Store| {
+        store
+            .list_audit(&AuditQuery::default())
+            .expect("audit")
+            .total
+    };
+    let election = find("preferred_leader_election").expect("a tool");
+
+    let unlicensed = Harness::start(test_key(), &[], None).await;
+    let refused = invoke(election, &unlicensed.state, caller(Scope::Write), json!({}))
+        .await
+        .expect_err("monitoring mode");
+    assert_eq!(
+        (refused.status, refused.code.as_str()),
+        (403, "LICENSE_INVALID"),
+        "{refused}"
+    );
+    assert_eq!(audited(&unlicensed.store), 0);
+
+    let key = test_key();
+    let valid = token(&key, T0 - 86_400_000, T0 + 90 * 86_400_000);
+    let licensed = Harness::start(key, &[("LICENSE_STRING", &valid)], None).await;
+    let read_only = invoke(election, &licensed.state, caller(Scope::Read), json!({}))
+        .await
+        .expect_err("a read identity");
+    assert_eq!(read_only.code, "INSUFFICIENT_SCOPE", "{read_only}");
+    let unchecked = invoke(
+        election,
+        &licensed.state,
+        caller(Scope::Write),
+        json!({"partitions": [0]}),
+    )
+    .await
+    .expect_err("partitions need a topic");
+    assert_eq!(unchecked.code, "INVALID_INPUT", "{unchecked}");
+    assert_eq!(audited(&licensed.store), 0, "nothing ran");
+}
