@@ -441,7 +441,7 @@ async fn rounds(
                     ),
                     Ok(summary) => {
                         let refused = if op.licensed {
-                            crate::license::management_refused(state).await
+                            catalog::licence_gate(state).await.err()
                         } else {
                             None
                         };

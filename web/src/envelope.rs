@@ -70,6 +70,16 @@ pub enum LicenseCode {
     Expired,
 }
 
+impl LicenseCode {
+    /// The code as the envelope spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LicenseCode::Invalid => "LICENSE_INVALID",
+            LicenseCode::Expired => "LICENSE_EXPIRED",
+        }
+    }
+}
+
 /// The license failure envelope, always status 403.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LicenseError {

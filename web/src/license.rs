@@ -310,26 +310,13 @@ pub fn refusal(status: &Status) -> LicenseError {
     }
 }
 
-/// For handlers that gate an action themselves (MCP and chat tools): `Err` with the 403 envelope
-/// in monitoring mode.
+/// `Err` with the 403 envelope in monitoring mode (the layer's verdict; agents get the same one
+/// through `catalog::licence_gate`).
 pub async fn require_license(state: &AppState) -> Result<(), Response> {
     match status(state).await {
         Ok(s) if s.allows_management() => Ok(()),
         Ok(s) => Err(refusal(&s).into_response()),
         Err(e) => Err(e.into_response()),
-    }
-}
-
-/// Why management is refused now, `None` when it is allowed: for doors that must refuse before
-/// anything reaches a route (MCP refuses a licensed tool before queueing it for approval).
-pub async fn management_refused(state: &AppState) -> Option<LicenseError> {
-    match status(state).await {
-        Ok(s) if s.allows_management() => None,
-        Ok(s) => Some(refusal(&s)),
-        Err(e) => Some(LicenseError {
-            code: LicenseCode::Invalid,
-            message: format!("{}: {}", e.error, e.details),
-        }),
     }
 }
 

@@ -208,12 +208,8 @@ impl Server {
             Err(e) => return op_error(e),
         };
         if op.licensed {
-            if let Some(refused) = crate::license::management_refused(&self.state).await {
-                let code = serde_json::to_value(refused.code)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_else(|| "LICENSE_INVALID".into());
-                return text_error(&code, refused.message);
+            if let Err(refused) = catalog::licence_gate(&self.state).await {
+                return op_error(refused);
             }
         }
         if let Some(gate) = op.before_queue {

@@ -150,19 +150,26 @@ impl From<ApiError> for OpError {
     }
 }
 
-/// The licence gate's refusal (`LICENSE_INVALID` / `LICENSE_EXPIRED`, status 403).
+/// The licence gate's refusal: its code (`LICENSE_INVALID` / `LICENSE_EXPIRED`), status 403.
 impl From<crate::envelope::LicenseError> for OpError {
     fn from(e: crate::envelope::LicenseError) -> OpError {
-        let code = serde_json::to_value(e.code)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_else(|| "LICENSE_INVALID".into());
-        OpError::from_problem(crate::ui::Problem {
+        OpError {
             status: 403,
-            code: Some(code),
-            error: e.message,
-            details: String::new(),
-        })
+            code: e.code.as_str().to_string(),
+            message: e.message,
+        }
+    }
+}
+
+/// Whether a licensed operation may run or be requested now: the licence gate the REST layer
+/// applies to its route (`license::status`), for every agent door. When the licence cannot be
+/// read, that error.
+pub async fn licence_gate(state: &AppState) -> Result<(), OpError> {
+    let status = crate::license::status(state).await?;
+    if status.allows_management() {
+        Ok(())
+    } else {
+        Err(crate::license::refusal(&status).into())
     }
 }
 
@@ -271,10 +278,7 @@ pub async fn invoke(
         });
     }
     if op.licensed {
-        let status = crate::license::status(state).await?;
-        if !status.allows_management() {
-            return Err(crate::license::refusal(&status).into());
-        }
+        licence_gate(state).await?;
     }
     // The input is checked here too, not only by the doors that queue it.
     (op.check)(&input)?;
