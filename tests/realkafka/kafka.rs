@@ -1,0 +1,733 @@
+//! A real Apache Kafka cluster on loopback, started once per version for the whole suite: three
+//! KRaft nodes in combined mode (broker + controller), racks r1–r3, two log dirs per node, the
+//! StandardAuthorizer with super users for ballast (`User:ANONYMOUS` on the plaintext listener,
+//! `User:ballast` over SASL), from a binary distribution (`../shared/kafka/`, or
+//! `BALLAST_TEST_KAFKA_HOME`).
+//!
+//! The nodes run in process groups of their own; a watchdog shell kills them and removes their
+//! files when the test process is gone, however it ends (statics are never dropped).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The versions the suite knows, newest first: 4.1.0 gets every path, 3.5.1 the read side, a
+/// throttled apply and the rolling restart.
+pub const V4_1: &str = "4.1.0";
+pub const V3_5: &str = "3.5.1";
+
+/// The SCRAM-SHA-512 user created at format time (a super user).
+pub const SCRAM_USER: &str = "ballast";
+pub const SCRAM_PASSWORD: &str = "ballast-scram-secret";
+
+/// A certificate authority the suite makes, a certificate for the brokers (127.0.0.1) and one
+/// for ballast as a client (`CN=ballast`, a super user on the SSL listener).
+pub struct Certs {
+    pub ca: PathBuf,
+    pub broker_keystore: PathBuf,
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
+}
+
+impl Certs {
+    fn make(dir: &Path) -> Result<Certs, String> {
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        let run = |args: &[&str]| -> Result<(), String> {
+            let out = Command::new("openssl")
+                .args(args)
+                .current_dir(dir)
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|e| format!("openssl: {e}"))?;
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "openssl {args:?}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ))
+            }
+        };
+        run(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "3",
+            "-subj",
+            "/CN=ballast-suite-ca",
+        ])?;
+        // X.509 v3 certificates (extensions make them v3; webpki refuses v1).
+        std::fs::write(
+            dir.join("broker.ext"),
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n",
+        )
+        .map_err(|e| e.to_string())?;
+        std::fs::write(
+            dir.join("client.ext"),
+            "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
+        )
+        .map_err(|e| e.to_string())?;
+        for (name, subject) in [("broker", "/CN=localhost"), ("client", "/CN=ballast")] {
+            let (key, csr, crt) = (
+                format!("{name}.key"),
+                format!("{name}.csr"),
+                format!("{name}.crt"),
+            );
+            run(&[
+                "req", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &csr, "-subj",
+                subject,
+            ])?;
+            let ext = format!("{name}.ext");
+            run(&[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                &crt,
+                "-days",
+                "3",
+                "-extfile",
+                &ext,
+            ])?;
+        }
+        // Kafka's PEM key store: the private key (PKCS#8, unencrypted) and its certificate.
+        let key = std::fs::read_to_string(dir.join("broker.key")).map_err(|e| e.to_string())?;
+        let crt = std::fs::read_to_string(dir.join("broker.crt")).map_err(|e| e.to_string())?;
+        std::fs::write(dir.join("broker-keystore.pem"), format!("{key}{crt}"))
+            .map_err(|e| e.to_string())?;
+        Ok(Certs {
+            ca: dir.join("ca.pem"),
+            broker_keystore: dir.join("broker-keystore.pem"),
+            client_cert: dir.join("client.crt"),
+            client_key: dir.join("client.key"),
+        })
+    }
+}
+
+/// One node of the cluster.
+pub struct Node {
+    pub id: i32,
+    pub rack: String,
+    pub port: u16,
+    pub controller_port: u16,
+    /// SASL_SSL (SCRAM-SHA-512) and SSL (client certificate required) listeners.
+    pub sasl_ssl_port: u16,
+    pub ssl_port: u16,
+    pub config: PathBuf,
+    pub log_dirs: [PathBuf; 2],
+}
+
+pub struct Kafka {
+    pub version: String,
+    pub home: PathBuf,
+    pub dir: PathBuf,
+    pub bootstrap: String,
+    pub sasl_ssl_bootstrap: String,
+    pub ssl_bootstrap: String,
+    pub certs: Certs,
+    pub nodes: Vec<Node>,
+    /// Held by a path that changes the cluster, so paths never interfere.
+    lock: Mutex<()>,
+}
+
+/// Writes a line the test harness does not capture: the suite's report and its skips are read
+/// in CI's output.
+pub fn say(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// Where the distribution of `version` is, or why the suite cannot run it.
+fn locate(version: &str) -> Result<PathBuf, String> {
+    if let Ok(home) = std::env::var("BALLAST_TEST_KAFKA_HOME") {
+        if version != V4_1 {
+            return Err(format!(
+                "BALLAST_TEST_KAFKA_HOME={home} is tested with the whole suite in place of {V4_1}"
+            ));
+        }
+        let home = PathBuf::from(home);
+        return if home.join("bin/kafka-server-start.sh").is_file() {
+            Ok(home)
+        } else {
+            Err(format!(
+                "BALLAST_TEST_KAFKA_HOME={} holds no bin/kafka-server-start.sh",
+                home.display()
+            ))
+        };
+    }
+    let home = repo_root()
+        .join("../shared/kafka")
+        .join(format!("kafka_2.13-{version}"));
+    if !home.join("bin/kafka-server-start.sh").is_file() {
+        return Err(format!(
+            "no Kafka {version} distribution at {} (set BALLAST_TEST_KAFKA_HOME to use another)",
+            home.display()
+        ));
+    }
+    let java = Command::new("java")
+        .arg("-version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !java.is_ok_and(|s| s.success()) {
+        return Err("no working `java` on PATH (Kafka needs Java 17)".into());
+    }
+    Ok(home)
+}
+
+static CLUSTERS: OnceLock<Mutex<BTreeMap<String, &'static Result<Kafka, String>>>> =
+    OnceLock::new();
+
+/// The shared cluster of `version`, started on first use; `Err` says why it cannot run here.
+pub fn cluster(version: &str) -> &'static Result<Kafka, String> {
+    let map = CLUSTERS.get_or_init(|| Mutex::new(BTreeMap::new()));
+    // Starting one holds the map: two versions never start at once (2 cores).
+    let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(c) = map.get(version) {
+        return c;
+    }
+    let started: &'static Result<Kafka, String> = Box::leak(Box::new(
+        locate(version).and_then(|home| Kafka::start(version, home)),
+    ));
+    map.insert(version.to_string(), started);
+    started
+}
+
+/// Runs one path of the suite against `version`'s cluster, holding it for the path's whole
+/// length, and reports it; a cluster that cannot run here is reported as skipped.
+pub fn path(version: &str, name: &str, f: impl FnOnce(&Kafka)) {
+    if let Err(why) = locate(version) {
+        say(&format!("real Kafka {version}: SKIPPED {name}: {why}"));
+        return;
+    }
+    let kafka = match cluster(version) {
+        Ok(k) => k,
+        Err(why) => panic!("real Kafka {version} did not start: {why}"),
+    };
+    let _held = kafka.hold();
+    // A path that failed half-way may have left a node stopped.
+    if let Err(e) = kafka.ensure_all_up() {
+        panic!("real Kafka {version}: {e}");
+    }
+    say(&format!("real Kafka {}: {name} ...", kafka.version));
+    let started = Instant::now();
+    f(kafka);
+    say(&format!(
+        "real Kafka {}: {name} ok ({:.0} s)",
+        kafka.version,
+        started.elapsed().as_secs_f64()
+    ));
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+/// A Kafka cluster id: 16 bytes, URL-safe base64 without padding.
+fn cluster_id() -> String {
+    use base64::Engine;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut bytes = (nanos ^ (u128::from(std::process::id()) << 64)).to_le_bytes();
+    bytes[0] |= 1;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+impl Kafka {
+    fn start(version: &str, home: PathBuf) -> Result<Kafka, String> {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("ballast-kafka-{version}-"))
+            .tempdir()
+            .map_err(|e| e.to_string())?
+            .keep();
+        std::fs::create_dir_all(dir.join("pids")).map_err(|e| e.to_string())?;
+        let mut nodes = Vec::new();
+        for id in 1..=3 {
+            let node_dir = dir.join(format!("node{id}"));
+            nodes.push(Node {
+                id,
+                rack: format!("r{id}"),
+                port: free_port(),
+                controller_port: free_port(),
+                sasl_ssl_port: free_port(),
+                ssl_port: free_port(),
+                config: node_dir.join("server.properties"),
+                log_dirs: [node_dir.join("data-a"), node_dir.join("data-b")],
+            });
+        }
+        let certs = Certs::make(&dir.join("certs"))?;
+        let voters = nodes
+            .iter()
+            .map(|n| format!("{}@127.0.0.1:{}", n.id, n.controller_port))
+            .collect::<Vec<_>>()
+            .join(",");
+        for n in &nodes {
+            std::fs::create_dir_all(n.config.parent().unwrap_or(&dir))
+                .map_err(|e| e.to_string())?;
+            let config = format!(
+                "process.roles=broker,controller\n\
+                 node.id={id}\n\
+                 controller.quorum.voters={voters}\n\
+                 listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport},SASL_SSL://127.0.0.1:{sport},SSL://127.0.0.1:{tport}\n\
+                 advertised.listeners=PLAINTEXT://127.0.0.1:{port},SASL_SSL://127.0.0.1:{sport},SSL://127.0.0.1:{tport}\n\
+                 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL\n\
+                 sasl.enabled.mechanisms=SCRAM-SHA-512\n\
+                 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;\n\
+                 ssl.keystore.type=PEM\n\
+                 ssl.keystore.location={keystore}\n\
+                 ssl.truststore.type=PEM\n\
+                 ssl.truststore.location={ca}\n\
+                 listener.name.ssl.ssl.client.auth=required\n\
+                 controller.listener.names=CONTROLLER\n\
+                 inter.broker.listener.name=PLAINTEXT\n\
+                 broker.rack={rack}\n\
+                 log.dirs={a},{b}\n\
+                 num.partitions=1\n\
+                 default.replication.factor=3\n\
+                 min.insync.replicas=1\n\
+                 offsets.topic.replication.factor=2\n\
+                 offsets.topic.num.partitions=6\n\
+                 transaction.state.log.replication.factor=2\n\
+                 transaction.state.log.min.isr=1\n\
+                 group.initial.rebalance.delay.ms=0\n\
+                 auto.create.topics.enable=false\n\
+                 num.network.threads=2\n\
+                 num.io.threads=2\n\
+                 background.threads=2\n\
+                 num.recovery.threads.per.data.dir=1\n\
+                 authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n\
+                 super.users=User:ANONYMOUS;User:ballast;User:CN=ballast\n",
+                id = n.id,
+                port = n.port,
+                sport = n.sasl_ssl_port,
+                tport = n.ssl_port,
+                keystore = certs.broker_keystore.display(),
+                ca = certs.ca.display(),
+                cport = n.controller_port,
+                rack = n.rack,
+                a = n.log_dirs[0].display(),
+                b = n.log_dirs[1].display(),
+            );
+            std::fs::write(&n.config, config).map_err(|e| e.to_string())?;
+        }
+        let bootstrap = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect::<Vec<_>>()
+            .join(",");
+        let sasl_ssl_bootstrap = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.sasl_ssl_port))
+            .collect::<Vec<_>>()
+            .join(",");
+        let ssl_bootstrap = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.ssl_port))
+            .collect::<Vec<_>>()
+            .join(",");
+        let kafka = Kafka {
+            version: version.to_string(),
+            home,
+            dir,
+            bootstrap,
+            sasl_ssl_bootstrap,
+            ssl_bootstrap,
+            certs,
+            nodes,
+            lock: Mutex::new(()),
+        };
+        kafka.watchdog()?;
+        kafka.write_scripts()?;
+        let id = cluster_id();
+        let formats: Vec<_> = kafka
+            .nodes
+            .iter()
+            .map(|n| {
+                kafka
+                    .tool("kafka-storage")
+                    .args(["format", &format!("--cluster-id={id}"), "-c"])
+                    .arg(&n.config)
+                    .args([
+                        "--add-scram",
+                        &format!("SCRAM-SHA-512=[name={SCRAM_USER},password={SCRAM_PASSWORD}]"),
+                    ])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+            })
+            .collect();
+        for f in formats {
+            let out = f
+                .and_then(|c| c.wait_with_output())
+                .map_err(|e| format!("kafka-storage format: {e}"))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "kafka-storage format failed: {}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+        }
+        let started = Instant::now();
+        for n in &kafka.nodes {
+            kafka.start_node(n.id)?;
+        }
+        kafka.wait_brokers(3, Duration::from_secs(240))?;
+        say(&format!(
+            "real Kafka {version}: 3 KRaft nodes ready in {:.0} s at {} ({})",
+            started.elapsed().as_secs_f64(),
+            kafka.bootstrap,
+            kafka.home.display()
+        ));
+        Ok(kafka)
+    }
+
+    /// A shell that outlives this process for as long as it runs, then kills every node and
+    /// removes the cluster's files.
+    fn watchdog(&self) -> Result<(), String> {
+        let script = format!(
+            "while kill -0 {pid} 2>/dev/null; do sleep 1; done; \
+             for f in '{dir}'/pids/*; do [ -f \"$f\" ] && kill -s KILL -- -\"$(cat \"$f\")\" 2>/dev/null; done; \
+             sleep 1; [ -f '{dir}/keep' ] || rm -rf '{dir}'",
+            pid = std::process::id(),
+            dir = self.dir.display()
+        );
+        Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .map(|_| ())
+            .map_err(|e| format!("watchdog: {e}"))
+    }
+
+    fn hold(&self) -> MutexGuard<'_, ()> {
+        self.lock.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A command of the distribution's `bin/` (`kafka-topics`, `kafka-configs`, …) with a small
+    /// heap and its logs in the cluster's folder (the distribution may be read-only).
+    pub fn tool(&self, name: &str) -> Command {
+        let mut cmd = Command::new(self.home.join("bin").join(format!("{name}.sh")));
+        cmd.env_remove("LD_LIBRARY_PATH")
+            .env("KAFKA_HEAP_OPTS", "-Xmx256m -Xms64m")
+            .env("KAFKA_JMX_OPTS", " ")
+            .env("LOG_DIR", self.dir.join("tool-logs"));
+        cmd
+    }
+
+    /// Runs a Kafka tool against the cluster and returns its standard output; panics with its
+    /// output when it fails.
+    pub fn run_tool(&self, name: &str, args: &[&str]) -> String {
+        let out = self
+            .tool(name)
+            .args(["--bootstrap-server", &self.bootstrap])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            out.status.success(),
+            "{name} {args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn node(&self, id: i32) -> &Node {
+        self.nodes
+            .iter()
+            .find(|n| n.id == id)
+            .unwrap_or_else(|| panic!("no node {id}"))
+    }
+
+    /// The node's scripts: `start-N.sh` (in a session of its own, its process group recorded in
+    /// `pids/N`), `stop-N.sh` (SIGTERM, a controlled shutdown; SIGKILL after 60 s), `restart-N.sh`
+    /// and `status-N.sh` (exit 0 while it runs). A `ballast agent` runs the last two as its
+    /// restart and status commands, as it would run `systemctl restart kafka`.
+    fn write_scripts(&self) -> Result<(), String> {
+        use std::os::unix::fs::PermissionsExt;
+        for n in &self.nodes {
+            let id = n.id;
+            let dir = self.dir.display();
+            let scripts = [
+                (
+                    format!("start-{id}.sh"),
+                    format!(
+                        "#!/bin/sh\n\
+                         KAFKA_HEAP_OPTS='-Xmx512m -Xms512m' KAFKA_JMX_OPTS=' ' LOG_DIR='{dir}/node{id}-logs' \\\n\
+                         setsid '{home}/bin/kafka-server-start.sh' '{cfg}' >>'{dir}/node{id}.out' 2>&1 </dev/null &\n\
+                         echo $! >'{dir}/pids/{id}'\n",
+                        home = self.home.display(),
+                        cfg = n.config.display(),
+                    ),
+                ),
+                (
+                    format!("stop-{id}.sh"),
+                    format!(
+                        "#!/bin/sh\n\
+                         [ -f '{dir}/pids/{id}' ] || exit 0\n\
+                         PG=$(cat '{dir}/pids/{id}')\n\
+                         kill -s TERM -- -$PG 2>/dev/null\n\
+                         i=0; while kill -s 0 -- -$PG 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n\
+                         kill -s KILL -- -$PG 2>/dev/null\n\
+                         rm -f '{dir}/pids/{id}'\n"
+                    ),
+                ),
+                (
+                    format!("restart-{id}.sh"),
+                    format!("#!/bin/sh\n'{dir}/stop-{id}.sh' && exec '{dir}/start-{id}.sh'\n"),
+                ),
+                (
+                    format!("status-{id}.sh"),
+                    format!(
+                        "#!/bin/sh\n[ -f '{dir}/pids/{id}' ] && kill -s 0 -- -$(cat '{dir}/pids/{id}') 2>/dev/null\n"
+                    ),
+                ),
+            ];
+            for (name, text) in scripts {
+                let path = self.dir.join(name);
+                std::fs::write(&path, text).map_err(|e| e.to_string())?;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A node's script (`start`, `stop`, `restart`, `status`).
+    pub fn script(&self, what: &str, id: i32) -> PathBuf {
+        self.dir.join(format!("{what}-{id}.sh"))
+    }
+
+    fn run_script(&self, what: &str, id: i32) -> Result<(), String> {
+        let status = Command::new(self.script(what, id))
+            .stdin(Stdio::null())
+            .status()
+            .map_err(|e| format!("{what}-{id}.sh: {e}"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("{what}-{id}.sh: {status}"))
+        }
+    }
+
+    /// Starts node `id` (again).
+    pub fn start_node(&self, id: i32) -> Result<(), String> {
+        self.run_script("start", id)
+    }
+
+    /// Stops node `id`: a controlled shutdown, SIGKILL after 60 s.
+    pub fn stop_node(&self, id: i32) {
+        if let Err(e) = self.run_script("stop", id) {
+            say(&format!("stopping node {id}: {e}"));
+        }
+    }
+
+    /// Starts every node that is not running and waits for three brokers.
+    pub fn ensure_all_up(&self) -> Result<(), String> {
+        for n in &self.nodes {
+            if self.run_script("status", n.id).is_err() {
+                say(&format!(
+                    "real Kafka {}: node {} was stopped: starting it",
+                    self.version, n.id
+                ));
+                self.start_node(n.id)?;
+            }
+        }
+        self.wait_brokers(3, Duration::from_secs(180))
+    }
+
+    /// Waits until Kafka reports `count` registered brokers.
+    pub fn wait_brokers(&self, count: usize, timeout: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + timeout;
+        let mut last = String::new();
+        while Instant::now() < deadline {
+            match self.py(&["cluster"]) {
+                Ok(v) if v["brokers"].as_array().is_some_and(|b| b.len() == count) => return Ok(()),
+                Ok(v) => last = v.to_string(),
+                Err(e) => last = e,
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        // Keep the files for a look, and show the end of each node's output.
+        let _ = std::fs::write(self.dir.join("keep"), "");
+        let tails: String = self
+            .nodes
+            .iter()
+            .map(|n| {
+                let out = std::fs::read_to_string(self.dir.join(format!("node{}.out", n.id)))
+                    .unwrap_or_default();
+                let lines: Vec<&str> = out.lines().collect();
+                format!(
+                    "\n--- node {} ---\n{}",
+                    n.id,
+                    lines[lines.len().saturating_sub(15)..].join("\n")
+                )
+            })
+            .collect();
+        Err(format!(
+            "Kafka {} did not show {count} brokers in {timeout:?} (last: {last}); files kept in {}{tails}",
+            self.version,
+            self.dir.display()
+        ))
+    }
+
+    /// Kafka's view through confluent-kafka (`kafka_tool.py`): the parsed JSON it prints.
+    pub fn py(&self, args: &[&str]) -> Result<Value, String> {
+        let script = repo_root().join("tests/realkafka/kafka_tool.py");
+        let out: Output = Command::new("python3")
+            .arg(script)
+            .arg(&self.bootstrap)
+            .args(args)
+            .env_remove("LD_LIBRARY_PATH")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("python3: {e}"))?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+        }
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("kafka_tool output: {e}"))
+    }
+
+    /// As `py`, panicking with the tool's error.
+    pub fn truth(&self, args: &[&str]) -> Value {
+        self.py(args)
+            .unwrap_or_else(|e| panic!("kafka_tool {args:?}: {e}"))
+    }
+
+    /// Creates `topic` with replicas placed exactly as given (first = preferred leader).
+    pub fn create_topic(&self, topic: &str, assignment: &[&[i32]], configs: &[(&str, &str)]) {
+        let assignment = serde_json::to_string(assignment).unwrap_or_default();
+        let configs: serde_json::Map<String, Value> = configs
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+            .collect();
+        self.truth(&[
+            "create-topic",
+            topic,
+            &assignment,
+            &Value::Object(configs).to_string(),
+        ]);
+        // Every partition led and fully in sync before anyone uses it.
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let parts = self.partitions(topic);
+            if parts.len() == assignment_len(&assignment)
+                && parts
+                    .iter()
+                    .all(|p| p.leader >= 0 && p.isr.len() == p.replicas.len())
+            {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "topic {topic} not ready: {parts:?}"
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+
+    /// Kafka's partitions of `topic`: replicas in order, leader, ISR.
+    pub fn partitions(&self, topic: &str) -> Vec<PartitionView> {
+        let v = self.py(&["topics", topic]).unwrap_or(Value::Null);
+        v[topic]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| PartitionView {
+                partition: p["partition"].as_i64().unwrap_or(-1) as i32,
+                leader: p["leader"].as_i64().unwrap_or(-1) as i32,
+                replicas: ids(&p["replicas"]),
+                isr: ids(&p["isr"]),
+            })
+            .collect()
+    }
+
+    /// Writes `mb` MB of incompressible records into each of the first `partitions`
+    /// partitions of `topic`.
+    pub fn produce(&self, topic: &str, partitions: usize, mb: f64) {
+        self.truth(&["produce", topic, &partitions.to_string(), &mb.to_string()]);
+    }
+
+    /// The throttle configs Kafka holds on `topic` (dynamic ones only).
+    pub fn topic_configs(&self, topic: &str) -> BTreeMap<String, String> {
+        string_map(&self.truth(&["topic-configs", topic]))
+    }
+
+    /// The dynamic configs Kafka holds on broker `id`.
+    pub fn broker_configs(&self, id: i32) -> BTreeMap<String, String> {
+        string_map(&self.truth(&["broker-configs", &id.to_string()]))
+    }
+
+    /// The active controller as the metadata quorum says (`kafka-metadata-quorum.sh`).
+    pub fn quorum_leader(&self) -> i32 {
+        let out = self.run_tool("kafka-metadata-quorum", &["describe", "--status"]);
+        out.lines()
+            .find_map(|l| l.trim().strip_prefix("LeaderId:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no LeaderId in {out}"))
+    }
+}
+
+fn assignment_len(json: &str) -> usize {
+    serde_json::from_str::<Vec<Value>>(json).map_or(0, |v| v.len())
+}
+
+fn ids(v: &Value) -> Vec<i32> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x.as_i64().map(|x| x as i32))
+        .collect()
+}
+
+fn string_map(v: &Value) -> BTreeMap<String, String> {
+    v.as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+        .collect()
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionView {
+    pub partition: i32,
+    pub leader: i32,
+    pub replicas: Vec<i32>,
+    pub isr: Vec<i32>,
+}

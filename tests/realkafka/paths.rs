@@ -1,0 +1,1217 @@
+//! The suite's paths. Each one starts its own `ballast run`, changes the cluster through
+//! ballast's API and checks the result with Kafka's own view (`Kafka::truth`, `Kafka::partitions`,
+//! `Kafka::run_tool`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use serde_json::{json, Value};
+
+use crate::api::Ballast;
+use crate::kafka::{say, Kafka};
+use crate::support::wait_for;
+
+/// A topic name of this path, on this version's cluster.
+fn topic(kafka: &Kafka, name: &str) -> String {
+    format!("rk-{name}-{}", kafka.version.replace('.', "-"))
+}
+
+const THROTTLES: [&str; 2] = [
+    "leader.replication.throttled.replicas",
+    "follower.replication.throttled.replicas",
+];
+const RATES: [&str; 2] = [
+    "leader.replication.throttled.rate",
+    "follower.replication.throttled.rate",
+];
+
+/// Every throttle config Kafka holds, on the given topics and on every broker.
+fn throttles_in_kafka(kafka: &Kafka, topics: &BTreeSet<String>) -> Vec<String> {
+    let mut found = Vec::new();
+    for t in topics {
+        for (k, v) in kafka.topic_configs(t) {
+            if THROTTLES.contains(&k.as_str()) {
+                found.push(format!("topic {t}: {k}={v}"));
+            }
+        }
+    }
+    for n in &kafka.nodes {
+        for (k, v) in kafka.broker_configs(n.id) {
+            if RATES.contains(&k.as_str()) {
+                found.push(format!("broker {}: {k}={v}", n.id));
+            }
+        }
+    }
+    found
+}
+
+fn delete_topics(kafka: &Kafka, topics: &[&str]) {
+    for t in topics {
+        let _ = kafka
+            .tool("kafka-topics")
+            .args([
+                "--bootstrap-server",
+                &kafka.bootstrap,
+                "--delete",
+                "--topic",
+                t,
+            ])
+            .output();
+    }
+}
+
+fn int_list(v: &Value) -> Vec<i32> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x.as_i64().map(|x| x as i32))
+        .collect()
+}
+
+pub fn read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller(kafka: &Kafka) {
+    let t = topic(kafka, "read");
+    kafka.create_topic(
+        &t,
+        &[&[1, 2], &[2, 3], &[3, 1]],
+        &[("retention.ms", "7200000")],
+    );
+    kafka.produce(&t, 3, 1.0);
+    let ballast = Ballast::start(kafka, &[]);
+    ballast.fresh_sample();
+
+    // Brokers and racks: as Kafka's Admin API describes the cluster.
+    let truth = kafka.truth(&["cluster"]);
+    let cluster = ballast.ok(ballast.get("/api/v1/cluster"));
+    assert_eq!(cluster["clusterId"], truth["clusterId"], "{cluster}");
+    assert_eq!(cluster["brokers"]["total"], 3, "{cluster}");
+    assert_eq!(cluster["brokers"]["alive"], 3, "{cluster}");
+    let racks = ballast.ok(ballast.get("/api/v1/brokers/racks"));
+    for b in truth["brokers"].as_array().into_iter().flatten() {
+        let text = racks.to_string();
+        assert!(
+            text.contains(b["rack"].as_str().unwrap_or("?")),
+            "rack of broker {b} in {racks}"
+        );
+    }
+
+    // Every replica, leader and ISR of the topic.
+    let partitions = ballast.ok(ballast.get(&format!("/api/v1/partitions?topic={t}&minimal=true")));
+    let rows = partitions["partitions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let kafka_view = kafka.partitions(&t);
+    assert_eq!(rows.len(), kafka_view.len(), "{partitions}");
+    for (row, p) in rows.iter().zip(&kafka_view) {
+        assert_eq!(row["partition"], p.partition);
+        assert_eq!(int_list(&row["replicas"]), p.replicas, "{row} vs {p:?}");
+        assert_eq!(row["leader"], p.leader, "{row} vs {p:?}");
+        let mut isr = int_list(&row["isr"]);
+        isr.sort_unstable();
+        let mut kisr = p.isr.clone();
+        kisr.sort_unstable();
+        assert_eq!(isr, kisr, "{row} vs {p:?}");
+    }
+
+    // The topic's configuration with its source.
+    let config = ballast.ok(ballast.get(&format!("/api/v1/topics/{t}/config")));
+    assert!(
+        config.to_string().contains("7200000"),
+        "retention.ms override in {config}"
+    );
+
+    // The controller is the metadata quorum's leader, on every read.
+    for _ in 0..3 {
+        let leader = kafka.quorum_leader();
+        ballast.fresh_sample();
+        let cluster = ballast.ok(ballast.get("/api/v1/cluster"));
+        assert_eq!(
+            cluster["controllerId"], leader,
+            "kafka-metadata-quorum says LeaderId {leader}: {cluster}"
+        );
+    }
+    delete_topics(kafka, &[&t]);
+}
+
+pub fn proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_executor_and_leaves_no_throttle(
+    kafka: &Kafka,
+) {
+    // Brokers 1 and 2 hold every replica of a topic with data; broker 3 none of it.
+    let t = topic(kafka, "apply");
+    let assignment: Vec<&[i32]> = vec![&[1, 2], &[2, 1], &[1, 2], &[2, 1], &[1, 2], &[2, 1]];
+    kafka.create_topic(&t, &assignment, &[]);
+    kafka.produce(&t, 6, 4.0);
+    let ballast = Ballast::start(
+        kafka,
+        &[
+            ("BALLAST_THROTTLE_RATE_MB", "1"),
+            ("BALLAST_MOVE_MAX_PER_BROKER", "2"),
+        ],
+    );
+    let proposal = wait_for(Duration::from_secs(120), "an applicable proposal", || {
+        let (_, p) = ballast.get("/api/v1/proposals/current");
+        (p["data"]["decision"]["applicationAllowed"] == true).then(|| p["data"].clone())
+    });
+    let mut planned: BTreeMap<(String, i32), (Vec<i32>, Vec<i32>)> = BTreeMap::new();
+    for m in proposal["reassignments"].as_array().into_iter().flatten() {
+        planned.insert(
+            (
+                m["topic"].as_str().unwrap_or_default().to_string(),
+                m["partition"].as_i64().unwrap_or(-1) as i32,
+            ),
+            (
+                int_list(&m["replicasBefore"]),
+                int_list(&m["replicasAfter"]),
+            ),
+        );
+    }
+    assert!(
+        planned.values().any(|(_, after)| after.contains(&3)),
+        "the proposal moves data onto broker 3: {proposal}"
+    );
+    let topics: BTreeSet<String> = planned.keys().map(|(t, _)| t.clone()).collect();
+    let id = ballast.ok(ballast.post("/api/v1/proposals/current/apply", &Value::Null))
+        ["operationId"]
+        .as_str()
+        .expect("operationId")
+        .to_string();
+
+    // While moves run, Kafka's throttle lists name exactly the moving replicas: leaders are
+    // the partition's replicas before the move, followers the replicas being added.
+    let mut seen_throttle = false;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut killed = false;
+    while Instant::now() < deadline {
+        let (_, r) = ballast.get(&format!("/api/v1/reassignments/{id}"));
+        if r["data"]["state"] != "Active" && r["data"]["state"] != "Pending" {
+            break;
+        }
+        for t in &topics {
+            let configs = kafka.topic_configs(t);
+            for (key, leaders) in [(THROTTLES[0], true), (THROTTLES[1], false)] {
+                let Some(list) = configs.get(key) else {
+                    continue;
+                };
+                for entry in list.split(',').filter(|e| !e.is_empty()) {
+                    seen_throttle = true;
+                    let (p, b) = entry.split_once(':').expect("partition:broker");
+                    let (p, b): (i32, i32) = (p.parse().expect("p"), b.parse().expect("b"));
+                    let (before, after) = planned
+                        .get(&(t.clone(), p))
+                        .unwrap_or_else(|| panic!("{t}-{p} throttled ({key}) but not moving"));
+                    if leaders {
+                        assert!(
+                            before.contains(&b),
+                            "{key} {entry}: not a source of {t}-{p}"
+                        );
+                    } else {
+                        assert!(
+                            after.contains(&b) && !before.contains(&b),
+                            "{key} {entry}: not a replica being added to {t}-{p}"
+                        );
+                    }
+                }
+            }
+        }
+        if seen_throttle {
+            for n in &kafka.nodes {
+                let rates = kafka.broker_configs(n.id);
+                for k in RATES {
+                    if let Some(v) = rates.get(k) {
+                        assert_eq!(v, "1000000", "broker {} {k}", n.id);
+                    }
+                }
+            }
+        }
+        // Mid-move, the executor dies: the moves still complete, each submitted once.
+        if seen_throttle && !killed {
+            let pid = ballast.service.worker_pids()["executor"];
+            kill(Pid::from_raw(pid as i32), Signal::SIGKILL).expect("SIGKILL the executor");
+            killed = true;
+            say(&format!(
+                "real Kafka {}:   executor {pid} killed mid-move",
+                kafka.version
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(seen_throttle, "Kafka showed throttles during the move");
+    assert!(killed, "the executor was killed mid-move");
+
+    let record = ballast.wait_operation(&id, Duration::from_secs(300));
+    assert_eq!(record["state"], "Completed", "{record}");
+    for m in record["partitions"].as_array().into_iter().flatten() {
+        assert_eq!(m["submissions"], 1, "submitted once: {m}");
+    }
+    // Kafka holds the planned replica sets, and no throttle is left anywhere.
+    for ((t, p), (_, after)) in &planned {
+        let view = kafka.partitions(t);
+        let got = &view
+            .iter()
+            .find(|v| v.partition == *p)
+            .expect("partition")
+            .replicas;
+        let (mut a, mut b) = (got.clone(), after.clone());
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "{t}-{p}: Kafka has {got:?}, planned {after:?}");
+    }
+    let left = wait_for(Duration::from_secs(30), "no throttle left", || {
+        let left = throttles_in_kafka(kafka, &topics);
+        left.is_empty().then_some(left)
+    });
+    assert!(left.is_empty());
+    say(&format!(
+        "real Kafka {}:   {} moves completed, throttles seen on the moving replicas only, none left",
+        kafka.version,
+        planned.len()
+    ));
+    delete_topics(kafka, &[&t]);
+}
+
+pub fn cancel_puts_the_replicas_back_in_their_order_and_removes_the_throttles(kafka: &Kafka) {
+    let t = topic(kafka, "cancel");
+    kafka.create_topic(&t, &[&[1, 2], &[2, 1]], &[]);
+    kafka.produce(&t, 2, 20.0);
+    let ballast = Ballast::start(kafka, &[("BALLAST_THROTTLE_RATE_MB", "1")]);
+    ballast.fresh_sample();
+    let mut ids = Vec::new();
+    for (p, target) in [(0, [3, 2]), (1, [3, 1])] {
+        let (status, body) = ballast.post(
+            &format!("/api/v1/topics/{t}/partitions/{p}/redistribute"),
+            &json!({ "replicas": target }),
+        );
+        assert_eq!(status, 200, "{body}");
+        ids.push(
+            body["data"]["operationId"]
+                .as_str()
+                .expect("operationId")
+                .to_string(),
+        );
+        // One operation at a time: the second waits until the first is moving.
+        wait_for(Duration::from_secs(60), "the move is in Kafka", || {
+            let (_, r) = ballast.get(&format!("/api/v1/reassignments/{}", ids[ids.len() - 1]));
+            (r["data"]["moves"]["Active"].as_u64() == Some(1)).then_some(())
+        });
+        let (status, body) = ballast.post(
+            &format!("/api/v1/reassignments/{}/cancel", ids[ids.len() - 1]),
+            &Value::Null,
+        );
+        assert!((200..300).contains(&status), "cancel: {body}");
+        let record = ballast.wait_operation(&ids[ids.len() - 1], Duration::from_secs(120));
+        assert_eq!(record["state"], "Cancelled", "{record}");
+    }
+    // Kafka: the replicas exactly as they were, in order, led by the first; no throttle.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let view = loop {
+        let view = kafka.partitions(&t);
+        if view.len() == 2
+            && view[0].replicas == [1, 2]
+            && view[1].replicas == [2, 1]
+            && view[0].leader == 1
+            && view[1].leader == 2
+        {
+            break view;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "after cancel Kafka shows {view:?}, not [1,2] led by 1 and [2,1] led by 2"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    say(&format!(
+        "real Kafka {}:   after cancel Kafka shows {view:?}",
+        kafka.version
+    ));
+    let topics: BTreeSet<String> = [t.clone()].into();
+    wait_for(Duration::from_secs(30), "no throttle left", || {
+        throttles_in_kafka(kafka, &topics).is_empty().then_some(())
+    });
+    delete_topics(kafka, &[&t]);
+}
+
+pub fn preferred_leader_election_moves_leadership_to_the_first_replica(kafka: &Kafka) {
+    let t = topic(kafka, "elect");
+    kafka.create_topic(&t, &[&[1, 2, 3], &[2, 3, 1]], &[]);
+    // Kafka's own tool reorders the replicas; leadership stays until an election.
+    let plan = json!({"version": 1, "partitions": [
+        {"topic": t, "partition": 0, "replicas": [3, 1, 2]},
+        {"topic": t, "partition": 1, "replicas": [1, 2, 3]},
+    ]});
+    let file = kafka.dir.join(format!("{t}.json"));
+    std::fs::write(&file, plan.to_string()).expect("write plan");
+    kafka.run_tool(
+        "kafka-reassign-partitions",
+        &[
+            "--execute",
+            "--reassignment-json-file",
+            &file.to_string_lossy(),
+        ],
+    );
+    wait_for(
+        Duration::from_secs(30),
+        "reordered, leaders unchanged",
+        || {
+            let v = kafka.partitions(&t);
+            (v.len() == 2 && v[0].replicas == [3, 1, 2] && v[1].replicas == [1, 2, 3]).then_some(())
+        },
+    );
+    let before = kafka.partitions(&t);
+    assert_eq!((before[0].leader, before[1].leader), (1, 2), "{before:?}");
+    let ballast = Ballast::start(kafka, &[]);
+    ballast.fresh_sample();
+    let (status, body) = ballast.post(
+        &format!("/api/v1/topics/{t}/preferred-leader-election"),
+        &Value::Null,
+    );
+    assert!((200..300).contains(&status), "{body}");
+    let view = wait_for(Duration::from_secs(60), "preferred leaders lead", || {
+        let v = kafka.partitions(&t);
+        (v.len() == 2 && v[0].leader == 3 && v[1].leader == 1).then_some(v)
+    });
+    say(&format!(
+        "real Kafka {}:   after the election Kafka shows {view:?}",
+        kafka.version
+    ));
+    delete_topics(kafka, &[&t]);
+}
+
+fn last_event(ballast: &Ballast, action: &str) -> Value {
+    let (_, log) = ballast.get(&format!("/api/v1/audit-log?action={action}&limit=1"));
+    log["data"]["events"]
+        .as_array()
+        .and_then(|e| e.first().cloned())
+        .or_else(|| log["data"].as_array().and_then(|e| e.first().cloned()))
+        .unwrap_or_else(|| panic!("no {action} event: {log}"))
+}
+
+fn revert(ballast: &Ballast, event_id: &Value) -> Value {
+    let preview = ballast.ok(ballast.post(
+        "/api/v1/audit-log/revert/preview",
+        &json!({ "eventId": event_id }),
+    ));
+    assert_eq!(preview["canRevert"], true, "{preview}");
+    ballast.ok(ballast.post(
+        "/api/v1/audit-log/revert",
+        &json!({ "eventId": event_id, "fingerprint": preview["fingerprint"] }),
+    ))
+}
+
+pub fn topic_config_changes_are_audited_as_kafka_holds_them_and_revert(kafka: &Kafka) {
+    let t = topic(kafka, "config");
+    let u = topic(kafka, "config2");
+    kafka.create_topic(&t, &[&[1, 2]], &[("retention.ms", "5400000")]);
+    kafka.create_topic(&u, &[&[2, 3]], &[]);
+    let ballast = Ballast::start(kafka, &[]);
+
+    // One key, several times in a row: each audit row holds what Kafka then holds.
+    for value in ["1800000", "3600000", "900000"] {
+        let data = ballast.ok(ballast.put(
+            &format!("/api/v1/topics/{t}/config"),
+            &json!({"configs": {"retention.ms": value}}),
+        ));
+        let held = kafka.topic_configs(&t);
+        assert_eq!(held.get("retention.ms").map(String::as_str), Some(value));
+        let event = last_event(&ballast, "topics.config.update");
+        assert_eq!(
+            event["after"]["topics"][&t]["retention.ms"], value,
+            "audit after = Kafka's value: {event} (answer {data})"
+        );
+    }
+    // Kafka's refusal is a 400 naming the config, and nothing changes.
+    let (status, body) = ballast.put(
+        &format!("/api/v1/topics/{t}/config"),
+        &json!({"configs": {"retention.ms": "soon"}}),
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(body.to_string().contains("retention.ms"), "{body}");
+    assert_eq!(
+        kafka
+            .topic_configs(&t)
+            .get("retention.ms")
+            .map(String::as_str),
+        Some("900000")
+    );
+
+    // Revert the last change: Kafka holds the value before it.
+    let event = last_event(&ballast, "topics.config.update");
+    revert(&ballast, &event["id"]);
+    wait_for(Duration::from_secs(30), "reverted in Kafka", || {
+        (kafka
+            .topic_configs(&t)
+            .get("retention.ms")
+            .map(String::as_str)
+            == Some("3600000"))
+        .then_some(())
+    });
+
+    // Bulk: both topics, one event, Kafka holds both; revert restores both.
+    ballast.ok(ballast.put(
+        "/api/v1/topics/config/bulk",
+        &json!({"topics": [t, u], "configs": {"segment.ms": "7200000"}}),
+    ));
+    for x in [&t, &u] {
+        assert_eq!(
+            kafka.topic_configs(x).get("segment.ms").map(String::as_str),
+            Some("7200000"),
+            "{x}"
+        );
+    }
+    let event = last_event(&ballast, "topics.config.bulk_update");
+    assert_eq!(
+        event["after"]["topics"][&u]["segment.ms"], "7200000",
+        "{event}"
+    );
+    revert(&ballast, &event["id"]);
+    wait_for(Duration::from_secs(30), "bulk reverted in Kafka", || {
+        [&t, &u]
+            .iter()
+            .all(|x| !kafka.topic_configs(x).contains_key("segment.ms"))
+            .then_some(())
+    });
+    delete_topics(kafka, &[&t, &u]);
+}
+
+/// Kafka's quotas of a client id (`kafka-configs.sh --describe`).
+fn client_quotas(kafka: &Kafka, client: &str) -> String {
+    kafka.run_tool(
+        "kafka-configs",
+        &[
+            "--describe",
+            "--entity-type",
+            "clients",
+            "--entity-name",
+            client,
+        ],
+    )
+}
+
+pub fn quota_changes_are_audited_as_kafka_holds_them_and_revert(kafka: &Kafka) {
+    let client = format!("rk-client-{}", kafka.version.replace('.', "-"));
+    let ballast = Ballast::start(kafka, &[]);
+    let path = format!("/api/v1/quotas/client-id/{client}");
+    ballast.ok(ballast.put(&path, &json!({"values": {"producer_byte_rate": 1048576}})));
+    let shown = client_quotas(kafka, &client);
+    assert!(shown.contains("producer_byte_rate=1048576"), "{shown}");
+    let event = last_event(&ballast, "quotas.update");
+    assert_eq!(
+        event["after"]["values"]["producer_byte_rate"].as_f64(),
+        Some(1048576.0),
+        "{event}"
+    );
+    ballast.ok(ballast.put(
+        &path,
+        &json!({"values": {"producer_byte_rate": 2097152, "consumer_byte_rate": 4194304}}),
+    ));
+    let shown = client_quotas(kafka, &client);
+    assert!(
+        shown.contains("producer_byte_rate=2097152")
+            && shown.contains("consumer_byte_rate=4194304"),
+        "{shown}"
+    );
+    let event = last_event(&ballast, "quotas.update");
+    assert_eq!(
+        event["after"]["values"]["consumer_byte_rate"].as_f64(),
+        Some(4194304.0),
+        "{event}"
+    );
+    revert(&ballast, &event["id"]);
+    wait_for(Duration::from_secs(30), "quota reverted in Kafka", || {
+        let shown = client_quotas(kafka, &client);
+        (shown.contains("producer_byte_rate=1048576") && !shown.contains("consumer_byte_rate"))
+            .then_some(())
+    });
+    ballast.ok(ballast.delete(&path));
+    let shown = client_quotas(kafka, &client);
+    assert!(!shown.contains("producer_byte_rate"), "{shown}");
+    let event = last_event(&ballast, "quotas.delete");
+    assert!(
+        event["before"]["values"]["producer_byte_rate"].as_f64() == Some(1048576.0),
+        "{event}"
+    );
+}
+
+pub fn acl_create_and_delete_are_what_kafka_shows(kafka: &Kafka) {
+    let principal = format!("User:rk-{}", kafka.version.replace('.', "-"));
+    let t = topic(kafka, "acl");
+    let ballast = Ballast::start(kafka, &[]);
+    let binding = json!({
+        "resourceType": "Topic", "resourceName": t, "patternType": "Literal",
+        "principal": principal, "host": "*", "operation": "Read", "permissionType": "Allow"
+    });
+    ballast.ok(ballast.post("/api/v1/acls", &json!({ "bindings": [binding] })));
+    let mine = |acls: &Value| -> Vec<Value> {
+        acls.as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| b["principal"] == principal.as_str())
+            .cloned()
+            .collect()
+    };
+    let found = mine(&kafka.truth(&["acls"]));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["resourceName"], t.as_str());
+    assert_eq!(found[0]["operation"], "READ");
+    assert_eq!(found[0]["permissionType"], "ALLOW");
+    // The audited create reverts to nothing.
+    let event = last_event(&ballast, "acls.create");
+    revert(&ballast, &event["id"]);
+    wait_for(Duration::from_secs(30), "ACL gone after revert", || {
+        mine(&kafka.truth(&["acls"])).is_empty().then_some(())
+    });
+    ballast.ok(ballast.post("/api/v1/acls", &json!({ "bindings": [binding] })));
+    assert_eq!(mine(&kafka.truth(&["acls"])).len(), 1);
+    let (status, body) = ballast.delete(&format!(
+        "/api/v1/acls?principal={principal}&resourceType=Topic&resourceName={t}"
+    ));
+    assert_eq!(status, 200, "{body}");
+    assert!(mine(&kafka.truth(&["acls"])).is_empty());
+}
+
+pub fn consumer_group_offset_reset_and_delete_are_what_kafka_shows(kafka: &Kafka) {
+    let t = topic(kafka, "group");
+    let group = format!("rk-group-{}", kafka.version.replace('.', "-"));
+    kafka.create_topic(&t, &[&[1, 2], &[2, 3]], &[]);
+    kafka.produce(&t, 2, 1.0);
+    kafka.truth(&["commit", &group, &t, "2", "5"]);
+    let ballast = Ballast::start(kafka, &[]);
+    let data = ballast.ok(ballast.post(
+        &format!("/api/v1/consumer-groups/{group}/reset-offsets"),
+        &json!({"strategy": "earliest", "topic": t}),
+    ));
+    assert_eq!(data["applied"], true, "{data}");
+    let offsets = kafka.truth(&["group-offsets", &group]);
+    assert_eq!(offsets[format!("{t}:0")], 0, "{offsets}");
+    assert_eq!(offsets[format!("{t}:1")], 0, "{offsets}");
+    ballast.ok(ballast.post(
+        &format!("/api/v1/consumer-groups/{group}/reset-offsets"),
+        &json!({"strategy": "offsets", "offsets": [{"topic": t, "partition": 1, "offset": 3}]}),
+    ));
+    let offsets = kafka.truth(&["group-offsets", &group]);
+    assert_eq!(offsets[format!("{t}:1")], 3, "{offsets}");
+    ballast.ok(ballast.delete(&format!("/api/v1/consumer-groups/{group}")));
+    let groups = kafka.truth(&["groups"]);
+    assert!(
+        !groups
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|g| g == group.as_str()),
+        "{groups}"
+    );
+    delete_topics(kafka, &[&t]);
+}
+
+/// Moves partition `p` of `t` to `target` through ballast with a 1 MB/s throttle, checks that
+/// Kafka shows the throttle on the moving replicas while it runs, and none once it completed.
+fn throttled_move(kafka: &Kafka, ballast: &Ballast, t: &str, p: i32, target: &[i32]) {
+    let (status, body) = ballast.post(
+        &format!("/api/v1/topics/{t}/partitions/{p}/redistribute"),
+        &json!({ "replicas": target }),
+    );
+    assert_eq!(status, 200, "{body}");
+    let id = body["data"]["operationId"]
+        .as_str()
+        .expect("operationId")
+        .to_string();
+    let adding: Vec<i32> = int_list(&body["data"]["adding"]);
+    wait_for(
+        Duration::from_secs(60),
+        "Kafka throttles the added replica",
+        || {
+            let configs = kafka.topic_configs(t);
+            let follower = configs.get(THROTTLES[1])?;
+            adding
+                .iter()
+                .all(|b| follower.split(',').any(|e| e == format!("{p}:{b}")))
+                .then_some(())
+        },
+    );
+    let record = ballast.wait_operation(&id, Duration::from_secs(120));
+    assert_eq!(record["state"], "Completed", "{record}");
+    let view = kafka.partitions(t);
+    let mut got = view[p as usize].replicas.clone();
+    got.sort_unstable();
+    let mut want = target.to_vec();
+    want.sort_unstable();
+    assert_eq!(got, want, "{view:?}");
+    let topics: BTreeSet<String> = [t.to_string()].into();
+    wait_for(Duration::from_secs(30), "no throttle left", || {
+        throttles_in_kafka(kafka, &topics).is_empty().then_some(())
+    });
+}
+
+pub fn secure_listeners_serve_reads_and_a_throttled_move_and_name_a_failed_authentication(
+    kafka: &Kafka,
+) {
+    let t = topic(kafka, "secure");
+    kafka.create_topic(&t, &[&[1, 2], &[2, 1]], &[]);
+    kafka.produce(&t, 2, 3.0);
+    let ca = kafka.certs.ca.to_string_lossy().into_owned();
+    let cert = kafka.certs.client_cert.to_string_lossy().into_owned();
+    let key = kafka.certs.client_key.to_string_lossy().into_owned();
+    let sasl: Vec<(&str, &str)> = vec![
+        (
+            "BALLAST_KAFKA_BOOTSTRAP_SERVERS",
+            kafka.sasl_ssl_bootstrap.as_str(),
+        ),
+        ("BALLAST_KAFKA_SECURITY_PROTOCOL", "SASL_SSL"),
+        ("BALLAST_KAFKA_SASL_MECHANISM", "SCRAM-SHA-512"),
+        ("BALLAST_KAFKA_SASL_USERNAME", crate::kafka::SCRAM_USER),
+        ("BALLAST_KAFKA_SASL_PASSWORD", crate::kafka::SCRAM_PASSWORD),
+        ("BALLAST_KAFKA_SSL_CA_FILE", ca.as_str()),
+        ("BALLAST_THROTTLE_RATE_MB", "1"),
+    ];
+    let ssl: Vec<(&str, &str)> = vec![
+        (
+            "BALLAST_KAFKA_BOOTSTRAP_SERVERS",
+            kafka.ssl_bootstrap.as_str(),
+        ),
+        ("BALLAST_KAFKA_SECURITY_PROTOCOL", "SSL"),
+        ("BALLAST_KAFKA_SSL_CA_FILE", ca.as_str()),
+        ("BALLAST_KAFKA_SSL_CERT_FILE", cert.as_str()),
+        ("BALLAST_KAFKA_SSL_KEY_FILE", key.as_str()),
+        ("BALLAST_THROTTLE_RATE_MB", "1"),
+    ];
+    for (name, env, p, target) in [("SASL_SSL", &sasl, 0, [3, 2]), ("SSL", &ssl, 1, [3, 1])] {
+        let ballast = Ballast::start(kafka, env);
+        ballast.fresh_sample();
+        let cluster = ballast.ok(ballast.get("/api/v1/cluster"));
+        assert_eq!(cluster["brokers"]["alive"], 3, "{name}: {cluster}");
+        let rows = ballast.ok(ballast.get(&format!("/api/v1/partitions?topic={t}&minimal=true")));
+        assert_eq!(
+            rows["partitions"].as_array().map(Vec::len),
+            Some(2),
+            "{name}: {rows}"
+        );
+        throttled_move(kafka, &ballast, &t, p, &target);
+        say(&format!(
+            "real Kafka {}:   {name}: read side and a throttled move",
+            kafka.version
+        ));
+    }
+
+    // Wrong credentials: the readiness answer names the failed authentication.
+    let mut wrong = sasl.clone();
+    wrong.retain(|(k, _)| *k != "BALLAST_KAFKA_SASL_PASSWORD");
+    wrong.push(("BALLAST_KAFKA_SASL_PASSWORD", "not-the-password"));
+    let ballast = Ballast::start_unready(kafka, &wrong);
+    let ready = wait_for(
+        Duration::from_secs(60),
+        "readiness names the failure",
+        || {
+            let (status, body) = ballast.get("/api/v1/ready");
+            (status == 503 && body.to_string().to_lowercase().contains("authentication"))
+                .then_some(body)
+        },
+    );
+    say(&format!(
+        "real Kafka {}:   wrong SCRAM password: {ready}",
+        kafka.version
+    ));
+    let page = reqwest::blocking::get(ballast.service.url("/ui"))
+        .and_then(|r| r.text())
+        .unwrap_or_default();
+    assert!(
+        page.to_lowercase().contains("authentication"),
+        "the dashboard names it"
+    );
+    delete_topics(kafka, &[&t]);
+}
+
+const AGENT_TOKEN: &str = "the-suite-agent-token-of-at-least-32-characters";
+
+/// A `ballast agent` for broker `id` whose restart and status commands stop, start and look at
+/// the real node; ended when dropped.
+struct Agent(std::process::Child);
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        crate::support::terminate(&mut self.0, Duration::from_secs(5));
+    }
+}
+
+fn agent(kafka: &Kafka, ballast: &Ballast, id: i32) -> Agent {
+    let out = crate::support::ballast_output(
+        &["agent-token", "--broker", &id.to_string()],
+        &[("BALLAST_AGENT_TOKEN", AGENT_TOKEN)],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let credential = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let node = kafka.node(id);
+    let child = crate::support::ballast()
+        .arg("agent")
+        .env("BALLAST_AGENT_SERVICE_URL", ballast.service.url(""))
+        .env("BALLAST_AGENT_TOKEN", credential)
+        .env("BALLAST_AGENT_BROKER_ID", id.to_string())
+        .env("BALLAST_AGENT_NODE_ID", format!("kafka-node-{id}"))
+        .env("BALLAST_AGENT_RESTART_COMMAND", kafka.script("restart", id))
+        .env("BALLAST_AGENT_STATUS_COMMAND", kafka.script("status", id))
+        .env(
+            "BALLAST_AGENT_LOG_DIRS",
+            format!(
+                "{},{}",
+                node.log_dirs[0].display(),
+                node.log_dirs[1].display()
+            ),
+        )
+        .env("BALLAST_AGENT_HEARTBEAT_INTERVAL", "500ms")
+        .env("BALLAST_AGENT_COMMAND_TIMEOUT", "180s")
+        .env("LOG_LEVEL", "WARN")
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .expect("start ballast agent");
+    Agent(child)
+}
+
+fn node_pid(kafka: &Kafka, id: i32) -> Option<String> {
+    std::fs::read_to_string(kafka.dir.join(format!("pids/{id}"))).ok()
+}
+
+pub fn rolling_restart_through_agents_restarts_the_quorum_leader_last_with_no_partition_offline(
+    kafka: &Kafka,
+) {
+    let t = topic(kafka, "roll");
+    kafka.create_topic(
+        &t,
+        &[
+            &[1, 2, 3],
+            &[2, 3, 1],
+            &[3, 1, 2],
+            &[1, 3, 2],
+            &[2, 1, 3],
+            &[3, 2, 1],
+        ],
+        &[("min.insync.replicas", "2")],
+    );
+    kafka.produce(&t, 6, 0.5);
+    let ballast = Ballast::start(
+        kafka,
+        &[
+            ("BALLAST_AGENT_TOKEN", AGENT_TOKEN),
+            ("BALLAST_AGENT_STALE_AFTER", "10s"),
+            ("BALLAST_ROLL_HEALTHY_TIMEOUT", "180s"),
+            ("BALLAST_ROLL_LEADER_TIMEOUT", "120s"),
+            ("BALLAST_ROLL_RESTART_TIMEOUT", "200s"),
+            ("BALLAST_ROLL_RECOVERY_TIMEOUT", "240s"),
+            ("BALLAST_ROLL_SETTLE", "2s"),
+            ("BALLAST_HEAL_CRITICAL_ENABLED", "false"),
+            ("BALLAST_HEAL_REPLICATION_ENABLED", "false"),
+            ("BALLAST_HEAL_ACTIVITY_ENABLED", "false"),
+        ],
+    );
+    let _agents: Vec<Agent> = (1..=3).map(|id| agent(kafka, &ballast, id)).collect();
+    wait_for(Duration::from_secs(60), "three agents up", || {
+        let (_, v) = ballast.get("/api/v1/agents");
+        let up = v["data"]["agents"]
+            .as_array()?
+            .iter()
+            .filter(|a| a["up"] == true && a["brokerProcessUp"] == true)
+            .count();
+        (up == 3).then_some(())
+    });
+    ballast.fresh_sample();
+    let pids_before: Vec<Option<String>> = (1..=3).map(|id| node_pid(kafka, id)).collect();
+    let leader = kafka.quorum_leader();
+    let (status, roll) = ballast.post(
+        "/api/v1/rolling-restarts",
+        &json!({"reason": "real-Kafka suite"}),
+    );
+    assert_eq!(status, 200, "{roll}");
+    let id = roll["data"]["id"].as_str().expect("id").to_string();
+    let order = int_list(&roll["data"]["brokers"]);
+    assert_eq!(order.len(), 3, "{roll}");
+    assert_eq!(
+        order.last().copied(),
+        Some(leader),
+        "the active quorum leader ({leader}, kafka-metadata-quorum) last: {order:?}"
+    );
+
+    // While it runs: no partition of the topic ever without a leader (Kafka's view), and a
+    // reassignment is refused.
+    let mut readings = 0;
+    let mut refused = false;
+    let started = Instant::now();
+    let end = loop {
+        let view = kafka.partitions(&t);
+        readings += 1;
+        let offline: Vec<_> = view.iter().filter(|p| p.leader < 0).collect();
+        assert!(offline.is_empty(), "offline during the roll: {offline:?}");
+        if !refused {
+            // Another order of partition 0's replicas: a reassignment, refused while the roll runs.
+            let mut other = view[0].replicas.clone();
+            other.reverse();
+            let (status, body) = ballast.post(
+                &format!("/api/v1/topics/{t}/partitions/0/redistribute"),
+                &json!({ "replicas": other }),
+            );
+            assert_eq!(status, 409, "a reassignment during the roll: {body}");
+            assert!(body.to_string().contains("rolling restart"), "{body}");
+            refused = true;
+        }
+        let (_, r) = ballast.get(&format!("/api/v1/rolling-restarts/{id}"));
+        let state = r["data"]["state"].as_str().unwrap_or_default().to_string();
+        if matches!(state.as_str(), "completed" | "failed" | "aborted") {
+            break r["data"].clone();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(900),
+            "the roll did not end: {r}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert_eq!(end["state"], "completed", "{end}");
+    for (i, before) in pids_before.iter().enumerate() {
+        let id = i as i32 + 1;
+        assert_ne!(&node_pid(kafka, id), before, "node {id} was restarted");
+    }
+    kafka
+        .wait_brokers(3, Duration::from_secs(60))
+        .expect("three brokers after the roll");
+    let view = wait_for(Duration::from_secs(120), "preferred leaders back", || {
+        let v = kafka.partitions(&t);
+        v.iter()
+            .all(|p| p.leader == p.replicas[0] && p.isr.len() == 3)
+            .then_some(v)
+    });
+    say(&format!(
+        "real Kafka {}:   roll order {order:?} (quorum leader {leader} last), {readings} readings with no offline partition, completed in {:.0} s; after: {view:?}",
+        kafka.version,
+        started.elapsed().as_secs_f64()
+    ));
+    delete_topics(kafka, &[&t]);
+}
+
+/// Which of broker `broker`'s log dirs holds `topic`-`partition`, as `kafka-log-dirs.sh` says
+/// (`None` while a future replica still exists, or when it holds none).
+fn log_dir_of(kafka: &Kafka, broker: i32, topic: &str, partition: i32) -> Option<String> {
+    let out = kafka.run_tool(
+        "kafka-log-dirs",
+        &[
+            "--describe",
+            "--broker-list",
+            &broker.to_string(),
+            "--topic-list",
+            topic,
+        ],
+    );
+    let doc: Value = out
+        .lines()
+        .find(|l| l.trim_start().starts_with('{'))
+        .and_then(|l| serde_json::from_str(l).ok())?;
+    let name = format!("{topic}-{partition}");
+    let mut found = Vec::new();
+    for b in doc["brokers"].as_array().into_iter().flatten() {
+        for d in b["logDirs"].as_array().into_iter().flatten() {
+            for p in d["partitions"].as_array().into_iter().flatten() {
+                if p["partition"] == name.as_str() {
+                    if p["isFuture"] == true {
+                        return None;
+                    }
+                    found.push(d["logDir"].as_str().unwrap_or_default().to_string());
+                }
+            }
+        }
+    }
+    (found.len() == 1).then(|| found.remove(0))
+}
+
+pub fn log_dir_move_puts_the_replica_in_the_brokers_other_directory(kafka: &Kafka) {
+    let t = topic(kafka, "logdir");
+    kafka.create_topic(&t, &[&[1, 2]], &[]);
+    kafka.produce(&t, 1, 2.0);
+    let from = log_dir_of(kafka, 1, &t, 0).expect("the replica's dir");
+    let node = kafka.node(1);
+    let to = node
+        .log_dirs
+        .iter()
+        .map(|d| d.to_string_lossy().into_owned())
+        .find(|d| *d != from)
+        .expect("the other dir");
+    let ballast = Ballast::start(kafka, &[]);
+    ballast.fresh_sample();
+    let data = ballast.ok(ballast.post(
+        "/api/v1/brokers/1/logdirs/move",
+        &json!({"moves": [{"topic": t, "partition": 0, "path": to}]}),
+    ));
+    assert!(
+        data["results"]
+            .as_array()
+            .is_some_and(|r| r.iter().all(|x| x["success"] == true)),
+        "{data}"
+    );
+    wait_for(
+        Duration::from_secs(90),
+        "Kafka shows the replica in the other dir",
+        || (log_dir_of(kafka, 1, &t, 0).as_deref() == Some(to.as_str())).then_some(()),
+    );
+    say(&format!(
+        "real Kafka {}:   {t}-0 on broker 1: {from} -> {to} (kafka-log-dirs)",
+        kafka.version
+    ));
+    delete_topics(kafka, &[&t]);
+}
+
+pub fn topic_and_bulk_redistribution_and_a_cluster_election_are_what_kafka_shows(kafka: &Kafka) {
+    let t = topic(kafka, "spread");
+    // Every replica on brokers 1 and 2: redistributing the topic spreads it over all three.
+    kafka.create_topic(
+        &t,
+        &[&[1, 2], &[2, 1], &[1, 2], &[2, 1], &[1, 2], &[2, 1]],
+        &[],
+    );
+    kafka.produce(&t, 6, 0.5);
+    let ballast = Ballast::start(kafka, &[("BALLAST_THROTTLE_RATE_MB", "50")]);
+    ballast.fresh_sample();
+    let data = ballast.ok(ballast.post(&format!("/api/v1/topics/{t}/redistribute"), &json!({})));
+    let id = data["operationId"]
+        .as_str()
+        .expect("operationId")
+        .to_string();
+    let record = ballast.wait_operation(&id, Duration::from_secs(180));
+    assert_eq!(record["state"], "Completed", "{record}");
+    let view = kafka.partitions(&t);
+    let on_3 = view.iter().filter(|p| p.replicas.contains(&3)).count();
+    assert!(on_3 >= 3, "the topic spread onto broker 3: {view:?}");
+
+    // Bulk: explicit targets, Kafka holds exactly them.
+    ballast.fresh_sample();
+    let view = kafka.partitions(&t);
+    let targets: Vec<(i32, Vec<i32>)> = view
+        .iter()
+        .take(3)
+        .map(|p| {
+            let missing = (1..=3)
+                .find(|b| !p.replicas.contains(b))
+                .expect("a free broker");
+            (p.partition, vec![missing, p.replicas[0]])
+        })
+        .collect();
+    let entries: Vec<Value> = targets
+        .iter()
+        .map(|(p, r)| json!({"partition": p, "replicas": r}))
+        .collect();
+    let data = ballast.ok(ballast.post(
+        &format!("/api/v1/topics/{t}/partitions/bulk"),
+        &json!({"description": "real-Kafka suite", "partitions": entries}),
+    ));
+    let id = data["bulkId"].as_str().expect("bulkId").to_string();
+    let record = ballast.wait_operation(&id, Duration::from_secs(180));
+    assert_eq!(record["state"], "Completed", "{record}");
+    let view = kafka.partitions(&t);
+    for (p, r) in &targets {
+        let got = &view[*p as usize].replicas;
+        let (mut a, mut b) = (got.clone(), r.clone());
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "{t}-{p}: {got:?} vs {r:?}");
+    }
+
+    // Cluster-wide election: every partition of the topic led by its first replica.
+    wait_for(Duration::from_secs(60), "a sample after the moves", || {
+        ballast.fresh_sample();
+        Some(())
+    });
+    let (status, body) = ballast.post("/api/v1/preferred-leader-election", &Value::Null);
+    assert!((200..300).contains(&status), "{body}");
+    let view = wait_for(Duration::from_secs(60), "preferred leaders", || {
+        let v = kafka.partitions(&t);
+        v.iter().all(|p| p.leader == p.replicas[0]).then_some(v)
+    });
+    say(&format!(
+        "real Kafka {}:   after redistribution, bulk and election: {view:?}",
+        kafka.version
+    ));
+    let topics: BTreeSet<String> = [t.clone()].into();
+    assert!(throttles_in_kafka(kafka, &topics).is_empty());
+    delete_topics(kafka, &[&t]);
+}
+
+pub fn maintenance_drains_a_broker_and_its_exit_returns_it(kafka: &Kafka) {
+    let t = topic(kafka, "drain");
+    kafka.create_topic(&t, &[&[1, 3], &[3, 2], &[2, 3], &[3, 1]], &[]);
+    kafka.produce(&t, 4, 0.5);
+    let ballast = Ballast::start(kafka, &[("BALLAST_THROTTLE_RATE_MB", "50")]);
+    ballast.fresh_sample();
+    let data = ballast.ok(ballast.post(
+        "/api/v1/brokers/3/maintenance",
+        &json!({"reason": "real-Kafka suite", "drain": true}),
+    ));
+    let id = data["operationId"]
+        .as_str()
+        .or_else(|| data["drain"]["operationId"].as_str())
+        .unwrap_or_else(|| panic!("drain operation id in {data}"))
+        .to_string();
+    let record = ballast.wait_operation(&id, Duration::from_secs(240));
+    assert_eq!(record["state"], "Completed", "{record}");
+    // Kafka: broker 3 holds no replica of the topic (nor of any topic it could leave).
+    let view = kafka.partitions(&t);
+    assert!(
+        view.iter().all(|p| !p.replicas.contains(&3)),
+        "broker 3 drained: {view:?}"
+    );
+    let (status, body) = ballast.delete("/api/v1/brokers/3/maintenance");
+    assert_eq!(status, 200, "{body}");
+    let (status, again) = ballast.delete("/api/v1/brokers/3/maintenance");
+    assert_eq!(status, 404, "no longer in maintenance: {again}");
+    say(&format!(
+        "real Kafka {}:   drained broker 3: {view:?}; exit: {body}",
+        kafka.version
+    ));
+    delete_topics(kafka, &[&t]);
+}
+
+const PAT_SECRET: &str = "the-suite-pat-hash-secret-of-more-than-32-chars";
+
+/// A personal access token made with `ballast token create` on the service's database.
+fn pat(ballast: &Ballast, user: &str) -> String {
+    let data = ballast.service.dir.path().to_string_lossy().into_owned();
+    let out = crate::support::ballast_output(
+        &[
+            "token",
+            "create",
+            "--user",
+            user,
+            "--name",
+            "realkafka",
+            "--scope",
+            "write",
+        ],
+        &[
+            ("BALLAST_DATA_DIR", data.as_str()),
+            ("BALLAST_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9"),
+            ("AUTH_PAT_ENABLED", "true"),
+            ("AUTH_PAT_HASH_SECRET", PAT_SECRET),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+pub fn an_mcp_change_runs_on_kafka_only_after_a_second_person_approves_it(kafka: &Kafka) {
+    let t = topic(kafka, "mcp");
+    kafka.create_topic(&t, &[&[1, 2]], &[("retention.ms", "7200000")]);
+    let ballast = Ballast::start(
+        kafka,
+        &[
+            ("AUTH_PAT_ENABLED", "true"),
+            ("AUTH_PAT_HASH_SECRET", PAT_SECRET),
+        ],
+    );
+    let alice = pat(&ballast, "alice");
+    let bob = pat(&ballast, "bob");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/realkafka/mcp_change.py");
+    let out = std::process::Command::new("python3")
+        .arg(script)
+        .args([
+            &ballast.service.url("/api/v1/mcp"),
+            &alice,
+            &bob,
+            &t,
+            "3600000",
+        ])
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        result["queued"]["data"]["status"], "pending_approval",
+        "{result}"
+    );
+    assert_eq!(
+        result["selfApproval"]["isError"], true,
+        "nobody approves their own: {result}"
+    );
+    assert_eq!(result["approved"]["data"]["status"], "executed", "{result}");
+    // Kafka holds the approved value; the audit row names both people.
+    assert_eq!(
+        kafka
+            .topic_configs(&t)
+            .get("retention.ms")
+            .map(String::as_str),
+        Some("3600000")
+    );
+    let log: Value = reqwest::blocking::Client::new()
+        .get(
+            ballast
+                .service
+                .url("/api/v1/audit-log?action=topics.config.update&limit=1"),
+        )
+        .bearer_auth(&bob)
+        .send()
+        .and_then(|r| r.json())
+        .expect("audit log");
+    let text = log.to_string();
+    assert!(
+        text.contains("MCP") && text.contains("bob") && text.contains("alice"),
+        "{log}"
+    );
+    assert!(text.contains("3600000"), "{log}");
+    delete_topics(kafka, &[&t]);
+}
+
+pub fn self_healing_moves_replicas_off_a_broker_stopped_past_its_grace(kafka: &Kafka) {
+    let t = topic(kafka, "heal");
+    kafka.create_topic(&t, &[&[3, 1], &[2, 3], &[3, 2], &[1, 2]], &[]);
+    kafka.produce(&t, 4, 0.5);
+    let ballast = Ballast::start(
+        kafka,
+        &[
+            ("BALLAST_HEAL_CRITICAL_ENABLED", "true"),
+            ("BALLAST_HEAL_DRY_RUN", "false"),
+            ("BALLAST_HEAL_DEAD_BROKER_GRACE", "20s"),
+            ("BALLAST_HEAL_COOLDOWN", "1s"),
+            ("BALLAST_HEAL_REPLICATION_ENABLED", "false"),
+            ("BALLAST_HEAL_ACTIVITY_ENABLED", "false"),
+            ("BALLAST_THROTTLE_RATE_MB", "50"),
+        ],
+    );
+    ballast.fresh_sample();
+    let stopped = Instant::now();
+    kafka.stop_node(3);
+    // Past the grace, the critical loop moves every replica of broker 3 to the live brokers.
+    let view = wait_for(
+        Duration::from_secs(240),
+        "replicas off the stopped broker",
+        || {
+            let v = kafka.partitions(&t);
+            (v.len() == 4
+                && v.iter()
+                    .all(|p| !p.replicas.contains(&3) && p.isr.len() == 2))
+            .then_some(v)
+        },
+    );
+    let took = stopped.elapsed();
+    assert!(
+        took >= Duration::from_secs(20),
+        "not before the grace: {took:?}"
+    );
+    let (_, log) = ballast.get("/api/v1/audit-log?action=selfheal.apply&limit=5");
+    assert!(log.to_string().contains("selfheal.apply"), "{log}");
+    say(&format!(
+        "real Kafka {}:   broker 3 stopped; healed after {:.0} s: {view:?}",
+        kafka.version,
+        took.as_secs_f64()
+    ));
+    kafka.start_node(3).expect("start node 3 again");
+    kafka
+        .wait_brokers(3, Duration::from_secs(120))
+        .expect("three brokers again");
+    delete_topics(kafka, &[&t]);
+}
