@@ -219,13 +219,56 @@ pub fn cluster(version: &str) -> &'static Result<Kafka, String> {
     started
 }
 
-/// Runs one path of the suite against `version`'s cluster, holding it for the path's whole
-/// length, and reports it; a cluster that cannot run here is reported as skipped.
-pub fn path(version: &str, name: &str, f: impl FnOnce(&Kafka)) {
+/// A path of the suite: its name and its function.
+pub type SuitePath = (&'static str, fn(&Kafka));
+
+/// Runs `paths` against `version`'s cluster one after another, each reported as it ends; a
+/// failed path does not stop the others, and the test fails at the end naming every failed
+/// one. A cluster that cannot run here (no Java, no distribution) is reported as skipped.
+pub fn suite(version: &str, paths: &[SuitePath]) {
+    let only = std::env::var("BALLAST_REALKAFKA_PATHS").ok();
+    let chosen: Vec<&SuitePath> = paths
+        .iter()
+        .filter(|(name, _)| {
+            only.as_deref()
+                .is_none_or(|o| o.split(',').any(|part| name.contains(part.trim())))
+        })
+        .collect();
     if let Err(why) = locate(version) {
-        say(&format!("real Kafka {version}: SKIPPED {name}: {why}"));
+        for (name, _) in &chosen {
+            say(&format!("real Kafka {version}: SKIPPED {name}: {why}"));
+        }
         return;
     }
+    let started = Instant::now();
+    let mut failed = Vec::new();
+    for (name, f) in &chosen {
+        let run =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| path(version, name, *f)));
+        if let Err(payload) = run {
+            let why = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            say(&format!("real Kafka {version}: {name} FAILED: {why}"));
+            failed.push(*name);
+        }
+    }
+    say(&format!(
+        "real Kafka {version}: {} of {} paths passed in {:.0} s",
+        chosen.len() - failed.len(),
+        chosen.len(),
+        started.elapsed().as_secs_f64()
+    ));
+    assert!(
+        failed.is_empty(),
+        "real Kafka {version}: failed paths: {failed:?}"
+    );
+}
+
+/// Runs one path against `version`'s cluster, holding it for the path's whole length.
+fn path(version: &str, name: &str, f: fn(&Kafka)) {
     let kafka = match cluster(version) {
         Ok(k) => k,
         Err(why) => panic!("real Kafka {version} did not start: {why}"),

@@ -17,45 +17,51 @@ mod api;
 mod kafka;
 mod paths;
 
-use kafka::{path, V3_5, V4_1};
+use kafka::{suite, SuitePath, V3_5, V4_1};
 
-macro_rules! suite {
-    ($version:ident: $($name:ident),* $(,)?) => {
-        $(
-            #[test]
-            fn $name() {
-                path($version, stringify!($name), paths::$name);
-            }
-        )*
+/// A path of the suite: its name (what it proves) and its function.
+macro_rules! paths {
+    ($($name:ident),* $(,)?) => {
+        &[$((stringify!($name), paths::$name as fn(&kafka::Kafka))),*]
     };
 }
 
-mod kafka_4_1 {
-    use super::*;
-    suite!(V4_1:
-        read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller,
-        proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_executor_and_leaves_no_throttle,
-        cancel_puts_the_replicas_back_in_their_order_and_removes_the_throttles,
-        preferred_leader_election_moves_leadership_to_the_first_replica,
-        topic_config_changes_are_audited_as_kafka_holds_them_and_revert,
-        quota_changes_are_audited_as_kafka_holds_them_and_revert,
-        acl_create_and_delete_are_what_kafka_shows,
-        consumer_group_offset_reset_and_delete_are_what_kafka_shows,
-        secure_listeners_serve_reads_and_a_throttled_move_and_name_a_failed_authentication,
-        rolling_restart_through_agents_restarts_the_quorum_leader_last_with_no_partition_offline,
-        log_dir_move_puts_the_replica_in_the_brokers_other_directory,
-        topic_and_bulk_redistribution_and_a_cluster_election_are_what_kafka_shows,
-        maintenance_drains_a_broker_and_its_exit_returns_it,
-        an_mcp_change_runs_on_kafka_only_after_a_second_person_approves_it,
-        self_healing_moves_replicas_off_a_broker_stopped_past_its_grace,
-    );
+/// Every path, against Kafka 4.1.0 (or `BALLAST_TEST_KAFKA_HOME`).
+const FULL: &[SuitePath] = paths![
+    read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller,
+    proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_executor_and_leaves_no_throttle,
+    cancel_puts_the_replicas_back_in_their_order_and_removes_the_throttles,
+    preferred_leader_election_moves_leadership_to_the_first_replica,
+    topic_and_bulk_redistribution_and_a_cluster_election_are_what_kafka_shows,
+    maintenance_drains_a_broker_and_its_exit_returns_it,
+    log_dir_move_puts_the_replica_in_the_brokers_other_directory,
+    topic_config_changes_are_audited_as_kafka_holds_them_and_revert,
+    quota_changes_are_audited_as_kafka_holds_them_and_revert,
+    acl_create_and_delete_are_what_kafka_shows,
+    consumer_group_offset_reset_and_delete_are_what_kafka_shows,
+    an_mcp_change_runs_on_kafka_only_after_a_second_person_approves_it,
+    self_healing_moves_replicas_off_a_broker_stopped_past_its_grace,
+    rolling_restart_through_agents_restarts_the_quorum_leader_last_with_no_partition_offline,
+    secure_listeners_serve_reads_and_a_throttled_move_and_name_a_failed_authentication,
+];
+
+/// The read side, a throttled apply and the rolling restart, against Kafka 3.5.1.
+const OLDER: &[SuitePath] = paths![
+    read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller,
+    proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_executor_and_leaves_no_throttle,
+    rolling_restart_through_agents_restarts_the_quorum_leader_last_with_no_partition_offline,
+];
+
+// One test per version: the two clusters run side by side (two test threads), each version's
+// paths one after another on its own cluster. `BALLAST_REALKAFKA_PATHS=part,part` runs only
+// the paths whose names contain one of the parts.
+
+#[test]
+fn kafka_4_1_every_cluster_changing_path_agrees_with_kafkas_own_view() {
+    suite(V4_1, FULL);
 }
 
-mod kafka_3_5 {
-    use super::*;
-    suite!(V3_5:
-        read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller,
-        proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_executor_and_leaves_no_throttle,
-        rolling_restart_through_agents_restarts_the_quorum_leader_last_with_no_partition_offline,
-    );
+#[test]
+fn kafka_3_5_read_side_throttled_apply_and_rolling_restart_agree_with_kafkas_own_view() {
+    suite(V3_5, OLDER);
 }

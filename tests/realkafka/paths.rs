@@ -142,7 +142,7 @@ pub fn proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_ex
     let t = topic(kafka, "apply");
     let assignment: Vec<&[i32]> = vec![&[1, 2], &[2, 1], &[1, 2], &[2, 1], &[1, 2], &[2, 1]];
     kafka.create_topic(&t, &assignment, &[]);
-    kafka.produce(&t, 6, 4.0);
+    kafka.produce(&t, 6, 2.5);
     let ballast = Ballast::start(
         kafka,
         &[
@@ -295,6 +295,23 @@ pub fn cancel_puts_the_replicas_back_in_their_order_and_removes_the_throttles(ka
             let (_, r) = ballast.get(&format!("/api/v1/reassignments/{}", ids[ids.len() - 1]));
             (r["data"]["moves"]["Active"].as_u64() == Some(1)).then_some(())
         });
+        if p == 0 {
+            // A throttle change during the move reaches every broker taking part.
+            ballast.ok(ballast.put("/api/v1/reassignments/throttle", &json!({"rateMb": 2})));
+            wait_for(Duration::from_secs(30), "Kafka holds the new rate", || {
+                [1, 2, 3]
+                    .iter()
+                    .all(|b| {
+                        kafka.broker_configs(*b).get(RATES[1]).map(String::as_str)
+                            == Some("2000000")
+                    })
+                    .then_some(())
+            });
+            say(&format!(
+                "real Kafka {}:   throttle changed to 2 MB/s during the move: brokers 1-3 hold 2000000",
+                kafka.version
+            ));
+        }
         let (status, body) = ballast.post(
             &format!("/api/v1/reassignments/{}/cancel", ids[ids.len() - 1]),
             &Value::Null,
@@ -983,6 +1000,7 @@ pub fn topic_and_bulk_redistribution_and_a_cluster_election_are_what_kafka_shows
     // Bulk: explicit targets, Kafka holds exactly them.
     ballast.fresh_sample();
     let view = kafka.partitions(&t);
+    let before_bulk = view.clone();
     let targets: Vec<(i32, Vec<i32>)> = view
         .iter()
         .take(3)
@@ -1012,6 +1030,36 @@ pub fn topic_and_bulk_redistribution_and_a_cluster_election_are_what_kafka_shows
         b.sort_unstable();
         assert_eq!(a, b, "{t}-{p}: {got:?} vs {r:?}");
     }
+
+    // The bulk move's audit event reverts: Kafka holds the replica sets from before it.
+    let event = last_event(&ballast, "reassignments.apply");
+    ballast.fresh_sample();
+    let reverted = revert(&ballast, &event["id"]);
+    if let Some(id) = reverted["executionId"].as_str() {
+        let record = ballast.wait_operation(id, Duration::from_secs(180));
+        assert_eq!(record["state"], "Completed", "{record}");
+    }
+    let after_revert = wait_for(
+        Duration::from_secs(60),
+        "replicas back after revert",
+        || {
+            let v = kafka.partitions(&t);
+            targets
+                .iter()
+                .all(|(p, _)| {
+                    let mut a = v[*p as usize].replicas.clone();
+                    let mut b = before_bulk[*p as usize].replicas.clone();
+                    a.sort_unstable();
+                    b.sort_unstable();
+                    a == b
+                })
+                .then_some(v)
+        },
+    );
+    say(&format!(
+        "real Kafka {}:   bulk move reverted from the audit log: {after_revert:?}",
+        kafka.version
+    ));
 
     // Cluster-wide election: every partition of the topic led by its first replica.
     wait_for(Duration::from_secs(60), "a sample after the moves", || {
@@ -1175,7 +1223,7 @@ pub fn self_healing_moves_replicas_off_a_broker_stopped_past_its_grace(kafka: &K
         &[
             ("BALLAST_HEAL_CRITICAL_ENABLED", "true"),
             ("BALLAST_HEAL_DRY_RUN", "false"),
-            ("BALLAST_HEAL_DEAD_BROKER_GRACE", "20s"),
+            ("BALLAST_HEAL_DEAD_BROKER_GRACE", "12s"),
             ("BALLAST_HEAL_COOLDOWN", "1s"),
             ("BALLAST_HEAL_REPLICATION_ENABLED", "false"),
             ("BALLAST_HEAL_ACTIVITY_ENABLED", "false"),

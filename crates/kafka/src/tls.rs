@@ -50,9 +50,16 @@ pub(crate) fn client_config(tls: &TlsConfig) -> Result<Arc<rustls::ClientConfig>
                     key_file.display()
                 ))
             })?;
+            // Refused when the key is not the certificate's, or the certificate itself is not
+            // usable (an X.509 v1 certificate, for one): say both, not a mismatch alone.
             builder.with_client_auth_cert(certs, key).map_err(|e| {
+                let v1 = if e.to_string().contains("UnsupportedCertVersion") {
+                    " (an X.509 v1 certificate: TLS needs v3, made with extensions)"
+                } else {
+                    ""
+                };
                 Error::Config(format!(
-                    "client certificate {} does not match key {}: {e}",
+                    "client certificate {} with key {} cannot be used{v1}: {e}",
                     cert_file.display(),
                     key_file.display()
                 ))
