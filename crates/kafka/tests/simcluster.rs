@@ -169,12 +169,21 @@ async fn the_active_controller_is_the_quorum_leader_not_metadatas_controller_id(
     let client = connect(&sim).await;
     let mut named = BTreeSet::new();
     for _ in 0..12 {
-        named.insert(client.refresh_metadata().await.expect("metadata").controller_id);
+        named.insert(
+            client
+                .refresh_metadata()
+                .await
+                .expect("metadata")
+                .controller_id,
+        );
         let active = client.active_controller().await.expect("active controller");
         assert_eq!(active.id, Some(3), "the quorum leader, every time");
         assert_eq!(active.source, "quorum");
     }
-    assert!(named.len() > 1, "Metadata's controller id varies: {named:?}");
+    assert!(
+        named.len() > 1,
+        "Metadata's controller id varies: {named:?}"
+    );
 
     let quorum = client.describe_quorum().await.expect("describe quorum");
     let truth = sim.truth();
@@ -188,10 +197,16 @@ async fn the_active_controller_is_the_quorum_leader_not_metadatas_controller_id(
     assert_eq!(quorum.max_follower_lag(), 0);
     assert!(quorum.voters.iter().all(|v| v.last_fetch_ms.is_some()));
 
-    sim.stop_broker(3).await.expect("stop the active controller");
+    sim.stop_broker(3)
+        .await
+        .expect("stop the active controller");
     let active = client.active_controller().await.expect("active controller");
     assert_eq!(active.id, Some(sim.truth().controller));
-    assert_ne!(active.id, Some(3), "leadership moved off the stopped broker");
+    assert_ne!(
+        active.id,
+        Some(3),
+        "leadership moved off the stopped broker"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
