@@ -67,6 +67,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0009_agents",
         sql: include_str!("../migrations/0009_agents.sql"),
     },
+    Migration {
+        version: 10,
+        name: "0010_kafka_facts",
+        sql: include_str!("../migrations/0010_kafka_facts.sql"),
+    },
 ];
 
 /// The schema version this code reads and writes: the newest migration.

@@ -18,7 +18,26 @@ use crate::{Store, StoreError};
 #[serde(rename_all = "camelCase")]
 pub struct ClusterFacts {
     pub cluster_id: Option<String>,
+    /// The active controller: on KRaft the metadata quorum's leader (DescribeQuorum), on
+    /// ZooKeeper Metadata's controller id; None when there is none or it could not be read
+    /// (`controller_source` says which).
     pub controller_id: Option<BrokerId>,
+    /// `quorum`, `metadata` or `unknown` (KRaft, DescribeQuorum failed); None before it was read.
+    #[serde(default)]
+    pub controller_source: Option<String>,
+    /// `kraft` or `zookeeper`, from ApiVersions (DescribeQuorum offered or not).
+    #[serde(default)]
+    pub metadata_mode: Option<String>,
+    /// The Apache Kafka releases the brokers' ApiVersions fit, inclusive ("3.5"); None:
+    /// unbounded on that side (or not read, then `metadata_mode` is None too).
+    #[serde(default)]
+    pub kafka_version_min: Option<String>,
+    #[serde(default)]
+    pub kafka_version_max: Option<String>,
+    /// The KRaft metadata quorum as DescribeQuorum reported it (JSON: leaderId, leaderEpoch,
+    /// highWatermark, voters, observers); None off KRaft or when it could not be read.
+    #[serde(default)]
+    pub quorum: Option<serde_json::Value>,
     /// When the sample was taken (its `now`).
     pub sampled_at_ms: i64,
     /// How long reading the cluster took.
@@ -146,8 +165,14 @@ pub struct ObservedReplica {
     /// None when the broker's log dirs were not read or do not hold the replica.
     pub log_dir: Option<String>,
     pub size_bytes: Option<i64>,
-    /// How far the replica is behind the log end (DescribeLogDirs).
+    /// DescribeLogDirs' offset lag as the broker reports it: on Kafka 3.5+ 0 for a current log
+    /// (its high watermark minus its log end offset), meaningful only for a future replica.
     pub offset_lag: Option<i64>,
+    /// How far the replica is behind its leader in bytes: the leader's size minus its own, never
+    /// below 0; 0 for the leader; for a future replica the current replica's size on the same
+    /// broker minus its own. None when either size is unknown.
+    #[serde(default)]
+    pub lag_bytes: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -333,7 +358,8 @@ fn ids_col(row: &Row<'_>, idx: usize) -> rusqlite::Result<Vec<BrokerId>> {
 
 const CLUSTER_COLUMNS: &str = "generation, first_sampled_at_ms, cluster_id, controller_id,
     sampled_at_ms, sample_duration_ms, brokers, log_dirs_read, partitions, offsets_read, groups,
-    groups_read, detail";
+    groups_read, detail, controller_source, metadata_mode, kafka_version_min, kafka_version_max,
+    quorum";
 
 fn cluster_from_row(r: &Row<'_>) -> rusqlite::Result<ObservedCluster> {
     Ok(ObservedCluster {
@@ -351,6 +377,14 @@ fn cluster_from_row(r: &Row<'_>) -> rusqlite::Result<ObservedCluster> {
             groups: r.get(10)?,
             groups_read: r.get(11)?,
             detail: json_col(r, 12)?,
+            controller_source: r.get(13)?,
+            metadata_mode: r.get(14)?,
+            kafka_version_min: r.get(15)?,
+            kafka_version_max: r.get(16)?,
+            quorum: {
+                let text: Option<String> = r.get(17)?;
+                text.and_then(|t| serde_json::from_str(&t).ok())
+            },
         },
     })
 }
@@ -557,8 +591,10 @@ impl Store {
             tx.prepare_cached(
                 "INSERT INTO cluster_state (id, generation, first_sampled_at_ms, cluster_id,
                     controller_id, sampled_at_ms, sample_duration_ms, brokers, log_dirs_read,
-                    partitions, offsets_read, groups, groups_read, detail)
-                 VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                    partitions, offsets_read, groups, groups_read, detail, controller_source,
+                    metadata_mode, kafka_version_min, kafka_version_max, quorum)
+                 VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                    ?16, ?17, ?18)
                  ON CONFLICT (id) DO UPDATE SET generation = excluded.generation,
                     first_sampled_at_ms = excluded.first_sampled_at_ms,
                     cluster_id = excluded.cluster_id, controller_id = excluded.controller_id,
@@ -567,7 +603,10 @@ impl Store {
                     brokers = excluded.brokers, log_dirs_read = excluded.log_dirs_read,
                     partitions = excluded.partitions, offsets_read = excluded.offsets_read,
                     groups = excluded.groups, groups_read = excluded.groups_read,
-                    detail = excluded.detail",
+                    detail = excluded.detail, controller_source = excluded.controller_source,
+                    metadata_mode = excluded.metadata_mode,
+                    kafka_version_min = excluded.kafka_version_min,
+                    kafka_version_max = excluded.kafka_version_max, quorum = excluded.quorum",
             )?
             .execute(params![
                 generation,
@@ -583,6 +622,11 @@ impl Store {
                 c.groups,
                 c.groups_read,
                 json_text(&c.detail),
+                c.controller_source,
+                c.metadata_mode,
+                c.kafka_version_min,
+                c.kafka_version_max,
+                c.quorum.as_ref().map(json_text),
             ])?;
             stats.generation = generation;
 
@@ -714,7 +758,8 @@ impl Store {
             {
                 let mut stmt = tx.prepare_cached(
                     "INSERT INTO cluster_replicas (topic, partition, broker_id, is_future,
-                        log_dir, size_bytes, offset_lag) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                        log_dir, size_bytes, offset_lag, lag_bytes)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                      ON CONFLICT DO NOTHING",
                 )?;
                 for r in &w.replicas {
@@ -725,7 +770,8 @@ impl Store {
                         r.is_future,
                         r.log_dir,
                         r.size_bytes,
-                        r.offset_lag
+                        r.offset_lag,
+                        r.lag_bytes
                     ])?;
                 }
                 rows += w.replicas.len() as u64;
@@ -985,7 +1031,8 @@ impl Store {
                 .collect::<Result<Vec<_>, _>>()?;
             let replicas = tx
                 .prepare_cached(
-                    "SELECT topic, partition, broker_id, is_future, log_dir, size_bytes, offset_lag
+                    "SELECT topic, partition, broker_id, is_future, log_dir, size_bytes, offset_lag,
+                        lag_bytes
                      FROM cluster_replicas ORDER BY topic, partition, broker_id, is_future",
                 )?
                 .query_map([], |r| {
@@ -997,6 +1044,7 @@ impl Store {
                         log_dir: r.get(4)?,
                         size_bytes: r.get(5)?,
                         offset_lag: r.get(6)?,
+                        lag_bytes: r.get(7)?,
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;

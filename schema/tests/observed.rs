@@ -69,6 +69,11 @@ fn sample(at: i64, topics: &[&str]) -> ObservedWrite {
             groups: 1,
             groups_read: 1,
             detail: serde_json::json!({"rssBytes": 1}),
+            controller_source: Some("quorum".into()),
+            metadata_mode: Some("kraft".into()),
+            kafka_version_min: Some("3.5".into()),
+            kafka_version_max: Some("3.6".into()),
+            quorum: Some(serde_json::json!({"leaderId": 1, "leaderEpoch": 4, "voters": []})),
         },
         brokers: vec![broker(1, true, at), broker(2, true, at)],
         ..ObservedWrite::default()
@@ -96,6 +101,7 @@ fn sample(at: i64, topics: &[&str]) -> ObservedWrite {
                 log_dir: Some("/d0".into()),
                 size_bytes: Some(1000),
                 offset_lag: Some(0),
+                lag_bytes: Some(if b == 1 { 0 } else { 250 }),
             });
         }
         w.group_offsets.push(ObservedGroupOffset {

@@ -95,6 +95,13 @@ impl Sim {
             .expect("stop a broker");
     }
 
+    /// Moves the KRaft quorum's leadership (the active controller) to broker `id`.
+    pub fn move_controller(&self, id: i32) {
+        self.cluster()
+            .move_controller(id)
+            .expect("move the quorum leader");
+    }
+
     pub fn add_broker(&self) -> i32 {
         self.runtime
             .block_on(self.cluster().add_broker(None))

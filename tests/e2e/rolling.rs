@@ -180,7 +180,10 @@ fn a_rolling_restart_goes_broker_by_broker_with_no_partition_offline_and_leaders
         "{:?}",
         leaders_are_preferred(&sim)
     );
+    // The active controller is the quorum's leader (2), not the broker Metadata names per answer.
+    sim.move_controller(2);
     let controller = sim.truth().controller;
+    assert_eq!(controller, 2);
     let first = sim.snapshot().partitions[0].clone();
     let topic = first.topic.clone();
     // another order of the same replicas: a leadership change, queued as a reassignment

@@ -699,6 +699,18 @@ async fn start_roll(
             ballast_runtime::error_chain(&e),
         )
     })?;
+    // The active controller: on KRaft the metadata quorum's leader (Metadata's controller id is
+    // a broker the answering broker picks), on ZooKeeper Metadata's.
+    let controller = client
+        .active_controller()
+        .await
+        .map_err(|e| {
+            ApiError::unavailable(
+                "the active controller could not be read; nothing was changed",
+                ballast_runtime::error_chain(&e),
+            )
+        })?
+        .id;
     let known: BTreeSet<i32> = md.brokers.iter().map(|b| b.id).collect();
     let wanted: Vec<i32> = match &body.brokers {
         Some(list) => {
@@ -734,7 +746,7 @@ async fn start_roll(
             ));
         }
     }
-    let order = restart_order(&wanted, md.controller_id);
+    let order = restart_order(&wanted, controller);
     let now = state.clock.now_ms();
     let agents = state.db(|s| s.agents()).await?;
     let missing: Vec<String> = order
@@ -759,7 +771,7 @@ async fn start_roll(
     let mut audit = actor.event(now, "rolling_restart.start", "rolling restart");
     audit.summary = json!({
         "brokers": order,
-        "controller": md.controller_id,
+        "controller": controller,
         "reason": body.reason,
         "message": format!("rolling restart of brokers {order:?}"),
     });

@@ -37,7 +37,8 @@ pub struct PartStat {
     pub messages: f64,
     /// Share of the cluster's traffic in percent (see `docs/api/observed.md`).
     pub score: f64,
-    /// Follower lag of the partition (sum and max over followers with a known lag).
+    /// Follower lag of the partition in bytes (each follower: its leader's size minus its own),
+    /// sum and max over followers with a known lag.
     pub follower_lag: i64,
     pub max_follower_lag: i64,
     /// None while the rack assessment is not complete.
@@ -240,7 +241,7 @@ impl View {
                 if rep.is_future || Some(rep.broker_id) == p.leader {
                     continue;
                 }
-                if let Some(lag) = rep.offset_lag {
+                if let Some(lag) = rep.lag_bytes {
                     stat.follower_lag += lag;
                     stat.max_follower_lag = stat.max_follower_lag.max(lag);
                 }

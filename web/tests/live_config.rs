@@ -182,3 +182,18 @@ async fn an_unreachable_cluster_is_a_503_envelope() {
     let details = assert_error(503, &body, 503);
     assert!(details.contains("127.0.0.1:9"), "{details}");
 }
+
+#[tokio::test]
+async fn config_defaults_follow_the_quorum_leader_not_the_broker_metadata_names_per_answer() {
+    let h = Harness::start().await;
+    // KRaft: Metadata names a live broker per answer; the active controller is the quorum's
+    // leader, moved here to broker 3.
+    h.sim.move_controller(3).expect("move the quorum leader");
+    for _ in 0..6 {
+        let data = h
+            .data("/api/v1/config/defaults?keyFilter=log.retention")
+            .await;
+        assert_eq!(data["broker"], 3, "{data}");
+        assert_eq!(data["controller"], true);
+    }
+}

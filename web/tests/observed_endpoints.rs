@@ -67,6 +67,14 @@ async fn cluster_gives_counts_rates_and_coverage() {
     assert_eq!(d["clusterId"], "fixture");
     assert_eq!(d["controllerId"], 1);
     assert_eq!(d["brokers"]["total"], 4);
+    assert_eq!(d["controllerSource"], "quorum");
+    assert_eq!(d["metadataMode"], "kraft");
+    assert_eq!(
+        d["kafkaVersion"],
+        serde_json::json!({"min": "3.5", "max": "3.6", "text": "3.5 to 3.6"})
+    );
+    assert_eq!(d["quorum"]["leaderId"], 1);
+    assert_eq!(d["quorum"]["voters"][2]["lag"], 7);
     assert_eq!(d["brokers"]["alive"], 3);
     assert_eq!(d["brokers"]["down"], serde_json::json!([4]));
     assert_eq!(d["topics"], 7);
@@ -116,22 +124,37 @@ async fn follower_lag_has_the_spec_shape_and_summary_omits_the_lists() {
     assert_eq!(
         keys(&d),
         set(&[
+            "lag_unit",
             "cluster_total_lag",
             "cluster_max_lag",
+            "cluster_total_lag_bytes",
+            "cluster_max_lag_bytes",
             "broker_lag",
             "topic_lag",
             "partition_lag",
             "urp_classification"
         ])
     );
+    assert_eq!(d["lag_unit"], "bytes");
     assert_eq!(d["cluster_total_lag"], 567);
     assert_eq!(d["cluster_max_lag"], 500);
+    assert_eq!(d["cluster_total_lag_bytes"], 567);
+    assert_eq!(d["cluster_max_lag_bytes"], 500);
     let brokers = d["broker_lag"].as_array().unwrap();
     for b in brokers {
         assert_eq!(
             keys(b),
-            set(&["broker_id", "total_lag", "max_lag", "replica_count"])
+            set(&[
+                "broker_id",
+                "total_lag",
+                "max_lag",
+                "total_lag_bytes",
+                "max_lag_bytes",
+                "replica_count"
+            ])
         );
+        assert_eq!(b["total_lag"], b["total_lag_bytes"]);
+        assert_eq!(b["max_lag"], b["max_lag_bytes"]);
     }
     let sum: i64 = brokers
         .iter()
@@ -141,7 +164,14 @@ async fn follower_lag_has_the_spec_shape_and_summary_omits_the_lists() {
     for t in d["topic_lag"].as_array().unwrap() {
         assert_eq!(
             keys(t),
-            set(&["topic", "total_lag", "max_lag", "partition_count"])
+            set(&[
+                "topic",
+                "total_lag",
+                "max_lag",
+                "total_lag_bytes",
+                "max_lag_bytes",
+                "partition_count"
+            ])
         );
     }
     let parts = d["partition_lag"].as_array().unwrap();
@@ -150,7 +180,11 @@ async fn follower_lag_has_the_spec_shape_and_summary_omits_the_lists() {
     for p in parts {
         assert_eq!(keys(p), set(&["topic", "partition", "replicas"]));
         for r in p["replicas"].as_array().unwrap() {
-            assert_eq!(keys(r), set(&["broker_id", "offset_lag", "is_leader"]));
+            assert_eq!(
+                keys(r),
+                set(&["broker_id", "offset_lag", "lag_bytes", "is_leader"])
+            );
+            assert_eq!(r["offset_lag"], r["lag_bytes"]);
         }
     }
     for u in d["urp_classification"].as_array().unwrap() {
@@ -163,7 +197,14 @@ async fn follower_lag_has_the_spec_shape_and_summary_omits_the_lists() {
     let s = h.data("/api/v1/cluster/follower-lag?summary=true").await;
     assert_eq!(
         keys(&s),
-        set(&["cluster_total_lag", "cluster_max_lag", "broker_lag"])
+        set(&[
+            "lag_unit",
+            "cluster_total_lag",
+            "cluster_max_lag",
+            "cluster_total_lag_bytes",
+            "cluster_max_lag_bytes",
+            "broker_lag"
+        ])
     );
     assert_eq!(s["cluster_total_lag"], 567);
     assert_eq!(s["broker_lag"], d["broker_lag"]);
@@ -229,9 +270,9 @@ async fn follower_lag_filters_by_topic_and_broker() {
     assert_eq!(
         p["replicas"],
         serde_json::json!([
-            {"broker_id": 1, "offset_lag": 0, "is_leader": true},
-            {"broker_id": 2, "offset_lag": 0, "is_leader": false},
-            {"broker_id": 3, "offset_lag": 40, "is_leader": false},
+            {"broker_id": 1, "offset_lag": 0, "lag_bytes": 0, "is_leader": true},
+            {"broker_id": 2, "offset_lag": 0, "lag_bytes": 0, "is_leader": false},
+            {"broker_id": 3, "offset_lag": 40, "lag_bytes": 40, "is_leader": false},
         ])
     );
     let d = h.data("/api/v1/cluster/follower-lag?broker=3").await;

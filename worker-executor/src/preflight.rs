@@ -19,8 +19,13 @@ use serde::Serialize;
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Facts {
-    /// The controller the live metadata names, if any answered.
+    /// The active controller: on KRaft the metadata quorum's leader (DescribeQuorum), on
+    /// ZooKeeper the one the live metadata names; None when there is none.
     pub controller: Option<BrokerId>,
+    /// The controller is the quorum's leader (KRaft): it answered through the brokers, and may be
+    /// a controller-only node that is no broker, so it is not looked for among the brokers.
+    #[serde(default)]
+    pub controller_from_quorum: bool,
     /// Every broker known: live now or seen by the observer.
     pub brokers_known: BTreeSet<BrokerId>,
     /// Brokers in the live metadata.
@@ -83,9 +88,9 @@ pub fn assess(f: &Facts) -> Assessment {
         None => a
             .hard
             .push("controller unhealthy: no active controller".into()),
-        Some(c) if !f.brokers_alive.contains(&c) => a.hard.push(format!(
-            "controller unhealthy: controller {c} is not reachable"
-        )),
+        Some(c) if !f.controller_from_quorum && !f.brokers_alive.contains(&c) => a.hard.push(
+            format!("controller unhealthy: controller {c} is not reachable"),
+        ),
         Some(_) => {}
     }
     // A majority is more than half: exactly half down does not block.
@@ -181,6 +186,8 @@ pub async fn gather(
     fingerprints: Option<(&str, &str)>,
 ) -> Result<Facts, ballast_kafka::Error> {
     let md = client.metadata(None).await?;
+    // Metadata's controller id on KRaft is a broker the answering broker picks.
+    let active = client.active_controller().await?;
     let in_flight = client.list_partition_reassignments(None).await?;
     let moving: BTreeSet<TopicPartition> = in_flight
         .iter()
@@ -200,7 +207,8 @@ pub async fn gather(
         None => BTreeSet::new(),
     };
     Ok(Facts {
-        controller: md.controller_id,
+        controller: active.id,
+        controller_from_quorum: active.source == "quorum",
         brokers_known,
         brokers_alive,
         isr_shrunk_now,
@@ -224,6 +232,21 @@ mod tests {
             brokers_alive: [1, 2, 3].into_iter().collect(),
             ..Facts::default()
         }
+    }
+
+    #[test]
+    fn a_quorum_leader_that_is_no_broker_is_a_healthy_controller_and_no_leader_is_not() {
+        // KRaft with dedicated controllers: the quorum's leader is node 3000, no broker.
+        let mut f = healthy();
+        f.controller = Some(3000);
+        f.controller_from_quorum = true;
+        assert!(assess(&f).allows(false), "{:?}", assess(&f));
+        f.controller = None;
+        assert!(!assess(&f).allows(true), "a quorum without a leader blocks");
+        // ZooKeeper: the controller Metadata names must be a live broker.
+        let mut f = healthy();
+        f.controller = Some(9);
+        assert!(!assess(&f).allows(true));
     }
 
     #[test]

@@ -323,9 +323,11 @@ impl History {
             t.0 += 1;
             t.1 = t.1.max(place.replicas.len() as i32);
 
+            let leader_size = place.leader.and_then(|l| s.replica_size(tp, l));
             for b in &place.replicas {
                 let log = s.replicas.get(&(tp.clone(), *b));
                 w.replicas.push(ObservedReplica {
+                    lag_bytes: follower_lag_bytes(place.leader == Some(*b), leader_size, log),
                     topic: tp.topic.clone(),
                     partition: tp.partition,
                     broker_id: *b,
@@ -375,7 +377,9 @@ impl History {
             self.last_partition_reading_ms = Some(now);
         }
         for ((tp, broker), log) in &s.future_replicas {
+            let current = s.replica_size(tp, *broker);
             w.replicas.push(ObservedReplica {
+                lag_bytes: current.map(|c| c.saturating_sub(log.size) as i64),
                 topic: tp.topic.clone(),
                 partition: tp.partition,
                 broker_id: *broker,
@@ -488,6 +492,11 @@ impl History {
         c.sampled_at_ms = now;
         c.cluster_id = s.cluster_id.clone();
         c.controller_id = s.controller_id;
+        c.controller_source = Some(s.controller_source.to_string());
+        c.metadata_mode = s.metadata_mode.map(|m| m.as_str().to_string());
+        c.kafka_version_min = s.kafka_version.as_ref().and_then(|v| v.min.clone());
+        c.kafka_version_max = s.kafka_version.as_ref().and_then(|v| v.max.clone());
+        c.quorum = s.quorum.as_ref().and_then(|q| serde_json::to_value(q).ok());
         c.brokers = s.brokers.len() as u32;
         c.log_dirs_read = log_dirs_read;
         c.partitions = s.partitions.len() as u32;
@@ -507,6 +516,21 @@ impl History {
 }
 
 /// Position of a load in [`Load::ALL`] (and in [`BrokerReading::values`]).
+/// A replica's lag behind its leader in bytes: the leader's size minus its own, never below 0
+/// (retention may trim a follower first); 0 for the leader; None when either size is unknown.
+/// DescribeLogDirs' offset lag is no follower lag (Kafka 3.5+ reports 0 for current logs).
+pub fn follower_lag_bytes(
+    is_leader: bool,
+    leader_size: Option<u64>,
+    log: Option<&crate::sample::ReplicaLog>,
+) -> Option<i64> {
+    let own = log?.size;
+    if is_leader {
+        return Some(0);
+    }
+    leader_size.map(|l| i64::try_from(l.saturating_sub(own)).unwrap_or(i64::MAX))
+}
+
 pub fn load_index(load: Load) -> usize {
     Load::ALL.iter().position(|l| *l == load).unwrap_or(0)
 }
@@ -535,6 +559,38 @@ fn average_size(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn follower_lag_is_the_leaders_size_minus_the_followers_never_below_zero() {
+        let log = |size| crate::sample::ReplicaLog {
+            dir: "/d".into(),
+            size,
+            offset_lag: 0,
+        };
+        assert_eq!(
+            follower_lag_bytes(false, Some(10_000_000), Some(&log(6_900_000))),
+            Some(3_100_000)
+        );
+        assert_eq!(
+            follower_lag_bytes(true, Some(10_000_000), Some(&log(10_000_000))),
+            Some(0)
+        );
+        // Retention trimmed the follower later than the leader: no negative lag.
+        assert_eq!(
+            follower_lag_bytes(false, Some(5_000), Some(&log(6_000))),
+            Some(0)
+        );
+        assert_eq!(
+            follower_lag_bytes(false, None, Some(&log(6_000))),
+            None,
+            "leader unread"
+        );
+        assert_eq!(
+            follower_lag_bytes(false, Some(5_000), None),
+            None,
+            "follower unread"
+        );
+    }
     use super::*;
     use crate::sample::{GroupInfo, Placement, ReplicaLog, TopicMeta};
 

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
-use ballast_kafka::{Client, ConfigResource, OffsetSpec};
+use ballast_kafka::{Client, ConfigResource, KafkaVersionRange, MetadataMode, OffsetSpec};
 use ballast_model::snapshot::{Snapshot, SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
 use ballast_model::{BrokerId, BrokerState, TopicPartition};
 use tokio::task::JoinSet;
@@ -20,7 +20,18 @@ const GROUP_CONCURRENCY: usize = 16;
 pub struct Sample {
     pub at_ms: i64,
     pub cluster_id: Option<String>,
+    /// The active controller: on KRaft the metadata quorum's leader (DescribeQuorum), on
+    /// ZooKeeper Metadata's controller id. Metadata's on KRaft is a broker the answering broker
+    /// picks, never used.
     pub controller_id: Option<BrokerId>,
+    /// `quorum`, `metadata` or `unknown` (KRaft, DescribeQuorum failed).
+    pub controller_source: &'static str,
+    /// From a broker's ApiVersions: KRaft or ZooKeeper (None: not read).
+    pub metadata_mode: Option<MetadataMode>,
+    /// The Kafka releases that broker's ApiVersions fit.
+    pub kafka_version: Option<KafkaVersionRange>,
+    /// The KRaft metadata quorum (None off KRaft or when it could not be read).
+    pub quorum: Option<ballast_kafka::QuorumDescription>,
     /// Brokers in the metadata: id and rack.
     pub brokers: BTreeMap<BrokerId, Option<String>>,
     /// Host and port of every broker in the metadata.
@@ -142,8 +153,32 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
         at_ms: now_ms,
         cluster_id: meta.cluster_id.clone(),
         controller_id: meta.controller_id,
+        controller_source: "metadata",
         ..Sample::default()
     };
+    match client.broker_software().await {
+        Ok(software) => {
+            s.metadata_mode = Some(software.metadata_mode);
+            s.kafka_version = Some(software.kafka_version);
+        }
+        Err(e) => warn!(error = %e, "broker software not read"),
+    }
+    if s.metadata_mode == Some(MetadataMode::Kraft) {
+        // Metadata's controller id on KRaft is a broker the answering broker picks: the active
+        // controller is the quorum's leader.
+        match client.describe_quorum().await {
+            Ok(quorum) => {
+                s.controller_id = quorum.leader_id;
+                s.controller_source = "quorum";
+                s.quorum = Some(quorum);
+            }
+            Err(e) => {
+                warn!(error = %e, "metadata quorum not read: the active controller is unknown");
+                s.controller_id = None;
+                s.controller_source = "unknown";
+            }
+        }
+    }
     for b in &meta.brokers {
         s.brokers.insert(b.id, b.rack.clone());
         s.addresses.insert(b.id, (b.host.clone(), b.port));

@@ -37,9 +37,15 @@ struct Setup {
 
 impl Setup {
     async fn start(params: GenerateParams) -> Setup {
+        Setup::start_with(params, SimConfig::default().link_speed).await
+    }
+
+    /// With replica copies (catch-up, moves) at `link_speed` bytes per second.
+    async fn start_with(params: GenerateParams, link_speed: f64) -> Setup {
         let sim = SimCluster::start(SimConfig {
             scenario: Scenario::Generate(params),
             tick: Duration::from_millis(20),
+            link_speed,
             ..SimConfig::default()
         })
         .await
@@ -355,4 +361,100 @@ async fn broker_configs_acls_and_quotas_are_stored_without_sensitive_values() {
     assert_eq!(quotas[0].entity, "user=alice");
     assert_eq!(quotas[0].values["producer_byte_rate"], 1_048_576.0);
     setup.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stored_controller_is_the_quorum_leader_with_the_kafka_the_brokers_run() {
+    let mut s = Setup::start(GenerateParams {
+        brokers: 3,
+        racks: 3,
+        topics: 1,
+        partitions_per_topic: 3,
+        replication_factor: 3,
+        ..GenerateParams::default()
+    })
+    .await;
+    s.sim.move_controller(3).expect("quorum leader 3");
+    for _ in 0..3 {
+        // Metadata names a broker per answer; the stored controller is the quorum's leader.
+        let view = s.tick().await;
+        let c = &view.cluster.facts;
+        assert_eq!(c.controller_id, Some(3));
+        assert_eq!(c.controller_source.as_deref(), Some("quorum"));
+        assert_eq!(c.metadata_mode.as_deref(), Some("kraft"));
+        assert_eq!(c.kafka_version_min.as_deref(), Some("4.1"));
+        assert_eq!(c.kafka_version_max, None);
+        let quorum = c.quorum.as_ref().expect("the quorum is stored");
+        assert_eq!(quorum["leaderId"], 3);
+        assert_eq!(quorum["voters"].as_array().map(Vec::len), Some(3));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_catching_up_after_a_restart_lags_its_leader_by_the_bytes_it_misses() {
+    // Copies at 1 byte/s: a restarted follower stays behind for the whole test.
+    let mut s = Setup::start_with(
+        GenerateParams {
+            brokers: 3,
+            racks: 3,
+            topics: 1,
+            partitions_per_topic: 3,
+            replication_factor: 3,
+            mean_partition_bytes: 1e6,
+            mean_msg_rate: 200.0,
+            msg_bytes: 1000.0,
+            ..GenerateParams::default()
+        },
+        1.0,
+    )
+    .await;
+    let view = s.tick().await;
+    // Brokers' log dirs are read a few milliseconds apart while the logs grow: an in-sync
+    // follower may differ from its leader by what was produced in between, no more.
+    for r in &view.replicas {
+        let lag = r.lag_bytes.expect("every size was read");
+        assert!(
+            lag < 50_000,
+            "an in-sync follower is close to its leader: {r:?}"
+        );
+    }
+    s.sim.stop_broker(3).await.expect("stop 3");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    s.sim.start_broker(3).await.expect("start 3");
+    let view = s.tick().await;
+    let mut behind = 0;
+    for p in &view.partitions {
+        let size = |b: i32| {
+            view.replicas
+                .iter()
+                .find(|r| r.topic == p.topic && r.partition == p.partition && r.broker_id == b)
+                .and_then(|r| r.size_bytes)
+        };
+        for r in view
+            .replicas
+            .iter()
+            .filter(|r| r.topic == p.topic && r.partition == p.partition && !r.is_future)
+        {
+            assert_eq!(r.offset_lag, Some(0), "Kafka's offset lag of a current log");
+            let leader = p.leader.expect("a leader");
+            let expected = if r.broker_id == leader {
+                0
+            } else {
+                (size(leader).expect("leader size") - r.size_bytes.expect("size")).max(0)
+            };
+            assert_eq!(
+                r.lag_bytes,
+                Some(expected),
+                "{}-{} on {}",
+                p.topic,
+                p.partition,
+                r.broker_id
+            );
+            if r.broker_id == 3 && expected > 100_000 {
+                behind += 1;
+                assert!(!p.isr.contains(&3), "a follower behind is out of the ISR");
+            }
+        }
+    }
+    assert!(behind > 0, "broker 3's replicas are behind their leaders");
 }

@@ -230,6 +230,8 @@ impl Transport {
 /// An established, negotiated (and authenticated) connection to one broker.
 pub(crate) struct Connection {
     label: String,
+    /// The broker's id (None for a bootstrap address).
+    broker: Option<i32>,
     transport: tokio::sync::Mutex<Transport>,
     versions: ApiVersionMap,
     broken: AtomicBool,
@@ -280,6 +282,7 @@ impl Connection {
         tracing::debug!(broker = %label, "connected");
         Ok(Connection {
             label: label.to_string(),
+            broker: endpoint.id,
             transport: tokio::sync::Mutex::new(transport),
             versions,
             broken: AtomicBool::new(false),
@@ -290,6 +293,16 @@ impl Connection {
 
     pub(crate) fn label(&self) -> &str {
         &self.label
+    }
+
+    /// The broker's id (None for a bootstrap address).
+    pub(crate) fn broker(&self) -> Option<i32> {
+        self.broker
+    }
+
+    /// What the broker offered in ApiVersions.
+    pub(crate) fn api_versions(&self) -> &ApiVersionMap {
+        &self.versions
     }
 
     /// False once a request failed mid-way (the stream is in an unknown state) or the SASL
@@ -442,6 +455,7 @@ mod tests {
         let transport = Transport::new(Box::new(io), "test".into(), "ballast".into());
         Connection {
             label: "test".into(),
+            broker: None,
             transport: tokio::sync::Mutex::new(transport),
             versions: ApiVersionMap::from_ranges(&[(3, 0, 4)]),
             broken: AtomicBool::new(false),

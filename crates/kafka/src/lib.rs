@@ -18,6 +18,7 @@ mod ops;
 mod sasl;
 mod tls;
 pub mod types;
+mod versions;
 mod wire;
 
 pub use ballast_model::{BrokerId, TopicPartition};
@@ -26,3 +27,4 @@ pub use codes::{error_name, is_retriable};
 pub use config::{ClientConfig, Sasl, Security, TlsConfig};
 pub use error::{Error, ItemError, Result};
 pub use types::*;
+pub use versions::{infer_kafka_version, markers as kafka_version_markers, metadata_mode};

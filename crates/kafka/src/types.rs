@@ -1074,3 +1074,124 @@ mod tests {
         assert_eq!(back, e);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// the metadata quorum (KRaft) and what Kafka the cluster runs
+
+/// The KRaft metadata quorum as DescribeQuorum reports it (topic `__cluster_metadata`,
+/// partition 0). Its leader is the active controller.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuorumDescription {
+    /// The active controller; None while the quorum has no leader (an election).
+    pub leader_id: Option<BrokerId>,
+    pub leader_epoch: i32,
+    /// The metadata log's high watermark (records committed by the quorum).
+    pub high_watermark: i64,
+    /// Sorted by id.
+    pub voters: Vec<QuorumReplica>,
+    /// Brokers that replicate the metadata log without voting (KRaft brokers in separate mode).
+    pub observers: Vec<QuorumReplica>,
+}
+
+/// One voter or observer of the metadata quorum.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuorumReplica {
+    pub id: BrokerId,
+    /// Its metadata log end offset as the leader knows it (None: unknown, -1 on the wire).
+    pub log_end_offset: Option<i64>,
+    /// How many records it is behind the leader's log end offset, as `kafka-metadata-quorum.sh
+    /// describe --replication` computes it (None when either offset is unknown).
+    pub lag: Option<i64>,
+    /// When it last fetched from the leader, ms since the epoch (DescribeQuorum v1+, Kafka 3.3+).
+    pub last_fetch_ms: Option<i64>,
+    /// When it last caught up with the leader, ms since the epoch (v1+).
+    pub last_caught_up_ms: Option<i64>,
+}
+
+impl QuorumDescription {
+    /// The voter or observer `id`.
+    pub fn replica(&self, id: BrokerId) -> Option<&QuorumReplica> {
+        self.voters
+            .iter()
+            .chain(self.observers.iter())
+            .find(|r| r.id == id)
+    }
+
+    /// The largest lag of a voter or observer (0 with none known), as `describe --status`
+    /// shows it as `MaxFollowerLag`.
+    pub fn max_follower_lag(&self) -> i64 {
+        self.voters
+            .iter()
+            .chain(self.observers.iter())
+            .filter_map(|r| r.lag)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// How the cluster keeps its metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetadataMode {
+    /// A KRaft controller quorum: brokers offer DescribeQuorum (API key 55).
+    Kraft,
+    /// ZooKeeper: brokers do not offer DescribeQuorum.
+    Zookeeper,
+}
+
+impl MetadataMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetadataMode::Kraft => "kraft",
+            MetadataMode::Zookeeper => "zookeeper",
+        }
+    }
+}
+
+/// The Apache Kafka releases a broker's ApiVersions answer fits (see [`crate::infer_kafka_version`]).
+/// Both ends are releases (`"3.5"`), inclusive; None means unbounded: no known marker below
+/// (older than the oldest marker) or above (newer than the newest marker we know).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct KafkaVersionRange {
+    pub min: Option<String>,
+    pub max: Option<String>,
+}
+
+impl std::fmt::Display for KafkaVersionRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.min, &self.max) {
+            (Some(a), Some(b)) if a == b => write!(f, "{a}"),
+            (Some(a), Some(b)) => write!(f, "{a} to {b}"),
+            (Some(a), None) => write!(f, "{a} or newer"),
+            (None, Some(b)) => write!(f, "{b} or older"),
+            (None, None) => write!(f, "unknown"),
+        }
+    }
+}
+
+/// What one broker's ApiVersions answer says about the cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrokerSoftware {
+    /// The broker asked (None: a bootstrap address).
+    pub broker: Option<BrokerId>,
+    pub metadata_mode: MetadataMode,
+    pub kafka_version: KafkaVersionRange,
+    /// Every API the broker offers: (key, min version, max version), by key.
+    pub api_versions: Vec<(i16, i16, i16)>,
+}
+
+/// The active controller and where ballast learnt it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActiveController {
+    pub id: Option<BrokerId>,
+    /// `quorum` (KRaft: the leader of the metadata quorum) or `metadata` (ZooKeeper: Metadata's
+    /// controller id).
+    pub source: &'static str,
+    /// The quorum as DescribeQuorum reported it (KRaft only).
+    pub quorum: Option<QuorumDescription>,
+}

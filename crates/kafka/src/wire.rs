@@ -62,6 +62,7 @@ pub(crate) fn api_name(key: i16) -> &'static str {
         Ok(ApiKey::DescribeClientQuotas) => "DescribeClientQuotas",
         Ok(ApiKey::AlterClientQuotas) => "AlterClientQuotas",
         Ok(ApiKey::DescribeCluster) => "DescribeCluster",
+        Ok(ApiKey::DescribeQuorum) => "DescribeQuorum",
         _ => "Unknown",
     }
 }
@@ -88,6 +89,14 @@ impl ApiVersionMap {
         ApiVersionMap {
             ranges: ranges.iter().map(|&(k, a, b)| (k, (a, b))).collect(),
         }
+    }
+
+    /// Every API offered: (key, min, max), by key.
+    pub(crate) fn triples(&self) -> Vec<(i16, i16, i16)> {
+        let mut all: Vec<(i16, i16, i16)> =
+            self.ranges.iter().map(|(k, (a, b))| (*k, *a, *b)).collect();
+        all.sort_unstable();
+        all
     }
 
     pub(crate) fn range(&self, key: i16) -> Option<(i16, i16)> {

@@ -163,6 +163,65 @@ fn error_name(e: &Option<ballast_kafka::ItemError>) -> Option<&'static str> {
 // metadata, cluster
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_active_controller_is_the_quorum_leader_not_metadatas_controller_id() {
+    let sim = start(params(3), 1.0).await;
+    sim.move_controller(3).expect("move the quorum leader");
+    let client = connect(&sim).await;
+    let mut named = BTreeSet::new();
+    for _ in 0..12 {
+        named.insert(
+            client
+                .refresh_metadata()
+                .await
+                .expect("metadata")
+                .controller_id,
+        );
+        let active = client.active_controller().await.expect("active controller");
+        assert_eq!(active.id, Some(3), "the quorum leader, every time");
+        assert_eq!(active.source, "quorum");
+    }
+    assert!(
+        named.len() > 1,
+        "Metadata's controller id varies: {named:?}"
+    );
+
+    let quorum = client.describe_quorum().await.expect("describe quorum");
+    let truth = sim.truth();
+    assert_eq!(quorum.leader_id, Some(3));
+    assert_eq!(quorum.leader_epoch, truth.controller_epoch);
+    assert_eq!(
+        quorum.voters.iter().map(|v| v.id).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+    assert!(quorum.observers.is_empty());
+    assert_eq!(quorum.max_follower_lag(), 0);
+    assert!(quorum.voters.iter().all(|v| v.last_fetch_ms.is_some()));
+
+    sim.stop_broker(3)
+        .await
+        .expect("stop the active controller");
+    let active = client.active_controller().await.expect("active controller");
+    assert_eq!(active.id, Some(sim.truth().controller));
+    assert_ne!(
+        active.id,
+        Some(3),
+        "leadership moved off the stopped broker"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_simulator_is_inferred_as_kraft_and_kafka_4_1_or_newer() {
+    let sim = start(params(3), 1.0).await;
+    let client = connect(&sim).await;
+    let software = client.broker_software().await.expect("broker software");
+    assert_eq!(software.metadata_mode, ballast_kafka::MetadataMode::Kraft);
+    assert_eq!(software.kafka_version.min.as_deref(), Some("4.1"));
+    assert_eq!(software.kafka_version.max, None);
+    assert!(software.broker.is_some_and(|b| (1..=3).contains(&b)));
+    assert!(software.api_versions.iter().any(|(k, _, _)| *k == 55));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metadata_and_describe_cluster_match_the_simulated_brokers_racks_controller_and_placement()
 {
     let sim = start(params(3), 1.0).await;
@@ -173,7 +232,8 @@ async fn metadata_and_describe_cluster_match_the_simulated_brokers_racks_control
 
     assert_eq!(md.cluster_id, snapshot.cluster_id);
     assert_eq!(md.cluster_id.as_deref(), Some(truth.cluster_id.as_str()));
-    assert_eq!(md.controller_id, Some(truth.controller));
+    // KRaft: Metadata's controller id is a live broker the answering broker picks.
+    assert!(md.controller_id.is_some_and(|id| md.broker(id).is_some()));
     let brokers: Vec<(i32, String, i32, Option<String>)> = md
         .brokers
         .iter()
@@ -247,7 +307,9 @@ async fn metadata_and_describe_cluster_match_the_simulated_brokers_racks_control
 
     let description = client.describe_cluster().await.expect("describe cluster");
     assert_eq!(Some(description.cluster_id.clone()), md.cluster_id);
-    assert_eq!(description.controller_id, md.controller_id);
+    assert!(description
+        .controller_id
+        .is_some_and(|id| md.broker(id).is_some()));
     assert_eq!(description.brokers, md.brokers);
     assert!(description.fenced_brokers.is_empty());
 

@@ -45,6 +45,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/brokers/{id}/start", post(start_broker))
         .route("/brokers/{id}/restart", post(restart_broker))
         .route("/brokers/{id}/alive", get(broker_alive))
+        .route("/controller", put(move_controller))
         .route("/topics", post(add_topic))
         .route("/topics/{topic}/rates", put(topic_rates))
         .route(
@@ -176,6 +177,31 @@ async fn restart_broker(
     tokio::time::sleep(std::time::Duration::from_millis(q.down_ms.unwrap_or(1000))).await;
     match s.start_broker(id).await {
         Ok(()) => Json(json!({ "id": id, "up": true, "restarted": true })).into_response(),
+        Err(e) => from_sim(e),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MoveController {
+    broker: i32,
+}
+
+/// Moves the quorum's leadership (the active controller) to a broker that is up.
+async fn move_controller(
+    State(s): Sim,
+    b: Result<Json<MoveController>, JsonRejection>,
+) -> Response {
+    let spec = match body(b) {
+        Ok(v) => v,
+        Err(r) => return *r,
+    };
+    match s.move_controller(spec.broker) {
+        Ok(()) => {
+            let c = s.lock();
+            Json(json!({ "controller": c.controller, "controllerEpoch": c.controller_epoch }))
+                .into_response()
+        }
         Err(e) => from_sim(e),
     }
 }

@@ -171,6 +171,25 @@ impl Shared {
         Ok(())
     }
 
+    /// Moves the quorum's leadership (the active controller) to broker `id`, which must be up.
+    pub fn move_controller(&self, id: BrokerId) -> Result<(), SimError> {
+        let mut c = self.lock();
+        if !c.brokers.contains_key(&id) {
+            return Err(SimError::UnknownBroker(id));
+        }
+        if !c.move_controller(id) {
+            return Err(SimError::Invalid(format!(
+                "broker {id} is down and cannot lead the quorum"
+            )));
+        }
+        tracing::info!(
+            broker = id,
+            epoch = c.controller_epoch,
+            "quorum leader moved"
+        );
+        Ok(())
+    }
+
     pub async fn start_broker(self: &Arc<Self>, id: BrokerId) -> Result<(), SimError> {
         let port = {
             let c = self.lock();
@@ -527,6 +546,11 @@ impl SimCluster {
 
     pub async fn start_broker(&self, id: BrokerId) -> Result<(), SimError> {
         self.shared.start_broker(id).await
+    }
+
+    /// Moves the KRaft quorum's leadership (the active controller) to broker `id` (up).
+    pub fn move_controller(&self, id: BrokerId) -> Result<(), SimError> {
+        self.shared.move_controller(id)
     }
 
     /// Adds an empty broker listening on the next port; returns its id.

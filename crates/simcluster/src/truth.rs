@@ -12,8 +12,11 @@ pub struct Truth {
     pub sim_time: String,
     pub speed: f64,
     pub cluster_id: String,
-    /// -1 when every broker is down.
+    /// The active controller, the KRaft quorum's leader (DescribeQuorum); -1 when every
+    /// broker is down. Metadata and DescribeCluster report a live broker picked per answer.
     pub controller: BrokerId,
+    /// The quorum's leader epoch.
+    pub controller_epoch: i32,
     pub brokers: Vec<BrokerTruth>,
     pub topics: usize,
     pub partitions: usize,
@@ -179,6 +182,7 @@ pub fn build(c: &Cluster, speed: f64) -> Truth {
         speed,
         cluster_id: c.cluster_id.clone(),
         controller: c.controller,
+        controller_epoch: c.controller_epoch,
         brokers,
         topics: c.topics.len(),
         partitions: c.partition_count(),

@@ -46,6 +46,24 @@ async fn the_control_api_changes_the_scenario_and_reports_the_truth() {
     assert_eq!(truth["controller"], 2);
     let (status, _) = call("POST", format!("{base}/brokers/1/start"), None).await;
     assert_eq!(status, 200);
+    let (status, moved) = call(
+        "PUT",
+        format!("{base}/controller"),
+        Some(json!({"broker": 3})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(moved["controller"], 3);
+    let (_, truth) = call("GET", format!("{base}/truth"), None).await;
+    assert_eq!(truth["controller"], 3, "the quorum leader moved");
+    assert_eq!(truth["controllerEpoch"], moved["controllerEpoch"]);
+    let (status, _) = call(
+        "PUT",
+        format!("{base}/controller"),
+        Some(json!({"broker": 9})),
+    )
+    .await;
+    assert_eq!(status, 404, "an unknown broker cannot lead");
 
     let (status, added) = call(
         "POST",

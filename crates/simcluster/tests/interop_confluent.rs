@@ -86,9 +86,10 @@ async fn confluent_kafka_admin_client_works_against_the_simulator() {
     assert_eq!(cluster["cluster_id"], "simcluster-test");
     assert_eq!(cluster["nodes"], serde_json::json!([1, 2, 3]));
     assert_eq!(cluster["racks"], serde_json::json!(["r0", "r1", "r2"]));
-    assert_eq!(
-        cluster["controller"], 2,
-        "the controller moved when broker 1 stopped"
+    // KRaft: DescribeCluster's controller id is a live broker picked per answer.
+    assert!(
+        [2, 3].contains(&cluster["controller"].as_i64().unwrap_or(-1)),
+        "the controller named is a live broker once broker 1 stopped"
     );
 
     let topics = ok(&report, "list_topics");

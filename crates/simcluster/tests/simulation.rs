@@ -164,7 +164,11 @@ async fn a_stopped_brokers_leaders_fail_over_and_return_with_preferred_election(
         md.brokers.iter().map(|b| b.node_id.0).collect::<Vec<_>>(),
         vec![2, 3]
     );
-    assert_eq!(md.controller_id.0, 2, "the controller moves");
+    assert!(
+        [2, 3].contains(&md.controller_id.0),
+        "metadata names a live broker as controller (KRaft)"
+    );
+    assert_eq!(sim.truth().controller, 2, "the quorum leader moves");
     for p in &md.topics[0].partitions {
         let replicas: Vec<i32> = p.replica_nodes.iter().map(|b| b.0).collect();
         assert_ne!(p.leader_id.0, 1);
@@ -566,4 +570,139 @@ async fn a_snapshot_loads_and_reads_back_as_it_was() {
         .expect("cold");
     assert_eq!(cold.partitions[0].leader_id.0, -1);
     sim.shutdown().await;
+}
+
+fn quorum_request() -> DescribeQuorumRequest {
+    let mut p = describe_quorum_request::PartitionData::default();
+    p.partition_index = 0;
+    let mut t = describe_quorum_request::TopicData::default();
+    t.topic_name = TopicName(sb("__cluster_metadata"));
+    t.partitions = vec![p];
+    let mut req = DescribeQuorumRequest::default();
+    req.topics = vec![t];
+    req
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn like_kraft_metadata_names_a_live_broker_per_answer_and_describe_quorum_names_the_active_controller(
+) {
+    let sim = start(
+        snapshot(brokers(3), vec![partition("t", 0, &[1, 2, 3], 1000)]),
+        1.0,
+    )
+    .await;
+    let admin = Admin::new(&sim);
+    sim.move_controller(2).expect("move the quorum leader");
+    assert_eq!(sim.truth().controller, 2);
+    let mut seen = std::collections::BTreeSet::new();
+    for broker in [1, 2, 3] {
+        let mut c = admin.to(broker).await;
+        for _ in 0..10 {
+            let mut req = MetadataRequest::default();
+            req.topics = Some(Vec::new());
+            let md = c.send(&req, 12).await.expect("metadata");
+            assert!((1..=3).contains(&md.controller_id.0));
+            seen.insert(md.controller_id.0);
+        }
+        for version in 0..=2 {
+            let q = c
+                .send(&quorum_request(), version)
+                .await
+                .expect("describequorum");
+            assert_eq!(q.error_code, 0);
+            let p = &q.topics[0].partitions[0];
+            assert_eq!(p.leader_id.0, 2, "every broker names the quorum leader");
+            assert!(p.leader_epoch >= 2, "a moved leadership is a new epoch");
+            assert_eq!(
+                p.current_voters
+                    .iter()
+                    .map(|r| r.replica_id.0)
+                    .collect::<Vec<_>>(),
+                vec![1, 2, 3]
+            );
+            assert!(p
+                .current_voters
+                .iter()
+                .all(|r| r.log_end_offset == p.high_watermark));
+            assert_eq!(q.nodes.len(), if version >= 2 { 3 } else { 0 });
+        }
+    }
+    assert!(
+        seen.len() > 1,
+        "the controller id in Metadata varies between answers: {seen:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_quorum_leader_hands_over_and_falls_behind_the_metadata_log() {
+    let sim = start(
+        snapshot(brokers(3), vec![partition("t", 0, &[1, 2, 3], 1000)]),
+        50.0,
+    )
+    .await;
+    let admin = Admin::new(&sim);
+    let before = sim.truth();
+    assert_eq!(before.controller, 1);
+    sim.stop_broker(1).await.expect("stop 1");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut c = admin.to(3).await;
+    let q = c.send(&quorum_request(), 1).await.expect("describequorum");
+    let p = &q.topics[0].partitions[0];
+    assert_eq!(p.leader_id.0, 2);
+    assert!(p.leader_epoch > before.controller_epoch);
+    let stopped = p
+        .current_voters
+        .iter()
+        .find(|r| r.replica_id.0 == 1)
+        .expect("voter 1");
+    assert!(
+        stopped.log_end_offset < p.high_watermark,
+        "a stopped voter lags: {} < {}",
+        stopped.log_end_offset,
+        p.high_watermark
+    );
+    assert!(
+        sim.move_controller(1).is_err(),
+        "a stopped broker cannot lead"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describe_log_dirs_reports_no_offset_lag_for_current_logs_as_kafka_does() {
+    let sim = start(
+        snapshot(brokers(3), vec![partition("t", 0, &[1, 2, 3], 100_000)]),
+        1.0,
+    )
+    .await;
+    sim.set_rates(
+        "t",
+        None,
+        &ballast_simcluster::RatesUpdate {
+            producer_msg_rate: Some(100.0),
+            producer_byte_rate: Some(10_000.0),
+            ..Default::default()
+        },
+    )
+    .expect("rates");
+    sim.stop_broker(3).await.expect("stop 3");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    sim.start_broker(3).await.expect("start 3");
+    let admin = Admin::new(&sim);
+    for broker in [1, 2, 3] {
+        let mut c = admin.to(broker).await;
+        let dirs = c
+            .send(&DescribeLogDirsRequest::default(), 4)
+            .await
+            .expect("describelogdirs");
+        for r in &dirs.results {
+            for t in &r.topics {
+                for p in &t.partitions {
+                    assert_eq!(
+                        p.offset_lag, 0,
+                        "broker {broker}: a current log's offset lag is 0"
+                    );
+                }
+            }
+        }
+    }
 }

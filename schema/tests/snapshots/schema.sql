@@ -241,7 +241,7 @@ CREATE TABLE cluster_replicas (
     is_future  INTEGER NOT NULL CHECK (is_future IN (0, 1)),
     log_dir    TEXT,
     size_bytes INTEGER,
-    offset_lag INTEGER,
+    offset_lag INTEGER, lag_bytes INTEGER,
     PRIMARY KEY (topic, partition, broker_id, is_future)
 ) WITHOUT ROWID;
 
@@ -261,7 +261,7 @@ CREATE TABLE cluster_state (
     groups              INTEGER NOT NULL CHECK (groups >= 0),
     groups_read         INTEGER NOT NULL CHECK (groups_read >= 0),
     detail              TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(detail))
-);
+, metadata_mode TEXT, kafka_version_min TEXT, kafka_version_max TEXT, controller_source TEXT, quorum TEXT);
 
 -- table cluster_topics on cluster_topics
 CREATE TABLE cluster_topics (

@@ -352,7 +352,7 @@ fn cluster_overview(state: AppState, _caller: Caller, input: Value) -> OpFuture 
             "totalPartitions".into(),
             d["page"]["totalPartitions"].clone(),
         );
-        for key in ["brokers", "health", "rackAssessment", "coverage"] {
+        for key in ["cluster", "brokers", "health", "rackAssessment", "coverage"] {
             out.insert(key.into(), d.get(key).cloned().unwrap_or(Value::Null));
         }
         let groups = &d["consumerGroups"];
@@ -1028,7 +1028,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         scope: Scope::Read,
         licensed: false,
         rest: Some((Method::GET, "/api/v1/cluster/comprehensive")),
-        description: "The cluster at a glance: brokers with their loads, health, rack assessment, consumer-group counts, and topics (largest partition count first). `totalTopics`/`totalPartitions` count everything even when `topics` is cut.",
+        description: "The cluster at a glance: the cluster (active controller, metadata mode kraft or zookeeper, the Kafka release range its brokers run), brokers with their loads (isController: the active controller), health, rack assessment, consumer-group counts, and topics (largest partition count first). `totalTopics`/`totalPartitions` count everything even when `topics` is cut.",
         schema: schema_of::<ListInput>,
         check: no_check,
         run: cluster_overview,

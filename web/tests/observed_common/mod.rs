@@ -312,6 +312,19 @@ pub fn fixture(at_ms: i64, first: bool) -> ObservedWrite {
             groups: 1,
             groups_read: 1,
             detail: serde_json::json!({"observerRssBytes": 50_000_000}),
+            controller_source: Some("quorum".into()),
+            metadata_mode: Some("kraft".into()),
+            kafka_version_min: Some("3.5".into()),
+            kafka_version_max: Some("3.6".into()),
+            quorum: Some(serde_json::json!({
+                "leaderId": 1, "leaderEpoch": 4, "highWatermark": 1537,
+                "voters": [
+                    {"id": 1, "logEndOffset": 1537, "lag": 0},
+                    {"id": 2, "logEndOffset": 1537, "lag": 0},
+                    {"id": 3, "logEndOffset": 1530, "lag": 7}
+                ],
+                "observers": []
+            })),
         },
         ..ObservedWrite::default()
     };
@@ -379,7 +392,10 @@ pub fn fixture(at_ms: i64, first: bool) -> ObservedWrite {
                 is_future: false,
                 log_dir: alive.then(|| "/var/lib/kafka/data-0".into()),
                 size_bytes: alive.then_some(p.size),
-                offset_lag: if alive { *lag } else { None },
+                // As Kafka 3.5+: DescribeLogDirs' offset lag is 0 for a current log; the
+                // follower's lag behind its leader is in bytes.
+                offset_lag: alive.then_some(0),
+                lag_bytes: if alive { *lag } else { None },
             });
         }
         w.partitions.push(ObservedPartition {

@@ -4,6 +4,7 @@ mod acls;
 mod cluster;
 mod configs;
 mod groups;
+mod quorum;
 mod quotas;
 mod records;
 mod topics;

@@ -702,21 +702,13 @@ pub fn describe_log_dirs(ctx: &Ctx, req: DescribeLogDirsRequest) -> DescribeLogD
             if !include {
                 continue;
             }
-            let msg = p.rates.msg_bytes();
-            let lag = if in_sync {
-                if p.leader == broker {
-                    0
-                } else {
-                    // A follower fetches every few hundred ms: a small lag under traffic.
-                    (p.rates.producer_msg * 0.1).round() as i64
-                }
-            } else {
-                ((p.size - size).max(0.0) / msg).round() as i64
-            };
             let mut dp = DescribeLogDirsPartition::default();
             dp.partition_index = i as i32;
             dp.partition_size = size as i64;
-            dp.offset_lag = lag;
+            // As Kafka 3.5+: for a current log the lag is its high watermark minus its log
+            // end offset, never above 0, so it is reported as 0 (only a future replica's is a
+            // lag). A follower's lag behind its leader shows in its size.
+            dp.offset_lag = 0;
             dp.is_future_key = false;
             per_dir[dir].entry(t.name.as_str()).or_default().push(dp);
         }

@@ -6,9 +6,9 @@ use kafka_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
 use kafka_protocol::messages::{
-    BrokerId as KBrokerId, DescribeClusterRequest, DescribeClusterResponse, FindCoordinatorRequest,
-    FindCoordinatorResponse, InitProducerIdRequest, InitProducerIdResponse, MetadataRequest,
-    MetadataResponse,
+    BrokerId as KBrokerId, DescribeClusterRequest, DescribeClusterResponse, DescribeQuorumRequest,
+    DescribeQuorumResponse, FindCoordinatorRequest, FindCoordinatorResponse, InitProducerIdRequest,
+    InitProducerIdResponse, MetadataRequest, MetadataResponse,
 };
 
 use super::{sb, uuid, Ctx};
@@ -66,7 +66,10 @@ fn topic_entry(c: &Cluster, t: &Topic, version: i16, ops: bool) -> MetadataRespo
 
 pub fn metadata(ctx: &Ctx, req: MetadataRequest) -> MetadataResponse {
     let v = ctx.version;
-    let c = ctx.shared.lock();
+    let mut c = ctx.shared.lock();
+    // KRaft: a live broker the answering broker picks, not the active controller (that is
+    // DescribeQuorum's leader).
+    let reported_controller = c.reported_controller(ctx.broker);
     let mut resp = MetadataResponse::default();
     resp.brokers = c
         .alive_brokers()
@@ -85,7 +88,7 @@ pub fn metadata(ctx: &Ctx, req: MetadataRequest) -> MetadataResponse {
         resp.cluster_id = Some(sb(c.cluster_id.clone()));
     }
     if v >= 1 {
-        resp.controller_id = KBrokerId(c.controller);
+        resp.controller_id = KBrokerId(reported_controller);
     }
     if (8..=10).contains(&v) && req.include_cluster_authorized_operations {
         resp.cluster_authorized_operations = CLUSTER_OPS;
@@ -130,7 +133,7 @@ pub fn metadata(ctx: &Ctx, req: MetadataRequest) -> MetadataResponse {
 
 pub fn describe_cluster(ctx: &Ctx, req: DescribeClusterRequest) -> DescribeClusterResponse {
     let v = ctx.version;
-    let c = ctx.shared.lock();
+    let mut c = ctx.shared.lock();
     let mut resp = DescribeClusterResponse::default();
     if v >= 1 {
         resp.endpoint_type = 1;
@@ -142,7 +145,8 @@ pub fn describe_cluster(ctx: &Ctx, req: DescribeClusterRequest) -> DescribeClust
         }
     }
     resp.cluster_id = sb(c.cluster_id.clone());
-    resp.controller_id = KBrokerId(c.controller);
+    // As Metadata: on KRaft a live broker picked per answer, not the active controller.
+    resp.controller_id = KBrokerId(c.reported_controller(ctx.broker));
     resp.brokers = c
         .brokers
         .values()
@@ -252,6 +256,78 @@ pub fn init_producer_id(ctx: &Ctx, req: InitProducerIdRequest) -> InitProducerId
         resp.producer_id = c.next_producer_id.into();
         c.next_producer_id += 1;
         resp.producer_epoch = 0;
+    }
+    resp
+}
+
+/// DescribeQuorum: the KRaft metadata quorum (`__cluster_metadata` partition 0). Every broker is
+/// a voter (combined mode); the leader is the active controller, stable until it stops or the
+/// control API moves it. Up voters are caught up with the leader's log end offset (it grows
+/// with time, a record every 500 ms); a stopped voter keeps the offset it had when it stopped,
+/// so its lag grows.
+pub fn describe_quorum(ctx: &Ctx, req: DescribeQuorumRequest) -> DescribeQuorumResponse {
+    use kafka_protocol::messages::describe_quorum_response::{
+        Listener, Node, PartitionData, ReplicaState, TopicData,
+    };
+    let v = ctx.version;
+    let c = ctx.shared.lock();
+    let mut resp = DescribeQuorumResponse::default();
+    let now = c.now_ms;
+    let end = c.metadata_offset(now);
+    let asked = req
+        .topics
+        .iter()
+        .flat_map(|t| t.partitions.iter().map(move |p| (t, p.partition_index)))
+        .collect::<Vec<_>>();
+    for (t, index) in asked {
+        let mut pd = PartitionData::default();
+        pd.partition_index = index;
+        if t.topic_name.as_str() != "__cluster_metadata" || index != 0 {
+            pd.error_code = err::UNKNOWN_TOPIC_OR_PARTITION;
+        } else {
+            pd.leader_id = KBrokerId(c.controller);
+            pd.leader_epoch = c.controller_epoch;
+            pd.high_watermark = if c.controller >= 0 { end } else { -1 };
+            pd.current_voters = c
+                .brokers
+                .values()
+                .map(|b| {
+                    let mut r = ReplicaState::default();
+                    r.replica_id = KBrokerId(b.id);
+                    let at = if b.up {
+                        now
+                    } else {
+                        b.down_since.unwrap_or(now)
+                    };
+                    r.log_end_offset = c.metadata_offset(at);
+                    if v >= 1 {
+                        r.last_fetch_timestamp = at;
+                        r.last_caught_up_timestamp = at;
+                    }
+                    r
+                })
+                .collect();
+        }
+        let mut td = TopicData::default();
+        td.topic_name = t.topic_name.clone();
+        td.partitions = vec![pd];
+        resp.topics.push(td);
+    }
+    if v >= 2 {
+        resp.nodes = c
+            .brokers
+            .values()
+            .map(|b| {
+                let mut l = Listener::default();
+                l.name = sb("CONTROLLER");
+                l.host = sb(c.host.clone());
+                l.port = b.port;
+                let mut n = Node::default();
+                n.node_id = KBrokerId(b.id);
+                n.listeners = vec![l];
+                n
+            })
+            .collect();
     }
     resp
 }

@@ -106,6 +106,7 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeClientQuotas, 0, 1),
     (ApiKey::AlterClientQuotas, 0, 1),
     (ApiKey::DescribeCluster, 0, 2),
+    (ApiKey::DescribeQuorum, 0, 2),
 ];
 
 /// The advertised (api key, min, max) triples.
@@ -238,6 +239,7 @@ fn dispatch(
     match api {
         ApiKey::Metadata => call!(metadata::metadata),
         ApiKey::DescribeCluster => call!(metadata::describe_cluster),
+        ApiKey::DescribeQuorum => call!(metadata::describe_quorum),
         ApiKey::FindCoordinator => call!(metadata::find_coordinator),
         ApiKey::InitProducerId => call!(metadata::init_producer_id),
         ApiKey::Produce => {

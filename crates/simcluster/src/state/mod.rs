@@ -268,7 +268,14 @@ pub struct Cluster {
     pub groups: BTreeMap<String, Group>,
     pub acls: Vec<Acl>,
     pub quotas: quotas::Quotas,
+    /// The active controller: the leader of the KRaft metadata quorum (every broker is a voter,
+    /// combined mode). -1 while no broker is up.
     pub controller: BrokerId,
+    /// The quorum's leader epoch: grows with every election.
+    pub controller_epoch: i32,
+    /// Metadata and DescribeCluster answers so far: picks the controller id they report (on
+    /// KRaft a live broker the answering broker picks at random, not the active controller).
+    pub controller_answers: u64,
     /// Bytes per second one replica copy gets when nothing throttles it.
     pub link_speed: f64,
     pub now_ms: i64,
@@ -309,6 +316,8 @@ impl Cluster {
             acls: Vec::new(),
             quotas: Default::default(),
             controller: -1,
+            controller_epoch: 0,
+            controller_answers: 0,
             link_speed,
             now_ms: now,
             started_ms: now,
@@ -356,6 +365,40 @@ impl Cluster {
     fn elect_controller(&mut self) {
         let id = self.alive_brokers().map(|b| b.id).next().unwrap_or(-1);
         self.controller = id;
+        if id >= 0 {
+            self.controller_epoch += 1;
+        }
+    }
+
+    /// Makes broker `id` (up) the quorum leader, the active controller, in a new epoch.
+    pub fn move_controller(&mut self, id: BrokerId) -> bool {
+        if !self.is_up(id) {
+            return false;
+        }
+        if self.controller != id {
+            self.controller = id;
+            self.controller_epoch += 1;
+        }
+        true
+    }
+
+    /// The controller id a Metadata or DescribeCluster answer of `answering` reports: like
+    /// KRaft's `getRandomAliveBrokerId`, a live broker picked per answer (pseudo-randomly, from
+    /// the answering broker and a counter), which is usually not the active controller.
+    pub fn reported_controller(&mut self, answering: BrokerId) -> BrokerId {
+        self.controller_answers = self.controller_answers.wrapping_add(1);
+        let alive: Vec<BrokerId> = self.alive_brokers().map(|b| b.id).collect();
+        if alive.is_empty() {
+            return -1;
+        }
+        let h = crate::util::mix64(self.controller_answers ^ ((answering as u64) << 32));
+        alive[(h % alive.len() as u64) as usize]
+    }
+
+    /// The metadata log's end offset at `at_ms`: KRaft appends a record at least every 500 ms
+    /// (`metadata.max.idle.interval.ms`), so it grows with time.
+    pub fn metadata_offset(&self, at_ms: i64) -> i64 {
+        (at_ms - self.started_ms).max(0) / 500 + 1
     }
 
     /// Stops a broker: it leaves every ISR, its leaderships fail over, the controller moves.

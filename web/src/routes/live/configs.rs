@@ -184,9 +184,15 @@ pub(crate) async fn get_default_configs(
         .metadata(Some(&[]))
         .await
         .map_err(|e| fail(state, e))?;
-    let controller = metadata
-        .controller_id
-        .filter(|id| metadata.broker(*id).is_some());
+    // The active controller (KRaft: the quorum's leader; Metadata's controller id there is a
+    // broker the answering broker picks), when it is a broker; else the first broker.
+    let controller = match client.active_controller().await {
+        Ok(active) => active.id.filter(|id| metadata.broker(*id).is_some()),
+        Err(e) => {
+            tracing::warn!(error = %e, "active controller not read");
+            None
+        }
+    };
     let broker = match q.broker {
         Some(id) if metadata.broker(id).is_none() => {
             let known: Vec<String> = metadata.brokers.iter().map(|b| b.id.to_string()).collect();

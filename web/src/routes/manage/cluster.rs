@@ -58,6 +58,13 @@ pub async fn refresh_metadata(State(state): State<AppState>, actor: Actor) -> Ap
         .refresh_metadata()
         .await
         .map_err(|e| fail(&state, e))?;
+    // Metadata's controller id on KRaft is a broker the answering broker picks: the active
+    // controller is the quorum's leader (ZooKeeper: Metadata's).
+    let controller_id = client
+        .active_controller()
+        .await
+        .map_err(|e| fail(&state, e))?
+        .id;
     let now = state.clock.now_ms();
     let requested = state.db(move |s| s.request_sample(now)).await?;
     let observer_sample = ObserverSample {
@@ -70,18 +77,18 @@ pub async fn refresh_metadata(State(state): State<AppState>, actor: Actor) -> Ap
             "brokers": m.brokers.len(),
             "topics": m.topics.len(),
             "partitions": m.topics.iter().map(|t| t.partitions.len()).sum::<usize>(),
-            "controllerId": m.controller_id,
         })
     };
     let mut event = actor.event(now, "cluster.refresh_metadata", "cluster");
     event.summary = counts(&metadata);
+    event.summary["controllerId"] = json!(controller_id);
     event.summary["observerSampleRequested"] = json!(true);
     event.before = Some(counts(&before));
     event.after = Some(counts(&metadata));
     let audit = record(&state, event).await;
     Ok(ApiOk(Refreshed {
         cluster_id: metadata.cluster_id.clone(),
-        controller_id: metadata.controller_id,
+        controller_id,
         brokers: metadata.brokers.len(),
         topics: metadata.topics.len(),
         partitions: metadata.topics.iter().map(|t| t.partitions.len()).sum(),

@@ -82,7 +82,7 @@ pub(crate) const FIELDS: [(&str, Field); 29] = [
     ("consumerMsgRate", Field::ConsumerMsgRate),
     ("consumerByteRate", Field::ConsumerByteRate),
     ("rateWindowSeconds", Field::RateWindowSeconds),
-    ("followerLag", Field::FollowerLag),
+    ("followerLagBytes", Field::FollowerLag),
     ("activityScore", Field::ActivityScore),
 ];
 
@@ -187,6 +187,19 @@ fn loads_of(values: &[Option<f64>; 7]) -> BTreeMap<&'static str, Option<f64>> {
         .collect()
 }
 
+/// The Kafka releases the brokers' ApiVersions fit: `min`, `max` (inclusive; null: unbounded) and
+/// `text` ("3.5 to 3.6", "4.1 or newer"); null before a sample read them.
+pub(crate) fn kafka_version(facts: &ballast_schema::ClusterFacts) -> Value {
+    if facts.metadata_mode.is_none() {
+        return Value::Null;
+    }
+    let range = ballast_kafka::KafkaVersionRange {
+        min: facts.kafka_version_min.clone(),
+        max: facts.kafka_version_max.clone(),
+    };
+    json!({ "min": range.min, "max": range.max, "text": range.to_string() })
+}
+
 fn cluster_summary(v: &View, now_ms: i64) -> Value {
     let facts = &v.raw.cluster.facts;
     let down: Vec<BrokerId> = v
@@ -205,6 +218,10 @@ fn cluster_summary(v: &View, now_ms: i64) -> Value {
     json!({
         "clusterId": facts.cluster_id,
         "controllerId": facts.controller_id,
+        "controllerSource": facts.controller_source,
+        "metadataMode": facts.metadata_mode,
+        "kafkaVersion": kafka_version(facts),
+        "quorum": facts.quorum,
         "observedAt": v.observed_at(),
         "ageMs": (now_ms - v.sampled_at_ms()).max(0),
         "sampleDurationMs": facts.sample_duration_ms,
@@ -762,7 +779,7 @@ fn logdirs_body(
                 "brokerId": r.broker_id,
                 "logDir": r.log_dir,
                 "sizeBytes": r.size_bytes,
-                "offsetLag": r.offset_lag,
+                "lagBytes": r.lag_bytes,
                 "isFuture": r.is_future,
             }))
             .collect::<Vec<_>>());
@@ -784,7 +801,10 @@ pub struct HealthQuery {
 }
 
 fn health_status(v: &View) -> &'static str {
-    let critical = v.raw.cluster.facts.controller_id.is_none()
+    // No controller is critical; an unknown one (DescribeQuorum could not be read) is not.
+    let facts = &v.raw.cluster.facts;
+    let critical = (facts.controller_id.is_none()
+        && facts.controller_source.as_deref() != Some("unknown"))
         || !v.offline.is_empty()
         || !v.under_min_isr.is_empty()
         || v.alive.len() * 2 <= v.raw.brokers.len();
@@ -901,6 +921,7 @@ fn health_body(v: &View, n: usize) -> String {
         "status": health_status(v),
         "observedAt": v.observed_at(),
         "controllerId": v.raw.cluster.facts.controller_id,
+        "controllerSource": v.raw.cluster.facts.controller_source,
         "brokers": {
             "total": v.raw.brokers.len(),
             "alive": v.alive.len(),

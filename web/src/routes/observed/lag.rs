@@ -1,8 +1,12 @@
 //! `GET /api/v1/cluster/follower-lag`: the spec's follower-lag report, exactly its shape.
 //!
-//! Lag is each follower replica's offset lag as its broker reports it (DescribeLogDirs). Replicas
-//! whose lag is unknown (their broker is down or its log dirs were not read) are left out of the
-//! figures and show up in `urp_classification` instead. `partition_lag` lists the partitions
+//! Lag is in **bytes**: how far each follower is behind its leader, the leader's replica size
+//! minus the follower's (both from DescribeLogDirs in the same sample, never below 0). The
+//! spec's field names (`cluster_total_lag`, `offset_lag`, ...) carry that figure, and each has a
+//! twin that names the unit (`cluster_total_lag_bytes`, `lag_bytes`, ...); `lag_unit` is
+//! `"bytes"`. DescribeLogDirs' own `offsetLag` is not used: Kafka 3.5+ reports 0 for every
+//! current log. Replicas whose lag is unknown (their broker is down or its log dirs were not
+//! read) are left out of the figures and show up in `urp_classification` instead. `partition_lag` lists the partitions
 //! with follower lag above zero or out-of-sync replicas, largest total lag first, at most
 //! `limit` rows (default 1,000): a cut list adds `partition_lag_total` (additive to the spec's
 //! shape).
@@ -42,26 +46,50 @@ pub const LAG_DEFAULT_LIMIT: usize = 1_000;
 /// The largest `limit`.
 pub const LAG_MAX_LIMIT: usize = 100_000;
 
+/// What every lag figure counts.
+pub const LAG_UNIT: &str = "bytes";
+
 #[derive(Debug, Serialize)]
 pub struct BrokerLag {
     pub broker_id: BrokerId,
+    /// Bytes (the spec's name).
     pub total_lag: i64,
     pub max_lag: i64,
+    pub total_lag_bytes: i64,
+    pub max_lag_bytes: i64,
     pub replica_count: usize,
+}
+
+impl BrokerLag {
+    fn empty(broker_id: BrokerId) -> BrokerLag {
+        BrokerLag {
+            broker_id,
+            total_lag: 0,
+            max_lag: 0,
+            total_lag_bytes: 0,
+            max_lag_bytes: 0,
+            replica_count: 0,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
 pub struct TopicLag<'a> {
     pub topic: &'a str,
+    /// Bytes (the spec's name).
     pub total_lag: i64,
     pub max_lag: i64,
+    pub total_lag_bytes: i64,
+    pub max_lag_bytes: i64,
     pub partition_count: usize,
 }
 
 #[derive(Debug, Serialize)]
 pub struct ReplicaLag {
     pub broker_id: BrokerId,
+    /// Bytes behind the leader (the spec's name); equal to `lag_bytes`.
     pub offset_lag: i64,
+    pub lag_bytes: i64,
     pub is_leader: bool,
 }
 
@@ -84,8 +112,13 @@ pub struct UrpClass<'a> {
 
 #[derive(Debug, Serialize)]
 pub struct Report<'a> {
+    /// Always `"bytes"`: the unit of every lag figure.
+    pub lag_unit: &'static str,
+    /// Bytes (the spec's names).
     pub cluster_total_lag: i64,
     pub cluster_max_lag: i64,
+    pub cluster_total_lag_bytes: i64,
+    pub cluster_max_lag_bytes: i64,
     pub broker_lag: Vec<BrokerLag>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub topic_lag: Option<Vec<TopicLag<'a>>>,
@@ -157,10 +190,12 @@ pub fn report<'a>(
                 continue;
             }
             let is_leader = Some(r.broker_id) == p.leader;
-            let Some(lag) = r.offset_lag else { continue };
+            let Some(lag) = r.lag_bytes else { continue };
+            let lag = if is_leader { 0 } else { lag };
             replicas.push(ReplicaLag {
                 broker_id: r.broker_id,
-                offset_lag: if is_leader { 0 } else { lag },
+                offset_lag: lag,
+                lag_bytes: lag,
                 is_leader,
             });
             if is_leader || broker.is_some_and(|b| b != r.broker_id) {
@@ -170,12 +205,9 @@ pub fn report<'a>(
             max = max.max(lag);
             p_total += lag;
             p_max = p_max.max(lag);
-            let b = brokers.entry(r.broker_id).or_insert(BrokerLag {
-                broker_id: r.broker_id,
-                total_lag: 0,
-                max_lag: 0,
-                replica_count: 0,
-            });
+            let b = brokers
+                .entry(r.broker_id)
+                .or_insert_with(|| BrokerLag::empty(r.broker_id));
             b.total_lag += lag;
             b.max_lag = b.max_lag.max(lag);
             b.replica_count += 1;
@@ -187,10 +219,14 @@ pub fn report<'a>(
             topic: &p.topic,
             total_lag: 0,
             max_lag: 0,
+            total_lag_bytes: 0,
+            max_lag_bytes: 0,
             partition_count: 0,
         });
         t.total_lag += p_total;
         t.max_lag = t.max_lag.max(p_max);
+        t.total_lag_bytes = t.total_lag;
+        t.max_lag_bytes = t.max_lag;
         t.partition_count += 1;
         let out_of_sync: Vec<BrokerId> = p
             .replicas
@@ -218,12 +254,7 @@ pub fn report<'a>(
     // Brokers in scope with no lagging follower still get a row.
     for (id, st) in &v.brokers {
         if broker.is_none_or(|b| b == *id) && st.replicas > 0 {
-            brokers.entry(*id).or_insert(BrokerLag {
-                broker_id: *id,
-                total_lag: 0,
-                max_lag: 0,
-                replica_count: 0,
-            });
+            brokers.entry(*id).or_insert_with(|| BrokerLag::empty(*id));
         }
     }
     partitions.sort_by(|a, b| {
@@ -237,9 +268,19 @@ pub fn report<'a>(
     partitions.truncate(limit);
     urps.truncate(limit);
     Report {
+        lag_unit: LAG_UNIT,
         cluster_total_lag: total,
         cluster_max_lag: max,
-        broker_lag: brokers.into_values().collect(),
+        cluster_total_lag_bytes: total,
+        cluster_max_lag_bytes: max,
+        broker_lag: brokers
+            .into_values()
+            .map(|mut b| {
+                b.total_lag_bytes = b.total_lag;
+                b.max_lag_bytes = b.max_lag;
+                b
+            })
+            .collect(),
         topic_lag: (!summary).then(|| topics.into_values().collect()),
         partition_lag: (!summary).then_some(partitions),
         urp_classification: (!summary).then_some(urps),
@@ -254,7 +295,7 @@ pub fn report<'a>(
     tag = "cluster",
     operation_id = "getFollowerLag",
     summary = "Follower lag report",
-    description = "The specification's follower-lag report, exactly its snake_case shape.",
+    description = "The specification's follower-lag report in its snake_case shape. Lag is in bytes (each follower: its leader's replica size minus its own): the spec's fields carry it and `*_bytes` twins name the unit.",
     params(LagQuery),
     responses(
         (status = 200, description = "Follower lag report", body = ref("FollowerLag")),

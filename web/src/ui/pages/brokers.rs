@@ -619,7 +619,7 @@ fn replicas_table(dirs: &Value) -> Table {
     );
     let mut t = Table::new(
         caption,
-        &["Partition", "Directory", "Size", "Offset lag", "Moving"],
+        &["Partition", "Directory", "Size", "Behind leader", "Moving"],
     )
     .empty("No replica.");
     for p in fmt::arr(dirs, "partitions") {
@@ -629,7 +629,7 @@ fn replicas_table(dirs: &Value) -> Table {
                 .link(format!("/ui/topics/{}", enc(&topic))),
             Cell::t(fmt::s(p, "logDir")).class("mono"),
             Cell::n(fmt::opt(fmt::f(p, "sizeBytes"), fmt::bytes)),
-            Cell::n(fmt::text(&p["offsetLag"])),
+            Cell::n(fmt::opt(fmt::f(p, "lagBytes"), fmt::bytes)),
             Cell::t(if fmt::b(p, "isFuture") { "yes" } else { "" }),
         ]);
     }

@@ -80,12 +80,34 @@ pub async fn page(ctx: Ctx) -> Response {
     )
 }
 
+/// The active controller; "unknown" when the quorum could not be read.
+fn controller_text(c: &Value) -> String {
+    if c["controllerId"].is_null() && c["controllerSource"] == "unknown" {
+        return "unknown".into();
+    }
+    fmt::text(&c["controllerId"])
+}
+
+/// "3.5 to 3.6, KRaft": the release range and the metadata mode.
+fn kafka_text(c: &Value) -> String {
+    let mode = match c["metadataMode"].as_str() {
+        Some("kraft") => "KRaft",
+        Some("zookeeper") => "ZooKeeper",
+        _ => return "unknown".into(),
+    };
+    match c["kafkaVersion"]["text"].as_str() {
+        Some(v) => format!("{v}, {mode}"),
+        None => mode.into(),
+    }
+}
+
 fn cluster_cards(c: &Value) -> Vec<Fact> {
     let brokers = &c["brokers"];
     let down = fmt::arr(brokers, "down").len();
     let mut cards = vec![
         fact("Cluster", fmt::s(c, "clusterId")).class("small"),
-        fact("Controller", fmt::text(&c["controllerId"])),
+        fact("Controller", controller_text(c)),
+        fact("Kafka", kafka_text(c)).class("small"),
         fact(
             "Brokers alive",
             format!(

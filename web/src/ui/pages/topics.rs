@@ -665,7 +665,7 @@ fn partitions_table(p: &Value) -> Table {
             "Offsets",
             "Produce",
             "Consume",
-            "Follower lag",
+            "Follower lag (bytes)",
         ],
     )
     .empty("No partitions.");
@@ -708,7 +708,7 @@ fn partitions_table(p: &Value) -> Table {
             )),
             Cell::n(fmt::opt(fmt::f(r, "producerMsgRate"), fmt::msg_rate)),
             Cell::n(fmt::opt(fmt::f(r, "consumerMsgRate"), fmt::msg_rate)),
-            Cell::n(fmt::text(&r["followerLag"])),
+            Cell::n(fmt::opt(fmt::f(r, "followerLagBytes"), fmt::bytes)),
         ]);
     }
     t
