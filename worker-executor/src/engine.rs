@@ -1356,9 +1356,11 @@ impl Engine {
                 continue;
             };
             if m.timed_out {
-                // Recorded and audited already: send the revert only if it never arrived.
-                if !reverting_to(listed, &m.source) {
-                    self.send_revert(client, m).await;
+                // Recorded and audited already. The step is cancelled (again, if the cluster
+                // still runs it); a revert to the source that runs as a reassignment of its own
+                // (after a later step was cancelled) is left to finish.
+                if !reverting_to(listed, &m.source) || stuck(listed) {
+                    cancel_again.push(m.clone());
                 }
                 continue;
             }
@@ -1413,7 +1415,11 @@ impl Engine {
             self.store
                 .update_moves_audited(None, &[u], &[audit], now_ms)?;
             warn!(operation = %m.operation_id, topic = %m.topic, partition = m.partition, "tracked move timed out; reverting it");
-            self.send_revert(client, m).await;
+            // Reverted by a cancel, which Kafka applies at once. A reassignment to the source
+            // replacing the one in flight does not always end: KRaft 3.5 leaves `[1,2]` ->
+            // `[3,2]` replaced by `[1,2]` stuck with 3 both adding and removing. The order and
+            // leader are put back once the cluster has dropped it (`restore`).
+            self.send_cancel(client, std::slice::from_ref(m)).await;
         }
         self.store.update_moves(None, &updates, now_ms)?;
         if !cancel_again.is_empty() {
@@ -1474,6 +1480,17 @@ impl Engine {
                 Restore::Done => {
                     u.cancel_confirmed = true;
                     say(&mut u, "cancelled".into());
+                }
+                // A timed-out move whose cancelled step was a later one is back where that step
+                // started: it goes on to its source replicas as a reassignment of its own.
+                Restore::Changed(now)
+                    if m.timed_out
+                        && !expired
+                        && same_set(&now, &step_source(m))
+                        && !same_set(&now, &m.source) =>
+                {
+                    info!(topic = %m.topic, partition = m.partition, source = ?m.source, "timed-out move's step cancelled; reverting to its source replicas");
+                    reorder.push((tp(m), Some(m.source.clone())));
                 }
                 Restore::Changed(now) => {
                     u.cancel_confirmed = true;
@@ -1566,22 +1583,6 @@ impl Engine {
         }
         Ok(())
     }
-
-    /// Sends a timed-out move's revert to its original replicas. A failure is logged; the next
-    /// pass sends it again while the cluster does not have it.
-    async fn send_revert(&self, client: &Client, m: &MoveRecord) {
-        let request = [(tp(m), Some(m.source.clone()))];
-        match client.alter_partition_reassignments(&request).await {
-            Ok(results) => {
-                if let Some(e) = results.into_iter().find_map(|r| r.error) {
-                    warn!(topic = %m.topic, partition = m.partition, error = %e.name, "revert refused; sent again next pass");
-                }
-            }
-            Err(e) => {
-                warn!(topic = %m.topic, partition = m.partition, error = %e, "revert not sent; sent again next pass")
-            }
-        }
-    }
 }
 
 /// The replica list an ongoing reassignment goes to.
@@ -1592,6 +1593,13 @@ fn listed_target(listed: &Reassignment) -> Vec<BrokerId> {
         .copied()
         .filter(|b| !listed.removing.contains(b))
         .collect()
+}
+
+/// Whether an ongoing reassignment has a replica both adding and removing: KRaft 3.5 leaves one
+/// there when a reassignment back to the original set replaces one in flight, and never
+/// completes it; only a cancel ends it.
+fn stuck(listed: &Reassignment) -> bool {
+    listed.adding.iter().any(|b| listed.removing.contains(b))
 }
 
 /// Whether the cluster's ongoing reassignment of a partition goes to `replicas` (as a set).
@@ -1620,6 +1628,29 @@ mod tests {
         assert_eq!(participants(&[1, 2, 3], &[4, 2, 3], Some(2)), vec![1, 2, 4]);
         // Leadership only: nothing is copied, no broker is kept busy by a copy.
         assert!(participants(&[1, 2, 3], &[2, 1, 3], Some(1)).is_empty());
+    }
+
+    #[test]
+    fn a_revert_kraft_left_with_a_replica_both_adding_and_removing_is_stuck_and_gets_a_cancel() {
+        // Kafka 3.5.1: [1,2] -> [3,2] in flight, replaced by [1,2].
+        let stuck_one = Reassignment {
+            topic: "cx".into(),
+            partition: 0,
+            replicas: vec![1, 2, 3],
+            adding: vec![3],
+            removing: vec![3],
+        };
+        assert!(reverting_to(&stuck_one, &[1, 2]));
+        assert!(stuck(&stuck_one));
+        // A revert running as a reassignment of its own: [4,2] -> [1,2].
+        let running = Reassignment {
+            topic: "cx".into(),
+            partition: 0,
+            replicas: vec![1, 2, 4],
+            adding: vec![1],
+            removing: vec![4],
+        };
+        assert!(reverting_to(&running, &[1, 2]) && !stuck(&running));
     }
 
     #[test]

@@ -1035,13 +1035,36 @@ async fn a_timed_out_move_whose_revert_never_arrived_is_sent_again_and_audited_o
     assert_eq!(p.replicas, m.source, "reverted");
     let truth = bed.sim.truth();
     assert!(truth.reassignments.in_flight.is_empty());
-    let sent = truth
+    let records: Vec<_> = truth
         .reassignments
         .finished
         .iter()
         .filter(|r| r.record.topic == m.topic && r.record.partition == m.partition)
-        .count();
-    assert_eq!(sent, 1, "the revert replaced the move's reassignment once");
+        .map(|r| &r.record)
+        .collect();
+    let moved: Vec<_> = records
+        .iter()
+        .filter(|r| r.target_replicas == m.target)
+        .collect();
+    assert_eq!(
+        moved.len(),
+        1,
+        "the move reached the cluster once: {records:?}"
+    );
+    assert_eq!(
+        format!("{:?}", moved[0].state),
+        "Cancelled",
+        "reverted by a cancel"
+    );
+    // Anything else is the order put back, copying nothing.
+    assert!(
+        records
+            .iter()
+            .filter(|r| r.target_replicas != m.target)
+            .all(|r| r.target_replicas == m.source && r.bytes_copied == 0.0),
+        "{records:?}"
+    );
+    assert_eq!(p.leader, m.source.first().copied());
     assert_eq!(
         bed.audits("reassignments.timeout"),
         1,
