@@ -177,6 +177,17 @@ fn cancel_mid_run_stops_in_flight_moves_keeps_completed_ones_and_leaves_no_throt
             && t.throttles.topics.is_empty())
         .then_some(())
     });
+    // Kafka's cancel brings the replica set back, not its order: the executor puts each
+    // cancelled partition back exactly as it was (order and leader) before confirming it.
+    let record = wait_for(Duration::from_secs(30), "cancellations confirmed", || {
+        let r = get(&service, &path)?;
+        r["data"]["partitions"]
+            .as_array()?
+            .iter()
+            .all(|m| m["state"] != "Cancelled" || m["cancelConfirmed"] == true)
+            .then_some(r)
+    });
+    let moves = record["data"]["partitions"].as_array().expect("moves");
     let snap = sim.snapshot();
     for m in moves.iter().filter(|m| m["state"] == "Cancelled") {
         let p = snap
@@ -187,9 +198,21 @@ fn cancel_mid_run_stops_in_flight_moves_keeps_completed_ones_and_leaves_no_throt
         assert_eq!(
             json!(p.replicas),
             m["sourceReplicas"],
-            "back on its replicas"
+            "back on its replicas, in their order"
         );
+        assert_eq!(json!(p.leader), m["sourceReplicas"][0], "led as before");
+        assert_eq!(m["reason"], "cancelled", "{m}");
     }
+    assert_eq!(
+        record["data"]["rateBytesPerSecond"], 0.0,
+        "a finished operation copies nothing"
+    );
+    assert!(
+        !record["data"]["rateBytesPerSecond"]
+            .to_string()
+            .starts_with('-'),
+        "never -0.0: {record}"
+    );
     let again = http
         .post(service.url(&format!("{path}/cancel")))
         .send()

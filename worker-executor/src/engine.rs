@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 use tracing::{debug, info, warn};
 
 use crate::preflight;
+use crate::restore::{self, Restore};
 use crate::stale::{self, Verdict};
 use crate::throttle::{self, Change, Configs, Moving, Target};
 use crate::waves::{self, Waiting};
@@ -33,6 +34,11 @@ pub const THROTTLE_RATE_KEY: &str = "throttle.rate_mb";
 /// The settings key of the throttle changes not confirmed yet (JSON: target and config names),
 /// so a restarted executor still removes a throttle from a broker that was down when it started.
 pub const THROTTLE_CLEANUP_KEY: &str = "executor.throttle_cleanup";
+
+/// The reason a cancelled move shows until the cluster has dropped its reassignment and its
+/// partition is back as it was.
+const CANCEL_UNCONFIRMED: &str =
+    "cancelled; the cluster has not confirmed the cancellation and the original replica order yet";
 
 /// The reason a pending move shows while a hard pre-flight blocker holds its wave back.
 const HELD_PREFIX: &str = "held back: ";
@@ -59,6 +65,8 @@ pub struct Engine {
     cleanup_saved: Option<String>,
     /// The unconfirmed throttle changes last logged (a new list is logged, not every pass).
     pending_logged: Vec<String>,
+    /// The throttles last logged as kept for a reassignment in progress that is not ours.
+    kept_logged: Vec<String>,
     /// A hard pre-flight blocker holding the running operation's next wave back.
     hold: Option<Hold>,
     started: bool,
@@ -86,6 +94,9 @@ struct ThrottlePass {
     sent: usize,
     /// Changes not confirmed (a broker down or refusing): sent again every pass.
     pending: Vec<Change>,
+    /// Throttles set in the cluster that ballast's moves do not need, kept because a
+    /// reassignment in progress that ballast does not track needs them.
+    kept: Vec<throttle::Kept>,
 }
 
 /// What a pass did, for the heartbeat.
@@ -101,6 +112,10 @@ pub struct Report {
     pub throttle_changes: usize,
     /// Throttle changes not confirmed yet (a broker down or refusing), retried every pass.
     pub throttle_pending: Vec<String>,
+    /// Throttles kept although ballast's moves do not need them, and why: a reassignment in
+    /// progress that ballast does not track (another tool's) needs them. Cleared by the first
+    /// pass after it completes.
+    pub throttle_kept: Vec<String>,
     /// The hard pre-flight blocker holding the next wave back, if any.
     pub held: Option<String>,
     pub note: Option<String>,
@@ -110,6 +125,7 @@ impl Report {
     fn throttles(&mut self, pass: &ThrottlePass) {
         self.throttle_changes += pass.sent;
         self.throttle_pending = pass.pending.iter().map(ToString::to_string).collect();
+        self.throttle_kept = pass.kept.iter().map(ToString::to_string).collect();
     }
 }
 
@@ -220,6 +236,7 @@ impl Engine {
             throttles: Configs::new(),
             cleanup_saved: None,
             pending_logged: Vec::new(),
+            kept_logged: Vec::new(),
             hold: None,
             started: false,
             progress: BTreeMap::new(),
@@ -343,8 +360,9 @@ impl Engine {
         Ok(taken)
     }
 
-    /// Reads which throttle configs are set anywhere in the cluster (leftovers of an earlier run
-    /// or another tool): the first reconcile clears what is not wanted.
+    /// Reads which throttle configs are set anywhere in the cluster (leftovers of an earlier run,
+    /// or another tool's): every reconcile keeps those a reassignment in progress that ballast
+    /// does not track needs, and clears the rest.
     async fn scan_throttles(&mut self, client: &Client) -> Result<(), ExecError> {
         if !self.managed() {
             return Ok(());
@@ -391,7 +409,7 @@ impl Engine {
         if !found.is_empty() {
             info!(
                 targets = found.len(),
-                "replication throttles found set at start"
+                "replication throttles found set at start; those a reassignment in progress needs are kept, the rest cleared"
             );
         }
         // Changes an earlier run could not confirm (e.g. on a broker that is down now, which the
@@ -432,12 +450,17 @@ impl Engine {
             .iter()
             .map(|m| (m.operation_id.clone(), m.seq))
             .collect();
-        for m in self.store.tracked_moves()? {
+        let tracked = self.store.tracked_moves()?;
+        for m in &tracked {
             if m.state.is_in_flight() && !seen.contains(&(m.operation_id.clone(), m.seq)) {
-                moving.push(moving_of(&m));
+                moving.push(moving_of(m));
             }
         }
+        let ours: BTreeSet<TopicPartition> =
+            in_flight.iter().chain(tracked.iter()).map(tp).collect();
         let desired = throttle::for_moves(&moving, self.rate_mb()).configs();
+        let (desired, kept) = self.keep_needed(client, desired, &ours).await;
+        self.note_kept(&kept);
         let changes = throttle::changes(&self.throttles, &desired);
         let sent = changes.len();
         let failures = if changes.is_empty() {
@@ -447,7 +470,83 @@ impl Engine {
         };
         let pending = throttle::changes(&self.throttles, &desired);
         self.note_pending(&pending, &failures, now_ms);
-        Ok(ThrottlePass { sent, pending })
+        Ok(ThrottlePass {
+            sent,
+            pending,
+            kept,
+        })
+    }
+
+    /// `desired` plus the throttles set in the cluster that a reassignment in progress not in
+    /// `ours` needs (see [`throttle::keep_for`]). The cluster's reassignments are listed only
+    /// when a pass would delete or overwrite a config set in the cluster; when they cannot be
+    /// listed, nothing set is deleted this pass.
+    async fn keep_needed(
+        &self,
+        client: &Client,
+        desired: Configs,
+        ours: &BTreeSet<TopicPartition>,
+    ) -> (Configs, Vec<throttle::Kept>) {
+        let touches_set = throttle::changes(&self.throttles, &desired)
+            .iter()
+            .any(|c| {
+                self.throttles
+                    .get(&c.target)
+                    .is_some_and(|n| n.contains_key(c.name))
+            });
+        if !touches_set {
+            return (desired, Vec::new());
+        }
+        match client.list_partition_reassignments(None).await {
+            Ok(listed) => {
+                let foreign: Vec<throttle::Foreign> = listed
+                    .into_iter()
+                    .filter(|r| !ours.contains(&TopicPartition::new(r.topic.clone(), r.partition)))
+                    .map(|r| throttle::Foreign {
+                        topic: r.topic,
+                        partition: r.partition,
+                        replicas: r.replicas,
+                    })
+                    .collect();
+                throttle::keep_for(&self.throttles, &desired, &foreign)
+            }
+            Err(e) => {
+                let mut wanted = desired;
+                let mut kept = Vec::new();
+                for (target, names) in &self.throttles {
+                    for (name, value) in names {
+                        let w = wanted.entry(target.clone()).or_default();
+                        if !w.contains_key(name) {
+                            w.insert(name, value.clone());
+                            kept.push(throttle::Kept {
+                                target: target.clone(),
+                                name,
+                                because: format!(
+                                    "the reassignments in progress could not be listed ({e})"
+                                ),
+                            });
+                        }
+                    }
+                }
+                (wanted, kept)
+            }
+        }
+    }
+
+    /// Logs the throttles kept for reassignments in progress when the list changes.
+    fn note_kept(&mut self, kept: &[throttle::Kept]) {
+        let lines: Vec<String> = kept.iter().map(ToString::to_string).collect();
+        if lines == self.kept_logged {
+            return;
+        }
+        if lines.is_empty() {
+            info!(
+                "no reassignment in progress needs the throttles kept any more; they are cleared"
+            );
+        } else {
+            info!(kept = ?lines, "replication throttles kept: a reassignment in progress that ballast does not track needs them");
+        }
+        self.kept_logged = lines;
     }
 
     /// Sends `changes`: each broker's own configs in a request of their own (they go to that
@@ -1119,9 +1218,13 @@ impl Engine {
     }
 
     /// Cancels an operation: in-flight moves are cancelled through the protocol, pending ones
-    /// never start, completed ones stay. A cancellation the cluster does not confirm stays
-    /// tracked (`cancel_confirmed` = 0) until it does or the move times out. Throttle changes
-    /// that fail stay pending (retried every pass) and never keep the cancellation from ending.
+    /// never start, completed ones stay. The cancellation is recorded before it is sent: every
+    /// unfinished move is written cancelled, and an in-flight one stays tracked
+    /// (`cancel_confirmed` = 0) until the cluster has dropped its reassignment and its partition
+    /// is back as it was before the step (the original replica order, led by its first
+    /// replica; see [`Engine::track_undriven`]), so a restarted executor finishes the job.
+    /// Throttle changes that fail stay pending (retried every pass) and never keep the
+    /// cancellation from ending.
     async fn cancel(
         &mut self,
         client: &Client,
@@ -1132,42 +1235,34 @@ impl Engine {
         let mut moves = self.store.moves(&op.id)?;
         // First learn what finished meanwhile: those stay as they are.
         self.track(client, lease, &mut moves, now_ms).await?;
-        let in_flight: Vec<usize> = (0..moves.len())
-            .filter(|i| moves[*i].state.is_in_flight())
+        // In flight now, or recorded cancelled by a pass that died before sending the
+        // cancellation: both are sent.
+        let sending: Vec<usize> = (0..moves.len())
+            .filter(|i| {
+                let m = &moves[*i];
+                m.state.is_in_flight()
+                    || (m.state == MoveState::Cancelled && !m.cancel_confirmed && !m.timed_out)
+            })
             .collect();
-        let mut confirmed: BTreeSet<usize> = BTreeSet::new();
-        if !in_flight.is_empty() {
-            let request: Vec<(TopicPartition, Option<Vec<BrokerId>>)> =
-                in_flight.iter().map(|i| (tp(&moves[*i]), None)).collect();
-            match client.alter_partition_reassignments(&request).await {
-                Ok(results) => {
-                    for (i, r) in in_flight.iter().zip(results) {
-                        if r.error.is_none() {
-                            confirmed.insert(*i);
-                        }
-                    }
-                }
-                Err(e) => warn!(operation = %op.id, error = %e, "cancellation not confirmed"),
-            }
-        }
         let mut updates = Vec::new();
-        for (i, m) in moves.iter().enumerate() {
-            if m.state.is_finished() {
-                continue;
-            }
+        for m in moves.iter().filter(|m| !m.state.is_finished()) {
             let mut u = m.clone();
             u.state = MoveState::Cancelled;
             u.finished_at_ms = Some(now_ms);
-            u.cancel_confirmed = !m.state.is_in_flight() || confirmed.contains(&i);
+            u.cancel_confirmed = !m.state.is_in_flight();
             u.reason = Some(if u.cancel_confirmed {
                 "cancelled".to_string()
             } else {
-                "cancelled; the cluster has not confirmed the cancellation yet".to_string()
+                CANCEL_UNCONFIRMED.to_string()
             });
             updates.push(u);
         }
         self.store.update_moves(Some(lease), &updates, now_ms)?;
         apply_updates(&mut moves, &updates);
+        if !sending.is_empty() {
+            let sending: Vec<MoveRecord> = sending.iter().map(|i| moves[*i].clone()).collect();
+            self.send_cancel(client, &sending).await;
+        }
         let pass = self.reconcile_throttles(client, &[], now_ms).await?;
         for m in moves.iter().filter(|m| m.state == MoveState::Completed) {
             self.store
@@ -1187,12 +1282,40 @@ impl Engine {
         Ok(pass)
     }
 
+    /// Sends the cancellation of `moves` (AlterPartitionReassignments with no target). A
+    /// failure is logged; a later pass sends it again while the cluster still has the move.
+    async fn send_cancel(&self, client: &Client, moves: &[MoveRecord]) {
+        let request: Vec<(TopicPartition, Option<Vec<BrokerId>>)> =
+            moves.iter().map(|m| (tp(m), None)).collect();
+        match client.alter_partition_reassignments(&request).await {
+            Ok(results) => {
+                let refused: Vec<String> = moves
+                    .iter()
+                    .zip(results)
+                    .filter_map(|(m, r)| {
+                        r.error
+                            .filter(|e| e.name != "NO_REASSIGNMENT_IN_PROGRESS")
+                            .map(|e| format!("{}-{}: {}", m.topic, m.partition, e.name))
+                    })
+                    .collect();
+                if !refused.is_empty() {
+                    warn!(?refused, "cancellation refused; sent again next pass");
+                }
+            }
+            Err(e) => warn!(error = %e, "cancellation not confirmed; sent again next pass"),
+        }
+    }
+
     /// Moves tracked with no execution driving them (a cancellation not confirmed yet, moves of
     /// an operation that ended): confirmed when the cluster is done with them; reverted to their
     /// original replicas, shown as timed out and audited once `BALLAST_MOVE_TIMEOUT` has passed
     /// since their last submission. The timeout and its audit event are recorded together before
     /// the revert is sent; a later pass sends the revert again only when the cluster does not
-    /// have it, and never audits it twice.
+    /// have it, and never audits it twice. A cancellation the cluster still lacks is sent again.
+    /// Once the cluster has dropped a cancelled or reverted move, its partition is put back
+    /// exactly as it was ([`restore::next`]): Kafka's cancel restores the replica set, not its
+    /// order, so a reorder to the original list and a preferred leader election follow; the
+    /// move is confirmed when that is done (or cannot be, after `BALLAST_MOVE_TIMEOUT`).
     async fn track_undriven(&mut self, client: &Client, now_ms: i64) -> Result<(), ExecError> {
         let running: Option<String> = self
             .store
@@ -1217,31 +1340,49 @@ impl Engine {
             .collect();
         let timeout = millis(self.config.timing.move_timeout);
         let mut updates = Vec::new();
+        let mut settled: Vec<MoveRecord> = Vec::new();
+        let mut cancel_again: Vec<MoveRecord> = Vec::new();
         for m in &undriven {
             let mut u = m.clone();
             let Some(listed) = ongoing.get(&tp(m)) else {
                 if m.state == MoveState::Cancelled {
-                    u.cancel_confirmed = true;
-                    if !m.timed_out {
-                        u.reason = Some("cancelled".into());
-                    }
+                    settled.push(m.clone());
                 } else {
                     u.state = MoveState::Failed;
                     u.reason = Some("no longer driven by an operation".into());
                     u.finished_at_ms = Some(now_ms);
+                    updates.push(u);
                 }
-                updates.push(u);
                 continue;
             };
             if m.timed_out {
-                // Recorded and audited already: send the revert only if it never arrived.
-                if !reverting_to(listed, &m.source) {
-                    self.send_revert(client, m).await;
+                // Recorded and audited already. The step is cancelled (again, if the cluster
+                // still runs it); a revert to the source that runs as a reassignment of its own
+                // (after a later step was cancelled) is left to finish.
+                if !reverting_to(listed, &m.source) || stuck(listed) {
+                    cancel_again.push(m.clone());
                 }
                 continue;
             }
             let last = m.submitted_at_ms.unwrap_or(m.started_at_ms.unwrap_or(0));
-            if now_ms - last < timeout {
+            if m.state == MoveState::Cancelled {
+                let target = m.submitted.clone().unwrap_or_else(|| step_target(m));
+                if !reverting_to(listed, &target) {
+                    // Someone else reassigns the partition since our cancellation landed: there
+                    // is nothing of ours to cancel or put back.
+                    u.cancel_confirmed = true;
+                    u.reason = Some(format!(
+                        "cancelled; the partition is being reassigned to {:?} by someone else since, so its replica order is not restored",
+                        listed_target(listed)
+                    ));
+                    updates.push(u);
+                    continue;
+                }
+                if now_ms - last < timeout {
+                    cancel_again.push(m.clone());
+                    continue;
+                }
+            } else if now_ms - last < timeout {
                 continue;
             }
             u.state = MoveState::Cancelled;
@@ -1274,38 +1415,196 @@ impl Engine {
             self.store
                 .update_moves_audited(None, &[u], &[audit], now_ms)?;
             warn!(operation = %m.operation_id, topic = %m.topic, partition = m.partition, "tracked move timed out; reverting it");
-            self.send_revert(client, m).await;
+            // Reverted by a cancel, which Kafka applies at once. A reassignment to the source
+            // replacing the one in flight does not always end: KRaft 3.5 leaves `[1,2]` ->
+            // `[3,2]` replaced by `[1,2]` stuck with 3 both adding and removing. The order and
+            // leader are put back once the cluster has dropped it (`restore`).
+            self.send_cancel(client, std::slice::from_ref(m)).await;
         }
         self.store.update_moves(None, &updates, now_ms)?;
+        if !cancel_again.is_empty() {
+            warn!(
+                moves = cancel_again.len(),
+                "cancelled moves the cluster still runs; sending the cancellation again"
+            );
+            self.send_cancel(client, &cancel_again).await;
+        }
+        if !settled.is_empty() {
+            self.restore(client, &settled, now_ms).await?;
+        }
         Ok(())
     }
 
-    /// Sends a timed-out move's revert to its original replicas. A failure is logged; the next
-    /// pass sends it again while the cluster does not have it.
-    async fn send_revert(&self, client: &Client, m: &MoveRecord) {
-        let request = [(tp(m), Some(m.source.clone()))];
-        match client.alter_partition_reassignments(&request).await {
-            Ok(results) => {
-                if let Some(e) = results.into_iter().find_map(|r| r.error) {
-                    warn!(topic = %m.topic, partition = m.partition, error = %e.name, "revert refused; sent again next pass");
+    /// Puts the partitions of cancelled (or reverted) moves the cluster has dropped back exactly
+    /// as they were before the step: each pass looks at the cluster and does the one thing left
+    /// ([`restore::next`]), recorded in the move's reason before it is sent; the move is
+    /// confirmed when nothing is left, when the partition changed since, or when
+    /// `BALLAST_MOVE_TIMEOUT` has passed since the cancellation without it being possible.
+    async fn restore(
+        &mut self,
+        client: &Client,
+        settled: &[MoveRecord],
+        now_ms: i64,
+    ) -> Result<(), ExecError> {
+        let topics: Vec<String> = settled
+            .iter()
+            .map(|m| m.topic.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let md = client.metadata(Some(&topics)).await?;
+        let timeout = millis(self.config.timing.move_timeout);
+        let mut updates = Vec::new();
+        let mut reorder: Vec<(TopicPartition, Option<Vec<BrokerId>>)> = Vec::new();
+        let mut elect: Vec<TopicPartition> = Vec::new();
+        for m in settled {
+            let mut u = m.clone();
+            // A timed-out move was reverted to its source; a cancelled step goes back to where
+            // the step started.
+            let original = if m.timed_out {
+                m.source.clone()
+            } else {
+                step_source(m)
+            };
+            let expired = now_ms - m.finished_at_ms.unwrap_or(now_ms) >= timeout;
+            let say = |u: &mut MoveRecord, why: String| {
+                if !m.timed_out {
+                    u.reason = Some(why);
                 }
+            };
+            let next = match live_replicas(&md, m) {
+                None => Restore::Done,
+                Some((replicas, isr, leader)) => restore::next(&original, &replicas, &isr, leader),
+            };
+            match next {
+                Restore::Done => {
+                    u.cancel_confirmed = true;
+                    say(&mut u, "cancelled".into());
+                }
+                // A timed-out move whose cancelled step was a later one is back where that step
+                // started: it goes on to its source replicas as a reassignment of its own.
+                Restore::Changed(now)
+                    if m.timed_out
+                        && !expired
+                        && same_set(&now, &step_source(m))
+                        && !same_set(&now, &m.source) =>
+                {
+                    info!(topic = %m.topic, partition = m.partition, source = ?m.source, "timed-out move's step cancelled; reverting to its source replicas");
+                    reorder.push((tp(m), Some(m.source.clone())));
+                }
+                Restore::Changed(now) => {
+                    u.cancel_confirmed = true;
+                    say(
+                        &mut u,
+                        format!(
+                            "cancelled; the replicas are {now:?} since, not {original:?}, so nothing is restored"
+                        ),
+                    );
+                }
+                Restore::Reorder(_) | Restore::Elect(_) | Restore::Wait(_) if expired => {
+                    u.cancel_confirmed = true;
+                    say(
+                        &mut u,
+                        format!(
+                            "cancelled; the original replica order {original:?} and its leader were not restored within {} (BALLAST_MOVE_TIMEOUT)",
+                            humantime::format_duration(self.config.timing.move_timeout)
+                        ),
+                    );
+                    warn!(topic = %m.topic, partition = m.partition, ?original, "cancelled move's partition not restored in time; given up");
+                }
+                Restore::Reorder(list) => {
+                    say(
+                        &mut u,
+                        format!("cancelled; restoring the original replica order {list:?}"),
+                    );
+                    info!(topic = %m.topic, partition = m.partition, order = ?list, "cancel left the replicas in another order; restoring the original order");
+                    reorder.push((tp(m), Some(list)));
+                }
+                Restore::Elect(b) => {
+                    say(
+                        &mut u,
+                        format!("cancelled; electing the original preferred leader {b}"),
+                    );
+                    info!(topic = %m.topic, partition = m.partition, leader = b, "electing the original preferred leader after a cancel");
+                    elect.push(tp(m));
+                }
+                Restore::Wait(why) => say(&mut u, format!("cancelled; {why}")),
             }
-            Err(e) => {
-                warn!(topic = %m.topic, partition = m.partition, error = %e, "revert not sent; sent again next pass")
+            if u != *m {
+                updates.push(u);
             }
         }
+        // Recorded before anything is sent.
+        self.store.update_moves(None, &updates, now_ms)?;
+        if !reorder.is_empty() {
+            match client.alter_partition_reassignments(&reorder).await {
+                Ok(results) => {
+                    let refused: Vec<String> = reorder
+                        .iter()
+                        .zip(results)
+                        .filter_map(|((t, _), r)| {
+                            r.error
+                                .map(|e| format!("{}-{}: {}", t.topic, t.partition, e.name))
+                        })
+                        .collect();
+                    if !refused.is_empty() {
+                        warn!(
+                            ?refused,
+                            "replica order restore refused; sent again next pass"
+                        );
+                    }
+                }
+                Err(e) => warn!(error = %e, "replica order restore not sent; sent again next pass"),
+            }
+        }
+        if !elect.is_empty() {
+            match client
+                .elect_leaders(ballast_kafka::ElectionType::Preferred, Some(&elect))
+                .await
+            {
+                Ok(results) => {
+                    let failed: Vec<String> = results
+                        .iter()
+                        .filter_map(|r| {
+                            r.error
+                                .as_ref()
+                                .filter(|e| e.name != "ELECTION_NOT_NEEDED")
+                                .map(|e| format!("{}-{}: {}", r.topic, r.partition, e.name))
+                        })
+                        .collect();
+                    if !failed.is_empty() {
+                        warn!(?failed, "preferred leader election after a cancel refused; sent again next pass");
+                    }
+                }
+                Err(e) => {
+                    warn!(error = %e, "preferred leader election after a cancel failed; sent again next pass")
+                }
+            }
+        }
+        Ok(())
     }
 }
 
-/// Whether the cluster's ongoing reassignment of a partition goes to `replicas` (as a set).
-fn reverting_to(listed: &Reassignment, replicas: &[BrokerId]) -> bool {
-    let target: Vec<BrokerId> = listed
+/// The replica list an ongoing reassignment goes to.
+fn listed_target(listed: &Reassignment) -> Vec<BrokerId> {
+    listed
         .replicas
         .iter()
         .copied()
         .filter(|b| !listed.removing.contains(b))
-        .collect();
-    same_set(&target, replicas)
+        .collect()
+}
+
+/// Whether an ongoing reassignment has a replica both adding and removing: KRaft 3.5 leaves one
+/// there when a reassignment back to the original set replaces one in flight, and never
+/// completes it; only a cancel ends it.
+fn stuck(listed: &Reassignment) -> bool {
+    listed.adding.iter().any(|b| listed.removing.contains(b))
+}
+
+/// Whether the cluster's ongoing reassignment of a partition goes to `replicas` (as a set).
+fn reverting_to(listed: &Reassignment, replicas: &[BrokerId]) -> bool {
+    same_set(&listed_target(listed), replicas)
 }
 
 /// The records after `updates` were written.
@@ -1329,6 +1628,29 @@ mod tests {
         assert_eq!(participants(&[1, 2, 3], &[4, 2, 3], Some(2)), vec![1, 2, 4]);
         // Leadership only: nothing is copied, no broker is kept busy by a copy.
         assert!(participants(&[1, 2, 3], &[2, 1, 3], Some(1)).is_empty());
+    }
+
+    #[test]
+    fn a_revert_kraft_left_with_a_replica_both_adding_and_removing_is_stuck_and_gets_a_cancel() {
+        // Kafka 3.5.1: [1,2] -> [3,2] in flight, replaced by [1,2].
+        let stuck_one = Reassignment {
+            topic: "cx".into(),
+            partition: 0,
+            replicas: vec![1, 2, 3],
+            adding: vec![3],
+            removing: vec![3],
+        };
+        assert!(reverting_to(&stuck_one, &[1, 2]));
+        assert!(stuck(&stuck_one));
+        // A revert running as a reassignment of its own: [4,2] -> [1,2].
+        let running = Reassignment {
+            topic: "cx".into(),
+            partition: 0,
+            replicas: vec![1, 2, 4],
+            adding: vec![1],
+            removing: vec![4],
+        };
+        assert!(reverting_to(&running, &[1, 2]) && !stuck(&running));
     }
 
     #[test]

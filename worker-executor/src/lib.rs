@@ -2,12 +2,14 @@
 //!
 //! Architecture Invariant: the executor never re-plans; it executes exactly the stored moves.
 //! The pure core: `stale` (the pre-submission stale-plan check), `waves` (one added replica per
-//! step, waves under the per-broker cap), `throttle` (exactly the moving replicas), `preflight`
-//! (hard and soft reasons). `engine` is the reconciling pass over SQLite and the cluster.
+//! step, waves under the per-broker cap), `throttle` (exactly the moving replicas, and what a reassignment in
+//! progress that is not ours needs kept), `restore` (a cancelled step's partition put back in its
+//! original order and leader), `preflight` (hard and soft reasons). `engine` is the reconciling pass over SQLite and the cluster.
 
 pub mod engine;
 pub mod placement;
 pub mod preflight;
+pub mod restore;
 pub mod roll;
 pub mod stale;
 pub mod throttle;

@@ -196,6 +196,119 @@ pub fn throttle_name(name: &str) -> Option<&'static str> {
     .find(|n| *n == name)
 }
 
+/// A reassignment in progress in the cluster that ballast does not track (another tool's, or
+/// an operator's): the throttles it runs under are not leftovers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Foreign {
+    pub topic: String,
+    pub partition: i32,
+    /// Every replica taking part: the ones kept, the ones being added and the ones being removed.
+    pub replicas: Vec<BrokerId>,
+}
+
+/// A throttle config set in the cluster that is kept although ballast's own moves do not need
+/// it, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    pub target: Target,
+    pub name: &'static str,
+    pub because: String,
+}
+
+impl std::fmt::Display for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {} kept: {}", self.target, self.name, self.because)
+    }
+}
+
+fn is_list(name: &str) -> bool {
+    name == LEADER_REPLICAS || name == FOLLOWER_REPLICAS
+}
+
+/// The entries of a throttled-replicas list.
+fn entries(value: &str) -> BTreeSet<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Names a few partitions: `orders-0, orders-1, … (5)`.
+fn some_partitions(foreign: &[&Foreign]) -> String {
+    let names: BTreeSet<String> = foreign
+        .iter()
+        .map(|f| format!("{}-{}", f.topic, f.partition))
+        .collect();
+    let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
+    if names.len() > shown.len() {
+        format!("{}, … ({})", shown.join(", "), names.len())
+    } else {
+        shown.join(", ")
+    }
+}
+
+/// The configs wanted once the throttles in progress reassignments need are kept: `desired`
+/// (ballast's own moves) plus every config of `current` that a reassignment in `foreign` needs,
+/// with why. A topic's throttled-replicas list is needed while that topic has a foreign
+/// reassignment; a broker's rates while the broker is a replica of one; the broker defaults
+/// while any runs. A list both need keeps the entries of both; a rate both need is ballast's.
+/// Everything else in `current` stays a leftover that [`changes`] deletes.
+pub fn keep_for(current: &Configs, desired: &Configs, foreign: &[Foreign]) -> (Configs, Vec<Kept>) {
+    let mut wanted = desired.clone();
+    let mut kept = Vec::new();
+    for (target, names) in current {
+        let needing: Vec<&Foreign> = foreign
+            .iter()
+            .filter(|f| match target {
+                Target::Topic(t) => f.topic == *t,
+                Target::Broker(b) => f.replicas.contains(b),
+                Target::BrokerDefaults => true,
+            })
+            .collect();
+        if needing.is_empty() {
+            continue;
+        }
+        let because = match target {
+            Target::Broker(_) => format!(
+                "a replica of {} being reassigned, not by ballast",
+                some_partitions(&needing)
+            ),
+            _ => format!(
+                "{} being reassigned, not by ballast",
+                some_partitions(&needing)
+            ),
+        };
+        for (name, value) in names {
+            let ours = desired.get(target).and_then(|d| d.get(name));
+            let keep = match (ours, value) {
+                (None, _) => Some(value.clone()),
+                (Some(Some(ours)), Some(theirs)) if is_list(name) => {
+                    let (o, t) = (entries(ours), entries(theirs));
+                    if t.is_subset(&o) {
+                        None
+                    } else if o.contains("*") || t.contains("*") {
+                        Some(Some("*".to_string()))
+                    } else {
+                        Some(Some(Throttles::list(&o.union(&t).cloned().collect())))
+                    }
+                }
+                _ => None,
+            };
+            if let Some(v) = keep {
+                wanted.entry(target.clone()).or_default().insert(name, v);
+                kept.push(Kept {
+                    target: target.clone(),
+                    name,
+                    because: because.clone(),
+                });
+            }
+        }
+    }
+    (wanted, kept)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,6 +425,140 @@ mod tests {
         let cleared = changes(&current, &Configs::new());
         assert_eq!(cleared.len(), set.len());
         assert!(cleared.iter().all(|c| c.value.is_none()), "{cleared:?}");
+    }
+
+    /// What an operator's `kafka-reassign-partitions.sh --execute --throttle` left set for
+    /// `orders-0` [1,2] -> [3,2]: both lists on the topic, both rates on brokers 1, 2, 3; plus
+    /// a real leftover on topic `old` and broker 4.
+    fn operator_throttles() -> Configs {
+        let mut c = Configs::new();
+        let v = |s: &str| Some(s.to_string());
+        let orders = c.entry(Target::Topic("orders".into())).or_default();
+        orders.insert(LEADER_REPLICAS, v("0:1,0:2"));
+        orders.insert(FOLLOWER_REPLICAS, v("0:3"));
+        for b in 1..=4 {
+            let e = c.entry(Target::Broker(b)).or_default();
+            e.insert(LEADER_RATE, v("100000"));
+            e.insert(FOLLOWER_RATE, v("100000"));
+        }
+        c.entry(Target::Topic("old".into()))
+            .or_default()
+            .insert(LEADER_REPLICAS, v("1:4"));
+        c
+    }
+
+    fn orders_0_moving() -> Vec<Foreign> {
+        vec![Foreign {
+            topic: "orders".into(),
+            partition: 0,
+            replicas: vec![3, 2, 1],
+        }]
+    }
+
+    #[test]
+    fn found_throttles_a_reassignment_in_progress_needs_are_kept_and_the_rest_cleared() {
+        let found = operator_throttles();
+        let none = for_moves(&[], 50).configs();
+        let (wanted, kept) = keep_for(&found, &none, &orders_0_moving());
+        let c = changes(&found, &wanted);
+        // Only the leftovers go: topic `old`, and broker 4 (no replica of orders-0).
+        let mut gone: Vec<String> = c.iter().map(ToString::to_string).collect();
+        gone.sort();
+        assert_eq!(
+            gone,
+            vec![
+                "broker 4: delete follower.replication.throttled.rate",
+                "broker 4: delete leader.replication.throttled.rate",
+                "topic old: delete leader.replication.throttled.replicas",
+            ]
+        );
+        // Two lists and six rates kept, each saying why.
+        assert_eq!(kept.len(), 8, "{kept:?}");
+        let topic = kept
+            .iter()
+            .find(|k| k.target == Target::Topic("orders".into()) && k.name == LEADER_REPLICAS)
+            .expect("the topic's lists are kept");
+        assert_eq!(
+            topic.to_string(),
+            "topic orders: leader.replication.throttled.replicas kept: orders-0 being reassigned, not by ballast"
+        );
+        assert!(kept
+            .iter()
+            .filter(|k| matches!(k.target, Target::Broker(_)))
+            .all(|k| k.because.contains("a replica of orders-0")));
+    }
+
+    #[test]
+    fn found_throttles_are_cleared_once_no_reassignment_in_progress_needs_them() {
+        let found = operator_throttles();
+        let none = for_moves(&[], 50).configs();
+        let (wanted, kept) = keep_for(&found, &none, &[]);
+        assert!(kept.is_empty());
+        let c = changes(&found, &wanted);
+        assert_eq!(c.len(), 11);
+        assert!(c.iter().all(|c| c.value.is_none()), "{c:?}");
+    }
+
+    #[test]
+    fn a_broker_rate_is_kept_only_while_the_broker_is_a_replica_of_a_reassignment_in_progress() {
+        let mut found = Configs::new();
+        for b in [1, 5] {
+            found
+                .entry(Target::Broker(b))
+                .or_default()
+                .insert(LEADER_RATE, Some("1".into()));
+        }
+        found
+            .entry(Target::BrokerDefaults)
+            .or_default()
+            .insert(FOLLOWER_RATE, Some("1".into()));
+        let (wanted, _) = keep_for(&found, &Configs::new(), &orders_0_moving());
+        let c = changes(&found, &wanted);
+        assert_eq!(
+            c,
+            vec![Change {
+                target: Target::Broker(5),
+                name: LEADER_RATE,
+                value: None
+            }],
+            "broker 1 sends for orders-0 and the defaults apply to it; broker 5 takes no part"
+        );
+    }
+
+    #[test]
+    fn a_throttle_list_ballast_and_a_reassignment_in_progress_both_need_keeps_the_entries_of_both()
+    {
+        let found = operator_throttles();
+        // Ballast moves orders-5 [2,3] -> [2,4] meanwhile.
+        let ours = for_moves(
+            &[Moving {
+                topic: "orders".into(),
+                partition: 5,
+                source: vec![2, 3],
+                adding: vec![4],
+            }],
+            50,
+        )
+        .configs();
+        let (wanted, _) = keep_for(&found, &ours, &orders_0_moving());
+        let orders = &wanted[&Target::Topic("orders".into())];
+        assert_eq!(orders[LEADER_REPLICAS].as_deref(), Some("0:1,0:2,5:2,5:3"));
+        assert_eq!(orders[FOLLOWER_REPLICAS].as_deref(), Some("0:3,5:4"));
+        // A rate both need is ballast's.
+        assert_eq!(
+            wanted[&Target::Broker(2)][LEADER_RATE].as_deref(),
+            Some("50000000")
+        );
+        // A wildcard covers everything.
+        let mut star = Configs::new();
+        star.entry(Target::Topic("orders".into()))
+            .or_default()
+            .insert(FOLLOWER_REPLICAS, Some("*".into()));
+        let (wanted, _) = keep_for(&star, &ours, &orders_0_moving());
+        assert_eq!(
+            wanted[&Target::Topic("orders".into())][FOLLOWER_REPLICAS].as_deref(),
+            Some("*")
+        );
     }
 
     #[test]

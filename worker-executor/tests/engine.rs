@@ -210,6 +210,27 @@ impl Bed {
             .expect("observed view");
     }
 
+    /// Whether every cancelled move of operation `id` is confirmed (the cluster dropped it and
+    /// its partition is back as it was).
+    fn cancels_confirmed(&self, id: &str) -> bool {
+        self.store
+            .moves(id)
+            .expect("moves")
+            .iter()
+            .all(|m| m.state != MoveState::Cancelled || m.cancel_confirmed)
+    }
+
+    /// The partition's replicas and leader in the simulator.
+    fn placement(&self, topic: &str, partition: i32) -> (Vec<i32>, Option<i32>) {
+        let snap = self.sim.snapshot();
+        let p = snap
+            .partitions
+            .iter()
+            .find(|p| p.topic == topic && p.partition == partition)
+            .expect("partition");
+        (p.replicas.clone(), p.leader)
+    }
+
     fn audits(&self, action: &str) -> usize {
         self.store
             .list_audit(&ballast_schema::AuditQuery {
@@ -377,8 +398,10 @@ async fn cancel_mid_run_cancels_in_flight_moves_keeps_completed_ones_and_clears_
     let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
     bed.run_until_a_move_is_active(&mut engine, &id).await;
     bed.store.request_cancel(&id, now()).expect("cancel");
-    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
-        .await;
+    bed.run_until(&mut engine, |b| {
+        b.state(&id).is_finished() && b.cancels_confirmed(&id)
+    })
+    .await;
     assert_eq!(bed.state(&id), OperationState::Cancelled);
     let moves = bed.store.moves(&id).expect("moves");
     assert!(moves
@@ -396,6 +419,7 @@ async fn cancel_mid_run_cancels_in_flight_moves_keeps_completed_ones_and_clears_
             .find(|p| p.topic == m.topic && p.partition == m.partition)
             .expect("partition");
         assert_eq!(p.replicas, m.source);
+        assert_eq!(p.leader, m.source.first().copied());
     }
     bed.sim.shutdown().await;
 }
@@ -469,7 +493,10 @@ async fn a_move_tracked_past_the_timeout_with_no_execution_driving_it_is_reverte
             .iter()
             .find(|p| p.topic == m.topic && p.partition == m.partition)
             .expect("partition");
-        if p.replicas == source && bed.sim.truth().reassignments.in_flight.is_empty() {
+        if p.replicas == source
+            && p.leader == source.first().copied()
+            && bed.sim.truth().reassignments.in_flight.is_empty()
+        {
             break;
         }
         assert!(
@@ -1008,13 +1035,36 @@ async fn a_timed_out_move_whose_revert_never_arrived_is_sent_again_and_audited_o
     assert_eq!(p.replicas, m.source, "reverted");
     let truth = bed.sim.truth();
     assert!(truth.reassignments.in_flight.is_empty());
-    let sent = truth
+    let records: Vec<_> = truth
         .reassignments
         .finished
         .iter()
         .filter(|r| r.record.topic == m.topic && r.record.partition == m.partition)
-        .count();
-    assert_eq!(sent, 1, "the revert replaced the move's reassignment once");
+        .map(|r| &r.record)
+        .collect();
+    let moved: Vec<_> = records
+        .iter()
+        .filter(|r| r.target_replicas == m.target)
+        .collect();
+    assert_eq!(
+        moved.len(),
+        1,
+        "the move reached the cluster once: {records:?}"
+    );
+    assert_eq!(
+        format!("{:?}", moved[0].state),
+        "Cancelled",
+        "reverted by a cancel"
+    );
+    // Anything else is the order put back, copying nothing.
+    assert!(
+        records
+            .iter()
+            .filter(|r| r.target_replicas != m.target)
+            .all(|r| r.target_replicas == m.source && r.bytes_copied == 0.0),
+        "{records:?}"
+    );
+    assert_eq!(p.leader, m.source.first().copied());
     assert_eq!(
         bed.audits("reassignments.timeout"),
         1,
@@ -1022,5 +1072,247 @@ async fn a_timed_out_move_whose_revert_never_arrived_is_sent_again_and_audited_o
     );
     let m = &bed.store.moves(&id).expect("moves")[0];
     assert_eq!(m.reason.as_deref(), Some("timed out"), "the reason stays");
+    bed.sim.shutdown().await;
+}
+
+/// Queues one move of a partition's first replica onto the new broker (`[a,b]` -> `[new,b]`)
+/// and ticks until it is copying.
+async fn one_move_copying(bed: &Bed) -> (String, Engine, ballast_schema::MoveRecord) {
+    let id = bed.queue(1);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until_a_move_is_active(&mut engine, &id).await;
+    let m = bed.store.moves(&id).expect("moves")[0].clone();
+    (id, engine, m)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_move_leaves_its_partition_in_the_original_replica_order_led_by_its_first_replica(
+) {
+    let bed = bed(2.0, 1, 5, &[]).await;
+    let (id, mut engine, m) = one_move_copying(&bed).await;
+    let [a, b] = m.source[..] else {
+        panic!("two replicas: {m:?}")
+    };
+    bed.store.request_cancel(&id, now()).expect("cancel");
+    tick_n(&bed, &mut engine, 1).await;
+    // Kafka's cancel brings the set back, not the order: [new,b,a] less the adding one.
+    assert_eq!(bed.placement(&m.topic, m.partition).0, vec![b, a]);
+    assert!(!bed.store.moves(&id).expect("moves")[0].cancel_confirmed);
+    bed.run_until(&mut engine, |b| b.cancels_confirmed(&id))
+        .await;
+    assert_eq!(
+        bed.placement(&m.topic, m.partition),
+        (vec![a, b], Some(a)),
+        "exactly as it was"
+    );
+    let m = &bed.store.moves(&id).expect("moves")[0];
+    assert_eq!(m.state, MoveState::Cancelled);
+    assert_eq!(m.reason.as_deref(), Some("cancelled"));
+    // The order came back by a reassignment that copied nothing.
+    let truth = bed.sim.truth();
+    let reorder = truth
+        .reassignments
+        .finished
+        .iter()
+        .find(|r| {
+            r.record.topic == m.topic
+                && r.record.partition == m.partition
+                && r.record.target_replicas == vec![a, b]
+        })
+        .expect("a reorder");
+    assert_eq!(reorder.record.original_replicas, vec![b, a]);
+    assert_eq!(reorder.record.bytes_copied, 0.0);
+    assert!(truth.reassignments.in_flight.is_empty());
+    assert!(!bed.throttles_set());
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_executor_finishes_putting_a_cancelled_moves_partition_back_in_order() {
+    let bed = bed(2.0, 1, 5, &[]).await;
+    let (id, mut engine, m) = one_move_copying(&bed).await;
+    bed.store.request_cancel(&id, now()).expect("cancel");
+    tick_n(&bed, &mut engine, 1).await;
+    assert_eq!(bed.state(&id), OperationState::Cancelled);
+    assert_ne!(bed.placement(&m.topic, m.partition).0, m.source);
+    // Killed after the cancellation landed, before the order was restored.
+    drop(engine);
+    let mut restarted = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut restarted, |b| b.cancels_confirmed(&id))
+        .await;
+    assert_eq!(
+        bed.placement(&m.topic, m.partition),
+        (m.source.clone(), m.source.first().copied())
+    );
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancellation_recorded_but_never_sent_is_sent_by_a_restarted_executor_and_the_order_restored(
+) {
+    let bed = bed(2.0, 1, 5, &[]).await;
+    let (id, engine, m) = one_move_copying(&bed).await;
+    bed.store.request_cancel(&id, now()).expect("cancel");
+    // The executor recorded the cancellation, then died before sending it.
+    drop(engine);
+    let mut u = m.clone();
+    u.state = MoveState::Cancelled;
+    u.cancel_confirmed = false;
+    u.finished_at_ms = Some(now());
+    bed.store
+        .update_moves(None, &[u], now())
+        .expect("record the cancellation");
+    assert_eq!(bed.sim.truth().reassignments.in_flight.len(), 1);
+    let mut restarted = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut restarted, |b| {
+        b.state(&id).is_finished() && b.cancels_confirmed(&id)
+    })
+    .await;
+    assert_eq!(bed.state(&id), OperationState::Cancelled);
+    let truth = bed.sim.truth();
+    assert!(truth.reassignments.in_flight.is_empty());
+    let record = truth
+        .reassignments
+        .finished
+        .iter()
+        .find(|r| r.record.topic == m.topic && r.record.target_replicas == m.target)
+        .expect("the move");
+    assert_eq!(
+        format!("{:?}", record.record.state),
+        "Cancelled",
+        "cancelled, not completed"
+    );
+    assert_eq!(
+        bed.placement(&m.topic, m.partition),
+        (m.source.clone(), m.source.first().copied())
+    );
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_executor_keeps_the_throttles_of_a_reassignment_in_progress() {
+    use ballast_kafka::{AlterConfigOp, ConfigResource, TopicPartition};
+    let bed = bed(10.0, 50, 5, &[]).await;
+    let snap = bed.sim.snapshot();
+    let p = snap.partitions[0].clone();
+    let other_topic = snap
+        .partitions
+        .iter()
+        .find(|q| q.topic != p.topic)
+        .expect("another topic")
+        .topic
+        .clone();
+    let [a, b] = p.replicas[..] else {
+        panic!("two replicas: {p:?}")
+    };
+    let new = bed.new_broker;
+    let idle = (1..=4)
+        .find(|x| !p.replicas.contains(x))
+        .expect("a broker without it");
+    // An operator's `kafka-reassign-partitions.sh --execute --throttle 500000`: [a,b] -> [new,b],
+    // and leftovers of something long finished on another topic and broker.
+    let set = |name: &str, value: String| AlterConfigOp::Set {
+        name: name.into(),
+        value,
+    };
+    let rates = |v: &str| {
+        vec![
+            set("leader.replication.throttled.rate", v.into()),
+            set("follower.replication.throttled.rate", v.into()),
+        ]
+    };
+    bed.client
+        .incremental_alter_configs(
+            &[
+                (ConfigResource::Broker(a), rates("500000")),
+                (ConfigResource::Broker(b), rates("500000")),
+                (ConfigResource::Broker(new), rates("500000")),
+                (ConfigResource::Broker(idle), rates("1000")),
+                (
+                    ConfigResource::Topic(p.topic.clone()),
+                    vec![
+                        set(
+                            "leader.replication.throttled.replicas",
+                            format!("{0}:{a},{0}:{b}", p.partition),
+                        ),
+                        set(
+                            "follower.replication.throttled.replicas",
+                            format!("{}:{new}", p.partition),
+                        ),
+                    ],
+                ),
+                (
+                    ConfigResource::Topic(other_topic.clone()),
+                    vec![set("leader.replication.throttled.replicas", "0:1".into())],
+                ),
+            ],
+            false,
+        )
+        .await
+        .expect("the operator's throttles");
+    bed.client
+        .alter_partition_reassignments(&[(
+            TopicPartition::new(p.topic.clone(), p.partition),
+            Some(vec![new, b]),
+        )])
+        .await
+        .expect("the operator's reassignment");
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    let report = tick_n(&bed, &mut engine, 2).await;
+    let truth = bed.sim.truth();
+    assert_eq!(truth.reassignments.in_flight.len(), 1, "still copying");
+    let mut throttled: Vec<i32> = truth
+        .throttles
+        .brokers
+        .iter()
+        .filter_map(|t| t.broker)
+        .collect();
+    throttled.sort_unstable();
+    let mut wanted = vec![a, b, new];
+    wanted.sort_unstable();
+    assert_eq!(throttled, wanted, "the idle broker's leftover is cleared");
+    let topics: Vec<&str> = truth
+        .throttles
+        .topics
+        .iter()
+        .map(|t| t.topic.as_str())
+        .collect();
+    assert_eq!(
+        topics,
+        vec![p.topic.as_str()],
+        "the other topic's is cleared"
+    );
+    assert_eq!(
+        report.throttle_kept.len(),
+        8,
+        "two lists and six rates kept, and said so: {report:?}"
+    );
+    assert!(
+        report.throttle_kept.iter().all(|k| k.contains(&format!(
+            "{}-{} being reassigned, not by ballast",
+            p.topic, p.partition
+        ))),
+        "{report:?}"
+    );
+    // The copy runs at the operator's rate to the end; then the next pass clears everything.
+    bed.run_until(&mut engine, |b| {
+        b.sim.truth().reassignments.in_flight.is_empty()
+    })
+    .await;
+    let report = tick_n(&bed, &mut engine, 1).await;
+    assert!(report.throttle_kept.is_empty(), "{report:?}");
+    assert!(!bed.throttles_set(), "{:?}", bed.sim.truth().throttles);
+    let truth = bed.sim.truth();
+    let record = &truth
+        .reassignments
+        .finished
+        .iter()
+        .find(|r| r.record.topic == p.topic && r.record.partition == p.partition)
+        .expect("the operator's move")
+        .record;
+    assert!(
+        !record.limited_by.contains("link"),
+        "never ran unthrottled: {record:?}"
+    );
     bed.sim.shutdown().await;
 }

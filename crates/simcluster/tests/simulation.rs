@@ -321,6 +321,71 @@ async fn cancelling_a_reassignment_restores_the_original_replicas() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_reassignment_keeps_the_current_lists_order_as_kafka_does_which_can_scramble_the_original(
+) {
+    let sim = start(
+        snapshot(
+            brokers(3),
+            vec![
+                partition("t", 0, &[1, 2], 50_000_000),
+                partition("t", 1, &[2, 1], 50_000_000),
+            ],
+        ),
+        1.0,
+    )
+    .await;
+    let admin = Admin::new(&sim);
+    admin
+        .alter_configs(
+            BROKER,
+            "",
+            &[("follower.replication.throttled.rate", Some("1000"))],
+        )
+        .await;
+    admin
+        .alter_configs(
+            TOPIC,
+            "t",
+            &[("follower.replication.throttled.replicas", Some("*"))],
+        )
+        .await;
+    // [1,2] -> [3,2]: Kafka lists the target then the removed replicas: [3,2,1].
+    assert_eq!(admin.reassign("t", 0, Some(&[3, 2])).await.0, 0);
+    assert_eq!(admin.reassign("t", 1, Some(&[3, 1])).await.0, 0);
+    assert_eq!(
+        admin.ongoing().await,
+        vec![
+            ("t".to_string(), 0, vec![3, 2, 1], vec![3], vec![1]),
+            ("t".to_string(), 1, vec![3, 1, 2], vec![3], vec![2]),
+        ]
+    );
+    assert_eq!(admin.reassign("t", 0, None).await.0, 0);
+    assert_eq!(admin.reassign("t", 1, None).await.0, 0);
+    // The adding replica leaves, the rest keep the current order: the set is back, not the order.
+    let p = admin.partition("t", 0).await;
+    assert_eq!(
+        p.replica_nodes.iter().map(|b| b.0).collect::<Vec<_>>(),
+        vec![2, 1]
+    );
+    assert_eq!(p.leader_id.0, 1, "leadership stays where it was");
+    let p = admin.partition("t", 1).await;
+    assert_eq!(
+        p.replica_nodes.iter().map(|b| b.0).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    assert_eq!(p.leader_id.0, 2);
+    // A reassignment to the same set in another order completes at once: nothing is copied.
+    assert_eq!(admin.reassign("t", 0, Some(&[1, 2])).await.0, 0);
+    assert!(admin.ongoing().await.is_empty());
+    let p = admin.partition("t", 0).await;
+    assert_eq!(
+        p.replica_nodes.iter().map(|b| b.0).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reassignments_to_unknown_or_stopped_brokers_are_refused() {
     let sim = start(
         snapshot(brokers(3), vec![partition("t", 0, &[1, 2], 10)]),

@@ -858,6 +858,20 @@ fn reassignments() -> Vec<(&'static str, Value)> {
                     ("maxRateMb", t("integer", "`BALLAST_THROTTLE_MAX_RATE_MB`")),
                     ("managed", t("boolean", "`BALLAST_THROTTLE_MANAGED`")),
                     ("overridden", t("boolean", "the rate was set through the API")),
+                    (
+                        "pending",
+                        arr(
+                            t("string", "one change"),
+                            "throttle changes the executor's last pass could not confirm (a broker down or refusing); retried every pass",
+                        ),
+                    ),
+                    (
+                        "kept",
+                        arr(
+                            t("string", "target, config and why"),
+                            "throttles set in the cluster that ballast's moves do not need, kept because a reassignment in progress that ballast does not track (another tool's) needs them; cleared by the first pass after it completes",
+                        ),
+                    ),
                 ],
             ),
         ),

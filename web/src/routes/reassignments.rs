@@ -1350,6 +1350,25 @@ fn op_state_name(s: OperationState) -> &'static str {
     }
 }
 
+/// A move's copy rate: the last measured one while it is in flight (none before the first
+/// measurement), 0 once it is not (pending, or finished). Never negative, never -0.0.
+fn move_rate(in_flight: bool, rate: Option<f64>) -> Option<f64> {
+    if in_flight {
+        rate.map(|r| r.max(0.0) + 0.0)
+    } else {
+        Some(0.0)
+    }
+}
+
+/// An operation's copy rate: the sum of its in-flight moves' rates, 0 when it is finished or
+/// none is measured. Summed from +0.0: an empty float sum in Rust is -0.0, which JSON shows.
+fn total_rate(finished: bool, rates: impl Iterator<Item = f64>) -> f64 {
+    if finished {
+        return 0.0;
+    }
+    rates.fold(0.0, |sum, r| sum + r.max(0.0))
+}
+
 fn move_json(m: &MoveRecord) -> Value {
     let remaining = m.bytes_total.saturating_sub(m.bytes_done);
     let eta = m
@@ -1369,7 +1388,7 @@ fn move_json(m: &MoveRecord) -> Value {
         "submissions": m.submissions,
         "bytesTotal": m.bytes_total,
         "bytesDone": m.bytes_done,
-        "rateBytesPerSecond": m.rate,
+        "rateBytesPerSecond": move_rate(m.state.is_in_flight(), m.rate),
         "etaSeconds": eta,
         "reason": m.reason,
         "timedOut": m.timed_out,
@@ -1390,11 +1409,13 @@ fn op_json(o: &OperationRecord, moves: &[MoveRecord], with_moves: bool) -> Value
     }
     let total: u64 = moves.iter().map(|m| m.bytes_total).sum();
     let done: u64 = moves.iter().map(|m| m.bytes_done).sum();
-    let rate: f64 = moves
-        .iter()
-        .filter(|m| m.state.is_in_flight())
-        .filter_map(|m| m.rate)
-        .sum();
+    let rate = total_rate(
+        o.state.is_finished(),
+        moves
+            .iter()
+            .filter(|m| m.state.is_in_flight())
+            .filter_map(|m| m.rate),
+    );
     let unfinished_bytes: u64 = moves
         .iter()
         .filter(|m| !m.state.is_finished())
@@ -1636,7 +1657,20 @@ struct ThrottleBody {
 }
 
 async fn throttle_value(state: &AppState) -> Result<Value, ApiError> {
-    let set = state.db(|s| s.setting(THROTTLE_RATE_KEY)).await?;
+    let (set, heartbeats) = state
+        .db(|s| Ok((s.setting(THROTTLE_RATE_KEY)?, s.heartbeats()?)))
+        .await?;
+    // What the executor's last pass reported: changes not confirmed yet, and throttles kept for
+    // a reassignment in progress that ballast does not track.
+    let report = heartbeats
+        .iter()
+        .find(|h| h.name == "executor")
+        .map(|h| h.detail["report"].clone())
+        .unwrap_or(Value::Null);
+    let list = |key: &str| match &report[key] {
+        Value::Array(items) => Value::Array(items.clone()),
+        _ => json!([]),
+    };
     let t = &state.config.throttle;
     let current = set
         .as_deref()
@@ -1649,6 +1683,8 @@ async fn throttle_value(state: &AppState) -> Result<Value, ApiError> {
         "maxRateMb": t.max_rate_mb,
         "managed": t.managed,
         "overridden": set.is_some(),
+        "pending": list("throttlePending"),
+        "kept": list("throttleKept"),
     }))
 }
 
@@ -1736,6 +1772,26 @@ mod tests {
             brokers: [1, 2, 3, 4, 5].into_iter().collect(),
             maintenance: [5].into_iter().collect(),
         }
+    }
+
+    #[test]
+    fn a_finished_or_idle_rate_is_zero_never_negative_zero() {
+        let cases = [
+            total_rate(true, [5.0].into_iter()),
+            total_rate(false, std::iter::empty()),
+            total_rate(false, [-0.0].into_iter()),
+        ];
+        for r in cases {
+            assert!(r == 0.0 && r.is_sign_positive(), "{r:?}");
+            assert_eq!(json!({ "r": r }).to_string(), r#"{"r":0.0}"#);
+        }
+        assert_eq!(total_rate(false, [1.5, 2.5].into_iter()), 4.0);
+        for (in_flight, rate) in [(false, Some(7.0)), (false, None), (true, Some(-0.0))] {
+            let r = move_rate(in_flight, rate).expect("a rate");
+            assert!(r == 0.0 && r.is_sign_positive(), "{r:?}");
+        }
+        assert_eq!(move_rate(true, Some(3.0)), Some(3.0));
+        assert_eq!(move_rate(true, None), None, "not measured yet");
     }
 
     #[test]

@@ -194,13 +194,16 @@ impl Cluster {
             .copied()
             .filter(|b| !original.contains(b))
             .collect();
-        let removing: Vec<BrokerId> = original
+        // In ascending id order, as the KRaft controller keeps it (`PartitionReassignmentReplicas`).
+        let mut removing: Vec<BrokerId> = original
             .iter()
             .copied()
             .filter(|b| !target.contains(b))
             .collect();
+        removing.sort_unstable();
+        // The target, then the replicas being removed.
         let mut merged = target.clone();
-        merged.extend(original.iter().copied().filter(|b| !target.contains(b)));
+        merged.extend(removing.iter().copied());
         let copied: Vec<f64> = adding
             .iter()
             .map(|b| {
@@ -257,7 +260,10 @@ impl Cluster {
         Ok(())
     }
 
-    /// Cancels an in-flight reassignment: the original replicas come back.
+    /// Cancels an in-flight reassignment as the KRaft controller does
+    /// (`PartitionReassignmentRevert`): the replicas being added leave, the others stay in the
+    /// order of the current list (target first, then the ones being removed), so the original
+    /// replica set comes back but not always its order (`[1,2]` -> `[3,2]` cancelled is `[2,1]`).
     pub fn cancel_reassignment(
         &mut self,
         topic: &str,
@@ -278,7 +284,13 @@ impl Cluster {
                 format!("No ongoing reassignment for partition {topic}-{partition}"),
             ));
         };
-        p.replicas = r.original.clone();
+        let reverted: Vec<BrokerId> = p
+            .replicas
+            .iter()
+            .copied()
+            .filter(|b| !r.adding.contains(b))
+            .collect();
+        p.replicas = reverted;
         p.isr.retain(|b| r.original.contains(b));
         if p.isr.is_empty() {
             if let Some(b) = r.original.iter().copied().find(|b| up.contains(b)) {

@@ -78,15 +78,30 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
     );
     let (throttle_facts, throttle_notice, rate, max_rate) = match &throttle {
         Ok(t) => (
-            vec![
-                fact("Rate in force", format!("{} MB/s", fmt::text(&t["rateMb"]))),
-                fact(
-                    "Configured (BALLAST_THROTTLE_RATE_MB)",
-                    format!("{} MB/s", fmt::text(&t["configuredRateMb"])),
-                ),
-                fact("Tuned at run time", fmt::text(&t["overridden"])),
-                fact("Managed by ballast", fmt::text(&t["managed"])),
-            ],
+            {
+                let mut facts = vec![
+                    fact("Rate in force", format!("{} MB/s", fmt::text(&t["rateMb"]))),
+                    fact(
+                        "Configured (BALLAST_THROTTLE_RATE_MB)",
+                        format!("{} MB/s", fmt::text(&t["configuredRateMb"])),
+                    ),
+                    fact("Tuned at run time", fmt::text(&t["overridden"])),
+                    fact("Managed by ballast", fmt::text(&t["managed"])),
+                ];
+                for (key, label) in [
+                    ("kept", "Kept for a reassignment not ballast's"),
+                    ("pending", "Changes not confirmed yet"),
+                ] {
+                    let items: Vec<String> = t[key]
+                        .as_array()
+                        .map(|a| a.iter().map(fmt::text).collect())
+                        .unwrap_or_default();
+                    if !items.is_empty() {
+                        facts.push(fact(label, items.join("; ")));
+                    }
+                }
+                facts
+            },
             None,
             fmt::text(&t["rateMb"]),
             fmt::text(&t["maxRateMb"]),
