@@ -12,6 +12,7 @@ use ballast_kafka::{AlterConfigOp, Client, ConfigResource, ConfigSource};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::readback::{until_shown, ReadBack};
 use super::{check_name, fail, item_fail};
 use crate::audit::{record, Actor, Audited};
 use crate::extract::{Json, Path};
@@ -72,6 +73,9 @@ pub struct TopicChanges {
 pub struct Updated {
     topic: String,
     changes: Vec<Change>,
+    /// Set when the cluster did not show the change in time (`after` is what it showed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
     #[serde(flatten)]
     audit: Audited,
 }
@@ -80,6 +84,9 @@ pub struct Updated {
 #[serde(rename_all = "camelCase")]
 pub struct BulkUpdated {
     topics: Vec<TopicChanges>,
+    /// Set when the cluster did not show the change in time (`after` is what it showed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
     #[serde(flatten)]
     audit: Audited,
 }
@@ -224,6 +231,39 @@ pub(crate) fn from_json(v: &Value) -> Option<TopicOverrides> {
     Some(out)
 }
 
+/// Whether `after` shows the change from `before` to `wanted`: every key holds the value asked
+/// for, or (when the cluster spells a value its own way) no longer the value it held before.
+pub(crate) fn shows(
+    before: &TopicOverrides,
+    wanted: &TopicOverrides,
+    after: &TopicOverrides,
+) -> bool {
+    wanted.iter().all(|(topic, keys)| {
+        keys.iter().all(|(key, want)| {
+            let at = |m: &TopicOverrides| m.get(topic).and_then(|k| k.get(key)).cloned().flatten();
+            let (was, now) = (at(before), at(after));
+            now == *want || (*want != was && now != was)
+        })
+    })
+}
+
+/// The overrides of `wanted`'s keys once the cluster shows the change from `before` (or what it
+/// shows when `BALLAST_READBACK_TIMEOUT` passes, with a note).
+pub(crate) async fn read_back(
+    state: &AppState,
+    client: &Client,
+    before: &TopicOverrides,
+    wanted: &TopicOverrides,
+) -> ReadBack<TopicOverrides> {
+    until_shown(
+        state,
+        wanted.clone(),
+        || read_all(state, client, wanted),
+        |after| shows(before, wanted, after),
+    )
+    .await
+}
+
 /// Validates against the cluster, reads, changes, reads back and audits.
 async fn change(
     state: &AppState,
@@ -232,22 +272,20 @@ async fn change(
     target: String,
     wanted: TopicOverrides,
     summary: Value,
-) -> Result<(Vec<TopicChanges>, Audited), ApiError> {
+) -> Result<(Vec<TopicChanges>, Audited, Option<String>), ApiError> {
     let client = state.kafka.client().await?;
     // Unknown topics are a 404 before anything is asked to change.
     let before = read_all(state, &client, &wanted).await?;
     // The cluster checks every key and value of every topic first: one bad key changes nothing.
     apply(state, &client, &wanted, true).await?;
     apply(state, &client, &wanted, false).await?;
-    let after = match read_all(state, &client, &wanted).await {
-        Ok(after) => after,
-        // Changed but not readable back: record what was asked for.
-        Err(_) => wanted.clone(),
-    };
+    // Read back once the cluster shows the change (KRaft brokers apply it a moment later).
+    let ReadBack { value: after, note } = read_back(state, &client, &before, &wanted).await;
     let mut event = actor.event(state.clock.now_ms(), action, target);
     event.summary = summary;
     event.before = Some(to_json(&before));
     event.after = Some(to_json(&after));
+    event.details = note.clone();
     let audit = record(state, event).await;
     let topics = wanted
         .keys()
@@ -271,7 +309,7 @@ async fn change(
                 .collect(),
         })
         .collect();
-    Ok((topics, audit))
+    Ok((topics, audit, note))
 }
 
 #[utoipa::path(
@@ -314,7 +352,7 @@ pub(crate) async fn update_topic_config(
     let overrides = requested(&topic, &body.configs)?;
     let summary = json!({ "topics": [topic], "configs": overrides });
     let wanted = TopicOverrides::from([(topic.clone(), overrides)]);
-    let (mut topics, audit) = change(
+    let (mut topics, audit, note) = change(
         state,
         actor,
         "topics.config.update",
@@ -327,6 +365,7 @@ pub(crate) async fn update_topic_config(
     Ok(Updated {
         topic,
         changes,
+        note,
         audit,
     })
 }
@@ -413,7 +452,7 @@ pub(crate) async fn bulk_update_topic_config(
         many => format!("{} topics", many.len()),
     };
     let summary = json!({ "topics": names, "configs": wanted });
-    let (topics, audit) = change(
+    let (topics, audit, note) = change(
         state,
         actor,
         "topics.config.bulk_update",
@@ -422,7 +461,11 @@ pub(crate) async fn bulk_update_topic_config(
         summary,
     )
     .await?;
-    Ok(BulkUpdated { topics, audit })
+    Ok(BulkUpdated {
+        topics,
+        note,
+        audit,
+    })
 }
 
 #[cfg(test)]

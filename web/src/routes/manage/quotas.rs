@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use super::super::live::quotas::{
     entity, entity_path, entity_type, parse_name, CLIENT_KEYS, DEFAULT_SEGMENT,
 };
+use super::readback::{until_shown, ReadBack};
 use super::{fail, item_fail};
 use crate::audit::{record, Actor, Audited};
 use crate::extract::{Json, Path};
@@ -40,6 +41,9 @@ pub struct QuotaChange {
     path: String,
     before: Values,
     after: Values,
+    /// Set when the cluster did not show the change in time (`after` is what it showed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
     #[serde(flatten)]
     audit: Audited,
 }
@@ -204,7 +208,7 @@ pub(crate) async fn update_quota(
     let client = state.kafka.client().await?;
     let before = read(state, &client, &e).await?;
     apply(state, &client, &e, &before, &target).await?;
-    let after = read(state, &client, &e).await.unwrap_or(target);
+    let after = read_back(state, &client, &e, target).await;
     change(state, actor, "quotas.update", e, before, after).await
 }
 
@@ -226,8 +230,26 @@ pub(crate) async fn delete_quota(
         ));
     }
     apply(state, &client, &e, &before, &Values::new()).await?;
-    let after = read(state, &client, &e).await.unwrap_or_default();
+    let after = read_back(state, &client, &e, Values::new()).await;
     change(state, actor, "quotas.delete", e, before, after).await
+}
+
+/// The quotas of `e` once the cluster shows exactly `target` (or what it shows when
+/// `BALLAST_READBACK_TIMEOUT` passes, with a note).
+pub(crate) async fn read_back(
+    state: &AppState,
+    client: &Client,
+    e: &QuotaEntity,
+    target: Values,
+) -> ReadBack<Values> {
+    let wanted = target.clone();
+    until_shown(
+        state,
+        target,
+        || read(state, client, e),
+        |now| *now == wanted,
+    )
+    .await
 }
 
 async fn change(
@@ -236,13 +258,15 @@ async fn change(
     action: &str,
     e: QuotaEntity,
     before: Values,
-    after: Values,
+    after: ReadBack<Values>,
 ) -> Result<QuotaChange, ApiError> {
+    let ReadBack { value: after, note } = after;
     let path = path_of(&e);
     let mut event = actor.event(state.clock.now_ms(), action, path.clone());
     event.summary = json!({ "entityPath": path, "entity": e, "values": after });
     event.before = Some(to_json(&e, &before));
     event.after = Some(to_json(&e, &after));
+    event.details = note.clone();
     let audit = record(state, event).await;
     Ok(QuotaChange {
         entity_type: entity_type(&e),
@@ -250,6 +274,7 @@ async fn change(
         path,
         before,
         after,
+        note,
         audit,
     })
 }
