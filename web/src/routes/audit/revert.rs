@@ -738,7 +738,7 @@ async fn apply(
                 .collect();
             configs::apply(state, client, &target, true).await?;
             configs::apply(state, client, &target, false).await?;
-            let after = configs::read_back(state, client, now, &target).await;
+            let after = configs::read_back(state, client, &target).await;
             Ok((configs::to_json(&after.value), after.note))
         }
         (Plan::Quota { entity, before, .. }, Current::Quota(now)) => {

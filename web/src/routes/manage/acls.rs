@@ -6,14 +6,14 @@
 //! again.
 
 use axum::extract::State;
-use ballast_kafka::{AclBinding, AclFilter, AclPatternFilter, AclPatternType, Client};
+use ballast_kafka::{AclBinding, AclFilter, AclPatternFilter, AclPatternType, BrokerId, Client};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::super::live::acls::{
     filter_of, operation, pattern_type, permission_type, resource_type, sort_key, AclQuery,
 };
-use super::readback::{until_shown, ReadBack};
+use super::readback::{per_broker, until_shown, ReadBack};
 use super::{check_name, fail, item_fail};
 use crate::audit::{record, Actor, Audited};
 use crate::extract::{Json, Query};
@@ -153,12 +153,24 @@ pub(crate) async fn present(
     client: &Client,
     bindings: &[AclBinding],
 ) -> Result<Vec<bool>, ApiError> {
+    present_via(state, client, None, bindings).await
+}
+
+/// Whether each of `bindings` exists as `broker` shows them (None: any broker), in order.
+async fn present_via(
+    state: &AppState,
+    client: &Client,
+    broker: Option<BrokerId>,
+    bindings: &[AclBinding],
+) -> Result<Vec<bool>, ApiError> {
     let mut out = Vec::with_capacity(bindings.len());
     for b in bindings {
-        let found = client
-            .describe_acls(&AclFilter::exact(b))
-            .await
-            .map_err(|e| fail(state, e))?;
+        let filter = AclFilter::exact(b);
+        let found = match broker {
+            Some(id) => client.describe_acls_at(id, &filter).await,
+            None => client.describe_acls(&filter).await,
+        }
+        .map_err(|e| fail(state, e))?;
         out.push(found.contains(b));
     }
     Ok(out)
@@ -258,7 +270,11 @@ pub(crate) async fn read_back(
     until_shown(
         state,
         expected,
-        || present(state, client, bindings),
+        || {
+            per_broker(client, |broker| {
+                present_via(state, client, Some(broker), bindings)
+            })
+        },
         |now| *now == wanted,
     )
     .await

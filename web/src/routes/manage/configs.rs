@@ -8,11 +8,11 @@
 use std::collections::BTreeMap;
 
 use axum::extract::State;
-use ballast_kafka::{AlterConfigOp, Client, ConfigResource, ConfigSource};
+use ballast_kafka::{AlterConfigOp, BrokerId, Client, ConfigEntry, ConfigResource, ConfigSource};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::readback::{until_shown, ReadBack};
+use super::readback::{per_broker, until_shown, ReadBack};
 use super::{check_name, fail, item_fail};
 use crate::audit::{record, Actor, Audited};
 use crate::extract::{Json, Path};
@@ -144,15 +144,19 @@ pub(crate) async fn read_overrides(
     let entries = client
         .describe_config(&ConfigResource::Topic(topic.to_string()))
         .await?;
-    Ok(keys
-        .map(|k| {
-            let value = entries
-                .iter()
-                .find(|e| &e.name == k && e.source == ConfigSource::DynamicTopicConfig)
-                .and_then(|e| e.value.clone());
-            (k.clone(), value)
-        })
-        .collect())
+    Ok(overrides_of(&entries, keys))
+}
+
+/// The topic's own overrides of `keys` among described `entries`.
+fn overrides_of<'a>(entries: &[ConfigEntry], keys: impl Iterator<Item = &'a String>) -> Overrides {
+    keys.map(|k| {
+        let value = entries
+            .iter()
+            .find(|e| &e.name == k && e.source == ConfigSource::DynamicTopicConfig)
+            .and_then(|e| e.value.clone());
+        (k.clone(), value)
+    })
+    .collect()
 }
 
 /// The overrides of every key of `wanted`, per topic.
@@ -231,37 +235,45 @@ pub(crate) fn from_json(v: &Value) -> Option<TopicOverrides> {
     Some(out)
 }
 
-/// Whether `after` shows the change from `before` to `wanted`: every key holds the value asked
-/// for, or (when the cluster spells a value its own way) no longer the value it held before.
-pub(crate) fn shows(
-    before: &TopicOverrides,
-    wanted: &TopicOverrides,
-    after: &TopicOverrides,
-) -> bool {
-    wanted.iter().all(|(topic, keys)| {
-        keys.iter().all(|(key, want)| {
-            let at = |m: &TopicOverrides| m.get(topic).and_then(|k| k.get(key)).cloned().flatten();
-            let (was, now) = (at(before), at(after));
-            now == *want || (*want != was && now != was)
-        })
-    })
-}
-
-/// The overrides of `wanted`'s keys once the cluster shows the change from `before` (or what it
+/// The overrides of `wanted`'s keys once every broker shows exactly them (or what the cluster
 /// shows when `BALLAST_READBACK_TIMEOUT` passes, with a note).
 pub(crate) async fn read_back(
     state: &AppState,
     client: &Client,
-    before: &TopicOverrides,
     wanted: &TopicOverrides,
 ) -> ReadBack<TopicOverrides> {
     until_shown(
         state,
         wanted.clone(),
-        || read_all(state, client, wanted),
-        |after| shows(before, wanted, after),
+        || per_broker(client, |broker| read_all_at(state, client, broker, wanted)),
+        |after| after == wanted,
     )
     .await
+}
+
+/// The overrides of every key of `wanted`, per topic, as `broker` shows them.
+async fn read_all_at(
+    state: &AppState,
+    client: &Client,
+    broker: BrokerId,
+    wanted: &TopicOverrides,
+) -> Result<TopicOverrides, ApiError> {
+    let resources: Vec<ConfigResource> = wanted
+        .keys()
+        .map(|t| ConfigResource::Topic(t.clone()))
+        .collect();
+    let results = client
+        .describe_configs_at(broker, &resources)
+        .await
+        .map_err(|e| fail(state, e))?;
+    let mut out = TopicOverrides::new();
+    for ((topic, keys), rc) in wanted.iter().zip(results) {
+        if let Some(e) = &rc.error {
+            return Err(item_fail(&format!("topic {topic}"), e));
+        }
+        out.insert(topic.clone(), overrides_of(&rc.entries, keys.keys()));
+    }
+    Ok(out)
 }
 
 /// Validates against the cluster, reads, changes, reads back and audits.
@@ -280,7 +292,7 @@ async fn change(
     apply(state, &client, &wanted, true).await?;
     apply(state, &client, &wanted, false).await?;
     // Read back once the cluster shows the change (KRaft brokers apply it a moment later).
-    let ReadBack { value: after, note } = read_back(state, &client, &before, &wanted).await;
+    let ReadBack { value: after, note } = read_back(state, &client, &wanted).await;
     let mut event = actor.event(state.clock.now_ms(), action, target);
     event.summary = summary;
     event.before = Some(to_json(&before));

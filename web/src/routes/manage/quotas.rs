@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 
 use axum::extract::State;
 use ballast_kafka::{
-    Client, QuotaAlteration, QuotaEntity, QuotaEntityType, QuotaFilter, QuotaMatch, QuotaName,
+    BrokerId, Client, QuotaAlteration, QuotaEntity, QuotaEntityType, QuotaFilter, QuotaMatch,
+    QuotaName,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -17,7 +18,7 @@ use serde_json::{json, Value};
 use super::super::live::quotas::{
     entity, entity_path, entity_type, parse_name, CLIENT_KEYS, DEFAULT_SEGMENT,
 };
-use super::readback::{until_shown, ReadBack};
+use super::readback::{per_broker, until_shown, ReadBack};
 use super::{fail, item_fail};
 use crate::audit::{record, Actor, Audited};
 use crate::extract::{Json, Path};
@@ -84,6 +85,16 @@ pub(crate) async fn read(
     client: &Client,
     e: &QuotaEntity,
 ) -> Result<Values, ApiError> {
+    read_via(state, client, None, e).await
+}
+
+/// The quotas set on exactly `e` as `broker` shows them (None: any broker).
+async fn read_via(
+    state: &AppState,
+    client: &Client,
+    broker: Option<BrokerId>,
+    e: &QuotaEntity,
+) -> Result<Values, ApiError> {
     let component = |name: &QuotaName| match name {
         QuotaName::Default => QuotaMatch::Default,
         QuotaName::Name(n) => QuotaMatch::Exact(n.clone()),
@@ -95,13 +106,15 @@ pub(crate) async fn read(
     if let Some(c) = &e.client_id {
         components.push((QuotaEntityType::ClientId, component(c)));
     }
-    let found = client
-        .describe_client_quotas(&QuotaFilter {
-            components,
-            strict: true,
-        })
-        .await
-        .map_err(|err| fail(state, err))?;
+    let filter = QuotaFilter {
+        components,
+        strict: true,
+    };
+    let found = match broker {
+        Some(b) => client.describe_client_quotas_at(b, &filter).await,
+        None => client.describe_client_quotas(&filter).await,
+    }
+    .map_err(|err| fail(state, err))?;
     Ok(found
         .into_iter()
         .find(|q| &q.entity == e)
@@ -246,7 +259,7 @@ pub(crate) async fn read_back(
     until_shown(
         state,
         target,
-        || read(state, client, e),
+        || per_broker(client, |broker| read_via(state, client, Some(broker), e)),
         |now| *now == wanted,
     )
     .await

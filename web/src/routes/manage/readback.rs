@@ -1,15 +1,19 @@
 //! Reading a change back once the cluster shows it.
 //!
 //! On KRaft the controller answers an alter request once the change is committed to the
-//! metadata log; the brokers apply it from there a moment later. A DescribeConfigs,
-//! DescribeClientQuotas or DescribeAcls sent right after the alter can therefore still show the
-//! old value, and an audit event recording that would be wrong (and its revert refused as
-//! "target changed"). So a change is read back until the cluster shows it, for at most
-//! `BALLAST_READBACK_TIMEOUT`, every `BALLAST_READBACK_POLL`. When it never shows, what the
-//! cluster shows then is recorded with a note saying so ([`ReadBack::note`]), never silently.
+//! metadata log; every broker applies it from there a moment later, each at its own pace. A
+//! DescribeConfigs, DescribeClientQuotas or DescribeAcls sent right after the alter can therefore
+//! still show the old value (on a 3-node Kafka 3.5.1, most describes sent to one broker did), and
+//! an audit event recording that would be wrong (and its revert refused as "target changed"). So
+//! a change is read back from every broker until each shows it, for at most
+//! `BALLAST_READBACK_TIMEOUT`, every `BALLAST_READBACK_POLL`: then any later read, from any
+//! broker, sees it too. When it never shows, what the cluster shows then is recorded with a note
+//! saying so ([`ReadBack::note`]), never silently.
 
 use std::future::Future;
 use std::time::Duration;
+
+use ballast_kafka::{BrokerId, Client};
 
 use crate::{ApiError, AppState};
 
@@ -22,9 +26,22 @@ pub(crate) struct ReadBack<T> {
     pub note: Option<String>,
 }
 
-/// Reads with `read` until `shown` holds for what it read, or `BALLAST_READBACK_TIMEOUT` passes
-/// (then the last value read, with a note). A failed read ends the wait: `asked` is the value,
-/// with a note naming the failure.
+/// The brokers to read a change back from: every broker the client knows.
+pub(crate) async fn brokers(client: &Client) -> Vec<BrokerId> {
+    let cached = client.cached_metadata();
+    if !cached.brokers.is_empty() {
+        return cached.brokers.iter().map(|b| b.id).collect();
+    }
+    match client.metadata(Some(&[])).await {
+        Ok(m) => m.brokers.iter().map(|b| b.id).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Reads every broker's view with `read` until `shown` holds for each, or
+/// `BALLAST_READBACK_TIMEOUT` passes (then a view with a note: one that shows the change when a
+/// broker does, else the first). When no broker can be read, `asked` with a note naming the
+/// failure.
 pub(crate) async fn until_shown<T, F, Fut>(
     state: &AppState,
     asked: T,
@@ -33,7 +50,7 @@ pub(crate) async fn until_shown<T, F, Fut>(
 ) -> ReadBack<T>
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, ApiError>>,
+    Fut: Future<Output = Vec<Result<T, ApiError>>>,
 {
     let timing = &state.config.timing;
     wait(
@@ -55,37 +72,65 @@ async fn wait<T, F, Fut>(
 ) -> ReadBack<T>
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, ApiError>>,
+    Fut: Future<Output = Vec<Result<T, ApiError>>>,
 {
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
-        let value = match read().await {
-            Ok(v) => v,
-            Err(e) => {
-                return ReadBack {
-                    value: asked,
-                    note: Some(format!(
-                    "the change was made but could not be read back ({}: {}); recorded as asked",
-                    e.error, e.details
-                )),
-                }
+        let mut views = Vec::new();
+        let mut failure = None;
+        for view in read().await {
+            match view {
+                Ok(v) => views.push(v),
+                Err(e) => failure = Some(e),
             }
-        };
-        if shown(&value) {
-            return ReadBack { value, note: None };
+        }
+        if views.is_empty() {
+            let why = failure.map_or_else(
+                || "no broker to read from".to_string(),
+                |e| format!("{}: {}", e.error, e.details),
+            );
+            return ReadBack {
+                value: asked,
+                note: Some(format!(
+                    "the change was made but could not be read back ({why}); recorded as asked"
+                )),
+            };
+        }
+        let showing = views.iter().filter(|v| shown(v)).count();
+        if showing == views.len() {
+            return ReadBack {
+                value: views.swap_remove(0),
+                note: None,
+            };
         }
         let now = tokio::time::Instant::now();
         if now >= deadline {
+            let n = views.len();
+            let pick = views.iter().position(&shown).unwrap_or(0);
             return ReadBack {
-                value,
+                value: views.swap_remove(pick),
                 note: Some(format!(
-                    "the cluster did not show the change within {} of making it (BALLAST_READBACK_TIMEOUT); recorded as the cluster showed it then",
-                    ballast_config::format_duration(timeout)
+                    "the cluster did not show the change within {} of making it (BALLAST_READBACK_TIMEOUT): {showing} of {n} brokers showed it; recorded as {} showed it then",
+                    ballast_config::format_duration(timeout),
+                    if showing > 0 { "the brokers that did" } else { "the cluster" },
                 )),
             };
         }
         tokio::time::sleep(poll.min(deadline - now)).await;
     }
+}
+
+/// Every broker's view by `read_at`, in broker order.
+pub(crate) async fn per_broker<T, F, Fut>(client: &Client, read_at: F) -> Vec<Result<T, ApiError>>
+where
+    F: Fn(BrokerId) -> Fut,
+    Fut: Future<Output = Result<T, ApiError>>,
+{
+    let mut out = Vec::new();
+    for broker in brokers(client).await {
+        out.push(read_at(broker).await);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -94,11 +139,16 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     #[tokio::test]
-    async fn a_change_is_read_until_the_cluster_shows_it() {
+    async fn a_change_is_read_until_every_broker_shows_it() {
         let reads = AtomicU32::new(0);
         let mut read = || {
             let n = reads.fetch_add(1, Ordering::SeqCst);
-            async move { Ok::<_, ApiError>(if n < 3 { "old" } else { "new" }) }
+            async move {
+                vec![
+                    Ok::<_, ApiError>("new"),
+                    Ok(if n < 3 { "old" } else { "new" }),
+                ]
+            }
         };
         let got = wait(
             Duration::from_secs(5),
@@ -120,7 +170,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_change_never_shown_is_what_the_cluster_shows_with_a_note() {
-        let mut read = || async { Ok::<_, ApiError>("old") };
+        let mut read = || async { vec![Ok::<_, ApiError>("old"), Ok("new"), Ok("old")] };
         let got = wait(
             Duration::from_millis(30),
             Duration::from_millis(5),
@@ -129,22 +179,38 @@ mod tests {
             |v| *v == "new",
         )
         .await;
-        assert_eq!(got.value, "old");
+        assert_eq!(got.value, "new", "as the brokers that applied it show it");
         let note = got.note.unwrap_or_default();
         assert!(
             note.contains("did not show the change within 30ms"),
             "{note}"
         );
+        assert!(note.contains("1 of 3 brokers showed it"), "{note}");
+
+        let mut none = || async { vec![Ok::<_, ApiError>("old"), Ok("old")] };
+        let got = wait(
+            Duration::from_millis(30),
+            Duration::from_millis(5),
+            "new",
+            &mut none,
+            |v| *v == "new",
+        )
+        .await;
+        assert_eq!(
+            got.value, "old",
+            "no broker showed it: what the cluster shows"
+        );
+        assert!(got.note.unwrap_or_default().contains("0 of 2 brokers"));
     }
 
     #[tokio::test]
     async fn a_change_that_cannot_be_read_back_is_what_was_asked_with_a_note() {
         let mut read = || async {
-            Err::<&str, _>(ApiError::new(
+            vec![Err::<&str, _>(ApiError::new(
                 axum::http::StatusCode::SERVICE_UNAVAILABLE,
                 "cluster unreachable",
                 "no broker answered",
-            ))
+            ))]
         };
         let got = wait(
             Duration::from_millis(30),
