@@ -97,12 +97,13 @@ pub fn service(state: AppState) -> StreamableHttpService<Server, LocalSessionMan
     )
 }
 
+/// A rewrite of a response's status.
+pub type StatusFix<B> = fn(axum::http::Response<B>) -> axum::http::Response<B>;
+
 /// The service for `DELETE /api/v1/mcp`: rmcp ends the session and answers 202, but the
 /// clients expect 200 (the Python SDK accepts 200 or 204 and warns "Session termination failed:
 /// 202" otherwise; the MCP spec leaves the status open), so an ended session is a 200.
-pub fn session_end<S, B>(
-    service: S,
-) -> tower::util::MapResponse<S, fn(axum::http::Response<B>) -> axum::http::Response<B>>
+pub fn session_end<S, B>(service: S) -> tower::util::MapResponse<S, StatusFix<B>>
 where
     S: tower::Service<axum::extract::Request, Response = axum::http::Response<B>>,
 {
