@@ -169,6 +169,8 @@ fn config(args: SimArgs) -> Result<SimConfig, String> {
         link_speed: args.link_speed,
         tick: Duration::from_millis(100),
         host: args.host,
+        // KRaft's metadata lag (changeable through the control API's /metadata-lag).
+        metadata_lag: ballast_simcluster::DEFAULT_METADATA_LAG,
     })
 }
 

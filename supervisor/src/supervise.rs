@@ -216,12 +216,6 @@ impl Supervisor {
             Action::Spawn => {
                 let event = match self.spawn(i) {
                     Ok(child) => {
-                        info!(
-                            worker = self.workers[i].name,
-                            pid = child.id(),
-                            restarts = state.restarts,
-                            "worker started"
-                        );
                         self.workers[i].started_at_ms = Some(self.clock.now_ms());
                         self.workers[i].child = Some(child);
                         Event::Spawned
@@ -235,6 +229,15 @@ impl Supervisor {
                 };
                 let (state, _) = self.policy.next(self.workers[i].state, event, now);
                 self.workers[i].state = state;
+                if let (Event::Spawned, Some(child)) = (event, &self.workers[i].child) {
+                    // The count after this start: what `processes` records and health reports.
+                    info!(
+                        worker = self.workers[i].name,
+                        pid = child.id(),
+                        restarts = state.restarts,
+                        "worker started"
+                    );
+                }
             }
             Action::Terminate => {
                 if let Some(child) = &self.workers[i].child {

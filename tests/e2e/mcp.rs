@@ -309,6 +309,19 @@ impl RawSession {
         .expect("a JSON-RPC answer")
     }
 
+    /// Ends the session (DELETE): the status.
+    fn close(&mut self) -> u16 {
+        let mut r = reqwest::blocking::Client::new()
+            .delete(&self.url)
+            .bearer_auth(&self.token)
+            .header("mcp-protocol-version", "2025-06-18")
+            .timeout(Duration::from_secs(60));
+        if let Some(s) = &self.session {
+            r = r.header("mcp-session-id", s);
+        }
+        r.send().expect("mcp delete").status().as_u16()
+    }
+
     /// A tool's structured result and whether it is a tool error.
     fn call(&mut self, tool: &str, args: Value) -> (bool, Value) {
         let r = self.rpc(
@@ -386,4 +399,7 @@ fn a_pending_action_survives_a_restart_of_the_web_process_and_runs_once_on_appro
         .json()
         .expect("json");
     assert!(config.to_string().contains("5400000"), "{config}");
+
+    // Ending a session answers 200, as MCP clients expect (the Python SDK warns on a 202).
+    assert_eq!(b.close(), 200);
 }

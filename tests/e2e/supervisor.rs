@@ -76,6 +76,42 @@ fn sigkilled_worker_is_restarted_while_others_keep_their_pids() {
     assert_eq!(doc["healthy"], true);
 }
 
+/// The supervisor's "worker started" line names the restart count the database records (and
+/// `/api/v1/health` reports), not the count before this start.
+#[test]
+fn a_restarted_worker_is_logged_with_the_restart_count_health_reports() {
+    let logs = tempfile::tempdir().expect("temp dir");
+    let log_path = logs.path().join("supervisor.log");
+    let log = std::fs::File::create(&log_path).expect("log file");
+    let service = Service::start_logged(
+        free_port(),
+        &[("LOG_LEVEL", "INFO"), ("LOG_FORMAT", "json")],
+        log.into(),
+    );
+    let before = service.wait_all_running();
+    let victim = before["observer"];
+    kill(Pid::from_raw(victim as i32), Signal::SIGKILL).expect("kill observer");
+    let restarted = wait_for(Duration::from_secs(15), "observer restarted", || {
+        service
+            .worker_pids()
+            .get("observer")
+            .copied()
+            .filter(|pid| *pid != victim)
+    });
+    assert_eq!(service.restarts("observer"), 1);
+    let line = wait_for(Duration::from_secs(10), "the restart logged", || {
+        let text = std::fs::read_to_string(&log_path).ok()?;
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|v| {
+                v["message"] == "worker started"
+                    && v["worker"] == "observer"
+                    && v["pid"] == restarted
+            })
+    });
+    assert_eq!(line["restarts"], 1, "{line}");
+}
+
 #[test]
 fn a_crash_looping_worker_backs_off_and_is_counted() {
     let service = Service::start();

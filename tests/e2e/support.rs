@@ -115,12 +115,22 @@ impl Service {
 
     /// As `start_with`, on `port` (known before the start, e.g. for `BALLAST_PUBLIC_URL`).
     pub fn start_on<K: AsRef<OsStr>, V: AsRef<OsStr>>(port: u16, extra: &[(K, V)]) -> Service {
+        Self::start_logged(port, extra, Stdio::inherit())
+    }
+
+    /// As `start_on`, with the supervisor's (and its workers') log going to `stderr`.
+    pub fn start_logged<K: AsRef<OsStr>, V: AsRef<OsStr>>(
+        port: u16,
+        extra: &[(K, V)],
+        stderr: Stdio,
+    ) -> Service {
         let dir = tempfile::tempdir().expect("temp dir");
         let child = ballast()
             .arg("run")
             .envs(fast_env(dir.path(), port))
             .envs(extra.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("start ballast run");
         let service = Service { child, port, dir };

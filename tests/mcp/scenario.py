@@ -8,6 +8,7 @@ step, on the first broken expectation; prints one JSON line of facts for the Rus
 import asyncio
 import contextlib
 import json
+import logging
 import sys
 
 import httpx2
@@ -58,6 +59,21 @@ LIMITED = {
 
 class Failed(Exception):
     pass
+
+
+class Warnings(logging.Handler):
+    """The SDK's warnings, e.g. "Session termination failed: 202" when a DELETE is not 200/204."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+SDK_WARNINGS = Warnings()
+logging.getLogger("mcp").addHandler(SDK_WARNINGS)
 
 
 def check(cond, what):
@@ -390,6 +406,9 @@ async def main():
         check(err and "expire" in json.dumps(expired).lower(), f"expired action refused: {expired}")
         facts["topic"] = topic
         facts["token"] = token
+    # Every session was ended (DELETE) as the stack closed: the SDK took each answer.
+    ended = [m for m in SDK_WARNINGS.messages if "termination" in m]
+    check(not ended, f"sessions ended without a warning: {ended}")
     print(json.dumps(facts))
 
 

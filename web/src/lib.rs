@@ -131,7 +131,7 @@ pub fn router(state: AppState) -> Router {
             let mcp = mcp::service(state.clone());
             axum::routing::post_service(mcp.clone())
                 .get_service(mcp.clone())
-                .delete_service(mcp)
+                .delete_service(mcp::session_end(mcp))
         })
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)

@@ -74,7 +74,7 @@ fn mcp_get() {}
     summary = "MCP: end a session",
     description = "Ends the session named by `Mcp-Session-Id`. Pending actions it requested stay pending (they live in the database).",
     responses(
-        (status = 202, description = "The session ended"),
+        (status = 200, description = "The session ended"),
         (status = 400, description = "No or unknown session"),
     )
 )]
@@ -95,6 +95,25 @@ pub fn service(state: AppState) -> StreamableHttpService<Server, LocalSessionMan
         Arc::new(LocalSessionManager::default()),
         config,
     )
+}
+
+/// A rewrite of a response's status.
+pub type StatusFix<B> = fn(axum::http::Response<B>) -> axum::http::Response<B>;
+
+/// The service for `DELETE /api/v1/mcp`: rmcp ends the session and answers 202, but the
+/// clients expect 200 (the Python SDK accepts 200 or 204 and warns "Session termination failed:
+/// 202" otherwise; the MCP spec leaves the status open), so an ended session is a 200.
+pub fn session_end<S, B>(service: S) -> tower::util::MapResponse<S, StatusFix<B>>
+where
+    S: tower::Service<axum::extract::Request, Response = axum::http::Response<B>>,
+{
+    fn ended<B>(mut response: axum::http::Response<B>) -> axum::http::Response<B> {
+        if response.status() == axum::http::StatusCode::ACCEPTED {
+            *response.status_mut() = axum::http::StatusCode::OK;
+        }
+        response
+    }
+    tower::ServiceExt::map_response(service, ended as fn(_) -> _)
 }
 
 /// `Host` values accepted (DNS-rebinding protection): loopback, the bind address, and the host

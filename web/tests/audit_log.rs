@@ -119,6 +119,159 @@ async fn reverting_a_topic_config_change_restores_the_before_values_and_is_audit
     );
 }
 
+/// The audit row of a change records what the cluster holds once the change applied, though a
+/// KRaft broker (and the simulator, `SimConfig::metadata_lag`) shows it only a moment after the
+/// write was accepted; so the row's revert is accepted at once.
+#[tokio::test]
+async fn an_audited_config_change_records_the_value_the_cluster_shows_after_it_applies() {
+    let h = Harness::start().await;
+    h.create_topic(NewTopic::new("ledger", 1, 2).config("retention.ms", "5400000"))
+        .await;
+    let (status, body) = h
+        .put(
+            "/api/v1/topics/ledger/config",
+            json!({"configs": {"retention.ms": 1800000}}),
+        )
+        .await;
+    let data = assert_ok(status, &body);
+    assert_eq!(
+        data["changes"],
+        json!([{"name": "retention.ms", "before": "5400000", "after": "1800000"}])
+    );
+    assert!(data.get("note").is_none(), "{data}");
+    let changed = event_id(&data);
+    let event = h.store.audit_event(changed).unwrap().unwrap();
+    assert_eq!(
+        event.before,
+        Some(json!({"topics": {"ledger": {"retention.ms": "5400000"}}}))
+    );
+    assert_eq!(
+        event.after,
+        Some(json!({"topics": {"ledger": {"retention.ms": "1800000"}}}))
+    );
+    assert_eq!(event.details, None);
+    assert_eq!(
+        h.topic_override("ledger", "retention.ms").await.as_deref(),
+        Some("1800000"),
+        "the audited value is the cluster's"
+    );
+
+    // Reverted at once: nothing changed since the audited change.
+    let p = preview(&h, changed).await;
+    assert_eq!(p["canRevert"], true, "{p}");
+    let reverted = revert(&h, changed).await;
+    assert_eq!(
+        h.topic_override("ledger", "retention.ms").await.as_deref(),
+        Some("5400000")
+    );
+    let revert_event = h.store.audit_event(event_id(&reverted)).unwrap().unwrap();
+    assert_eq!(
+        revert_event.after,
+        Some(json!({"topics": {"ledger": {"retention.ms": "5400000"}}}))
+    );
+}
+
+#[tokio::test]
+async fn an_audited_quota_change_records_the_values_the_cluster_shows_after_it_applies() {
+    let h = Harness::start().await;
+    let path = "/api/v1/quotas/user/grace";
+    let (status, body) = h
+        .put(path, json!({"values": {"producer_byte_rate": 1048576}}))
+        .await;
+    let data = assert_ok(status, &body);
+    assert_eq!(data["after"], json!({"producer_byte_rate": 1048576.0}));
+    let upserted = event_id(&data);
+    let event = h.store.audit_event(upserted).unwrap().unwrap();
+    assert_eq!(
+        event.after.as_ref().map(|a| a["values"].clone()),
+        Some(json!({"producer_byte_rate": 1048576.0}))
+    );
+    assert_eq!(event.details, None);
+    assert_eq!(
+        quota_of(&h, "grace").await,
+        [("producer_byte_rate".to_string(), 1048576.0)].into()
+    );
+
+    // Reverted at once: the entity has no quota again.
+    revert(&h, upserted).await;
+    assert!(quota_of(&h, "grace").await.is_empty());
+
+    // A delete records the entity gone.
+    h.put(path, json!({"values": {"consumer_byte_rate": 4096}}))
+        .await;
+    let (status, body) = h.delete(path).await;
+    let data = assert_ok(status, &body);
+    assert_eq!(data["after"], json!({}));
+    let deleted = event_id(&data);
+    let event = h.store.audit_event(deleted).unwrap().unwrap();
+    assert_eq!(
+        event.after.as_ref().map(|a| a["values"].clone()),
+        Some(json!({}))
+    );
+    revert(&h, deleted).await;
+    assert_eq!(
+        quota_of(&h, "grace").await,
+        [("consumer_byte_rate".to_string(), 4096.0)].into()
+    );
+}
+
+#[tokio::test]
+async fn a_change_the_cluster_does_not_show_in_time_is_audited_as_shown_with_a_note() {
+    let h = Harness::start_configured(
+        OpenOptions::default(),
+        &[
+            ("BALLAST_READBACK_TIMEOUT", "300ms"),
+            ("BALLAST_READBACK_POLL", "50ms"),
+        ],
+    )
+    .await;
+    h.create_topic(NewTopic::new("slow", 1, 2).config("retention.ms", "5400000"))
+        .await;
+    h.sim.set_metadata_lag(Duration::from_secs(600));
+    let (status, body) = h
+        .put(
+            "/api/v1/topics/slow/config",
+            json!({"configs": {"retention.ms": 1800000}}),
+        )
+        .await;
+    let data = assert_ok(status, &body);
+    let note = data["note"].as_str().unwrap_or_default().to_string();
+    assert!(
+        note.contains("did not show the change within 300ms"),
+        "{data}"
+    );
+    assert_eq!(
+        data["changes"],
+        json!([{"name": "retention.ms", "before": "5400000", "after": "5400000"}]),
+        "what the cluster showed, not what was asked"
+    );
+    let event = h.store.audit_event(event_id(&data)).unwrap().unwrap();
+    assert_eq!(
+        event.after,
+        Some(json!({"topics": {"slow": {"retention.ms": "5400000"}}}))
+    );
+    assert_eq!(event.details.as_deref(), Some(note.as_str()));
+
+    let (status, body) = h
+        .put(
+            path_of_quota(),
+            json!({"values": {"request_percentage": 200}}),
+        )
+        .await;
+    let data = assert_ok(status, &body);
+    assert_eq!(data["after"], json!({}));
+    assert!(
+        data["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("did not show")),
+        "{data}"
+    );
+}
+
+fn path_of_quota() -> &'static str {
+    "/api/v1/quotas/client-id/slow-app"
+}
+
 async fn quota_of(h: &Harness, user: &str) -> std::collections::BTreeMap<String, f64> {
     let entity = QuotaEntity {
         user: Some(QuotaName::name(user)),

@@ -647,7 +647,7 @@ async fn leftover_throttles_are_cleared_at_start_when_ballast_owns_them() {
                     vec![set("follower.replication.throttled.rate", "1000")],
                 ),
                 (
-                    ConfigResource::Topic(topic),
+                    ConfigResource::Topic(topic.clone()),
                     vec![set("leader.replication.throttled.replicas", "0:1")],
                 ),
             ],
@@ -656,6 +656,37 @@ async fn leftover_throttles_are_cleared_at_start_when_ballast_owns_them() {
         .await
         .expect("leave throttles behind");
     assert!(bed.throttles_set());
+    // Leftovers of an earlier run: set long before this start, so the brokers show them (a
+    // KRaft broker, and the simulator, describe a change a moment after it was accepted).
+    let shown = || async {
+        let described = bed
+            .client
+            .describe_configs(&[
+                ConfigResource::Broker(1),
+                ConfigResource::BrokerDefaults,
+                ConfigResource::Topic(topic.clone()),
+            ])
+            .await
+            .expect("describe");
+        described.iter().all(|rc| {
+            rc.entries.iter().any(|e| {
+                e.name.contains("throttled")
+                    && e.value.as_deref().is_some_and(|v| !v.is_empty())
+                    && matches!(
+                        e.source,
+                        ballast_kafka::ConfigSource::DynamicTopicConfig
+                            | ballast_kafka::ConfigSource::DynamicBrokerConfig
+                            | ballast_kafka::ConfigSource::DynamicDefaultBrokerConfig
+                    )
+            })
+        })
+    };
+    let mut waited = 0;
+    while !shown().await {
+        waited += 1;
+        assert!(waited < 100, "the throttles never showed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
     engine.tick(&bed.client, now()).await.expect("tick");
     assert!(!bed.throttles_set(), "{:?}", bed.sim.truth().throttles);

@@ -341,6 +341,20 @@ async fn broker_configs_acls_and_quotas_are_stored_without_sensitive_values() {
         )
         .await
         .expect("quota");
+    // A KRaft broker (and the simulator) shows a quota a moment after it was accepted; the
+    // observer reads it at a later pass.
+    let mut waited = 0;
+    while setup
+        .client
+        .describe_client_quotas(&ballast_kafka::QuotaFilter::all())
+        .await
+        .expect("describe quotas")
+        .is_empty()
+    {
+        waited += 1;
+        assert!(waited < 100, "the quota never showed");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let now = now_ms();
     let o = settings_pass::broker_configs(&setup.client, &setup.store, &[1, 2, 3], now).await;
     assert!(o.ok, "{o:?}");

@@ -489,6 +489,10 @@ pub struct Timing {
     pub sample_interval: Duration,
     /// `BALLAST_SAMPLE_REQUEST_POLL`
     pub sample_request_poll: Duration,
+    /// `BALLAST_READBACK_TIMEOUT`: how long a change is read back until the cluster shows it
+    pub readback_timeout: Duration,
+    /// `BALLAST_READBACK_POLL`
+    pub readback_poll: Duration,
     /// `BALLAST_RATE_WINDOW`
     pub rate_window: Duration,
     /// `BALLAST_WARMUP` (may be 0)
@@ -940,6 +944,8 @@ fn read_timing(r: &mut Reader) -> Timing {
     Timing {
         sample_interval: positive("BALLAST_SAMPLE_INTERVAL"),
         sample_request_poll: positive("BALLAST_SAMPLE_REQUEST_POLL"),
+        readback_timeout: positive("BALLAST_READBACK_TIMEOUT"),
+        readback_poll: positive("BALLAST_READBACK_POLL"),
         rate_window: positive("BALLAST_RATE_WINDOW"),
         proposal_freshness: positive("BALLAST_PROPOSAL_FRESHNESS"),
         move_timeout: positive("BALLAST_MOVE_TIMEOUT"),

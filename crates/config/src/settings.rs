@@ -525,6 +525,18 @@ pub static SETTINGS: &[SettingSpec] = &[
         "how often the observer checks for a sample requested by POST /api/v1/cluster/refresh-metadata",
     ),
     setting(
+        "BALLAST_READBACK_TIMEOUT",
+        Some("5s"),
+        "timing",
+        "how long a change to topic configs, quotas or ACLs is read back until the cluster shows it (KRaft brokers apply it a moment after the write); then the audit records what the cluster shows, with a note",
+    ),
+    setting(
+        "BALLAST_READBACK_POLL",
+        Some("100ms"),
+        "timing",
+        "how often that read is repeated while the cluster does not show the change yet",
+    ),
+    setting(
         "BALLAST_RATE_WINDOW",
         Some("30m"),
         "timing",

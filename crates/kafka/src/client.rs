@@ -282,6 +282,18 @@ impl Client {
         Ok(conn)
     }
 
+    /// A connection to `broker` when named (each KRaft broker answers from its own view of the
+    /// metadata), else to any broker.
+    pub(crate) async fn connection_via(&self, broker: Option<BrokerId>) -> Result<Arc<Connection>> {
+        match broker {
+            Some(id) => {
+                self.metadata_with_broker(id).await?;
+                self.connection(id).await
+            }
+            None => self.any_connection().await,
+        }
+    }
+
     /// A connection to any broker, round-robin; a broker that cannot be reached is skipped.
     pub(crate) async fn any_connection(&self) -> Result<Arc<Connection>> {
         let mut metadata = self.cached_metadata();

@@ -47,6 +47,9 @@ fn sim_config(params: GenerateParams, speed: f64) -> SimConfig {
         base_port: 0,
         speed,
         tick: Duration::from_millis(20),
+        // These tests check what each request does and answers, so a describe shows a change at
+        // once; the simulator's KRaft metadata lag has its own test (simcluster tests/admin.rs).
+        metadata_lag: Duration::ZERO,
         ..SimConfig::default()
     }
 }
@@ -2482,4 +2485,73 @@ async fn scram_sha_256_and_plain_over_sasl_plaintext_read_the_cluster_and_refuse
     )
     .await;
     assert!(plain.is_err(), "no metadata without authentication");
+}
+
+/// The `_at` describes ask one named broker (each KRaft broker answers from its own view of the
+/// metadata log) and answer what the any-broker describes answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describes_at_a_named_broker_answer_what_any_broker_answers() {
+    let sim = start(params(3), 1.0).await;
+    let client = connect(&sim).await;
+    let topics = topics_of(&sim.snapshot());
+    let topic = ConfigResource::Topic(topics[0].clone());
+    client
+        .incremental_alter_configs(
+            &[(
+                topic.clone(),
+                vec![AlterConfigOp::Set {
+                    name: "retention.ms".into(),
+                    value: "86400000".into(),
+                }],
+            )],
+            false,
+        )
+        .await
+        .expect("alter");
+    client
+        .alter_client_quotas(
+            &[QuotaAlteration {
+                entity: user("alice"),
+                ops: vec![("producer_byte_rate".into(), Some(1024.0))],
+            }],
+            false,
+        )
+        .await
+        .expect("alter quotas");
+    let any = client.describe_config(&topic).await.expect("describe");
+    let any_quotas = client
+        .describe_client_quotas(&QuotaFilter::all())
+        .await
+        .expect("describe quotas");
+    let any_acls = client
+        .describe_acls(&AclFilter::all())
+        .await
+        .expect("describe acls");
+    for broker in 1..=3 {
+        let at = client
+            .describe_configs_at(broker, std::slice::from_ref(&topic))
+            .await
+            .expect("describe at");
+        assert_eq!(at.len(), 1);
+        assert!(at[0].error.is_none(), "{:?}", at[0].error);
+        assert_eq!(at[0].entries, any, "broker {broker}");
+        assert_eq!(
+            client
+                .describe_client_quotas_at(broker, &QuotaFilter::all())
+                .await
+                .expect("quotas at"),
+            any_quotas
+        );
+        assert_eq!(
+            client
+                .describe_acls_at(broker, &AclFilter::all())
+                .await
+                .expect("acls at"),
+            any_acls
+        );
+    }
+    assert!(client
+        .describe_configs_at(99, std::slice::from_ref(&topic))
+        .await
+        .is_err());
 }

@@ -47,6 +47,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/brokers/{id}/alive", get(broker_alive))
         .route("/controller", put(move_controller))
         .route("/topics", post(add_topic))
+        .route("/metadata-lag", get(get_metadata_lag).put(put_metadata_lag))
         .route("/topics/{topic}/rates", put(topic_rates))
         .route(
             "/topics/{topic}/partitions/{partition}/rates",
@@ -94,6 +95,31 @@ async fn get_truth(State(s): Sim) -> Response {
 async fn get_snapshot(State(s): Sim) -> Response {
     let c = s.lock();
     Json(scenario::export(&c)).into_response()
+}
+
+/// `{"ms": N}`: simulated milliseconds from a config or quota change to its describe showing it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MetadataLagBody {
+    ms: u64,
+}
+
+async fn get_metadata_lag(State(s): Sim) -> Response {
+    let ms = s.lock().lag.lag_ms;
+    Json(json!({ "ms": ms })).into_response()
+}
+
+async fn put_metadata_lag(
+    State(s): Sim,
+    b: Result<Json<MetadataLagBody>, JsonRejection>,
+) -> Response {
+    let spec = match body(b) {
+        Ok(v) => v,
+        Err(r) => return *r,
+    };
+    let ms = i64::try_from(spec.ms).unwrap_or(i64::MAX);
+    s.lock().lag.lag_ms = ms;
+    Json(json!({ "ms": ms })).into_response()
 }
 
 #[derive(Deserialize, Default)]

@@ -67,7 +67,15 @@ pub struct SimConfig {
     pub tick: Duration,
     /// Address the brokers and the control API listen on and advertise.
     pub host: String,
+    /// Simulated time from an accepted config or client-quota change to DescribeConfigs and
+    /// DescribeClientQuotas showing it, as a KRaft broker applies it from the metadata log a
+    /// moment after the controller committed it. Zero shows every change at once.
+    pub metadata_lag: Duration,
 }
+
+/// The default [`SimConfig::metadata_lag`]: long enough that a read sent right after a change
+/// still sees the old value, as on a real KRaft cluster.
+pub const DEFAULT_METADATA_LAG: Duration = Duration::from_millis(300);
 
 impl Default for SimConfig {
     fn default() -> Self {
@@ -80,6 +88,7 @@ impl Default for SimConfig {
             link_speed: DEFAULT_LINK_SPEED,
             tick: Duration::from_millis(100),
             host: "127.0.0.1".into(),
+            metadata_lag: DEFAULT_METADATA_LAG,
         }
     }
 }
@@ -375,6 +384,11 @@ impl Shared {
     }
 }
 
+/// A lag in simulated milliseconds.
+fn lag_ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
 /// A running simulated cluster. Dropping it stops every listener.
 pub struct SimCluster {
     shared: Arc<Shared>,
@@ -422,6 +436,7 @@ impl SimCluster {
         let mut cluster =
             scenario::load(&snapshot, clock.now_ms(), link_speed).map_err(SimError::Scenario)?;
         cluster.host = config.host.clone();
+        cluster.lag = state::lag::MetadataLag::new(lag_ms(config.metadata_lag));
         let sec = &config.security;
         cluster.security_protocol = sec.protocol.name().to_string();
         let tls = if sec.protocol.uses_tls() {
@@ -570,6 +585,11 @@ impl SimCluster {
 
     pub fn add_topic(&self, spec: &NewTopic) -> Result<(), SimError> {
         self.shared.add_topic(spec)
+    }
+
+    /// Changes [`SimConfig::metadata_lag`] for the changes made from now on.
+    pub fn set_metadata_lag(&self, lag: Duration) {
+        self.shared.lock().lag.lag_ms = lag_ms(lag);
     }
 
     pub fn truth(&self) -> Truth {

@@ -21,6 +21,12 @@ fn scenario() -> ballast_model::snapshot::Snapshot {
     snapshot(brokers(3), parts)
 }
 
+/// A cluster whose describes show every change at once: for the tests of what a describe
+/// answers (sources, synonyms, validation, matching). The metadata lag has its own test.
+async fn start_without_lag() -> ballast_simcluster::SimCluster {
+    start_with(scenario(), |c| c.metadata_lag = std::time::Duration::ZERO).await
+}
+
 async fn describe(
     admin: &Admin,
     resource_type: i8,
@@ -57,7 +63,7 @@ fn find<'a>(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn configs_report_their_sources_and_synonyms() {
-    let sim = start(scenario(), 1.0).await;
+    let sim = start_without_lag().await;
     let admin = Admin::new(&sim);
     let configs = describe(
         &admin,
@@ -155,7 +161,7 @@ async fn configs_report_their_sources_and_synonyms() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn config_changes_are_validated_like_kafka_does() {
-    let sim = start(scenario(), 1.0).await;
+    let sim = start_without_lag().await;
     let admin = Admin::new(&sim);
     assert_eq!(
         admin
@@ -502,7 +508,7 @@ async fn acl_filters_follow_kafka_semantics() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_quotas_match_exact_default_and_any_entities() {
-    let sim = start(scenario(), 1.0).await;
+    let sim = start_without_lag().await;
     let mut c = Admin::new(&sim).any().await;
     let entry = |entity: &[(&str, Option<&str>)], key: &str, value: f64| {
         let mut e = alter_client_quotas_request::EntryData::default();
@@ -588,6 +594,127 @@ async fn client_quotas_match_exact_default_and_any_entities() {
     assert_eq!(count(&specified), 2);
     let all = c.send(&describe(&[], false), 1).await.expect("describe");
     assert_eq!(count(&all), 4);
+    sim.shutdown().await;
+}
+
+/// The value of `name` on topic `orders` as a describe answers it now.
+async fn orders_value(admin: &Admin, name: &str) -> Option<String> {
+    describe(admin, TOPIC, "orders", &[name]).await[0]
+        .value
+        .as_ref()
+        .map(|v| v.to_string())
+}
+
+/// Polls `f` every 20 ms until it is true or 5 s pass.
+async fn eventually<F, Fut>(mut f: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..250 {
+        if f().await {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    false
+}
+
+/// As on a KRaft cluster, the controller accepts a config or quota change at once (and builds the
+/// next change on it) but describes show it only once the brokers applied it, a moment later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_and_quota_changes_are_described_only_after_the_metadata_lag() {
+    let sim = start_with(scenario(), |c| {
+        c.metadata_lag = std::time::Duration::from_millis(400)
+    })
+    .await;
+    let admin = Admin::new(&sim);
+    assert_eq!(
+        admin
+            .alter_configs(TOPIC, "orders", &[("retention.ms", Some("3600000"))])
+            .await,
+        0
+    );
+    assert_eq!(
+        orders_value(&admin, "retention.ms").await.as_deref(),
+        Some("604800000"),
+        "right after the change: the old value"
+    );
+    assert!(
+        eventually(|| async {
+            orders_value(&admin, "retention.ms").await.as_deref() == Some("3600000")
+        })
+        .await,
+        "the change shows once applied"
+    );
+
+    // Two changes in a row: the second builds on the first, which no describe showed yet.
+    let mut c = admin.any().await;
+    let op = |op: i8, value: &str| {
+        let mut a = incremental_alter_configs_request::AlterableConfig::default();
+        a.name = sb("leader.replication.throttled.replicas");
+        a.config_operation = op;
+        a.value = Some(sb(value));
+        let mut res = incremental_alter_configs_request::AlterConfigsResource::default();
+        res.resource_type = TOPIC;
+        res.resource_name = sb("orders");
+        res.configs = vec![a];
+        let mut req = IncrementalAlterConfigsRequest::default();
+        req.resources = vec![res];
+        req
+    };
+    for req in [op(2, "0:1,1:2"), op(3, "0:1")] {
+        assert_eq!(
+            c.send(&req, 1).await.expect("alter").responses[0].error_code,
+            0
+        );
+    }
+    assert!(
+        eventually(|| async {
+            orders_value(&admin, "leader.replication.throttled.replicas")
+                .await
+                .as_deref()
+                == Some("1:2")
+        })
+        .await
+    );
+
+    // A quota: absent right after it was set, there a moment later; the same for its removal.
+    let quota = |remove: bool| {
+        let mut e = alter_client_quotas_request::EntryData::default();
+        let mut d = alter_client_quotas_request::EntityData::default();
+        d.entity_type = sb("user");
+        d.entity_name = Some(sb("alice"));
+        e.entity = vec![d];
+        let mut o = alter_client_quotas_request::OpData::default();
+        o.key = sb("producer_byte_rate");
+        o.value = 1024.0;
+        o.remove = remove;
+        e.ops = vec![o];
+        let mut req = AlterClientQuotasRequest::default();
+        req.entries = vec![e];
+        req
+    };
+    let described = || async {
+        let mut c = admin.any().await;
+        let r = c
+            .send(&DescribeClientQuotasRequest::default(), 1)
+            .await
+            .expect("describe quotas");
+        r.entries.as_ref().map_or(0, |e| e.len())
+    };
+    let resp = c.send(&quota(false), 1).await.expect("alter quotas");
+    assert_eq!(resp.entries[0].error_code, 0);
+    assert_eq!(
+        described().await,
+        0,
+        "right after the change: not there yet"
+    );
+    assert!(eventually(|| async { described().await == 1 }).await);
+    let resp = c.send(&quota(true), 1).await.expect("alter quotas");
+    assert_eq!(resp.entries[0].error_code, 0);
+    assert_eq!(described().await, 1, "right after the removal: still there");
+    assert!(eventually(|| async { described().await == 0 }).await);
     sim.shutdown().await;
 }
 

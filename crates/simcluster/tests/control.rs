@@ -145,5 +145,23 @@ async fn the_control_api_changes_the_scenario_and_reports_the_truth() {
     assert!(err["error"].is_string());
     let (status, _) = call("GET", format!("{base}/nowhere"), None).await;
     assert_eq!(status, 404);
+
+    // The metadata lag of config and quota describes.
+    let (status, lag) = call("GET", format!("{base}/metadata-lag"), None).await;
+    assert_eq!((status, lag), (200, json!({"ms": 300})));
+    let (status, lag) = call(
+        "PUT",
+        format!("{base}/metadata-lag"),
+        Some(json!({"ms": 0})),
+    )
+    .await;
+    assert_eq!((status, lag), (200, json!({"ms": 0})));
+    let (status, _) = call(
+        "PUT",
+        format!("{base}/metadata-lag"),
+        Some(json!({"ms": -1})),
+    )
+    .await;
+    assert_eq!(status, 400);
     sim.shutdown().await;
 }

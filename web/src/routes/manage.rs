@@ -7,6 +7,9 @@
 //! again, and record one audit event with both (`crate::audit`). The license check is not here:
 //! one middleware guards every licensed route.
 //!
+//! The read after a change waits until the cluster shows it (`readback`): on KRaft a broker
+//! applies a change a moment after the controller accepted it.
+//!
 //! The read and apply helpers of each kind (`configs`, `quotas`, `acls`) are shared with the
 //! audit-log revert (`routes::audit`), which puts a recorded `before` back.
 
@@ -15,6 +18,7 @@ pub(crate) mod cluster;
 pub(crate) mod configs;
 pub(crate) mod groups;
 pub(crate) mod quotas;
+pub(crate) mod readback;
 
 use axum::http::StatusCode;
 use axum::routing::{delete, post, put};

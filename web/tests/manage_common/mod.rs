@@ -51,6 +51,15 @@ pub async fn serve_with(
     bootstrap: &str,
     options: OpenOptions,
 ) -> (String, Store, tempfile::TempDir) {
+    serve_configured(bootstrap, options, &[]).await
+}
+
+/// `serve_with` with more settings (e.g. `BALLAST_READBACK_TIMEOUT`).
+pub async fn serve_configured(
+    bootstrap: &str,
+    options: OpenOptions,
+    settings: &[(&str, &str)],
+) -> (String, Store, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("ballast.db");
     Store::migrate(&db).expect("migrate");
@@ -61,6 +70,8 @@ pub async fn serve_with(
             ("BALLAST_KAFKA_REQUEST_TIMEOUT", "5s"),
             ("BALLAST_DATA_DIR", dir.path().to_str().expect("utf-8 path")),
         ]
+        .into_iter()
+        .chain(settings.iter().copied())
         .map(|(k, v)| (k.to_string(), v.to_string())),
         None,
     )
@@ -95,6 +106,11 @@ impl Harness {
     }
 
     pub async fn start_with(options: OpenOptions) -> Harness {
+        Harness::start_configured(options, &[]).await
+    }
+
+    /// A harness whose web process has these settings too.
+    pub async fn start_configured(options: OpenOptions, settings: &[(&str, &str)]) -> Harness {
         let sim = SimCluster::start(SimConfig {
             scenario: Scenario::Generate(small_cluster()),
             tick: Duration::from_millis(20),
@@ -109,7 +125,7 @@ impl Harness {
         )
         .await
         .expect("connect");
-        let (base, store, dir) = serve_with(&sim.bootstrap(), options).await;
+        let (base, store, dir) = serve_configured(&sim.bootstrap(), options, settings).await;
         Harness {
             sim,
             kafka,

@@ -4,6 +4,8 @@ use kafka_protocol::messages::create_acls_request::AclCreation;
 use kafka_protocol::messages::delete_acls_request::DeleteAclsFilter;
 use kafka_protocol::messages::{CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest};
 
+use ballast_model::BrokerId;
+
 use crate::client::{str_bytes, Client};
 use crate::error::{Error, ItemError, Result};
 use crate::types::{
@@ -15,8 +17,26 @@ impl Client {
     /// DescribeAcls: the bindings matching `filter`, sorted. A cluster without an authorizer
     /// answers SECURITY_DISABLED, returned as the error.
     pub async fn describe_acls(&self, filter: &AclFilter) -> Result<Vec<AclBinding>> {
+        self.describe_acls_via(None, filter).await
+    }
+
+    /// As [`Client::describe_acls`], answered by `broker` (on KRaft each broker shows a change
+    /// once it applied it from the metadata log).
+    pub async fn describe_acls_at(
+        &self,
+        broker: BrokerId,
+        filter: &AclFilter,
+    ) -> Result<Vec<AclBinding>> {
+        self.describe_acls_via(Some(broker), filter).await
+    }
+
+    async fn describe_acls_via(
+        &self,
+        broker: Option<BrokerId>,
+        filter: &AclFilter,
+    ) -> Result<Vec<AclBinding>> {
         self.retrying("DescribeAcls", move || async move {
-            let conn = self.any_connection().await?;
+            let conn = self.connection_via(broker).await?;
             let version = conn.version::<DescribeAclsRequest>()?;
             let (resource_type, name, pattern, principal, host, operation, permission) =
                 filter.wire();

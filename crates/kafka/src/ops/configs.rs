@@ -59,18 +59,28 @@ impl Client {
         Ok(by_resource.into_values().collect())
     }
 
+    /// DescribeConfigs of several resources, every one answered by `broker` (on KRaft each
+    /// broker shows a change once it applied it from the metadata log). One result per resource,
+    /// in order, each with its error.
+    pub async fn describe_configs_at(
+        &self,
+        broker: BrokerId,
+        resources: &[ConfigResource],
+    ) -> Result<Vec<ResourceConfig>> {
+        let items: Vec<(usize, ConfigResource)> = resources.iter().cloned().enumerate().collect();
+        let items = &items;
+        self.retrying("DescribeConfigs", move || async move {
+            self.describe_configs_on(Some(broker), items).await
+        })
+        .await
+    }
+
     async fn describe_configs_on(
         &self,
         broker: Option<BrokerId>,
         items: &[(usize, ConfigResource)],
     ) -> Result<Vec<ResourceConfig>> {
-        let conn = match broker {
-            Some(id) => {
-                self.metadata_with_broker(id).await?;
-                self.connection(id).await?
-            }
-            None => self.any_connection().await?,
-        };
+        let conn = self.connection_via(broker).await?;
         let version = conn.version::<DescribeConfigsRequest>()?;
         let mut request = DescribeConfigsRequest::default();
         request.include_synonyms = true;

@@ -8,6 +8,8 @@ use kafka_protocol::messages::alter_client_quotas_request::{
 use kafka_protocol::messages::describe_client_quotas_request::ComponentData;
 use kafka_protocol::messages::{AlterClientQuotasRequest, DescribeClientQuotasRequest};
 
+use ballast_model::BrokerId;
+
 use crate::client::{str_bytes, Client};
 use crate::error::{Error, ItemError, Result};
 use crate::types::{
@@ -17,8 +19,26 @@ use crate::types::{
 impl Client {
     /// DescribeClientQuotas: the quotas of every entity matching `filter`, sorted by entity.
     pub async fn describe_client_quotas(&self, filter: &QuotaFilter) -> Result<Vec<ClientQuota>> {
+        self.describe_client_quotas_via(None, filter).await
+    }
+
+    /// As [`Client::describe_client_quotas`], answered by `broker` (on KRaft each broker shows a
+    /// change once it applied it from the metadata log).
+    pub async fn describe_client_quotas_at(
+        &self,
+        broker: BrokerId,
+        filter: &QuotaFilter,
+    ) -> Result<Vec<ClientQuota>> {
+        self.describe_client_quotas_via(Some(broker), filter).await
+    }
+
+    async fn describe_client_quotas_via(
+        &self,
+        broker: Option<BrokerId>,
+        filter: &QuotaFilter,
+    ) -> Result<Vec<ClientQuota>> {
         self.retrying("DescribeClientQuotas", move || async move {
-            let conn = self.any_connection().await?;
+            let conn = self.connection_via(broker).await?;
             let version = conn.version::<DescribeClientQuotasRequest>()?;
             let mut request = DescribeClientQuotasRequest::default();
             request.strict = filter.strict;

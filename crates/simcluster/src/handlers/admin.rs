@@ -37,7 +37,8 @@ use kafka_protocol::messages::{
 
 use super::{sb, uuid, valid_topic_name, Ctx};
 use crate::state::configs::{self, resource, Entry, Op};
-use crate::state::{err, ApiError, BrokerId, Cluster, NewPartition, Rates};
+use crate::state::lag::ConfigKey;
+use crate::state::{err, ApiError, BrokerId, Cluster, NewPartition, Rates, Topic};
 
 // ------------------------------------------------------------------ topics
 
@@ -454,14 +455,38 @@ pub fn describe_configs(ctx: &Ctx, req: DescribeConfigsRequest) -> DescribeConfi
         let name = res.resource_name.as_str();
         let entries: Result<Vec<Entry>, ApiError> = match res.resource_type {
             resource::TOPIC => match c.topics.get(name) {
-                Some(t) => Ok(configs::describe_topic(&c, t)),
+                // A change still on its way to the brokers is not shown yet.
+                Some(t) => match c.lag.shown_config(&ConfigKey::Topic(name.to_string())) {
+                    Some(shown) => {
+                        let view = Topic {
+                            name: t.name.clone(),
+                            name_sb: t.name_sb.clone(),
+                            id: t.id,
+                            configs: shown.clone(),
+                            partitions: Vec::new(),
+                        };
+                        Ok(configs::describe_topic(&c, &view))
+                    }
+                    None => Ok(configs::describe_topic(&c, t)),
+                },
                 None => Err(ApiError::new(
                     err::UNKNOWN_TOPIC_OR_PARTITION,
                     format!("The topic '{name}' does not exist."),
                 )),
             },
-            resource::BROKER => parse_broker(&c, name)
-                .map(|id| configs::describe_broker(&c, id.and_then(|i| c.brokers.get(&i)))),
+            resource::BROKER => parse_broker(&c, name).map(|id| {
+                let broker = id.and_then(|i| c.brokers.get(&i));
+                match broker.and_then(|b| c.lag.shown_config(&ConfigKey::Broker(b.id))) {
+                    Some(shown) => {
+                        let mut view = broker.cloned();
+                        if let Some(b) = view.as_mut() {
+                            b.configs = shown.clone();
+                        }
+                        configs::describe_broker(&c, view.as_ref())
+                    }
+                    None => configs::describe_broker(&c, broker),
+                }
+            }),
             resource::BROKER_LOGGER => Err(ApiError::new(
                 err::INVALID_REQUEST,
                 "Broker loggers are not simulated",
@@ -522,6 +547,13 @@ fn alter_resource(
                 let retention_changed = ["retention.ms", "retention.bytes", "cleanup.policy"]
                     .iter()
                     .any(|k| topic.configs.get(*k) != overrides.get(*k));
+                let now = c.now_ms;
+                c.lag.config_committed(
+                    ConfigKey::Topic(name.to_string()),
+                    &topic.configs,
+                    &overrides,
+                    now,
+                );
                 if let Some(t) = c.topics.get_mut(name) {
                     t.configs = overrides;
                 }
@@ -542,11 +574,21 @@ fn alter_resource(
                     .unwrap_or_default(),
                 None => c.broker_defaults.clone(),
             };
-            let mut overrides = if replace { BTreeMap::new() } else { current };
+            let mut overrides = if replace {
+                BTreeMap::new()
+            } else {
+                current.clone()
+            };
             configs::apply_ops(&mut overrides, ops, configs::broker_kind, |n| {
                 c.broker_default_value(n)
             })?;
             if !validate_only {
+                let key = match id {
+                    Some(i) => ConfigKey::Broker(i),
+                    None => ConfigKey::BrokerDefaults,
+                };
+                let now = c.now_ms;
+                c.lag.config_committed(key, &current, &overrides, now);
                 match id {
                     Some(i) => {
                         if let Some(b) = c.brokers.get_mut(&i) {

@@ -169,7 +169,13 @@ pub fn describe_client_quotas(
             name: x._match.as_ref().map(|s| s.to_string()),
         })
         .collect();
-    match c.quotas.describe(&components, req.strict) {
+    // A change still on its way to the brokers is not shown yet.
+    let shown = c.lag.pending().then(|| c.lag.shown_quotas(&c.quotas));
+    match shown
+        .as_ref()
+        .unwrap_or(&c.quotas)
+        .describe(&components, req.strict)
+    {
         Ok(list) => {
             resp.entries = Some(
                 list.into_iter()
@@ -244,7 +250,11 @@ pub fn alter_client_quotas(ctx: &Ctx, req: AlterClientQuotasRequest) -> AlterCli
         match check {
             Ok(()) => {
                 if !req.validate_only {
-                    c.quotas.alter(entity, &ops);
+                    let before = c.quotas.entries.get(&entity).cloned().unwrap_or_default();
+                    c.quotas.alter(entity.clone(), &ops);
+                    let after = c.quotas.entries.get(&entity).cloned().unwrap_or_default();
+                    let now = c.now_ms;
+                    c.lag.quota_committed(entity, &before, &after, now);
                 }
             }
             Err(e) => {

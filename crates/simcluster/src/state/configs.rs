@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use super::lag::ConfigKey;
 use super::{err, ApiError, Broker, Cluster, Topic};
 
 pub mod source {
@@ -251,7 +252,12 @@ fn broker_levels(
             source::DYNAMIC_BROKER_CONFIG,
         ));
     }
-    if let Some(v) = c.broker_defaults.get(def.name) {
+    // What the brokers show: a change of the defaults still on its way is not visible yet.
+    let defaults = c
+        .lag
+        .shown_config(&ConfigKey::BrokerDefaults)
+        .unwrap_or(&c.broker_defaults);
+    if let Some(v) = defaults.get(def.name) {
         out.push((
             def.name.to_string(),
             Some(v.clone()),

@@ -5,6 +5,7 @@
 pub mod acls;
 pub mod configs;
 pub mod groups;
+pub mod lag;
 pub mod log;
 pub mod quotas;
 pub mod reassign;
@@ -290,6 +291,9 @@ pub struct Cluster {
     /// Log directories per broker, and the capacity of each.
     pub log_dirs: Vec<String>,
     pub log_dir_capacity: u64,
+    /// What DescribeConfigs and DescribeClientQuotas show while a change is on its way to the
+    /// brokers (KRaft's metadata lag).
+    pub lag: lag::MetadataLag,
 }
 
 /// What a partition looks like when created: sizes, rates and placement.
@@ -331,6 +335,7 @@ impl Cluster {
                 "/var/lib/kafka/data-1".into(),
             ],
             log_dir_capacity: 4 << 40,
+            lag: lag::MetadataLag::default(),
         }
     }
 
@@ -587,6 +592,7 @@ impl Cluster {
         match self.topics.remove(name) {
             Some(t) => {
                 self.topic_ids.remove(&t.id);
+                self.lag.forget(&lag::ConfigKey::Topic(name.to_string()));
                 self.active.retain(|(n, _)| n != name);
                 for g in self.groups.values_mut() {
                     g.offsets.remove(name);
@@ -720,6 +726,9 @@ impl Cluster {
         }
         let dt = (now - self.now_ms) as f64 / 1000.0;
         self.now_ms = now;
+        if self.lag.pending() {
+            self.lag.settle(now);
+        }
         self.grow_logs(dt);
         self.progress_groups(dt);
         self.progress_copies(dt, now);

@@ -10,6 +10,7 @@ installed confluent-kafka does not have are recorded as {"ok": false, "missing":
 
 import json
 import sys
+import time
 import traceback
 
 TIMEOUT = 15
@@ -112,10 +113,19 @@ def main():
                         incremental_operation=AlterConfigOpType.SET)])
         for f in admin.incremental_alter_configs([res, broker], request_timeout=TIMEOUT).values():
             f.result()
-        after = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)],
-                                       request_timeout=TIMEOUT)
-        entry = list(after.values())[0].result()["retention.ms"]
-        return {"retention_ms": entry.value, "source": ConfigSource(entry.source).name}
+        # As on a KRaft cluster, the brokers show the change a moment after it was accepted
+        # (the simulator's metadata lag): describe until it shows, for at most 5 s.
+        reads = 0
+        for _ in range(100):
+            reads += 1
+            after = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)],
+                                           request_timeout=TIMEOUT)
+            entry = list(after.values())[0].result()["retention.ms"]
+            if entry.value == "3600000":
+                break
+            time.sleep(0.05)
+        return {"retention_ms": entry.value, "source": ConfigSource(entry.source).name,
+                "reads": reads}
 
     def list_consumer_groups():
         r = admin.list_consumer_groups(request_timeout=TIMEOUT).result()

@@ -131,6 +131,10 @@ pub struct Reverted {
     /// `queued` for a reassignment revert.
     state: &'static str,
     changes: Vec<Item>,
+    /// Set when the cluster did not show the revert in time (the event's `after` is what it
+    /// showed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
     #[serde(flatten)]
     audit: Audited,
 }
@@ -633,7 +637,7 @@ pub(crate) async fn revert_audit_event(
         "revertedAction": r.event.action,
         "changes": changes.len(),
     });
-    let (execution_id, state_name, audit) = match &r.plan {
+    let (execution_id, state_name, audit, note) = match &r.plan {
         Plan::Reassignment { before, .. } => {
             let moves: Vec<(TopicPartition, Vec<BrokerId>)> = changes
                 .iter()
@@ -665,17 +669,19 @@ pub(crate) async fn revert_audit_event(
                     audit_event_id: Some(queued.audit_event_id),
                     audit_error: None,
                 },
+                None,
             )
         }
         plan => {
-            let after = apply(state, &client, plan, &r.current).await?;
+            let (after, note) = apply(state, &client, plan, &r.current).await?;
             let execution_id = format!("revert-{}-{now_ms}", r.event.id);
             event.before = Some(current_json(plan, &r.current));
             event.after = Some(after);
+            event.details = note.clone();
             if let Value::Object(summary) = &mut event.summary {
                 summary.insert("executionId".into(), json!(execution_id));
             }
-            (execution_id, "completed", record(state, event).await)
+            (execution_id, "completed", record(state, event).await, note)
         }
     };
     Ok(Reverted {
@@ -684,6 +690,7 @@ pub(crate) async fn revert_audit_event(
         kind: kind_name(&r.plan),
         state: state_name,
         changes,
+        note,
         audit,
     })
 }
@@ -705,14 +712,14 @@ fn current_json(plan: &Plan, current: &Current) -> Value {
     }
 }
 
-/// Puts the plan's `before` back (configuration, quota, ACL) and returns the values read back,
-/// in the plan's event shape.
+/// Puts the plan's `before` back (configuration, quota, ACL) and returns the values read back
+/// once the cluster shows them, in the plan's event shape, with a note when it did not in time.
 async fn apply(
     state: &AppState,
     client: &Client,
     plan: &Plan,
     current: &Current,
-) -> Result<Value, ApiError> {
+) -> Result<(Value, Option<String>), ApiError> {
     match (plan, current) {
         (Plan::TopicConfig { before, .. }, Current::TopicConfig(now)) => {
             // Every key the event touched goes back to its recorded value (absent: no override).
@@ -731,17 +738,13 @@ async fn apply(
                 .collect();
             configs::apply(state, client, &target, true).await?;
             configs::apply(state, client, &target, false).await?;
-            let after = configs::read_all(state, client, &target)
-                .await
-                .unwrap_or(target);
-            Ok(configs::to_json(&after))
+            let after = configs::read_back(state, client, &target).await;
+            Ok((configs::to_json(&after.value), after.note))
         }
         (Plan::Quota { entity, before, .. }, Current::Quota(now)) => {
             quotas::apply(state, client, entity, now, before).await?;
-            let after = quotas::read(state, client, entity)
-                .await
-                .unwrap_or_else(|_| before.clone());
-            Ok(quotas::to_json(entity, &after))
+            let after = quotas::read_back(state, client, entity, before.clone()).await;
+            Ok((quotas::to_json(entity, &after.value), after.note))
         }
         (
             Plan::Acl {
@@ -763,11 +766,9 @@ async fn apply(
                 .collect();
             acls::create_all(state, client, &create).await?;
             acls::delete_all(state, client, &remove).await?;
-            let after = match acls::present(state, client, affected).await {
-                Ok(p) => Current::Acl(p),
-                Err(_) => Current::Acl(affected.iter().map(|b| before.contains(b)).collect()),
-            };
-            Ok(current_json(plan, &after))
+            let expected = affected.iter().map(|b| before.contains(b)).collect();
+            let after = acls::read_back(state, client, affected, expected).await;
+            Ok((current_json(plan, &Current::Acl(after.value)), after.note))
         }
         _ => Err(ApiError::internal(
             "revert failed",

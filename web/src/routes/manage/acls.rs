@@ -6,13 +6,14 @@
 //! again.
 
 use axum::extract::State;
-use ballast_kafka::{AclBinding, AclFilter, AclPatternFilter, AclPatternType, Client};
+use ballast_kafka::{AclBinding, AclFilter, AclPatternFilter, AclPatternType, BrokerId, Client};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::super::live::acls::{
     filter_of, operation, pattern_type, permission_type, resource_type, sort_key, AclQuery,
 };
+use super::readback::{per_broker, until_shown, ReadBack};
 use super::{check_name, fail, item_fail};
 use crate::audit::{record, Actor, Audited};
 use crate::extract::{Json, Query};
@@ -70,6 +71,9 @@ pub struct Created {
     count: usize,
     failed: usize,
     results: Vec<CreateResult>,
+    /// Set when the cluster did not show the change in time (`created` is what it showed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
     #[serde(flatten)]
     audit: Audited,
 }
@@ -149,12 +153,24 @@ pub(crate) async fn present(
     client: &Client,
     bindings: &[AclBinding],
 ) -> Result<Vec<bool>, ApiError> {
+    present_via(state, client, None, bindings).await
+}
+
+/// Whether each of `bindings` exists as `broker` shows them (None: any broker), in order.
+async fn present_via(
+    state: &AppState,
+    client: &Client,
+    broker: Option<BrokerId>,
+    bindings: &[AclBinding],
+) -> Result<Vec<bool>, ApiError> {
     let mut out = Vec::with_capacity(bindings.len());
     for b in bindings {
-        let found = client
-            .describe_acls(&AclFilter::exact(b))
-            .await
-            .map_err(|e| fail(state, e))?;
+        let filter = AclFilter::exact(b);
+        let found = match broker {
+            Some(id) => client.describe_acls_at(id, &filter).await,
+            None => client.describe_acls(&filter).await,
+        }
+        .map_err(|e| fail(state, e))?;
         out.push(found.contains(b));
     }
     Ok(out)
@@ -242,6 +258,30 @@ fn dedup(mut bindings: Vec<AclBinding>) -> Vec<AclBinding> {
     bindings
 }
 
+/// Whether each of `bindings` exists, once the cluster shows `expected` (or what it shows when
+/// `BALLAST_READBACK_TIMEOUT` passes, with a note).
+pub(crate) async fn read_back(
+    state: &AppState,
+    client: &Client,
+    bindings: &[AclBinding],
+    expected: Vec<bool>,
+) -> ReadBack<Vec<bool>> {
+    let wanted = expected.clone();
+    until_shown(
+        state,
+        expected,
+        || {
+            per_broker(client, |broker| {
+                present_via(state, client, Some(broker), bindings)
+            })
+        },
+        |now| *now == wanted,
+    )
+    .await
+}
+
+/// Records the event; `note` (the read back did not show the change) goes to its details.
+#[allow(clippy::too_many_arguments)]
 async fn audit(
     state: &AppState,
     actor: &Actor,
@@ -250,6 +290,7 @@ async fn audit(
     before: &[AclBinding],
     after: &[AclBinding],
     summary: Value,
+    note: Option<String>,
 ) -> Audited {
     let target = match affected {
         [one] => format!("{:?}:{}", one.resource_type, one.resource_name),
@@ -259,6 +300,7 @@ async fn audit(
     event.summary = summary;
     event.before = Some(to_json(before));
     event.after = Some(to_json(after));
+    event.details = note;
     record(state, event).await
 }
 
@@ -341,7 +383,14 @@ pub(crate) async fn create_acls(
         // Nothing was created: the first refusal is the answer, and there is nothing to audit.
         return Err(item_fail("creating acl bindings", e));
     }
-    let now = present(state, &client, &bindings).await?;
+    // Read back once the cluster shows every binding it accepted (KRaft brokers apply ACLs a
+    // moment after the controller).
+    let expected: Vec<bool> = existed
+        .iter()
+        .zip(&results)
+        .map(|(existed, r)| *existed || r.error.is_none())
+        .collect();
+    let ReadBack { value: now, note } = read_back(state, &client, &bindings, expected).await;
     let before = kept(&bindings, &existed);
     let after = kept(&bindings, &now);
     let summary = json!({ "bindings": bindings.len() });
@@ -353,6 +402,7 @@ pub(crate) async fn create_acls(
         &before,
         &after,
         summary,
+        note.clone(),
     )
     .await;
     let results: Vec<CreateResult> = results
@@ -366,6 +416,7 @@ pub(crate) async fn create_acls(
         })
         .collect();
     Ok(Created {
+        note,
         count: results.iter().filter(|r| r.created).count(),
         failed: results.iter().filter(|r| r.error.is_some()).count(),
         results,
@@ -417,9 +468,8 @@ pub async fn update(
     }
     create_all(&state, &client, std::slice::from_ref(&to)).await?;
     let deleted = delete_all(&state, &client, std::slice::from_ref(&from)).await;
-    let now = present(&state, &client, &affected)
-        .await
-        .unwrap_or_else(|_| vec![deleted.is_err(), true]);
+    let ReadBack { value: now, note } =
+        read_back(&state, &client, &affected, vec![deleted.is_err(), true]).await;
     let summary = json!({ "from": from, "to": to });
     let audit = audit(
         &state,
@@ -429,6 +479,7 @@ pub async fn update(
         &kept(&affected, &existed),
         &kept(&affected, &now),
         summary,
+        note,
     )
     .await;
     // `to` was created but `from` stayed: the event records both present; say so.
@@ -537,6 +588,7 @@ pub(crate) async fn delete_acls(
         &deleted,
         &[],
         summary,
+        None,
     )
     .await;
     Ok(Deleted {

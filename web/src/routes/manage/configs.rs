@@ -8,10 +8,11 @@
 use std::collections::BTreeMap;
 
 use axum::extract::State;
-use ballast_kafka::{AlterConfigOp, Client, ConfigResource, ConfigSource};
+use ballast_kafka::{AlterConfigOp, BrokerId, Client, ConfigEntry, ConfigResource, ConfigSource};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::readback::{per_broker, until_shown, ReadBack};
 use super::{check_name, fail, item_fail};
 use crate::audit::{record, Actor, Audited};
 use crate::extract::{Json, Path};
@@ -72,6 +73,9 @@ pub struct TopicChanges {
 pub struct Updated {
     topic: String,
     changes: Vec<Change>,
+    /// Set when the cluster did not show the change in time (`after` is what it showed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
     #[serde(flatten)]
     audit: Audited,
 }
@@ -80,6 +84,9 @@ pub struct Updated {
 #[serde(rename_all = "camelCase")]
 pub struct BulkUpdated {
     topics: Vec<TopicChanges>,
+    /// Set when the cluster did not show the change in time (`after` is what it showed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
     #[serde(flatten)]
     audit: Audited,
 }
@@ -137,15 +144,19 @@ pub(crate) async fn read_overrides(
     let entries = client
         .describe_config(&ConfigResource::Topic(topic.to_string()))
         .await?;
-    Ok(keys
-        .map(|k| {
-            let value = entries
-                .iter()
-                .find(|e| &e.name == k && e.source == ConfigSource::DynamicTopicConfig)
-                .and_then(|e| e.value.clone());
-            (k.clone(), value)
-        })
-        .collect())
+    Ok(overrides_of(&entries, keys))
+}
+
+/// The topic's own overrides of `keys` among described `entries`.
+fn overrides_of<'a>(entries: &[ConfigEntry], keys: impl Iterator<Item = &'a String>) -> Overrides {
+    keys.map(|k| {
+        let value = entries
+            .iter()
+            .find(|e| &e.name == k && e.source == ConfigSource::DynamicTopicConfig)
+            .and_then(|e| e.value.clone());
+        (k.clone(), value)
+    })
+    .collect()
 }
 
 /// The overrides of every key of `wanted`, per topic.
@@ -224,6 +235,47 @@ pub(crate) fn from_json(v: &Value) -> Option<TopicOverrides> {
     Some(out)
 }
 
+/// The overrides of `wanted`'s keys once every broker shows exactly them (or what the cluster
+/// shows when `BALLAST_READBACK_TIMEOUT` passes, with a note).
+pub(crate) async fn read_back(
+    state: &AppState,
+    client: &Client,
+    wanted: &TopicOverrides,
+) -> ReadBack<TopicOverrides> {
+    until_shown(
+        state,
+        wanted.clone(),
+        || per_broker(client, |broker| read_all_at(state, client, broker, wanted)),
+        |after| after == wanted,
+    )
+    .await
+}
+
+/// The overrides of every key of `wanted`, per topic, as `broker` shows them.
+async fn read_all_at(
+    state: &AppState,
+    client: &Client,
+    broker: BrokerId,
+    wanted: &TopicOverrides,
+) -> Result<TopicOverrides, ApiError> {
+    let resources: Vec<ConfigResource> = wanted
+        .keys()
+        .map(|t| ConfigResource::Topic(t.clone()))
+        .collect();
+    let results = client
+        .describe_configs_at(broker, &resources)
+        .await
+        .map_err(|e| fail(state, e))?;
+    let mut out = TopicOverrides::new();
+    for ((topic, keys), rc) in wanted.iter().zip(results) {
+        if let Some(e) = &rc.error {
+            return Err(item_fail(&format!("topic {topic}"), e));
+        }
+        out.insert(topic.clone(), overrides_of(&rc.entries, keys.keys()));
+    }
+    Ok(out)
+}
+
 /// Validates against the cluster, reads, changes, reads back and audits.
 async fn change(
     state: &AppState,
@@ -232,22 +284,20 @@ async fn change(
     target: String,
     wanted: TopicOverrides,
     summary: Value,
-) -> Result<(Vec<TopicChanges>, Audited), ApiError> {
+) -> Result<(Vec<TopicChanges>, Audited, Option<String>), ApiError> {
     let client = state.kafka.client().await?;
     // Unknown topics are a 404 before anything is asked to change.
     let before = read_all(state, &client, &wanted).await?;
     // The cluster checks every key and value of every topic first: one bad key changes nothing.
     apply(state, &client, &wanted, true).await?;
     apply(state, &client, &wanted, false).await?;
-    let after = match read_all(state, &client, &wanted).await {
-        Ok(after) => after,
-        // Changed but not readable back: record what was asked for.
-        Err(_) => wanted.clone(),
-    };
+    // Read back once the cluster shows the change (KRaft brokers apply it a moment later).
+    let ReadBack { value: after, note } = read_back(state, &client, &wanted).await;
     let mut event = actor.event(state.clock.now_ms(), action, target);
     event.summary = summary;
     event.before = Some(to_json(&before));
     event.after = Some(to_json(&after));
+    event.details = note.clone();
     let audit = record(state, event).await;
     let topics = wanted
         .keys()
@@ -271,7 +321,7 @@ async fn change(
                 .collect(),
         })
         .collect();
-    Ok((topics, audit))
+    Ok((topics, audit, note))
 }
 
 #[utoipa::path(
@@ -314,7 +364,7 @@ pub(crate) async fn update_topic_config(
     let overrides = requested(&topic, &body.configs)?;
     let summary = json!({ "topics": [topic], "configs": overrides });
     let wanted = TopicOverrides::from([(topic.clone(), overrides)]);
-    let (mut topics, audit) = change(
+    let (mut topics, audit, note) = change(
         state,
         actor,
         "topics.config.update",
@@ -327,6 +377,7 @@ pub(crate) async fn update_topic_config(
     Ok(Updated {
         topic,
         changes,
+        note,
         audit,
     })
 }
@@ -413,7 +464,7 @@ pub(crate) async fn bulk_update_topic_config(
         many => format!("{} topics", many.len()),
     };
     let summary = json!({ "topics": names, "configs": wanted });
-    let (topics, audit) = change(
+    let (topics, audit, note) = change(
         state,
         actor,
         "topics.config.bulk_update",
@@ -422,7 +473,11 @@ pub(crate) async fn bulk_update_topic_config(
         summary,
     )
     .await?;
-    Ok(BulkUpdated { topics, audit })
+    Ok(BulkUpdated {
+        topics,
+        note,
+        audit,
+    })
 }
 
 #[cfg(test)]

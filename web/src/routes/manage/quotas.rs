@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 
 use axum::extract::State;
 use ballast_kafka::{
-    Client, QuotaAlteration, QuotaEntity, QuotaEntityType, QuotaFilter, QuotaMatch, QuotaName,
+    BrokerId, Client, QuotaAlteration, QuotaEntity, QuotaEntityType, QuotaFilter, QuotaMatch,
+    QuotaName,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -17,6 +18,7 @@ use serde_json::{json, Value};
 use super::super::live::quotas::{
     entity, entity_path, entity_type, parse_name, CLIENT_KEYS, DEFAULT_SEGMENT,
 };
+use super::readback::{per_broker, until_shown, ReadBack};
 use super::{fail, item_fail};
 use crate::audit::{record, Actor, Audited};
 use crate::extract::{Json, Path};
@@ -40,6 +42,9 @@ pub struct QuotaChange {
     path: String,
     before: Values,
     after: Values,
+    /// Set when the cluster did not show the change in time (`after` is what it showed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
     #[serde(flatten)]
     audit: Audited,
 }
@@ -80,6 +85,16 @@ pub(crate) async fn read(
     client: &Client,
     e: &QuotaEntity,
 ) -> Result<Values, ApiError> {
+    read_via(state, client, None, e).await
+}
+
+/// The quotas set on exactly `e` as `broker` shows them (None: any broker).
+async fn read_via(
+    state: &AppState,
+    client: &Client,
+    broker: Option<BrokerId>,
+    e: &QuotaEntity,
+) -> Result<Values, ApiError> {
     let component = |name: &QuotaName| match name {
         QuotaName::Default => QuotaMatch::Default,
         QuotaName::Name(n) => QuotaMatch::Exact(n.clone()),
@@ -91,13 +106,15 @@ pub(crate) async fn read(
     if let Some(c) = &e.client_id {
         components.push((QuotaEntityType::ClientId, component(c)));
     }
-    let found = client
-        .describe_client_quotas(&QuotaFilter {
-            components,
-            strict: true,
-        })
-        .await
-        .map_err(|err| fail(state, err))?;
+    let filter = QuotaFilter {
+        components,
+        strict: true,
+    };
+    let found = match broker {
+        Some(b) => client.describe_client_quotas_at(b, &filter).await,
+        None => client.describe_client_quotas(&filter).await,
+    }
+    .map_err(|err| fail(state, err))?;
     Ok(found
         .into_iter()
         .find(|q| &q.entity == e)
@@ -204,7 +221,7 @@ pub(crate) async fn update_quota(
     let client = state.kafka.client().await?;
     let before = read(state, &client, &e).await?;
     apply(state, &client, &e, &before, &target).await?;
-    let after = read(state, &client, &e).await.unwrap_or(target);
+    let after = read_back(state, &client, &e, target).await;
     change(state, actor, "quotas.update", e, before, after).await
 }
 
@@ -226,8 +243,26 @@ pub(crate) async fn delete_quota(
         ));
     }
     apply(state, &client, &e, &before, &Values::new()).await?;
-    let after = read(state, &client, &e).await.unwrap_or_default();
+    let after = read_back(state, &client, &e, Values::new()).await;
     change(state, actor, "quotas.delete", e, before, after).await
+}
+
+/// The quotas of `e` once the cluster shows exactly `target` (or what it shows when
+/// `BALLAST_READBACK_TIMEOUT` passes, with a note).
+pub(crate) async fn read_back(
+    state: &AppState,
+    client: &Client,
+    e: &QuotaEntity,
+    target: Values,
+) -> ReadBack<Values> {
+    let wanted = target.clone();
+    until_shown(
+        state,
+        target,
+        || per_broker(client, |broker| read_via(state, client, Some(broker), e)),
+        |now| *now == wanted,
+    )
+    .await
 }
 
 async fn change(
@@ -236,13 +271,15 @@ async fn change(
     action: &str,
     e: QuotaEntity,
     before: Values,
-    after: Values,
+    after: ReadBack<Values>,
 ) -> Result<QuotaChange, ApiError> {
+    let ReadBack { value: after, note } = after;
     let path = path_of(&e);
     let mut event = actor.event(state.clock.now_ms(), action, path.clone());
     event.summary = json!({ "entityPath": path, "entity": e, "values": after });
     event.before = Some(to_json(&e, &before));
     event.after = Some(to_json(&e, &after));
+    event.details = note.clone();
     let audit = record(state, event).await;
     Ok(QuotaChange {
         entity_type: entity_type(&e),
@@ -250,6 +287,7 @@ async fn change(
         path,
         before,
         after,
+        note,
         audit,
     })
 }
