@@ -148,6 +148,8 @@ pub enum Why {
     Repair,
     /// Moves a replica off a broker in maintenance.
     Drain,
+    /// Moves a surplus copy out of a doubled rack: the partition sat on too few racks.
+    RackRepair,
 }
 
 impl Part {
@@ -212,6 +214,9 @@ pub struct Model {
     pub topic_replicas: Vec<u32>,
     /// Leaders of topic t on broker b at `t * nb + b`.
     pub topic_leaders: Vec<u32>,
+    /// Distinct racks among the brokers that take load; 0 when rack awareness is not assessed
+    /// (no racks, or a broker that takes load has none).
+    pub racks: usize,
 }
 
 impl Model {
@@ -299,7 +304,19 @@ impl Model {
             });
         }
 
+        let racks = {
+            let eligible: Vec<&BrokerSlot> = slots.iter().filter(|b| b.eligible()).collect();
+            let mut seen: Vec<u32> = eligible.iter().filter_map(|b| b.rack).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            if eligible.iter().any(|b| b.rack.is_none()) {
+                0
+            } else {
+                seen.len()
+            }
+        };
         let mut model = Model {
+            racks,
             brokers: slots,
             rack_names,
             topic_partitions,
@@ -392,6 +409,12 @@ impl Model {
             }
         }
         seen.len() + own
+    }
+
+    /// Whether `replicas` sit on fewer racks than `min(replication factor, racks)`: Kafka's
+    /// rack awareness broken. Never true when rack awareness is not assessed.
+    pub fn too_few_racks(&self, replicas: &[Bx]) -> bool {
+        self.racks > 0 && self.rack_spread(replicas) < replicas.len().min(self.racks)
     }
 
     fn apply_effect(&mut self, e: &Effect) {
