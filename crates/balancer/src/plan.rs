@@ -282,7 +282,13 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             policy.max_partitions,
         );
         // A partition the repairs move ends on enough racks; the others wait for balancing.
-        let (n, left) = repair_racks(&mut model, &eligible, eligible_count, policy, Scope::Moved);
+        let (n, left) = repair_racks(
+            &mut model,
+            &eligible,
+            eligible_count,
+            policy,
+            (fair, Scope::Moved),
+        );
         stats.steps_applied += n;
         repaired = n;
         rack_limits = left;
@@ -362,7 +368,13 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             // onto more racks (where that also evens a load), and what it leaves is repaired
             // here; the next pass evens what the repairs changed. The search never moves a
             // partition the repair could not reach.
-            let (n, left) = repair_racks(&mut model, &eligible, eligible_count, policy, Scope::All);
+            let (n, left) = repair_racks(
+                &mut model,
+                &eligible,
+                eligible_count,
+                policy,
+                (fair, Scope::All),
+            );
             repaired += n;
             rack_limits = left;
             stats.steps_applied += n;
@@ -686,7 +698,8 @@ fn partitions(n: u64) -> String {
 }
 
 /// Repairs every partition on too few racks that may move: the surplus copy in a doubled rack
-/// (a follower, on the broker with the most disk) goes to the broker with the least disk among
+/// (a follower, on the fullest broker: disk or follower count against fair share) goes to the
+/// least full broker among
 /// those of the racks the partition lacks, under its topic's replica cap where one is, until
 /// the partition spans `min(replication factor, racks)`. Partitions in index order; the
 /// proposal cap counts them with the partitions the drain changed. Returns how many it repaired
@@ -696,7 +709,7 @@ fn repair_racks(
     eligible: &[bool],
     eligible_count: usize,
     policy: &Policy,
-    scope: Scope,
+    (fair, scope): ([f64; 7], Scope),
 ) -> (u64, Vec<RackLimit>) {
     if model.racks == 0 {
         return (0, Vec::new());
@@ -726,7 +739,14 @@ fn repair_racks(
         while model.too_few_racks(model.parts[pi as usize].replicas.as_slice()) {
             let p = &model.parts[pi as usize];
             let rack = |b: Bx| model.brokers[b as usize].rack;
-            let disk = |b: Bx| model.loads[b as usize][DISK];
+            // How full a broker is: the larger of its disk and its follower count against fair
+            // share (a repair moves a follower), so repairs neither pile copies onto a broker
+            // nor push its follower count out.
+            let disk = |b: Bx| {
+                let v = &model.loads[b as usize];
+                let rel = |l: usize| if fair[l] > 0.0 { v[l] / fair[l] } else { 0.0 };
+                rel(DISK).max(rel(1))
+            };
             let surplus = p
                 .replicas
                 .iter()

@@ -143,7 +143,7 @@ pub struct Targets {
     /// Counted loads that triggered: they are evened to within the threshold.
     pub active: [bool; 7],
     /// Loads left alone because their imbalance is below `BALLAST_BALANCE_FLOOR`, with that
-    /// floor: moves must not push them past both the floor and the trigger.
+    /// floor: moves must not push a broker beyond the trigger on them (or farther beyond it).
     pub floor: [Option<f64>; 7],
     pub threshold: f64,
     pub trigger: f64,
