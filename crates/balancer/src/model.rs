@@ -399,16 +399,21 @@ impl Model {
 
     /// Distinct racks among `replicas` (a broker without a rack counts as a rack of its own).
     pub fn rack_spread(&self, replicas: &[Bx]) -> usize {
-        let mut seen: Vec<Option<u32>> = Vec::with_capacity(replicas.len());
-        let mut own = 0;
-        for &r in replicas {
+        // On the stack: the search asks this for every candidate of a partition on too few
+        // racks, and the repair for every partition in every pass.
+        let mut seen = [0u32; MAX_RF];
+        let (mut n, mut own) = (0, 0);
+        for &r in replicas.iter().take(MAX_RF) {
             match self.brokers[r as usize].rack {
-                Some(x) if !seen.contains(&Some(x)) => seen.push(Some(x)),
+                Some(x) if !seen[..n].contains(&x) => {
+                    seen[n] = x;
+                    n += 1;
+                }
                 Some(_) => {}
                 None => own += 1,
             }
         }
-        seen.len() + own
+        n + own
     }
 
     /// Whether `replicas` sit on fewer racks than `min(replication factor, racks)`: Kafka's

@@ -1288,32 +1288,6 @@ impl View<'_> {
             tally.cooldown += 1;
             return None;
         }
-        // A replica of a partition on too few racks moves only onto a rack it lacks: the move
-        // repairs it (or brings it closer), and never leaves it where it was.
-        let widens = |pi: u32, from: Bx, to: Bx| {
-            let p = &m.parts[pi as usize];
-            if !m.too_few_racks(p.replicas.as_slice()) {
-                return true;
-            }
-            let mut moved = p.replicas;
-            if let Some(at) = moved.position(from) {
-                moved.set(at, to);
-            }
-            m.rack_spread(moved.as_slice()) > m.rack_spread(p.replicas.as_slice())
-        };
-        let widened = match action {
-            Action::Leader { .. } => true,
-            Action::Replica { pi, from, to } => widens(pi, from, to),
-            Action::Exchange { pi, from, to, qi } => widens(pi, from, to) && widens(qi, to, from),
-        };
-        if !widened {
-            tally.rack += 1;
-            return None;
-        }
-        if self.spreads_worse(action) {
-            tally.spread += 1;
-            return None;
-        }
         let admissible = match action {
             Action::Replica { pi, from, to } => self.replica_admissible(pi, from, to, tally),
             Action::Leader { pi, to } => self.leader_admissible(pi, to, tally),
@@ -1368,6 +1342,33 @@ impl View<'_> {
             } else {
                 tally.overshoot += 1;
             }
+            return None;
+        }
+        // Checked last, on the few candidates that help (most do not). A replica of a
+        // partition on too few racks moves only onto a rack it lacks: the move
+        // repairs it (or brings it closer), and never leaves it where it was.
+        let widens = |pi: u32, from: Bx, to: Bx| {
+            let p = &m.parts[pi as usize];
+            if !m.too_few_racks(p.replicas.as_slice()) {
+                return true;
+            }
+            let mut moved = p.replicas;
+            if let Some(at) = moved.position(from) {
+                moved.set(at, to);
+            }
+            m.rack_spread(moved.as_slice()) > m.rack_spread(p.replicas.as_slice())
+        };
+        let widened = match action {
+            Action::Leader { .. } => true,
+            Action::Replica { pi, from, to } => widens(pi, from, to),
+            Action::Exchange { pi, from, to, qi } => widens(pi, from, to) && widens(qi, to, from),
+        };
+        if !widened {
+            tally.rack += 1;
+            return None;
+        }
+        if self.spreads_worse(action) {
+            tally.spread += 1;
             return None;
         }
         let copy = |pi: u32, from: Bx, to: Bx| {
