@@ -3,7 +3,7 @@
 //!
 //!   cargo run --release -p ballast-balancer --example bench -- [--sizes 24x6000,200x300000]
 //!       [--kinds new-broker,hot-broker,leaders,random] [--seeds 1,2,3] [--rf 3] [--racks 3]
-//!       [--workers 1] [--threshold 5] [--dump DIR] [--moves PREFIX]
+//!       [--workers 1] [--threshold 5] [--rack-violations PCT] [--dump DIR] [--moves PREFIX]
 //!
 //! Columns: `disk%`, `lead%`, `foll%` are the farthest broker's distance from fair share of disk,
 //! leader count and follower count, before and after the plan (the targets are 5%). `replica`
@@ -11,9 +11,15 @@
 //! `xchg` the replica exchanges among them (pairs). `moved_GB` is the data the plan copies and
 //! `LB_GB` a lower bound on what any balancing plan must copy
 //! ([`ballast_balancer::instances::lower_bound_bytes`]); `ratio` their quotient (target 1.15).
-//! `limits` counts proven structural limits (the lines under the row show them). `plan_s` is
+//! `limits` counts proven structural limits (the lines under the row show them). `rackV` counts
+//! partitions on fewer racks than min(replication factor, racks) before and after the plan;
+//! `xLead` the leaders beyond their topic's leader cap and `overCap` the topic/broker pairs over
+//! the replica cap (`topicSpread`), before and after. `plan_s` is
 //! the plan's wall time, `peakMiB` the process's peak resident memory while planning (snapshot
 //! included; reset before each plan through /proc/self/clear_refs).
+//!
+//! `--rack-violations PCT` breaks rack awareness on about PCT% of the partitions of every kind
+//! ([`ballast_balancer::instances::Spec::rack_violations_pct`]; `random` has 3% without it).
 //!
 //! `--threshold` sets `BALLAST_BALANCE_THRESHOLD` (percent; the trigger is twice it), for the
 //! targets and the bound alike.
@@ -23,8 +29,8 @@
 
 use std::time::Instant;
 
-use ballast_balancer::instances::{generate, lower_bound_bytes, Kind, Spec};
-use ballast_balancer::{plan, Policy};
+use ballast_balancer::instances::{generate, lower_bound_bytes, rack_violations, Kind, Spec};
+use ballast_balancer::{apply_plan, plan, Policy};
 use ballast_model::{CostClass, Load};
 
 struct Args {
@@ -35,6 +41,7 @@ struct Args {
     racks: i32,
     workers: usize,
     threshold: f64,
+    rack_violations: Option<u32>,
     dump: Option<String>,
     moves_out: Option<String>,
 }
@@ -48,6 +55,7 @@ fn args() -> Result<Args, String> {
         racks: 3,
         workers: 1,
         threshold: Policy::default().threshold_pct,
+        rack_violations: None,
         dump: None,
         moves_out: None,
     };
@@ -83,6 +91,7 @@ fn args() -> Result<Args, String> {
             "--threshold" => {
                 a.threshold = value.parse::<f64>().map_err(|e| format!("{flag}: {e}"))?
             }
+            "--rack-violations" => a.rack_violations = Some(num(&value)? as u32),
             "--dump" => a.dump = Some(value),
             "--moves" => a.moves_out = Some(value),
             _ => return Err(format!("unknown flag {flag}")),
@@ -132,7 +141,7 @@ fn main() {
         ..Policy::default()
     };
     println!(
-        "{:<10} {:>14} {:>4} {:>15} {:>15} {:>15} {:>7} {:>6} {:>5} {:>9} {:>9} {:>6} {:>6} {:>7} {:>8}",
+        "{:<10} {:>14} {:>4} {:>15} {:>15} {:>15} {:>7} {:>6} {:>5} {:>9} {:>9} {:>6} {:>6} {:>11} {:>11} {:>9} {:>7} {:>8}",
         "kind",
         "size",
         "seed",
@@ -146,6 +155,9 @@ fn main() {
         "LB_GB",
         "ratio",
         "limits",
+        "rackV b>a",
+        "xLead b>a",
+        "overCap",
         "plan_s",
         "peakMiB"
     );
@@ -155,6 +167,7 @@ fn main() {
                 let spec = Spec {
                     rf: a.rf,
                     racks: a.racks,
+                    rack_violations_pct: a.rack_violations,
                     ..Spec::new(kind, brokers, partitions, seed)
                 };
                 let s = generate(&spec);
@@ -168,6 +181,14 @@ fn main() {
                 let p = plan(&s, &policy, 1_795_255_200_000);
                 let secs = started.elapsed().as_secs_f64();
                 let peak = peak_rss_mib();
+                let rack_v = format!(
+                    "{}>{}",
+                    rack_violations(&s),
+                    rack_violations(&apply_plan(&s, &p, None))
+                );
+                let t = &p.topic_spread;
+                let x_lead = format!("{}>{}", t.excess_leaders, t.projected_excess_leaders);
+                let over_cap = format!("{}>{}", t.over_cap, t.projected_over_cap);
                 let dist = |load: Load| {
                     p.loads
                         .0
@@ -197,7 +218,7 @@ fn main() {
                     "inf".into()
                 };
                 println!(
-                    "{:<10} {:>14} {:>4} {:>15} {:>15} {:>15} {:>7} {:>6} {:>5} {:>9.2} {:>9.2} {:>6} {:>6} {:>7.3} {:>8.0}",
+                    "{:<10} {:>14} {:>4} {:>15} {:>15} {:>15} {:>7} {:>6} {:>5} {:>9.2} {:>9.2} {:>6} {:>6} {:>11} {:>11} {:>9} {:>7.3} {:>8.0}",
                     kind.name(),
                     format!("{brokers}x{partitions}"),
                     seed,
@@ -211,6 +232,9 @@ fn main() {
                     lb / 1e9,
                     ratio,
                     p.structural_limits.len(),
+                    rack_v,
+                    x_lead,
+                    over_cap,
                     secs,
                     peak
                 );

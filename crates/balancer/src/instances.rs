@@ -16,6 +16,9 @@
 //!   (and preferred-led) by it: leadership concentrated on a sixth of the brokers.
 //! - [`Kind::Random`]: uniform random placement (a random broker per rack, a random leader) with
 //!   about 3% of partitions breaking rack awareness (two replicas in one rack).
+//!
+//! [`Spec::rack_violations_pct`] breaks rack awareness on about that share of the partitions of
+//! any kind (the last replica joins the first one's rack), for the rack repair.
 
 use std::fmt;
 
@@ -72,6 +75,9 @@ pub struct Spec {
     /// 0: no rack layout.
     pub racks: i32,
     pub seed: u64,
+    /// Percent of partitions that break rack awareness (two replicas in one rack); `None`: the
+    /// kind's own (3% for [`Kind::Random`], none for the others).
+    pub rack_violations_pct: Option<u32>,
 }
 
 impl Spec {
@@ -83,6 +89,7 @@ impl Spec {
             rf: 3,
             racks: 3,
             seed,
+            rack_violations_pct: None,
         }
     }
 }
@@ -115,6 +122,7 @@ impl Rng {
 /// The generated snapshot of `spec`.
 pub fn generate(spec: &Spec) -> Snapshot {
     let mut rng = Rng::new(spec.seed);
+    let mut breaker = Rng::new(spec.seed ^ 0x0005_EED0_FBAD_5EED);
     let n = spec.brokers.max(1);
     let rack_of = |id: i32| (spec.racks > 0).then(|| (id - 1) % spec.racks);
     let brokers: Vec<SnapshotBroker> = (1..=n)
@@ -172,7 +180,8 @@ pub fn generate(spec: &Spec) -> Snapshot {
                 }
             }
             // About 3% break rack awareness: the last replica joins the first one's rack.
-            if rng.below(100) < 3 && replicas.len() >= 2 && spec.racks > 0 {
+            let pct = u64::from(spec.rack_violations_pct.unwrap_or(3));
+            if rng.below(100) < pct && replicas.len() >= 2 && spec.racks > 0 {
                 let rack = rack_of(replicas[0]);
                 let same: Vec<i32> = placeable
                     .iter()
@@ -215,6 +224,28 @@ pub fn generate(spec: &Spec) -> Snapshot {
                     first = false;
                 }
                 g += 1;
+            }
+        }
+        // Rack violations on the balanced kinds, from a generator of their own so that the
+        // placement is otherwise the kind's.
+        let pct = spec.rack_violations_pct.unwrap_or(0);
+        if spec.kind != Kind::Random
+            && pct > 0
+            && replicas.len() >= 2
+            && spec.racks > 0
+            && breaker.below(100) < u64::from(pct)
+        {
+            let rack = rack_of(replicas[0]);
+            let same: Vec<i32> = placeable
+                .iter()
+                .copied()
+                .filter(|&b| rack_of(b) == rack && !replicas.contains(&b))
+                .collect();
+            if !same.is_empty() {
+                let last = replicas.len() - 1;
+                replica_count[replicas[last] as usize] -= 1;
+                replicas[last] = same[breaker.below(same.len() as u64) as usize];
+                replica_count[replicas[last] as usize] += 1;
             }
         }
         if spec.kind == Kind::Leaders {
@@ -320,6 +351,68 @@ pub fn lower_bound_bytes(s: &Snapshot, threshold_pct: f64) -> f64 {
     f64::max(into, out)
         .max(rack_bound(s, &takes, &need))
         .max(kept_in_rack_bound(s, &takes, &need))
+        .max(rack_repair_bytes(s))
+}
+
+/// Partitions whose replicas sit on fewer racks than `min(replication factor, racks)`, the
+/// racks being those of the brokers that take load (none when one of those has no rack).
+pub fn rack_violations(s: &Snapshot) -> usize {
+    let (racks, rack_of) = rack_layout(s);
+    if racks == 0 {
+        return 0;
+    }
+    s.partitions
+        .iter()
+        .filter(|p| spread(&p.replicas, &rack_of) < p.replicas.len().min(racks))
+        .count()
+}
+
+/// What repairing rack awareness copies at least: one replica of the partition's size for every
+/// rack it lacks. Every plan that repairs it copies this much, whatever else it does.
+pub fn rack_repair_bytes(s: &Snapshot) -> f64 {
+    let (racks, rack_of) = rack_layout(s);
+    if racks == 0 {
+        return 0.0;
+    }
+    s.partitions
+        .iter()
+        .map(|p| {
+            let lacking = p
+                .replicas
+                .len()
+                .min(racks)
+                .saturating_sub(spread(&p.replicas, &rack_of));
+            p.size_bytes as f64 * lacking as f64
+        })
+        .sum()
+}
+
+/// Racks of the brokers that take load (0 when one of them has no rack), and every broker's rack.
+fn rack_layout(s: &Snapshot) -> (usize, std::collections::HashMap<i32, Option<String>>) {
+    let rack_of: std::collections::HashMap<i32, Option<String>> =
+        s.brokers.iter().map(|b| (b.id, b.rack.clone())).collect();
+    let takes: Vec<&SnapshotBroker> = s.brokers.iter().filter(|b| b.state.takes_load()).collect();
+    if takes.iter().any(|b| b.rack.is_none()) {
+        return (0, rack_of);
+    }
+    let mut names: Vec<&String> = takes.iter().filter_map(|b| b.rack.as_ref()).collect();
+    names.sort();
+    names.dedup();
+    (names.len(), rack_of)
+}
+
+/// Distinct racks of `replicas` (a broker without a rack counts as one of its own).
+fn spread(replicas: &[i32], rack_of: &std::collections::HashMap<i32, Option<String>>) -> usize {
+    let mut seen: Vec<&String> = Vec::new();
+    let mut own = 0;
+    for r in replicas {
+        match rack_of.get(r).and_then(Option::as_ref) {
+            Some(x) if !seen.contains(&x) => seen.push(x),
+            Some(_) => {}
+            None => own += 1,
+        }
+    }
+    seen.len() + own
 }
 
 /// Whether `p` has exactly one replica in every rack of `racks` (the racks of `takes`, sorted):
@@ -517,6 +610,37 @@ mod tests {
             })
             .count();
         assert!((120..=240).contains(&broken), "{broken} of 6000");
+    }
+
+    #[test]
+    fn any_kind_can_break_rack_awareness_at_a_given_rate() {
+        for (kind, pct) in [
+            (Kind::NewBroker, 1),
+            (Kind::HotBroker, 10),
+            (Kind::Leaders, 3),
+        ] {
+            let clean = generate(&Spec::new(kind, 24, 6000, 1));
+            assert_eq!(rack_violations(&clean), 0, "{kind}");
+            let broken = generate(&Spec {
+                rack_violations_pct: Some(pct),
+                ..Spec::new(kind, 24, 6000, 1)
+            });
+            let n = rack_violations(&broken);
+            let want = 60 * pct as usize;
+            assert!(n * 2 > want && n < want * 2, "{kind} {pct}%: {n} of 6000");
+            assert_eq!(broken.validate(), Ok(()));
+        }
+        let random = generate(&Spec {
+            rack_violations_pct: Some(10),
+            ..Spec::new(Kind::Random, 24, 6000, 1)
+        });
+        assert!((400..=800).contains(&rack_violations(&random)));
+        // Repairing copies at least one replica per missing rack.
+        assert!(rack_repair_bytes(&random) > 0.0);
+        assert_eq!(
+            rack_repair_bytes(&generate(&Spec::new(Kind::HotBroker, 24, 600, 1))),
+            0.0
+        );
     }
 
     #[test]

@@ -29,7 +29,8 @@ pub mod whatif;
 
 pub use decision::{decide, Context, Decision, Reading};
 pub use plan::{
-    plan, LoadSummary, Loads, Plan, PlannedMove, SearchStats, StructuralLimit, TopicSpread, Tripped,
+    plan, LoadSummary, Loads, Plan, PlannedMove, RackAwareness, RackLimit, SearchStats,
+    StructuralLimit, TopicSpread, Tripped,
 };
 pub use policy::{Policy, PARALLEL_MIN_CHUNK};
 pub use whatif::{simulate, InputError, WhatIf, WhatIfRequest};

@@ -148,6 +148,8 @@ pub enum Why {
     Repair,
     /// Moves a replica off a broker in maintenance.
     Drain,
+    /// Moves a surplus copy out of a doubled rack: the partition sat on too few racks.
+    RackRepair,
 }
 
 impl Part {
@@ -212,6 +214,9 @@ pub struct Model {
     pub topic_replicas: Vec<u32>,
     /// Leaders of topic t on broker b at `t * nb + b`.
     pub topic_leaders: Vec<u32>,
+    /// Distinct racks among the brokers that take load; 0 when rack awareness is not assessed
+    /// (no racks, or a broker that takes load has none).
+    pub racks: usize,
 }
 
 impl Model {
@@ -299,7 +304,19 @@ impl Model {
             });
         }
 
+        let racks = {
+            let eligible: Vec<&BrokerSlot> = slots.iter().filter(|b| b.eligible()).collect();
+            let mut seen: Vec<u32> = eligible.iter().filter_map(|b| b.rack).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            if eligible.iter().any(|b| b.rack.is_none()) {
+                0
+            } else {
+                seen.len()
+            }
+        };
         let mut model = Model {
+            racks,
             brokers: slots,
             rack_names,
             topic_partitions,
@@ -382,16 +399,27 @@ impl Model {
 
     /// Distinct racks among `replicas` (a broker without a rack counts as a rack of its own).
     pub fn rack_spread(&self, replicas: &[Bx]) -> usize {
-        let mut seen: Vec<Option<u32>> = Vec::with_capacity(replicas.len());
-        let mut own = 0;
-        for &r in replicas {
+        // On the stack: the search asks this for every candidate of a partition on too few
+        // racks, and the repair for every partition in every pass.
+        let mut seen = [0u32; MAX_RF];
+        let (mut n, mut own) = (0, 0);
+        for &r in replicas.iter().take(MAX_RF) {
             match self.brokers[r as usize].rack {
-                Some(x) if !seen.contains(&Some(x)) => seen.push(Some(x)),
+                Some(x) if !seen[..n].contains(&x) => {
+                    seen[n] = x;
+                    n += 1;
+                }
                 Some(_) => {}
                 None => own += 1,
             }
         }
-        seen.len() + own
+        n + own
+    }
+
+    /// Whether `replicas` sit on fewer racks than `min(replication factor, racks)`: Kafka's
+    /// rack awareness broken. Never true when rack awareness is not assessed.
+    pub fn too_few_racks(&self, replicas: &[Bx]) -> bool {
+        self.racks > 0 && self.rack_spread(replicas) < replicas.len().min(self.racks)
     }
 
     fn apply_effect(&mut self, e: &Effect) {

@@ -8,9 +8,9 @@ use ballast_model::{BrokerId, BrokerState, CostClass, Load};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::model::{Bx, Model, Why, DISK};
+use crate::model::{Bx, Model, Why, DISK, MAX_RF};
 use crate::policy::Policy;
-use crate::proof::prove;
+use crate::proof::{prove, Proof};
 use crate::prune::prune;
 use crate::search::{Mode, Search, Tally, Targets};
 use crate::{is_no_traffic, load_index};
@@ -53,6 +53,13 @@ pub struct LoadSummary {
     pub largest_difference: f64,
     pub busiest_broker: Option<BrokerId>,
     pub quietest_broker: Option<BrokerId>,
+    /// Where the load ends and why it stops there, read from the plan's result alone (so a
+    /// re-plan of the result says the same): `no_traffic`, `below_floor`, `within_threshold`,
+    /// `limit` (a proven structural limit, or beyond the trigger with no move that helps) or
+    /// `within_trigger` (beyond the threshold, not beyond the trigger: not evened again).
+    pub stop: String,
+    /// The same in words, with the numbers (the floor's, the farthest broker's, the proof's).
+    pub stop_reason: String,
 }
 
 /// Why a broker stays away from its fair share, and what would help.
@@ -117,6 +124,38 @@ pub struct TopicSpread {
     /// Leaders beyond their topic's leader cap, summed over brokers.
     pub excess_leaders: u64,
     pub projected_excess_leaders: u64,
+    /// Replicas beyond their topic's replica cap, summed over brokers.
+    pub excess_replicas: u64,
+    pub projected_excess_replicas: u64,
+}
+
+/// Rack awareness before and after the plan (`rackAwareness`): a partition violates it when
+/// its replicas sit on fewer racks than `min(replication factor, racks)`. Repairing it is a
+/// hard goal, planned before any balancing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RackAwareness {
+    /// Distinct racks among the brokers that take load; 0 when rack awareness is not assessed
+    /// (no racks, or a broker that takes load has none).
+    pub racks: usize,
+    pub violations_before: u64,
+    pub violations_after: u64,
+    /// Partitions the plan moves onto enough racks.
+    pub repaired: u64,
+    /// Why the partitions still on too few racks stay there, one entry per cause.
+    pub limits: Vec<RackLimit>,
+}
+
+/// Partitions left on too few racks for one reason.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RackLimit {
+    pub partitions: u64,
+    /// `recent moves`, `no move helps`, `proposal cap` or `balance held`.
+    pub cause: String,
+    /// The constraint and the numbers.
+    pub proof: String,
+    pub remediation: String,
 }
 
 /// Per-load summaries serialized as a map keyed by load name, in the contract's load order.
@@ -162,6 +201,7 @@ pub struct Plan {
     pub evenness_before: f64,
     pub evenness_after: f64,
     pub topic_spread: TopicSpread,
+    pub rack_awareness: RackAwareness,
     pub search: SearchStats,
     /// Filled in by the caller, who owns the clock.
     pub elapsed_ms: f64,
@@ -194,7 +234,9 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
     let first_active = targets.active;
     let first = targets.clone();
     let before_loads = model.loads.clone();
-    let (over_cap, excess_leaders) = spread_counts(&model, &eligible, eligible_count);
+    let (over_cap, excess_leaders, excess_replicas) =
+        spread_counts(&model, &eligible, eligible_count);
+    let violations_before = violations(&model);
     let evenness_before = evenness(&model, &first);
     let effective_before = effective(&model, &first);
     let typical_size = {
@@ -229,6 +271,8 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         parallel_steps: 0,
     };
     let mut drained = false;
+    let mut repaired = 0u64;
+    let mut rack_limits: Vec<RackLimit> = Vec::new();
     if balance_hold {
         stats.steps_applied = evacuate(
             &mut model,
@@ -237,6 +281,17 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             eligible_count,
             policy.max_partitions,
         );
+        // A partition the repairs move ends on enough racks; the others wait for balancing.
+        let (n, left) = repair_racks(
+            &mut model,
+            &eligible,
+            eligible_count,
+            policy,
+            (fair, Scope::Moved),
+        );
+        stats.steps_applied += n;
+        repaired = n;
+        rack_limits = left;
     } else {
         // Brokers in maintenance are drained first: fair share assumes their load goes elsewhere.
         stats.steps_applied = evacuate(
@@ -265,50 +320,65 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
                 }
             }
             targets = pass_targets;
-            if !targets.active.iter().any(|a| *a) {
-                stuck.clear();
-                break;
-            }
-            // Leadership first: preferred-leader changes inside the replica sets copy no data,
-            // so replica moves follow only where leadership alone cannot reach balance.
-            let mut result = None;
             let (mut applied, mut capped) = (0, false);
-            for mode in [Mode::Leadership, Mode::Full] {
-                // What leadership brought within the threshold, replica moves keep there: a
-                // load evened for free is not paid for again with copies.
-                let mut mode_targets = targets.clone();
-                if mode == Mode::Full {
-                    for l in 0..7 {
-                        if mode_targets.active[l]
-                            && max_distance(&model, &mode_targets, l) <= mode_targets.threshold
-                        {
-                            mode_targets.active[l] = false;
+            if targets.active.iter().any(|a| *a) {
+                // Leadership first: preferred-leader changes inside the replica sets copy no data,
+                // so replica moves follow only where leadership alone cannot reach balance.
+                let mut result = None;
+                for mode in [Mode::Leadership, Mode::Full] {
+                    // What leadership brought within the threshold, replica moves keep there: a
+                    // load evened for free is not paid for again with copies.
+                    let mut mode_targets = targets.clone();
+                    if mode == Mode::Full {
+                        for l in 0..7 {
+                            if mode_targets.active[l]
+                                && max_distance(&model, &mode_targets, l) <= mode_targets.threshold
+                            {
+                                mode_targets.active[l] = false;
+                            }
                         }
                     }
+                    let r = Search {
+                        model: &mut model,
+                        targets: &mode_targets,
+                        max_partitions: policy.max_partitions,
+                        workers,
+                        min_chunk: policy.parallel_min_chunk,
+                        typical_size,
+                        mode,
+                    }
+                    .run();
+                    stats.iterations += r.iterations;
+                    stats.candidates_evaluated += r.evaluated;
+                    stats.steps_applied += r.applied;
+                    stats.stopped_at_partition_cap |= r.capped;
+                    stats.parallel_steps += r.parallel_steps;
+                    stats.threads_used = stats.threads_used.max(r.threads_used);
+                    applied += r.applied;
+                    capped |= r.capped;
+                    result = Some(r);
                 }
-                let r = Search {
-                    model: &mut model,
-                    targets: &mode_targets,
-                    max_partitions: policy.max_partitions,
-                    workers,
-                    min_chunk: policy.parallel_min_chunk,
-                    typical_size,
-                    mode,
+                if let Some(result) = result {
+                    stuck = result.stuck;
                 }
-                .run();
-                stats.iterations += r.iterations;
-                stats.candidates_evaluated += r.evaluated;
-                stats.steps_applied += r.applied;
-                stats.stopped_at_partition_cap |= r.capped;
-                stats.parallel_steps += r.parallel_steps;
-                stats.threads_used = stats.threads_used.max(r.threads_used);
-                applied += r.applied;
-                capped |= r.capped;
-                result = Some(r);
+            } else {
+                stuck.clear();
             }
-            let Some(result) = result else { break };
-            stuck = result.stuck;
-            if applied == 0 || capped {
+            // Rack awareness is a hard goal: the search moves a partition on too few racks only
+            // onto more racks (where that also evens a load), and what it leaves is repaired
+            // here; the next pass evens what the repairs changed. The search never moves a
+            // partition the repair could not reach.
+            let (n, left) = repair_racks(
+                &mut model,
+                &eligible,
+                eligible_count,
+                policy,
+                (fair, Scope::All),
+            );
+            repaired += n;
+            rack_limits = left;
+            stats.steps_applied += n;
+            if (applied == 0 && n == 0) || capped {
                 break;
             }
         }
@@ -326,28 +396,35 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
 
     let moves = moves(&model);
     let estimated_bytes = moves.iter().map(|m| m.bytes).sum();
+    let structural_limits = limits(&model, &targets, &stuck, policy);
+    let stops = stops(&model, fair, &eligible, eligible_count, policy);
     let loads = Loads(
         summaries
             .into_iter()
-            .map(|(load, no_traffic, below_floor, largest, max_before)| {
-                let l = load_index(load);
-                let (busiest, quietest) = extremes(&before_loads, &eligible, l);
-                (
-                    load,
-                    LoadSummary {
-                        fair_share: fair[l],
-                        counted: counted[l],
-                        no_traffic,
-                        below_floor,
-                        triggered: first_active[l],
-                        max_distance_before: round2(max_before),
-                        max_distance_after: round2(max_distance(&model, &targets, l)),
-                        largest_difference: largest,
-                        busiest_broker: busiest.map(|b| model.brokers[b].id),
-                        quietest_broker: quietest.map(|b| model.brokers[b].id),
-                    },
-                )
-            })
+            .zip(stops)
+            .map(
+                |((load, no_traffic, below_floor, largest, max_before), (stop, why))| {
+                    let l = load_index(load);
+                    let (busiest, quietest) = extremes(&before_loads, &eligible, l);
+                    (
+                        load,
+                        LoadSummary {
+                            fair_share: fair[l],
+                            counted: counted[l],
+                            no_traffic,
+                            below_floor,
+                            triggered: first_active[l],
+                            max_distance_before: round2(max_before),
+                            max_distance_after: round2(max_distance(&model, &targets, l)),
+                            largest_difference: largest,
+                            busiest_broker: busiest.map(|b| model.brokers[b].id),
+                            quietest_broker: quietest.map(|b| model.brokers[b].id),
+                            stop: stop.to_string(),
+                            stop_reason: why,
+                        },
+                    )
+                },
+            )
             .collect(),
     );
 
@@ -378,17 +455,39 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             });
         }
     }
-    let (projected_over_cap, projected_excess_leaders) =
+    let (projected_over_cap, projected_excess_leaders, projected_excess_replicas) =
         spread_counts(&model, &eligible, eligible_count);
     let topic_spread = TopicSpread {
         over_cap,
         projected_over_cap,
         excess_leaders,
         projected_excess_leaders,
+        excess_replicas,
+        projected_excess_replicas,
+    };
+    let violations_after = violations(&model);
+    let explained: u64 = rack_limits.iter().map(|l| l.partitions).sum();
+    let held = violations_after.saturating_sub(explained);
+    if balance_hold && held > 0 {
+        rack_limits.push(RackLimit {
+            partitions: held,
+            cause: "balance held".to_string(),
+            proof: format!(
+                "{} on too few racks: while a broker is down only replicas lost with it are restored",
+                partitions(held)
+            ),
+            remediation: "the first proposal once the down brokers are back or in maintenance repairs them".to_string(),
+        });
+    }
+    let rack_awareness = RackAwareness {
+        racks: model.racks,
+        violations_before,
+        violations_after,
+        repaired,
+        limits: rack_limits,
     };
     let evenness_after = evenness(&model, &first);
     let effective_after = effective(&model, &first);
-    let structural_limits = limits(&model, &targets, &stuck, policy);
 
     let (recommended, reason) = if balance_hold {
         let text = format!(
@@ -405,7 +504,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
                 "fewer than two brokers can take load".to_string(),
             )),
         )
-    } else if !first_active.iter().any(|a| *a) && !drained {
+    } else if !first_active.iter().any(|a| *a) && !drained && repaired == 0 {
         (
             false,
             Some((
@@ -424,6 +523,9 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
                 "no move helps: see structural limits".to_string(),
             )),
         )
+    } else if repaired > 0 {
+        // Repairing rack awareness is worth a proposal on its own.
+        (true, None)
     } else {
         match not_beneficial(&tripped, evenness_before, evenness_after) {
             Some(why) => (false, Some(why)),
@@ -452,6 +554,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         evenness_before: round2(evenness_before),
         evenness_after: round2(evenness_after),
         topic_spread,
+        rack_awareness,
         search: stats,
         elapsed_ms: 0.0,
     }
@@ -562,11 +665,11 @@ fn classify(
     (targets, facts)
 }
 
-/// Topic/broker pairs over the replica cap, and leaders beyond the leader cap, on eligible
-/// brokers.
-fn spread_counts(model: &Model, eligible: &[bool], eligible_count: usize) -> (u64, u64) {
+/// Topic/broker pairs over the replica cap, leaders beyond the leader cap and replicas beyond
+/// the replica cap, on eligible brokers.
+fn spread_counts(model: &Model, eligible: &[bool], eligible_count: usize) -> (u64, u64, u64) {
     let nb = model.nb();
-    let (mut over, mut excess) = (0u64, 0u64);
+    let (mut over, mut excess, mut replicas) = (0u64, 0u64, 0u64);
     for t in 0..model.topics.len() {
         let (rcap, lcap) = (
             model.replica_cap(t, eligible_count),
@@ -575,9 +678,251 @@ fn spread_counts(model: &Model, eligible: &[bool], eligible_count: usize) -> (u6
         for b in (0..nb).filter(|&b| eligible[b]) {
             over += u64::from(model.topic_replicas[t * nb + b] > rcap);
             excess += u64::from(model.topic_leaders[t * nb + b].saturating_sub(lcap));
+            replicas += u64::from(model.topic_replicas[t * nb + b].saturating_sub(rcap));
         }
     }
-    (over, excess)
+    (over, excess, replicas)
+}
+
+/// Partitions whose replicas sit on too few racks ([`Model::too_few_racks`]).
+fn violations(model: &Model) -> u64 {
+    model
+        .parts
+        .iter()
+        .filter(|p| model.too_few_racks(p.replicas.as_slice()))
+        .count() as u64
+}
+
+fn partitions(n: u64) -> String {
+    format!("{n} partition{}", if n == 1 { "" } else { "s" })
+}
+
+/// Repairs every partition on too few racks that may move: the surplus copy in a doubled rack
+/// (a follower, on the fullest broker: disk or follower count against fair share) goes to the
+/// least full broker among
+/// those of the racks the partition lacks, under its topic's replica cap where one is, until
+/// the partition spans `min(replication factor, racks)`. Partitions in index order; the
+/// proposal cap counts them with the partitions the drain changed. Returns how many it repaired
+/// and, per cause, those it could not.
+fn repair_racks(
+    model: &mut Model,
+    eligible: &[bool],
+    eligible_count: usize,
+    policy: &Policy,
+    (fair, scope): ([f64; 7], Scope),
+) -> (u64, Vec<RackLimit>) {
+    if model.racks == 0 {
+        return (0, Vec::new());
+    }
+    let nb = model.nb();
+    let mut changed = model.parts.iter().filter(|p| p.changed()).count();
+    let (mut repaired, mut cooling, mut offline, mut capped) = (0u64, 0u64, 0u64, 0u64);
+    for pi in 0..model.parts.len() as u32 {
+        let p = &model.parts[pi as usize];
+        if !model.too_few_racks(p.replicas.as_slice()) || (scope == Scope::Moved && !p.changed()) {
+            continue;
+        }
+        if p.leader.is_none() || p.replicas.len() > MAX_RF {
+            offline += 1;
+            continue;
+        }
+        if p.frozen {
+            cooling += 1;
+            continue;
+        }
+        let was_changed = p.changed();
+        if !was_changed && policy.max_partitions.is_some_and(|c| changed >= c) {
+            capped += 1;
+            continue;
+        }
+        let mut moved = false;
+        while model.too_few_racks(model.parts[pi as usize].replicas.as_slice()) {
+            let p = &model.parts[pi as usize];
+            let rack = |b: Bx| model.brokers[b as usize].rack;
+            // How full a broker is: the larger of its disk and its follower count against fair
+            // share (a repair moves a follower), so repairs neither pile copies onto a broker
+            // nor push its follower count out.
+            let disk = |b: Bx| {
+                let v = &model.loads[b as usize];
+                let rel = |l: usize| if fair[l] > 0.0 { v[l] / fair[l] } else { 0.0 };
+                rel(DISK).max(rel(1))
+            };
+            let surplus = p
+                .replicas
+                .iter()
+                .copied()
+                .filter(|&r| p.replicas.iter().filter(|&&x| rack(x) == rack(r)).count() > 1)
+                .min_by(|&a, &b| {
+                    (p.leader == Some(a))
+                        .cmp(&(p.leader == Some(b)))
+                        .then(disk(b).total_cmp(&disk(a)))
+                        .then(a.cmp(&b))
+                });
+            let topic = p.topic as usize;
+            let rcap = model.replica_cap(topic, eligible_count);
+            let dest = (0..nb as Bx)
+                .filter(|&d| eligible[d as usize] && !p.holds(d))
+                .filter(|&d| !p.replicas.iter().any(|&r| rack(r) == rack(d)))
+                .min_by(|&a, &b| {
+                    let over = |d: Bx| model.topic_replicas[topic * nb + d as usize] >= rcap;
+                    over(a)
+                        .cmp(&over(b))
+                        .then(disk(a).total_cmp(&disk(b)))
+                        .then(a.cmp(&b))
+                });
+            let (Some(from), Some(to)) = (surplus, dest) else {
+                break;
+            };
+            model.parts[pi as usize].why.get_or_insert(Why::RackRepair);
+            model.apply_replica_move(pi, from, to);
+            moved = true;
+        }
+        if moved {
+            repaired += 1;
+            if !was_changed {
+                changed += 1;
+            }
+        }
+    }
+    let cooldown_min = policy.cooldown_ms / 60_000;
+    let mut out = Vec::new();
+    if cooling > 0 {
+        out.push(RackLimit {
+            partitions: cooling,
+            cause: "recent moves".to_string(),
+            proof: format!(
+                "{} on too few racks moved within the last {cooldown_min} minutes and are not moved again until the cooldown ends",
+                partitions(cooling)
+            ),
+            remediation: "a proposal after the cooldown repairs them".to_string(),
+        });
+    }
+    if offline > 0 {
+        out.push(RackLimit {
+            partitions: offline,
+            cause: "no move helps".to_string(),
+            proof: format!(
+                "{} on too few racks have no leader or more than {MAX_RF} replicas: the planner cannot move them",
+                partitions(offline)
+            ),
+            remediation: "bringing their replicas back online lets a proposal repair them".to_string(),
+        });
+    }
+    if capped > 0 {
+        out.push(RackLimit {
+            partitions: capped,
+            cause: "proposal cap".to_string(),
+            proof: format!(
+                "{} on too few racks are beyond BALLAST_PROPOSAL_MAX_PARTITIONS ({})",
+                partitions(capped),
+                policy.max_partitions.unwrap_or(0)
+            ),
+            remediation: "the next proposal repairs them".to_string(),
+        });
+    }
+    (repaired, out)
+}
+
+/// Which partitions on too few racks [`repair_racks`] repairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// Every one that may move.
+    All,
+    /// Only those the plan moves already (the repairs of down brokers under balance hold).
+    Moved,
+}
+
+/// Where each load ends and why it stops there, in [`Load::ALL`] order, read from the model's
+/// placement alone: a re-plan of the result finds the same placement and says the same.
+fn stops(
+    model: &Model,
+    fair: [f64; 7],
+    eligible: &[bool],
+    eligible_count: usize,
+    policy: &Policy,
+) -> Vec<(&'static str, String)> {
+    let (t, facts) = classify(model, fair, eligible, eligible_count, policy);
+    facts
+        .iter()
+        .map(|&(load, no_traffic, below_floor, largest, max)| {
+            let l = load_index(load);
+            let unit = |v: f64| match l {
+                0 | 1 => format!("{v:.0}"),
+                DISK => format!("{:.2} GiB", v / (1u64 << 30) as f64),
+                3 | 5 => format!("{v:.1} msg/s"),
+                _ => format!("{:.2} MB/s", v / 1e6),
+            };
+            if no_traffic {
+                return (
+                    "no_traffic",
+                    format!(
+                        "the cluster average per broker, {}, is below the No traffic threshold: not balanced",
+                        unit(fair[l])
+                    ),
+                );
+            }
+            if below_floor {
+                let floor = t.floor[l].unwrap_or(0.0);
+                return (
+                    "below_floor",
+                    format!(
+                        "the largest difference from fair share, {}, is below the floor of {} (BALLAST_BALANCE_FLOOR): left alone, and never pushed beyond {}%",
+                        unit(largest),
+                        unit(floor),
+                        t.trigger
+                    ),
+                );
+            }
+            let far = (0..model.nb())
+                .filter(|&b| eligible[b])
+                .map(|b| (b, t.dev(l, model.loads[b][l])))
+                .fold(None, |best: Option<(usize, f64)>, (b, d)| match best {
+                    Some((_, bd)) if bd.abs() >= d.abs() => best,
+                    _ => Some((b, d)),
+                });
+            let Some((b, d)) = far else {
+                return ("within_threshold", "no broker takes load".to_string());
+            };
+            let id = model.brokers[b].id;
+            if max <= t.threshold {
+                return (
+                    "within_threshold",
+                    format!(
+                        "the farthest broker, {id}, ends {d:+.2}% from fair share {}: within the threshold of {}%",
+                        unit(fair[l]),
+                        t.threshold
+                    ),
+                );
+            }
+            if let Some(Proof { cause, proof, bound, .. }) =
+                prove(model, &t, b as Bx, l, policy.cooldown_ms / 60_000)
+            {
+                return (
+                    "limit",
+                    format!("broker {id} ends {d:+.2}% from fair share, held by {cause} (no plan brings it closer than {bound:+.2}%): {proof}"),
+                );
+            }
+            if max <= t.trigger {
+                return (
+                    "within_trigger",
+                    format!(
+                        "the farthest broker, {id}, ends {d:+.2}% from fair share {}: beyond the threshold of {}% but within the trigger of {}%, so the load is not evened again",
+                        unit(fair[l]),
+                        t.threshold,
+                        t.trigger
+                    ),
+                );
+            }
+            (
+                "limit",
+                format!(
+                    "the farthest broker, {id}, ends {d:+.2}% from fair share {}, beyond the trigger of {}%: no move brings it closer without breaking another rule (structuralLimits names the brokers)",
+                    unit(fair[l]),
+                    t.trigger
+                ),
+            )
+        })
+        .collect()
 }
 
 fn round2(x: f64) -> f64 {
@@ -718,8 +1063,18 @@ fn evacuate(
                 .filter(|&d| eligible[d as usize] && !p.holds(d))
                 .filter(|&d| model.keeps_rack_spread(pi, from, d))
                 .min_by(|&a, &b| {
+                    // A destination that leaves the partition on too few racks is the last
+                    // choice: a repair or drain never ends in rack violation where it can help.
+                    let too_few = |d: Bx| {
+                        let mut moved = p.replicas;
+                        if let Some(at) = moved.position(from) {
+                            moved.set(at, d);
+                        }
+                        model.too_few_racks(moved.as_slice())
+                    };
                     let key = |d: Bx| {
                         (
+                            too_few(d),
                             model.brokers[d as usize].rack != from_rack,
                             model.topic_replicas[topic * nb + d as usize] >= rcap,
                         )
@@ -826,6 +1181,15 @@ fn reason(model: &Model, pi: u32, leader_only: bool) -> String {
         }
         Some(Why::Repair) => "repair: restores a replica lost with a down broker".to_string(),
         Some(Why::Drain) => "drain: moves a replica off a broker in maintenance".to_string(),
+        Some(Why::RackRepair) => {
+            let p = &model.parts[pi as usize];
+            format!(
+                "rack repair: moves the surplus copy out of a doubled rack (on {} of {} racks before, {} after)",
+                model.rack_spread(p.original_replicas.as_slice()),
+                p.replicas.len().min(model.racks),
+                model.rack_spread(p.replicas.as_slice())
+            )
+        }
         None => "evens the cluster".to_string(),
     }
 }

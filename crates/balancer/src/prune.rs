@@ -299,7 +299,9 @@ fn keeps_targets(model: &Model, t: &Targets, changes: &[Change]) -> bool {
         {
             return false;
         }
-        if model.rack_spread(replicas.as_slice()) < model.rack_spread(p.replicas.as_slice()) {
+        if model.rack_spread(replicas.as_slice()) < model.rack_spread(p.replicas.as_slice())
+            || model.too_few_racks(replicas.as_slice())
+        {
             return false;
         }
         let (lv, fv) = (p.leader_vec(), p.follower_vec());
@@ -355,11 +357,8 @@ fn keeps_targets(model: &Model, t: &Targets, changes: &[Change]) -> bool {
             }
             let v = model.loads[*b as usize][l];
             let (d0, d1) = (t.dev(l, v), t.dev(l, v + dl));
-            if let Some(floor) = t.floor[l] {
-                let now_far = (v + dl - t.fair[l]).abs() >= floor && d1.abs() > t.trigger;
-                if now_far && d1.abs() > d0.abs() {
-                    return false;
-                }
+            if t.floor[l].is_some() && d1.abs() > t.trigger && d1.abs() > d0.abs() {
+                return false;
             }
             if t.counted[l] && d1.abs() > t.threshold && d1.abs() > d0.abs() {
                 return false;

@@ -143,7 +143,7 @@ pub struct Targets {
     /// Counted loads that triggered: they are evened to within the threshold.
     pub active: [bool; 7],
     /// Loads left alone because their imbalance is below `BALLAST_BALANCE_FLOOR`, with that
-    /// floor: moves must not push them past both the floor and the trigger.
+    /// floor: moves must not push a broker beyond the trigger on them (or farther beyond it).
     pub floor: [Option<f64>; 7],
     pub threshold: f64,
     pub trigger: f64,
@@ -674,8 +674,8 @@ fn apply(model: &mut Model, action: Action, load: usize) {
         let slot = &mut model.parts[pi as usize].why;
         let replace = matches!(
             (*slot, why),
-            (None, _) | (Some(Why::Leadership(_)), Why::Load(_)) | (_, Why::Exchange { .. })
-        );
+            (None, _) | (Some(Why::Leadership(_)), Why::Load(_))
+        ) || (matches!(why, Why::Exchange { .. }) && *slot != Some(Why::RackRepair));
         if replace {
             *slot = Some(why);
         }
@@ -793,6 +793,85 @@ impl View<'_> {
             return false;
         }
         true
+    }
+
+    /// Whether `action` leaves some topic with more replicas or more leaders beyond its caps,
+    /// summed over brokers, than before: a replica move that also moves leadership (to the
+    /// first replica of the new list), an exchange of two partitions of one topic that carries
+    /// a leader across, a leadership change. Topic spread never gets worse.
+    fn spreads_worse(&self, action: Action) -> bool {
+        let m = self.model;
+        let mut changes: [(u32, Bx, i32, i32); 8] = [(0, 0, 0, 0); 8];
+        let mut n = 0;
+        let mut add = |topic: u32, b: Bx, dr: i32, dl: i32| match changes[..n]
+            .iter_mut()
+            .find(|c| c.0 == topic && c.1 == b)
+        {
+            Some(c) => {
+                c.2 += dr;
+                c.3 += dl;
+            }
+            None => {
+                changes[n] = (topic, b, dr, dl);
+                n += 1;
+            }
+        };
+        let mut replica = |pi: u32, from: Bx, to: Bx| {
+            let p = &m.parts[pi as usize];
+            add(p.topic, from, -1, 0);
+            add(p.topic, to, 1, 0);
+            if p.leader == Some(from) {
+                let next = if p.replicas.first() == Some(&from) {
+                    to
+                } else {
+                    p.replicas[0]
+                };
+                add(p.topic, from, 0, -1);
+                add(p.topic, next, 0, 1);
+            }
+        };
+        match action {
+            Action::Leader { pi, to } => {
+                let p = &m.parts[pi as usize];
+                if let Some(from) = p.leader {
+                    add(p.topic, from, 0, -1);
+                    add(p.topic, to, 0, 1);
+                }
+            }
+            Action::Replica { pi, from, to } => replica(pi, from, to),
+            Action::Exchange { pi, from, to, qi } => {
+                replica(pi, from, to);
+                replica(qi, to, from);
+            }
+        }
+        let nb = m.nb();
+        let eligible = self.targets.eligible_count;
+        let over = |c: u32, d: i32, cap: u32| {
+            let after = (i64::from(c) + i64::from(d)).max(0);
+            (after - i64::from(cap)).max(0) - (i64::from(c) - i64::from(cap)).max(0)
+        };
+        let mut per_topic: [(u32, i64, i64); 8] = [(0, 0, 0); 8];
+        let mut topics = 0;
+        for &(topic, b, dr, dl) in &changes[..n] {
+            if !self.targets.eligible[b as usize] {
+                continue;
+            }
+            let t = topic as usize;
+            let at = t * nb + b as usize;
+            let er = over(m.topic_replicas[at], dr, m.replica_cap(t, eligible));
+            let el = over(m.topic_leaders[at], dl, m.leader_cap(t, eligible));
+            match per_topic[..topics].iter_mut().find(|x| x.0 == topic) {
+                Some(x) => {
+                    x.1 += er;
+                    x.2 += el;
+                }
+                None => {
+                    per_topic[topics] = (topic, er, el);
+                    topics += 1;
+                }
+            }
+        }
+        per_topic[..topics].iter().any(|x| x.1 > 0 || x.2 > 0)
     }
 
     /// Whether `to` may take leadership of `pi` without making the topic's leader spread worse.
@@ -1232,10 +1311,11 @@ impl View<'_> {
                     continue;
                 }
                 let v = m.loads[x as usize][l];
-                if let Some(floor) = t.floor[l] {
+                // A load below its floor is left alone, but never pushed beyond the trigger
+                // (or farther beyond it): a load within 10% before stays within 10%.
+                if t.floor[l].is_some() {
                     let (d0, d1) = (t.dev(l, v), t.dev(l, v + dl));
-                    let now_far = (v + dl - t.fair[l]).abs() >= floor && d1.abs() > t.trigger;
-                    if now_far && d1.abs() > d0.abs() {
+                    if d1.abs() > t.trigger && d1.abs() > d0.abs() {
                         tally.conflict += 1;
                         return None;
                     }
@@ -1262,6 +1342,33 @@ impl View<'_> {
             } else {
                 tally.overshoot += 1;
             }
+            return None;
+        }
+        // Checked last, on the few candidates that help (most do not). A replica of a
+        // partition on too few racks moves only onto a rack it lacks: the move
+        // repairs it (or brings it closer), and never leaves it where it was.
+        let widens = |pi: u32, from: Bx, to: Bx| {
+            let p = &m.parts[pi as usize];
+            if !m.too_few_racks(p.replicas.as_slice()) {
+                return true;
+            }
+            let mut moved = p.replicas;
+            if let Some(at) = moved.position(from) {
+                moved.set(at, to);
+            }
+            m.rack_spread(moved.as_slice()) > m.rack_spread(p.replicas.as_slice())
+        };
+        let widened = match action {
+            Action::Leader { .. } => true,
+            Action::Replica { pi, from, to } => widens(pi, from, to),
+            Action::Exchange { pi, from, to, qi } => widens(pi, from, to) && widens(qi, to, from),
+        };
+        if !widened {
+            tally.rack += 1;
+            return None;
+        }
+        if self.spreads_worse(action) {
+            tally.spread += 1;
             return None;
         }
         let copy = |pi: u32, from: Bx, to: Bx| {

@@ -174,3 +174,128 @@ proptest! {
         prop_assert!(a == c);
     }
 }
+
+/// Brokers with a rack, by id.
+fn racks_of(s: &Snapshot) -> std::collections::BTreeMap<i32, Option<String>> {
+    s.brokers.iter().map(|b| (b.id, b.rack.clone())).collect()
+}
+
+/// Whether `replicas` sit on fewer racks than min(replication factor, racks of the brokers that
+/// take load); never when a broker that takes load has no rack.
+fn on_too_few_racks(s: &Snapshot, replicas: &[i32]) -> bool {
+    let takes: Vec<&SnapshotBroker> = s.brokers.iter().filter(|b| b.state.takes_load()).collect();
+    if takes.is_empty() || takes.iter().any(|b| b.rack.is_none()) {
+        return false;
+    }
+    let racks: BTreeSet<&String> = takes.iter().filter_map(|b| b.rack.as_ref()).collect();
+    let of = racks_of(s);
+    let here: BTreeSet<Option<String>> = replicas
+        .iter()
+        .map(|r| of.get(r).cloned().flatten())
+        .collect();
+    here.len() < replicas.len().min(racks.len())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+    ))]
+
+    #[test]
+    fn no_partition_the_plan_moves_ends_on_too_few_racks(s in cluster()) {
+        let p = run(&s);
+        for m in &p.moves {
+            // Under balance hold a partition in cooldown has only its lost replica replaced.
+            let cooling = s
+                .partitions
+                .iter()
+                .any(|x| x.topic == m.topic && x.partition == m.partition && x.last_moved_at.is_some());
+            if m.replicas_after != m.replicas_before && !(p.balance_hold && cooling) {
+                prop_assert!(!on_too_few_racks(&s, &m.replicas_after), "{m:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_partition_left_on_too_few_racks_is_counted_with_its_cause(s in cluster()) {
+        let p = run(&s);
+        let after = apply_plan(&s, &p, None);
+        let left = after.partitions.iter().filter(|x| on_too_few_racks(&s, &x.replicas)).count() as u64;
+        prop_assert_eq!(left, p.rack_awareness.violations_after);
+        let explained: u64 = p.rack_awareness.limits.iter().map(|l| l.partitions).sum();
+        prop_assert_eq!(left, explained, "{:?}", p.rack_awareness);
+    }
+
+    #[test]
+    fn a_replan_of_the_result_says_the_same_about_every_load(s in cluster()) {
+        // While a broker is down, repairs move partitions in cooldown: the result's cooldowns
+        // are the executor's to set, so only balancing plans are compared.
+        prop_assume!(s.brokers.iter().all(|b| b.state != BrokerState::Down));
+        let first = run(&s);
+        let after = apply_plan(&s, &first, None);
+        let second = run(&after);
+        for ((load, a), (_, b)) in first.loads.0.iter().zip(&second.loads.0) {
+            prop_assert_eq!((&a.stop, &a.stop_reason), (&b.stop, &b.stop_reason), "{}", load.name());
+        }
+    }
+
+    #[test]
+    fn the_number_of_worker_threads_never_changes_a_plan(s in cluster()) {
+        let with = |workers| {
+            let mut p = plan(&s, &Policy { workers, parallel_min_chunk: 4, ..Policy::default() }, NOW_MS);
+            p.search.workers = 0;
+            p.search.parallel_steps = 0;
+            p.search.threads_used = 0;
+            serde_json::to_string(&p).unwrap_or_default()
+        };
+        prop_assert!(with(1) == with(3));
+    }
+
+    #[test]
+    fn balancing_never_makes_topic_spread_worse(s in cluster()) {
+        // Drains, repairs of down brokers and rack repairs must place replicas somewhere (a
+        // rack the partition lacks may hold only brokers at the topic's cap); balancing alone
+        // never adds leaders or replicas beyond a topic's caps.
+        if s.brokers.iter().any(|b| b.state != BrokerState::Alive) {
+            return Ok(());
+        }
+        let p = run(&s);
+        if p.rack_awareness.repaired > 0 {
+            return Ok(());
+        }
+        let t = &p.topic_spread;
+        prop_assert!(t.projected_excess_leaders <= t.excess_leaders, "{t:?}");
+        prop_assert!(t.projected_excess_replicas <= t.excess_replicas, "{t:?} {:?}", p.moves);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+    ))]
+
+    #[test]
+    fn a_load_within_the_trigger_before_is_never_pushed_beyond_it(s in cluster()) {
+        // Only while every broker takes load: a drain or a repair moves load that fair share
+        // already spreads over the others. A rack repair adds copies wherever the missing rack
+        // is, so plans that repair none.
+        if s.brokers.iter().any(|b| b.state != BrokerState::Alive) {
+            return Ok(());
+        }
+        let p = run(&s);
+        if p.rack_awareness.repaired > 0 {
+            return Ok(());
+        }
+        // Replica copies move disk, leader and follower count together: once one of them
+        // triggered, the three are evened together and a lumpy one may end beyond the trigger
+        // (reported as a limit).
+        let placement = ["leaderCount", "followerCount", "diskBytes"];
+        let coupled = p.loads.0.iter().any(|(l, x)| placement.contains(&l.name()) && x.triggered);
+        for (load, x) in &p.loads.0 {
+            if x.no_traffic || x.max_distance_before > 10.0 || (coupled && placement.contains(&load.name())) {
+                continue;
+            }
+            prop_assert!(x.max_distance_after <= 10.0, "{}: {} -> {} {} {}", load.name(), x.max_distance_before, x.max_distance_after, x.stop, x.stop_reason);
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Hard goals before balance: rack awareness is repaired, topic spread never gets worse, and
+//! every load says where it stops and why. Small hand-built clusters with known best plans.
+
+mod common;
+
+use ballast_balancer::instances::{generate, Kind, Spec};
+use ballast_balancer::{apply_plan, plan, Policy};
+use common::{Cluster, GIB, NOW_MS};
+
+/// Six brokers on three racks (r1 = {1, 4}, r2 = {2, 5}, r3 = {3, 6}) holding 60 partitions of
+/// 1 GiB with one replica per rack, evenly: every broker leads 10 and holds 30 replicas.
+fn balanced() -> Cluster {
+    Cluster::new(6, 3).topic("t", 60, GIB, |i| {
+        let b = i % 6 + 1;
+        vec![b, b % 6 + 1, (b + 1) % 6 + 1]
+    })
+}
+
+#[test]
+fn a_partition_on_too_few_racks_is_repaired_by_moving_the_surplus_copy() {
+    // `x` sits on brokers 3, 6 (both r3) and 1 (r1): two of three racks. The copy on 6 is the
+    // surplus one in the doubled rack (3 leads); it goes to r2, and nothing else moves.
+    let c = balanced().part("x", 0, &[3, 6, 1], 1 << 20);
+    let p = c.plan();
+    assert_eq!(p.rack_awareness.violations_before, 1);
+    assert_eq!(p.rack_awareness.violations_after, 0);
+    assert_eq!(p.rack_awareness.repaired, 1);
+    assert!(p.rack_awareness.limits.is_empty());
+    assert_eq!(p.moves.len(), 1, "{:?}", p.moves);
+    let m = &p.moves[0];
+    assert_eq!(m.topic, "x");
+    assert_eq!(m.leader_after, Some(3));
+    assert_eq!(m.replicas_after[0], 3);
+    assert_eq!(m.replicas_after[2], 1);
+    assert!(
+        [2, 5].contains(&m.replicas_after[1]),
+        "the r3 surplus copy goes to r2: {m:?}"
+    );
+    assert!(m.reason.starts_with("rack repair"), "{}", m.reason);
+    assert!(p.recommended, "{:?} {:?}", p.reason, p.reason_text);
+    // Planned again, the result has nothing left to repair.
+    let after = apply_plan(&c.snapshot, &p, None);
+    let again = plan(&after, &Policy::default(), NOW_MS);
+    assert!(again.moves.is_empty(), "{:?}", again.moves);
+    assert_eq!(again.rack_awareness.violations_before, 0);
+}
+
+#[test]
+fn a_partition_with_every_replica_in_one_rack_is_spread_over_all_racks() {
+    // RF 3, every replica in r1 (brokers 1, 4, 7): two copies move, one to r2 and one to r3.
+    let c = Cluster::new(9, 3)
+        .topic("t", 90, GIB, |i| {
+            let b = i % 9 + 1;
+            vec![b, b % 9 + 1, (b + 1) % 9 + 1]
+        })
+        .part("x", 0, &[1, 4, 7], 1 << 20);
+    let p = c.plan();
+    assert_eq!(
+        p.rack_awareness.violations_after, 0,
+        "{:?}",
+        p.rack_awareness
+    );
+    let m = p.moves.iter().find(|m| m.topic == "x").expect("x moves");
+    let mut racks: Vec<i32> = m.replicas_after.iter().map(|b| (b - 1) % 3).collect();
+    racks.sort();
+    assert_eq!(racks, [0, 1, 2], "{m:?}");
+    assert_eq!(m.leader_after, Some(1), "the leader stays: {m:?}");
+}
+
+#[test]
+fn a_partition_on_too_few_racks_in_cooldown_is_a_proven_limit_naming_the_count() {
+    let c = balanced()
+        .part("x", 0, &[3, 6, 1], 1 << 20)
+        .part("x", 1, &[2, 5, 1], 1 << 20)
+        .moved_at("x", "2026-11-21T09:50:00Z");
+    let p = c.plan();
+    assert!(p.moves.is_empty(), "{:?}", p.moves);
+    assert_eq!(p.rack_awareness.violations_before, 2);
+    assert_eq!(p.rack_awareness.violations_after, 2);
+    assert_eq!(p.rack_awareness.limits.len(), 1, "{:?}", p.rack_awareness);
+    let l = &p.rack_awareness.limits[0];
+    assert_eq!(l.partitions, 2);
+    assert_eq!(l.cause, "recent moves");
+    assert!(l.proof.contains("2 partitions"), "{}", l.proof);
+}
+
+#[test]
+fn rack_awareness_is_reported_in_the_plan_output() {
+    let p = balanced().part("x", 0, &[3, 6, 1], 1 << 20).plan();
+    let json = serde_json::to_value(&p).expect("json");
+    for key in ["racks", "violationsBefore", "violationsAfter", "repaired"] {
+        assert!(json["rackAwareness"][key].is_u64(), "{key}: {json}");
+    }
+    assert!(json["rackAwareness"]["limits"].is_array());
+    for key in ["excessReplicas", "projectedExcessReplicas"] {
+        assert!(json["topicSpread"][key].is_u64(), "{key}");
+    }
+    for (_, load) in json["loads"].as_object().expect("loads").iter() {
+        assert!(load["stop"].is_string(), "{load}");
+        assert!(load["stopReason"].is_string(), "{load}");
+    }
+}
+
+#[test]
+fn a_topics_leaders_do_not_pile_up_when_a_new_broker_is_filled() {
+    // The generated new-broker cluster: every topic's leaders are spread within the cap before;
+    // filling the new broker must not concentrate them.
+    let s = generate(&Spec::new(Kind::NewBroker, 24, 2400, 1));
+    let p = plan(&s, &Policy::default(), NOW_MS);
+    assert!(!p.moves.is_empty());
+    let t = &p.topic_spread;
+    assert!(
+        t.projected_excess_leaders <= t.excess_leaders,
+        "leaders beyond the cap {} -> {}",
+        t.excess_leaders,
+        t.projected_excess_leaders
+    );
+    assert!(
+        t.projected_excess_replicas <= t.excess_replicas,
+        "replicas beyond the cap {} -> {}",
+        t.excess_replicas,
+        t.projected_excess_replicas
+    );
+}
+
+#[test]
+fn a_topics_leaders_do_not_pile_up_on_the_broker_that_takes_leadership() {
+    // Topic a: 12 partitions, RF 2, on brokers 1-4 with leaders spread 3 per broker (the leader
+    // cap). Topic b's 12 single-replica partitions all sit on broker 1, led there: broker 1 leads
+    // far too much. Leaders of b may move only by copying b away; a's leaders must not be
+    // pushed onto one broker to make room.
+    let c = Cluster::new(4, 0)
+        .topic("a", 12, GIB, |i| {
+            let b = i % 4 + 1;
+            vec![b, b % 4 + 1]
+        })
+        .topic("b", 12, GIB, |_| vec![1]);
+    let p = c.plan();
+    let after = apply_plan(&c.snapshot, &p, None);
+    for broker in 1..=4 {
+        let led = after
+            .partitions
+            .iter()
+            .filter(|x| x.topic == "a" && x.leader == Some(broker))
+            .count();
+        assert!(led <= 3, "broker {broker} leads {led} partitions of a");
+    }
+    assert!(p.topic_spread.projected_excess_leaders <= p.topic_spread.excess_leaders);
+}
+
+#[test]
+fn every_load_says_where_it_stops_and_a_replan_says_the_same() {
+    for kind in Kind::ALL {
+        let s = generate(&Spec::new(kind, 8, 800, 1));
+        let first = plan(&s, &Policy::default(), NOW_MS);
+        let after = apply_plan(&s, &first, None);
+        let again = plan(&after, &Policy::default(), NOW_MS);
+        for ((load, a), (_, b)) in first.loads.0.iter().zip(&again.loads.0) {
+            assert!(
+                [
+                    "within_threshold",
+                    "within_trigger",
+                    "below_floor",
+                    "no_traffic",
+                    "limit"
+                ]
+                .contains(&a.stop.as_str()),
+                "{kind} {}: {} ({})",
+                load.name(),
+                a.stop,
+                a.stop_reason
+            );
+            assert_eq!(
+                (&a.stop, &a.stop_reason),
+                (&b.stop, &b.stop_reason),
+                "{kind} {}",
+                load.name()
+            );
+        }
+    }
+}
