@@ -175,8 +175,9 @@ pub fn decide(plan: &Plan, ctx: &Context<'_>) -> Decision {
         };
         return decision(false, Some(reason), next);
     }
-    // Repairs while a broker is down are not balancing: no confirmation is needed.
-    if !plan.balance_hold {
+    // Repairs while a broker is down are not balancing, nor are repairs of rack awareness (a
+    // hard goal, proposed without waiting for self-healing): no confirmation is needed.
+    if !plan.balance_hold && plan.rack_awareness.repaired == 0 {
         if readings_beyond_trigger < READINGS_TO_RECOMMEND {
             return decision(
                 false,
@@ -428,6 +429,37 @@ mod tests {
         assert_eq!(d.reason.as_deref(), Some("balance_held"));
         let json = serde_json::to_value(&d).expect("json");
         assert_eq!(json["reason"], "balance_held");
+    }
+
+    #[test]
+    fn a_plan_that_repairs_rack_awareness_needs_no_readings_beyond_the_trigger() {
+        // Racks r1 = {1, 3}, r2 = {2, 4}; every partition on both racks but `x`, on broker 1
+        // and 3 (both r1). With no reading yet, a balancing plan would wait for four; the
+        // repair does not.
+        let mut s = snapshot();
+        for b in &mut s.brokers {
+            b.rack = Some(format!("r{}", (b.id - 1) % 2 + 1));
+        }
+        s.partitions = (0..24)
+            .map(|i| {
+                let mut p = s.partitions[0].clone();
+                p.partition = i;
+                p.replicas = vec![i % 4 + 1, (i + 1) % 4 + 1];
+                p.leader = Some(i % 4 + 1);
+                p
+            })
+            .collect();
+        let mut x = s.partitions[0].clone();
+        x.topic = "x".into();
+        x.replicas = vec![1, 3];
+        x.leader = Some(1);
+        x.size_bytes = 1 << 20;
+        s.partitions.push(x);
+        let p = plan(&s, &Policy::default(), 0);
+        assert_eq!(p.rack_awareness.repaired, 1, "{:?}", p.rack_awareness);
+        assert!(p.recommended, "{:?}", p.reason);
+        let d = decide(&p, &ctx(&[], NOW, true));
+        assert!(d.application_allowed, "{d:?}");
     }
 
     #[test]

@@ -179,3 +179,38 @@ fn every_load_says_where_it_stops_and_a_replan_says_the_same() {
         }
     }
 }
+
+#[test]
+fn a_load_below_its_floor_is_never_pushed_beyond_the_trigger() {
+    // Four brokers, RF 1. Broker 1 holds 8 partitions (4 cold of 1 GiB, 4 warm of 1.1 GiB at
+    // 100 kB/s), the others 4 warm each: disk triggers on broker 1 (+56%), byte rates are even
+    // and their differences far below the 2 MB/s floor. Moving a warm partition would push its
+    // destination to +25% on byte rate: the plan evens disk without it, and says the byte rates
+    // stop below the floor, with the floor's number.
+    // (One partition per topic, so no topic spread cap decides.)
+    let mut c = Cluster::new(4, 0);
+    for i in 0..4 {
+        c = c.part(&format!("cold{i}"), 0, &[1], GIB);
+    }
+    for i in 0..16 {
+        let warm = format!("warm{i}");
+        c = c
+            .part(&warm, 0, &[i / 4 + 1], GIB * 11 / 10)
+            .rates(&warm, 0.0, 100_000.0);
+    }
+    let p = c.plan();
+    assert!(!p.moves.is_empty());
+    assert!(common::load(&p, "diskBytes").max_distance_after <= 5.0);
+    for name in ["producerByteRate", "consumerByteRate"] {
+        let l = common::load(&p, name);
+        assert!(l.below_floor, "{name}");
+        assert!(
+            l.max_distance_after <= 10.0,
+            "{name} pushed to {}%: {:?}",
+            l.max_distance_after,
+            p.moves
+        );
+        assert_eq!(l.stop, "below_floor", "{name}: {}", l.stop_reason);
+        assert!(l.stop_reason.contains("2.00 MB/s"), "{}", l.stop_reason);
+    }
+}

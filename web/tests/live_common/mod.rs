@@ -79,6 +79,10 @@ impl Harness {
         let sim = SimCluster::start(SimConfig {
             scenario: Scenario::Generate(params),
             tick: Duration::from_millis(20),
+            // The live reads are checked against state the tests arrange through the client just
+            // before, so a describe shows a change at once here; the management tests
+            // (`manage_common`) keep the simulator's KRaft metadata lag.
+            metadata_lag: Duration::ZERO,
             ..SimConfig::default()
         })
         .await
