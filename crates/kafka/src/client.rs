@@ -599,6 +599,9 @@ mod tests {
         assert_send(&c.metadata(None));
         assert_send(&c.refresh_metadata());
         assert_send(&c.describe_cluster());
+        assert_send(&c.describe_quorum());
+        assert_send(&c.active_controller());
+        assert_send(&c.broker_software());
         assert_send(&c.describe_log_dirs(1, None));
         assert_send(&c.describe_all_log_dirs());
         assert_send(&c.list_offsets(&tps, OffsetSpec::Latest));

@@ -824,3 +824,35 @@ async fn describe_configs_routes_broker_resources_to_that_broker_and_reports_sou
         "DescribeConfigs failed: UNKNOWN_TOPIC_OR_PARTITION (Topic missing does not exist)"
     );
 }
+
+#[tokio::test]
+async fn on_a_zookeeper_cluster_without_describe_quorum_the_active_controller_is_metadatas() {
+    let cluster = FakeCluster::start(3, vec![topic("t", &[1, 2, 3])], no_handler()).await;
+    {
+        let mut state = cluster.state();
+        state.controller = 2;
+        // A ZooKeeper-based broker does not offer DescribeQuorum.
+        state.api_ranges.insert(ApiKey::DescribeQuorum as i16, None);
+    }
+    let client = Client::connect(fast(&cluster.bootstrap())).await.unwrap();
+    let active = client.active_controller().await.expect("active controller");
+    assert_eq!(active.id, Some(2));
+    assert_eq!(active.source, "metadata");
+    assert!(active.quorum.is_none());
+    let software = client.broker_software().await.expect("software");
+    assert_eq!(
+        software.metadata_mode,
+        ballast_kafka::MetadataMode::Zookeeper
+    );
+    let err = client.describe_quorum().await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::UnsupportedVersion {
+                broker_versions: None,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}

@@ -62,6 +62,7 @@ fn handler() -> Handler {
         let notes = &mut s.notes;
         defaults!(r, notes,
             DescribeCluster => DescribeClusterRequest, DescribeClusterResponse;
+            DescribeQuorum => DescribeQuorumRequest, DescribeQuorumResponse;
             DescribeLogDirs => DescribeLogDirsRequest, DescribeLogDirsResponse;
             ListOffsets => ListOffsetsRequest, ListOffsetsResponse;
             DescribeConfigs => DescribeConfigsRequest, DescribeConfigsResponse;
@@ -111,6 +112,7 @@ async fn run(client: &Client, api: ApiKey) -> Result<(), Error> {
     match api {
         ApiKey::Metadata => client.metadata(Some(&["t".to_string()])).await.map(drop),
         ApiKey::DescribeCluster => client.describe_cluster().await.map(drop),
+        ApiKey::DescribeQuorum => client.describe_quorum().await.map(drop),
         ApiKey::DescribeLogDirs => client
             .describe_log_dirs(1, Some(&["t".to_string()]))
             .await
@@ -267,6 +269,7 @@ async fn every_operation_encodes_every_version_it_may_negotiate() {
     let apis = [
         ApiKey::Metadata,
         ApiKey::DescribeCluster,
+        ApiKey::DescribeQuorum,
         ApiKey::DescribeLogDirs,
         ApiKey::ListOffsets,
         ApiKey::DescribeConfigs,

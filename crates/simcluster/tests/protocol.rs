@@ -200,6 +200,16 @@ async fn probe(c: &mut Client, api: ApiKey, v: i16) -> std::io::Result<()> {
             r.endpoint_type = 1;
             send!(r)
         }
+        ApiKey::DescribeQuorum => {
+            let mut p = describe_quorum_request::PartitionData::default();
+            p.partition_index = 0;
+            let mut t = describe_quorum_request::TopicData::default();
+            t.topic_name = TopicName(sb("__cluster_metadata"));
+            t.partitions = vec![p];
+            let mut r = DescribeQuorumRequest::default();
+            r.topics = vec![t];
+            send!(r)
+        }
         other => panic!("no probe for {other:?}"),
     }
 }
