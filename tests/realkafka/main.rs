@@ -31,6 +31,7 @@ const FULL: &[SuitePath] = paths![
     read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller,
     proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_executor_and_leaves_no_throttle,
     cancel_puts_the_replicas_back_in_their_order_and_removes_the_throttles,
+    a_restarted_executor_keeps_the_throttles_of_an_operators_reassignment_in_progress,
     preferred_leader_election_moves_leadership_to_the_first_replica,
     topic_and_bulk_redistribution_and_a_cluster_election_are_what_kafka_shows,
     maintenance_drains_a_broker_and_its_exit_returns_it,

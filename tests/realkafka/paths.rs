@@ -245,6 +245,12 @@ pub fn proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_ex
     for m in record["partitions"].as_array().into_iter().flatten() {
         assert_eq!(m["submissions"], 1, "submitted once: {m}");
     }
+    let (_, raw) = ballast.get(&format!("/api/v1/reassignments/{id}"));
+    let rate = raw["data"]["rateBytesPerSecond"].as_f64();
+    assert!(
+        rate.is_none_or(|r| r == 0.0 && r.is_sign_positive()),
+        "a finished operation's rate is 0, never -0.0: {rate:?}"
+    );
     // Kafka holds the planned replica sets, and no throttle is left anywhere.
     for ((t, p), (_, after)) in &planned {
         let view = kafka.partitions(t);
@@ -1247,7 +1253,7 @@ pub fn self_healing_moves_replicas_off_a_broker_stopped_past_its_grace(kafka: &K
     );
     let took = stopped.elapsed();
     assert!(
-        took >= Duration::from_secs(20),
+        took >= Duration::from_secs(12),
         "not before the grace: {took:?}"
     );
     let (_, log) = ballast.get("/api/v1/audit-log?action=selfheal.apply&limit=5");
@@ -1261,5 +1267,79 @@ pub fn self_healing_moves_replicas_off_a_broker_stopped_past_its_grace(kafka: &K
     kafka
         .wait_brokers(3, Duration::from_secs(120))
         .expect("three brokers again");
+    delete_topics(kafka, &[&t]);
+}
+
+pub fn a_restarted_executor_keeps_the_throttles_of_an_operators_reassignment_in_progress(
+    kafka: &Kafka,
+) {
+    let t = topic(kafka, "keep");
+    kafka.create_topic(&t, &[&[1, 2], &[2, 1]], &[]);
+    kafka.produce(&t, 1, 12.0);
+    let ballast = Ballast::start(kafka, &[]);
+    ballast.fresh_sample();
+    // An operator moves partition 0 with Kafka's own tool, throttled to 500 kB/s.
+    let plan = json!({"version": 1, "partitions": [
+        {"topic": t, "partition": 0, "replicas": [3, 2]},
+    ]});
+    let file = kafka.dir.join(format!("{t}.json"));
+    std::fs::write(&file, plan.to_string()).expect("write plan");
+    kafka.run_tool(
+        "kafka-reassign-partitions",
+        &[
+            "--execute",
+            "--reassignment-json-file",
+            &file.to_string_lossy(),
+            "--throttle",
+            "500000",
+        ],
+    );
+    let topics: BTreeSet<String> = [t.clone()].into();
+    let set = throttles_in_kafka(kafka, &topics);
+    assert!(!set.is_empty(), "kafka-reassign-partitions set throttles");
+    // The executor dies and a new one starts while the move runs.
+    let pid = ballast.service.worker_pids()["executor"];
+    kill(Pid::from_raw(pid as i32), Signal::SIGKILL).expect("SIGKILL the executor");
+    wait_for(Duration::from_secs(30), "a new executor", || {
+        ballast
+            .service
+            .worker_pids()
+            .get("executor")
+            .filter(|p| **p != pid)
+            .copied()
+    });
+    // Several passes of the new executor later, the move still runs and its throttles are
+    // still in Kafka, and ballast says it keeps them.
+    let kept = wait_for(
+        Duration::from_secs(30),
+        "the executor reports what it keeps",
+        || {
+            let (_, r) = ballast.get("/api/v1/reassignments/throttle");
+            let kept = r["data"]["kept"].clone();
+            (kept.as_array().is_some_and(|k| !k.is_empty())
+                || kept.as_object().is_some_and(|k| !k.is_empty()))
+            .then_some(r["data"].clone())
+        },
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    let moving = kafka.partitions(&t)[0].replicas.len() == 3;
+    assert!(moving, "the operator's move is still running");
+    let now = throttles_in_kafka(kafka, &topics);
+    assert_eq!(now, set, "the running move keeps its throttles");
+    say(&format!(
+        "real Kafka {}:   after an executor restart Kafka still holds {now:?}; ballast: {kept}",
+        kafka.version
+    ));
+    // Once the move completes, ballast clears them.
+    wait_for(
+        Duration::from_secs(120),
+        "the operator's move completes",
+        || (kafka.partitions(&t)[0].replicas == [3, 2]).then_some(()),
+    );
+    wait_for(
+        Duration::from_secs(60),
+        "throttles cleared after it",
+        || throttles_in_kafka(kafka, &topics).is_empty().then_some(()),
+    );
     delete_topics(kafka, &[&t]);
 }
