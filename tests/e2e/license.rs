@@ -8,28 +8,7 @@ use serde_json::Value;
 
 use crate::support::{ballast, ballast_output, free_port, wait_for};
 
-/// A `LICENSE_STRING` for tests that drive licensed routes of `ballast run`: signed with the
-/// committed development key, valid for a day. The test binary is a debug build, which accepts
-/// that key (a release build would not: docs/license.md).
-pub fn dev_license() -> String {
-    let pem = std::fs::read_to_string(ballast_license::keys::development_private_key_path())
-        .expect("keys/dev.pem");
-    let key = ballast_license::SigningKey::from_pem(&pem).expect("development key");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    ballast_license::issue(
-        &ballast_license::Claims {
-            sub: "e2e".into(),
-            lic: "e2e".into(),
-            iat: now,
-            nbf: now,
-            exp: now + 86_400,
-            notes: None,
-        },
-        &key,
-    )
-}
+pub use crate::support::dev_license;
 
 fn run(args: &[&str]) -> (Option<i32>, String, String) {
     let out = ballast_output(args, &[]);

@@ -5,33 +5,12 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::kafka::Kafka;
-use crate::support::{wait_for, Service};
+use crate::support::{dev_license, wait_for, Service};
 
 /// A `ballast run` with a licence (management paths are licensed) and fast timings.
 pub struct Ballast {
     pub service: Service,
     http: reqwest::blocking::Client,
-}
-
-/// The licence the debug build accepts (the committed development key).
-fn dev_license() -> String {
-    let pem = std::fs::read_to_string(ballast_license::keys::development_private_key_path())
-        .expect("keys/dev.pem");
-    let key = ballast_license::SigningKey::from_pem(&pem).expect("development key");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    ballast_license::issue(
-        &ballast_license::Claims {
-            sub: "realkafka".into(),
-            lic: "realkafka".into(),
-            iat: now,
-            nbf: now,
-            exp: now + 86_400,
-            notes: None,
-        },
-        &key,
-    )
 }
 
 impl Ballast {

@@ -737,6 +737,28 @@ impl Kafka {
         string_map(&self.truth(&["broker-configs", &id.to_string()]))
     }
 
+    /// Moves partitions with Kafka's own tool (`kafka-reassign-partitions.sh --execute`), as an
+    /// operator would, optionally throttled (bytes per second).
+    pub fn reassign(&self, moves: &[(&str, i32, &[i32])], throttle: Option<u64>) {
+        let partitions: Vec<Value> = moves
+            .iter()
+            .map(|(t, p, r)| serde_json::json!({"topic": t, "partition": p, "replicas": r}))
+            .collect();
+        let plan = serde_json::json!({"version": 1, "partitions": partitions});
+        let file = self.dir.join(format!(
+            "reassign-{}.json",
+            moves.first().map_or("none", |m| m.0)
+        ));
+        std::fs::write(&file, plan.to_string()).expect("write the reassignment plan");
+        let file = file.to_string_lossy().into_owned();
+        let rate = throttle.map(|t| t.to_string());
+        let mut args = vec!["--execute", "--reassignment-json-file", file.as_str()];
+        if let Some(rate) = &rate {
+            args.extend(["--throttle", rate.as_str()]);
+        }
+        self.run_tool("kafka-reassign-partitions", &args);
+    }
+
     /// The active controller as the metadata quorum says (`kafka-metadata-quorum.sh`).
     pub fn quorum_leader(&self) -> i32 {
         let out = self.run_tool("kafka-metadata-quorum", &["describe", "--status"]);

@@ -87,6 +87,37 @@ pub fn read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller(kaf
     assert_eq!(cluster["clusterId"], truth["clusterId"], "{cluster}");
     assert_eq!(cluster["brokers"]["total"], 3, "{cluster}");
     assert_eq!(cluster["brokers"]["alive"], 3, "{cluster}");
+    // What Kafka it talks to: KRaft, and a release range holding the distribution's version.
+    assert_eq!(cluster["metadataMode"], "kraft", "{cluster}");
+    let release: Vec<u32> = kafka
+        .version
+        .split('.')
+        .take(2)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let parse = |v: &Value| -> Option<Vec<u32>> {
+        v.as_str()
+            .map(|s| s.split('.').filter_map(|x| x.parse().ok()).collect())
+    };
+    let min = parse(&cluster["kafkaVersion"]["min"]).expect("kafkaVersion.min");
+    assert!(
+        min <= release,
+        "{} within {}",
+        kafka.version,
+        cluster["kafkaVersion"]
+    );
+    if let Some(max) = parse(&cluster["kafkaVersion"]["max"]) {
+        assert!(
+            release <= max,
+            "{} within {}",
+            kafka.version,
+            cluster["kafkaVersion"]
+        );
+    }
+    say(&format!(
+        "real Kafka {}:   ballast says {} {}",
+        kafka.version, cluster["metadataMode"], cluster["kafkaVersion"]
+    ));
     let racks = ballast.ok(ballast.get("/api/v1/brokers/racks"));
     for b in truth["brokers"].as_array().into_iter().flatten() {
         let text = racks.to_string();
@@ -359,20 +390,7 @@ pub fn preferred_leader_election_moves_leadership_to_the_first_replica(kafka: &K
     let t = topic(kafka, "elect");
     kafka.create_topic(&t, &[&[1, 2, 3], &[2, 3, 1]], &[]);
     // Kafka's own tool reorders the replicas; leadership stays until an election.
-    let plan = json!({"version": 1, "partitions": [
-        {"topic": t, "partition": 0, "replicas": [3, 1, 2]},
-        {"topic": t, "partition": 1, "replicas": [1, 2, 3]},
-    ]});
-    let file = kafka.dir.join(format!("{t}.json"));
-    std::fs::write(&file, plan.to_string()).expect("write plan");
-    kafka.run_tool(
-        "kafka-reassign-partitions",
-        &[
-            "--execute",
-            "--reassignment-json-file",
-            &file.to_string_lossy(),
-        ],
-    );
+    kafka.reassign(&[(&t, 0, &[3, 1, 2]), (&t, 1, &[1, 2, 3])], None);
     wait_for(
         Duration::from_secs(30),
         "reordered, leaders unchanged",
@@ -1279,21 +1297,7 @@ pub fn a_restarted_executor_keeps_the_throttles_of_an_operators_reassignment_in_
     let ballast = Ballast::start(kafka, &[]);
     ballast.fresh_sample();
     // An operator moves partition 0 with Kafka's own tool, throttled to 500 kB/s.
-    let plan = json!({"version": 1, "partitions": [
-        {"topic": t, "partition": 0, "replicas": [3, 2]},
-    ]});
-    let file = kafka.dir.join(format!("{t}.json"));
-    std::fs::write(&file, plan.to_string()).expect("write plan");
-    kafka.run_tool(
-        "kafka-reassign-partitions",
-        &[
-            "--execute",
-            "--reassignment-json-file",
-            &file.to_string_lossy(),
-            "--throttle",
-            "500000",
-        ],
-    );
+    kafka.reassign(&[(&t, 0, &[3, 2])], Some(500_000));
     let topics: BTreeSet<String> = [t.clone()].into();
     let set = throttles_in_kafka(kafka, &topics);
     assert!(!set.is_empty(), "kafka-reassign-partitions set throttles");

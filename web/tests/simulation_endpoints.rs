@@ -51,10 +51,13 @@ async fn both_answer_503_before_the_first_sample() {
 #[tokio::test]
 async fn what_if_adding_a_broker_moves_data_onto_it_and_shows_its_loads_after() {
     let h = Harness::with_fixture().await;
+    // In rack r3: broker 4 (r1) is down, so the planner only repairs, and a repair keeps rack
+    // awareness (orders-1 on racks r1, r1, r2 needs a replica in r3); a new broker in r2 would
+    // take nothing.
     let d = data(
         &h,
         SIMULATE,
-        &json!({"scenarios": [{"type": "addBrokers", "count": 1}]}),
+        &json!({"scenarios": [{"type": "addBrokers", "count": 1, "rack": "r3"}]}),
     )
     .await;
     assert!(d["observedAt"].is_string());
