@@ -288,11 +288,16 @@ fn path(version: &str, name: &str, f: fn(&Kafka)) {
     ));
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
+/// `n` distinct free loopback ports: every listener is held until all are taken, so the system
+/// cannot hand the same port out twice.
+fn free_ports(n: usize) -> Vec<u16> {
+    let listeners: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free loopback port"))
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.port()).expect("local address"))
+        .collect()
 }
 
 /// A Kafka cluster id: 16 bytes, URL-safe base64 without padding.
@@ -315,15 +320,17 @@ impl Kafka {
             .keep();
         std::fs::create_dir_all(dir.join("pids")).map_err(|e| e.to_string())?;
         let mut nodes = Vec::new();
+        let mut ports = free_ports(12).into_iter();
+        let mut port = move || ports.next().expect("12 ports for 3 nodes");
         for id in 1..=3 {
             let node_dir = dir.join(format!("node{id}"));
             nodes.push(Node {
                 id,
                 rack: format!("r{id}"),
-                port: free_port(),
-                controller_port: free_port(),
-                sasl_ssl_port: free_port(),
-                ssl_port: free_port(),
+                port: port(),
+                controller_port: port(),
+                sasl_ssl_port: port(),
+                ssl_port: port(),
                 config: node_dir.join("server.properties"),
                 log_dirs: [node_dir.join("data-a"), node_dir.join("data-b")],
             });

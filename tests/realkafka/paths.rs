@@ -689,7 +689,8 @@ pub fn secure_listeners_serve_reads_and_a_throttled_move_and_name_a_failed_authe
 ) {
     let t = topic(kafka, "secure");
     kafka.create_topic(&t, &[&[1, 2], &[2, 1]], &[]);
-    kafka.produce(&t, 2, 3.0);
+    // Enough that a move at 1 MB/s lasts long past a poll of the throttle configs.
+    kafka.produce(&t, 2, 12.0);
     let ca = kafka.certs.ca.to_string_lossy().into_owned();
     let cert = kafka.certs.client_cert.to_string_lossy().into_owned();
     let key = kafka.certs.client_key.to_string_lossy().into_owned();
