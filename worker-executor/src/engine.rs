@@ -773,28 +773,7 @@ impl Engine {
         }
         self.store.update_moves(Some(lease), &updates, now_ms)?;
         apply_updates(moves, &updates);
-        if !elect.is_empty() {
-            match client
-                .elect_leaders(ballast_kafka::ElectionType::Preferred, Some(&elect))
-                .await
-            {
-                Ok(results) => {
-                    let failed: Vec<String> = results
-                        .iter()
-                        .filter_map(|r| {
-                            r.error
-                                .as_ref()
-                                .filter(|e| e.name != "ELECTION_NOT_NEEDED")
-                                .map(|e| format!("{}-{}: {}", r.topic, r.partition, e.name))
-                        })
-                        .collect();
-                    if !failed.is_empty() {
-                        warn!(?failed, "preferred leader election after moves refused");
-                    }
-                }
-                Err(e) => warn!(error = %e, "preferred leader election after moves failed"),
-            }
-        }
+        elect_preferred(client, &elect, "after moves", "").await;
         Ok(())
     }
 
@@ -1557,31 +1536,36 @@ impl Engine {
                 Err(e) => warn!(error = %e, "replica order restore not sent; sent again next pass"),
             }
         }
-        if !elect.is_empty() {
-            match client
-                .elect_leaders(ballast_kafka::ElectionType::Preferred, Some(&elect))
-                .await
-            {
-                Ok(results) => {
-                    let failed: Vec<String> = results
-                        .iter()
-                        .filter_map(|r| {
-                            r.error
-                                .as_ref()
-                                .filter(|e| e.name != "ELECTION_NOT_NEEDED")
-                                .map(|e| format!("{}-{}: {}", r.topic, r.partition, e.name))
-                        })
-                        .collect();
-                    if !failed.is_empty() {
-                        warn!(?failed, "preferred leader election after a cancel refused; sent again next pass");
-                    }
-                }
-                Err(e) => {
-                    warn!(error = %e, "preferred leader election after a cancel failed; sent again next pass")
-                }
+        elect_preferred(client, &elect, "after a cancel", "; sent again next pass").await;
+        Ok(())
+    }
+}
+
+/// Elects the preferred leader of `elect` (nothing when empty) and logs what the cluster refused
+/// (an election not needed is no refusal) or why it was not sent; `when` and `then` word the log.
+async fn elect_preferred(client: &Client, elect: &[TopicPartition], when: &str, then: &str) {
+    if elect.is_empty() {
+        return;
+    }
+    match client
+        .elect_leaders(ballast_kafka::ElectionType::Preferred, Some(elect))
+        .await
+    {
+        Ok(results) => {
+            let failed: Vec<String> = results
+                .iter()
+                .filter_map(|r| {
+                    r.error
+                        .as_ref()
+                        .filter(|e| e.name != "ELECTION_NOT_NEEDED")
+                        .map(|e| format!("{}-{}: {}", r.topic, r.partition, e.name))
+                })
+                .collect();
+            if !failed.is_empty() {
+                warn!(?failed, "preferred leader election {when} refused{then}");
             }
         }
-        Ok(())
+        Err(e) => warn!(error = %e, "preferred leader election {when} failed{then}"),
     }
 }
 

@@ -120,17 +120,14 @@ where
     }
 }
 
-/// Every broker's view by `read_at`, in broker order.
+/// Every broker's view by `read_at`, in broker order; the brokers are asked at once (one poll
+/// costs one round trip, not one per broker).
 pub(crate) async fn per_broker<T, F, Fut>(client: &Client, read_at: F) -> Vec<Result<T, ApiError>>
 where
     F: Fn(BrokerId) -> Fut,
     Fut: Future<Output = Result<T, ApiError>>,
 {
-    let mut out = Vec::new();
-    for broker in brokers(client).await {
-        out.push(read_at(broker).await);
-    }
-    out
+    futures_util::future::join_all(brokers(client).await.into_iter().map(read_at)).await
 }
 
 #[cfg(test)]
