@@ -305,16 +305,20 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         // Which loads count and trigger depends on the placement, so the search runs until a
         // pass on its own result changes nothing: re-planning the plan's result then proposes
         // nothing new.
+        let mut ever_active = first_active;
         for _pass in 0..MAX_PASSES {
             let (mut pass_targets, _) = classify(&model, fair, &eligible, eligible_count, policy);
             // A load that triggered is evened to within the threshold, even once a pass has
             // brought it inside the trigger.
-            for (l, first) in first_active.iter().enumerate() {
-                pass_targets.active[l] |= *first && pass_targets.counted[l];
+            // The same holds for a load a repair pushed beyond the trigger in an earlier pass:
+            // a re-plan of the result would find it triggered.
+            for (l, was) in ever_active.iter_mut().enumerate() {
+                *was |= pass_targets.active[l];
+                pass_targets.active[l] |= *was && pass_targets.counted[l];
             }
             // Replicas carry disk, leaders and followers together: once one of the three
             // triggered, the plan moves replicas anyway and evens all three to the threshold.
-            if PLACEMENT.iter().any(|&l| first_active[l]) {
+            if PLACEMENT.iter().any(|&l| ever_active[l]) {
                 for l in PLACEMENT {
                     pass_targets.active[l] |= pass_targets.counted[l];
                 }

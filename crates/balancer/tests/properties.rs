@@ -230,7 +230,9 @@ proptest! {
     fn a_replan_of_the_result_says_the_same_about_every_load(s in cluster()) {
         // While a broker is down, repairs move partitions in cooldown: the result's cooldowns
         // are the executor's to set, so only balancing plans are compared.
-        prop_assume!(s.brokers.iter().all(|b| b.state != BrokerState::Down));
+        if s.brokers.iter().any(|b| b.state == BrokerState::Down) {
+            return Ok(());
+        }
         let first = run(&s);
         let after = apply_plan(&s, &first, None);
         let second = run(&after);
