@@ -29,7 +29,7 @@ use crate::throttle::{self, Change, Configs, Moving, Target};
 use crate::waves::{self, Waiting};
 
 /// The settings key of the throttle rate changed at run time (MB/s).
-pub const THROTTLE_RATE_KEY: &str = "throttle.rate_mb";
+pub use ballast_moves::THROTTLE_RATE_KEY;
 
 /// The settings key of the throttle changes not confirmed yet (JSON: target and config names),
 /// so a restarted executor still removes a throttle from a broker that was down when it started.

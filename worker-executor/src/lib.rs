@@ -1,19 +1,21 @@
 //! The executor: runs queued reassignment operations one at a time behind the mutation slot.
 //!
 //! Architecture Invariant: the executor never re-plans; it executes exactly the stored moves.
-//! The pure core: `stale` (the pre-submission stale-plan check), `waves` (one added replica per
-//! step, waves under the per-broker cap), `throttle` (exactly the moving replicas, and what a reassignment in
-//! progress that is not ours needs kept), `restore` (a cancelled step's partition put back in its
-//! original order and leader), `preflight` (hard and soft reasons). `engine` is the reconciling pass over SQLite and the cluster.
+//! The pure core: `stale` (the pre-submission stale-plan check), `throttle` (exactly the moving
+//! replicas, and what a reassignment in progress that is not ours needs kept), `restore` (a
+//! cancelled step's partition put back in its original order and leader); `waves` (one added
+//! replica per step, waves under the per-broker cap), `preflight` (hard and soft reasons) and
+//! `placement` come from `crates/moves`, which the web process uses too. `engine` is the
+//! reconciling pass over SQLite and the cluster.
 
 pub mod engine;
-pub mod placement;
-pub mod preflight;
 pub mod restore;
 pub mod roll;
 pub mod stale;
 pub mod throttle;
-pub mod waves;
+
+/// What the web process shares with the executor (`crates/moves`).
+pub use ballast_moves::{placement, preflight, waves};
 
 use std::sync::Arc;
 
@@ -23,7 +25,8 @@ use serde_json::json;
 use tokio::sync::Mutex;
 use tracing::warn;
 
-pub use engine::{Engine, Report, THROTTLE_RATE_KEY};
+pub use ballast_moves::THROTTLE_RATE_KEY;
+pub use engine::{Engine, Report};
 
 pub const NAME: &str = "executor";
 

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use axum::routing::post;
 use axum::Router;
-use ballast_executor::placement::{self, Part};
+use ballast_moves::placement::{self, Part};
 use ballast_kafka::{ElectionType, ReplicaLogDirMove, TopicPartition};
 use ballast_model::BrokerId;
 use ballast_schema::{Maintenance, NewAuditEvent, NewOperation};

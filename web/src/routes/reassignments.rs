@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::Router;
-use ballast_executor::{preflight, waves, THROTTLE_RATE_KEY};
+use ballast_moves::{preflight, waves, THROTTLE_RATE_KEY};
 use ballast_model::BrokerId;
 use ballast_runtime::format_rfc3339_ms;
 use ballast_schema::{
@@ -1242,10 +1242,10 @@ pub(crate) async fn redistribute_topic(
         ));
     }
     let view = observed_view::current(state).await?;
-    let parts: Vec<ballast_executor::placement::Part> = ctx
+    let parts: Vec<ballast_moves::placement::Part> = ctx
         .partitions
         .iter()
-        .map(|(p, place)| ballast_executor::placement::Part {
+        .map(|(p, place)| ballast_moves::placement::Part {
             topic: topic.clone(),
             partition: *p,
             replicas: place.replicas.clone(),
@@ -1254,7 +1254,7 @@ pub(crate) async fn redistribute_topic(
         })
         .collect();
     let planned =
-        ballast_executor::placement::spread_topic(&parts, &eligible, &racks(view.as_deref()));
+        ballast_moves::placement::spread_topic(&parts, &eligible, &racks(view.as_deref()));
     let sizes: BTreeMap<i32, u64> = ctx.partitions.iter().map(|(p, pl)| (*p, pl.size)).collect();
     let moves: Vec<NewMove> = planned
         .iter()

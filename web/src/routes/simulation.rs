@@ -17,7 +17,7 @@ use ballast_balancer::blast::{self, BlastRadius, BlastRequest, ConsumerGroup};
 use ballast_balancer::whatif::{self, WhatIf, WhatIfRequest};
 use ballast_balancer::{InputError, Policy};
 use ballast_config::Config;
-use ballast_executor::THROTTLE_RATE_KEY;
+use ballast_moves::THROTTLE_RATE_KEY;
 use ballast_model::BrokerId;
 use ballast_runtime::topology::snapshot_with_maintenance;
 use ballast_schema::ObservedView;
