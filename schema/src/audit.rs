@@ -11,6 +11,12 @@ pub const AUDIT_DEFAULT_LIMIT: u32 = 50;
 /// The largest page [`Store::list_audit`] returns.
 pub const AUDIT_MAX_LIMIT: u32 = 500;
 
+/// The status of an audit event written before its change is sent (HTTP 102 Processing).
+pub const AUDIT_INTENT: u16 = 102;
+/// The details of an intent until it is completed.
+pub const AUDIT_INTENT_DETAILS: &str =
+    "in progress: written before the change was sent, completed once the change is read back";
+
 /// An audit event to record.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -180,6 +186,84 @@ impl Store {
     pub fn insert_audit(&self, e: &NewAuditEvent) -> Result<i64, StoreError> {
         validate(e)?;
         self.write(|tx| insert_tx(tx, e))
+    }
+
+    /// Writes the intent of a change before it is sent: `e` with status [`AUDIT_INTENT`] and
+    /// `details` saying it is in progress. Completed once by [`Store::complete_audit`], or
+    /// withdrawn by [`Store::withdraw_audit`] when nothing was sent.
+    pub fn insert_audit_intent(&self, e: &NewAuditEvent) -> Result<i64, StoreError> {
+        let mut e = e.clone();
+        e.status = AUDIT_INTENT;
+        e.before = None;
+        e.after = None;
+        e.details = Some(AUDIT_INTENT_DETAILS.to_string());
+        self.insert_audit(&e)
+    }
+
+    /// Completes intent `id` with its final status, the true before and after and details.
+    /// Fails with [`StoreError::Conflict`] when `id` is not an intent (never, or no longer).
+    pub fn complete_audit(
+        &self,
+        id: i64,
+        status: u16,
+        before: Option<&serde_json::Value>,
+        after: Option<&serde_json::Value>,
+        details: Option<&str>,
+    ) -> Result<(), StoreError> {
+        if !(100..=599).contains(&status) || status == AUDIT_INTENT {
+            return Err(StoreError::Invalid(format!(
+                "a completed audit status must be 100..=599 and not {AUDIT_INTENT}, got {status}"
+            )));
+        }
+        self.write(|tx| {
+            let n = tx
+                .prepare_cached(
+                    "UPDATE audit_events SET status = ?2, before = ?3, after = ?4, details = ?5
+                     WHERE id = ?1 AND status = 102",
+                )?
+                .execute(params![
+                    id,
+                    status,
+                    before.map(json_text),
+                    after.map(json_text),
+                    details
+                ])?;
+            if n == 0 {
+                return Err(StoreError::Conflict(format!(
+                    "audit event {id} is not an intent in progress"
+                )));
+            }
+            Ok(())
+        })
+    }
+
+    /// Withdraws intent `id`: the change was refused before anything was sent. An event that is
+    /// not an intent stays.
+    pub fn withdraw_audit(&self, id: i64) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            Ok(tx
+                .prepare_cached("DELETE FROM audit_events WHERE id = ?1 AND status = 102")?
+                .execute([id])?
+                > 0)
+        })
+    }
+
+    /// Completes every intent written before `before_ms` as a failure (status 500) with
+    /// `details`: the process that wrote it ended before it could say how the change went.
+    /// Returns how many.
+    pub fn fail_stale_audit_intents(
+        &self,
+        before_ms: i64,
+        details: &str,
+    ) -> Result<u64, StoreError> {
+        self.write(|tx| {
+            Ok(tx
+                .prepare_cached(
+                    "UPDATE audit_events SET status = 500, details = ?2
+                     WHERE status = 102 AND at_ms < ?1",
+                )?
+                .execute(params![before_ms, details])? as u64)
+        })
     }
 
     /// One event by id.

@@ -46,7 +46,8 @@ pub use agents::{
 };
 pub use approvals::{Approval, ApprovalState, Decision, NewApproval};
 pub use audit::{
-    AuditEvent, AuditPage, AuditQuery, NewAuditEvent, AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT,
+    AuditEvent, AuditPage, AuditQuery, NewAuditEvent, AUDIT_DEFAULT_LIMIT, AUDIT_INTENT,
+    AUDIT_INTENT_DETAILS, AUDIT_MAX_LIMIT,
 };
 pub use auth::{ApiToken, Login, NewSession, NewToken, Session, TOKEN_LAST_USED_RESOLUTION_MS};
 pub use chat::{ChatMessage, ChatToolCall, Conversation, NewChatMessage};

@@ -72,6 +72,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0010_kafka_facts",
         sql: include_str!("../migrations/0010_kafka_facts.sql"),
     },
+    Migration {
+        version: 11,
+        name: "0011_audit_intents",
+        sql: include_str!("../migrations/0011_audit_intents.sql"),
+    },
 ];
 
 /// The schema version this code reads and writes: the newest migration.

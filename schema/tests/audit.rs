@@ -2,7 +2,9 @@
 
 mod common;
 
-use ballast_schema::{AuditQuery, NewAuditEvent, StoreError, AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT};
+use ballast_schema::{
+    AuditQuery, NewAuditEvent, StoreError, AUDIT_DEFAULT_LIMIT, AUDIT_INTENT, AUDIT_MAX_LIMIT,
+};
 use common::fresh_store;
 use serde_json::json;
 
@@ -106,6 +108,88 @@ fn audit_events_are_append_only() {
         .execute("UPDATE audit_events SET status = 500 WHERE id = ?1", [id])
         .unwrap_err();
     assert!(err.to_string().contains("append-only"), "{err}");
+}
+
+#[test]
+fn an_intent_is_completed_once_and_then_never_changes() {
+    let (dir, store) = fresh_store();
+    let id = store
+        .insert_audit_intent(&event(T0, "topics.config.update", "u"))
+        .unwrap();
+    let intent = store.audit_event(id).unwrap().unwrap();
+    assert_eq!(intent.status, AUDIT_INTENT);
+    assert!(intent.before.is_none() && intent.after.is_none());
+    store
+        .complete_audit(
+            id,
+            200,
+            Some(&json!({"a": 1})),
+            Some(&json!({"a": 2})),
+            None,
+        )
+        .unwrap();
+    let done = store.audit_event(id).unwrap().unwrap();
+    assert_eq!(
+        (done.status, done.before, done.after),
+        (200, Some(json!({"a": 1})), Some(json!({"a": 2})))
+    );
+    assert!(done.details.is_none());
+    // Completed: neither completed again, nor withdrawn, nor changed by hand.
+    assert!(matches!(
+        store.complete_audit(id, 500, None, None, None),
+        Err(StoreError::Conflict(_))
+    ));
+    assert!(!store.withdraw_audit(id).unwrap());
+    let conn = rusqlite::Connection::open(common::db_path(&dir)).unwrap();
+    assert!(conn
+        .execute("DELETE FROM audit_events WHERE id = ?1", [id])
+        .is_err());
+    assert!(conn
+        .execute("UPDATE audit_events SET after = '{}' WHERE id = ?1", [id])
+        .is_err());
+}
+
+#[test]
+fn an_intent_may_change_only_its_outcome() {
+    let (dir, store) = fresh_store();
+    let id = store.insert_audit_intent(&event(T0, "x", "u")).unwrap();
+    let conn = rusqlite::Connection::open(common::db_path(&dir)).unwrap();
+    for column in [
+        "action = 'y'",
+        "user_id = 'mallory'",
+        "at_ms = 1",
+        "summary = '{}'",
+    ] {
+        let err = conn
+            .execute(
+                &format!("UPDATE audit_events SET {column} WHERE id = ?1"),
+                [id],
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("append-only"), "{column}: {err}");
+    }
+    assert!(store
+        .complete_audit(id, AUDIT_INTENT, None, None, None)
+        .is_err());
+}
+
+#[test]
+fn a_withdrawn_intent_is_gone_and_stale_intents_are_failed() {
+    let (_dir, store) = fresh_store();
+    let refused = store.insert_audit_intent(&event(T0, "x", "u")).unwrap();
+    assert!(store.withdraw_audit(refused).unwrap());
+    assert!(store.audit_event(refused).unwrap().is_none());
+    let old = store.insert_audit_intent(&event(T0, "x", "u")).unwrap();
+    let new = store
+        .insert_audit_intent(&event(T0 + 10, "x", "u"))
+        .unwrap();
+    assert_eq!(store.fail_stale_audit_intents(T0 + 5, "ended").unwrap(), 1);
+    let old = store.audit_event(old).unwrap().unwrap();
+    assert_eq!((old.status, old.details.as_deref()), (500, Some("ended")));
+    assert_eq!(
+        store.audit_event(new).unwrap().unwrap().status,
+        AUDIT_INTENT
+    );
 }
 
 #[test]

@@ -148,6 +148,15 @@ pub struct Audited {
     pub audit_error: Option<String>,
 }
 
+impl From<ballast_ops::Recorded> for Audited {
+    fn from(r: ballast_ops::Recorded) -> Self {
+        Audited {
+            audit_event_id: Some(r.event_id),
+            audit_error: r.error,
+        }
+    }
+}
+
 /// Writes `event`, retrying while the database is busy. Never fails the request: a lost event is
 /// counted, logged and reported in [`Audited::audit_error`].
 pub async fn record(state: &AppState, event: NewAuditEvent) -> Audited {

@@ -26,6 +26,8 @@ pub struct ApiError {
     pub status: StatusCode,
     pub error: String,
     pub details: String,
+    /// Sent as `Retry-After` (seconds): a 503 the caller may simply repeat.
+    pub retry_after_s: Option<u64>,
 }
 
 impl ApiError {
@@ -34,6 +36,16 @@ impl ApiError {
             status,
             error: error.into(),
             details: details.into(),
+            retry_after_s: None,
+        }
+    }
+
+    /// 503 with `Retry-After`: the database or the resource is busy, or the audit log cannot be
+    /// written; nothing was changed.
+    pub fn busy(error: impl Into<String>, details: impl Into<String>, retry_after_s: u64) -> Self {
+        Self {
+            retry_after_s: Some(retry_after_s.max(1)),
+            ..Self::unavailable(error, details)
         }
     }
 
@@ -57,7 +69,13 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = json!({ "success": false, "error": self.error, "details": self.details });
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(s) = self.retry_after_s {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, s.into());
+        }
+        response
     }
 }
 
@@ -91,6 +109,12 @@ impl IntoResponse for LicenseError {
     fn into_response(self) -> Response {
         let body = json!({ "data": null, "error": { "code": self.code, "message": self.message } });
         (StatusCode::FORBIDDEN, Json(body)).into_response()
+    }
+}
+
+impl From<ballast_ops::Unavailable> for ApiError {
+    fn from(u: ballast_ops::Unavailable) -> Self {
+        ApiError::busy(u.error, u.details, u.retry_after_s)
     }
 }
 

@@ -36,7 +36,7 @@ use axum::Router;
 use ballast_config::Config;
 use ballast_runtime::{Clock, WorkerContext, WorkerError};
 use ballast_schema::{Store, StoreError};
-use tracing::info;
+use tracing::{info, warn};
 
 pub use envelope::{ApiError, ApiOk, ApiResult, LicenseCode, LicenseError};
 
@@ -56,6 +56,14 @@ pub const LONG_VERSION: &str = concat!(
     ")"
 );
 
+/// How long a change waits for another change of the same resource before it is refused with
+/// 503: longer than any change takes (reading a change back gives up after
+/// `BALLAST_READBACK_TIMEOUT`, 10 s by default).
+pub const CHANGE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `Retry-After` of a 503 for a busy database, in seconds.
+pub const DB_RETRY_AFTER_S: u64 = 2;
+
 /// What every handler can reach.
 #[derive(Clone)]
 pub struct AppState {
@@ -69,6 +77,8 @@ pub struct AppState {
     pub license: Arc<license::LicenseRuntime>,
     /// Authentication: the OIDC providers and the token key (`auth`).
     pub auth: Arc<auth::AuthRuntime>,
+    /// The one pipeline every change runs through (`ballast_ops::pipeline`).
+    pub pipeline: ballast_ops::Pipeline,
     /// Set when the process stops: long-lived responses (server-sent events) end on it, so a
     /// graceful shutdown is not held open by a client that never disconnects.
     stop: Arc<tokio::sync::watch::Sender<bool>>,
@@ -79,7 +89,9 @@ impl AppState {
         let started_at_ms = clock.now_ms();
         let kafka = kafka::KafkaHandle::new(ballast_runtime::client_config(&config.kafka));
         let auth = auth::runtime(&config);
+        let pipeline = ballast_ops::Pipeline::new(store.clone(), CHANGE_WAIT);
         Self {
+            pipeline,
             store,
             config,
             clock,
@@ -104,7 +116,9 @@ impl AppState {
         self.stop.send_replace(true);
     }
 
-    /// Runs store work on the blocking pool; a store failure becomes a 500 envelope.
+    /// Runs store work on the blocking pool. A busy database (another process held the write
+    /// lock past the busy timeout) or no free pooled connection is a 503 with `Retry-After`;
+    /// any other store failure a 500 envelope.
     pub async fn db<T, F>(&self, f: F) -> Result<T, ApiError>
     where
         T: Send + 'static,
@@ -113,6 +127,16 @@ impl AppState {
         let store = self.store.clone();
         match tokio::task::spawn_blocking(move || f(&store)).await {
             Ok(Ok(value)) => Ok(value),
+            Ok(Err(err)) if err.is_busy() || matches!(err, StoreError::Pool(_)) => {
+                Err(ApiError::busy(
+                    "database busy",
+                    format!(
+                        "the database stayed busy; nothing was changed: {}",
+                        ballast_runtime::error_chain(&err)
+                    ),
+                    DB_RETRY_AFTER_S,
+                ))
+            }
             Ok(Err(err)) => Err(ApiError::internal(
                 "database error",
                 ballast_runtime::error_chain(&err),
@@ -165,6 +189,15 @@ pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
         })?;
     info!(%addr, "listening");
     let state = AppState::new(ctx.store.clone(), ctx.config.clone(), ctx.clock.clone());
+    // Intents a web process that ended left in progress: their outcome is unknown.
+    match state.pipeline.fail_stale_intents(state.started_at_ms).await {
+        Ok(0) => {}
+        Ok(n) => warn!(
+            intents = n,
+            "audit intents left in progress by a process that ended are recorded as failed (status 500)"
+        ),
+        Err(e) => warn!(error = %e, "cannot complete the audit intents a process that ended left"),
+    }
     license::spawn_fetcher(state.clone());
     let shutdown = ctx.shutdown.clone();
     let stopping = state.clone();

@@ -23,8 +23,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use ballast_config::Config;
-use ballast_moves::waves;
 use ballast_model::BrokerId;
+use ballast_moves::waves;
 use ballast_runtime::{WorkerContext, WorkerError};
 use ballast_schema::{NewAuditEvent, NewMove, NewOperation, Queued, Store, StoreError};
 use serde_json::{json, Value};

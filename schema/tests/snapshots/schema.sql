@@ -537,6 +537,9 @@ CREATE INDEX audit_events_action ON audit_events (action);
 -- index audit_events_at_ms on audit_events
 CREATE INDEX audit_events_at_ms ON audit_events (at_ms);
 
+-- index audit_events_intents on audit_events
+CREATE INDEX audit_events_intents ON audit_events (status) WHERE status = 102;
+
 -- index audit_events_related_event_id on audit_events
 CREATE INDEX audit_events_related_event_id ON audit_events (related_event_id);
 
@@ -591,8 +594,26 @@ CREATE INDEX sessions_expires_at_ms ON sessions (expires_at_ms);
 -- trigger audit_events_are_append_only on audit_events
 CREATE TRIGGER audit_events_are_append_only
 BEFORE UPDATE ON audit_events
+WHEN OLD.status <> 102
+  OR NEW.id IS NOT OLD.id
+  OR NEW.at_ms IS NOT OLD.at_ms
+  OR NEW.action IS NOT OLD.action
+  OR NEW.method IS NOT OLD.method
+  OR NEW.user_id IS NOT OLD.user_id
+  OR NEW.requested_by IS NOT OLD.requested_by
+  OR NEW.target IS NOT OLD.target
+  OR NEW.summary IS NOT OLD.summary
+  OR NEW.forced IS NOT OLD.forced
 BEGIN
-    SELECT RAISE(ABORT, 'audit_events rows are append-only');
+    SELECT RAISE(ABORT, 'audit_events rows are append-only: only an intent (status 102) is completed, once');
+END;
+
+-- trigger audit_events_only_intents_are_withdrawn on audit_events
+CREATE TRIGGER audit_events_only_intents_are_withdrawn
+BEFORE DELETE ON audit_events
+WHEN OLD.status <> 102
+BEGIN
+    SELECT RAISE(ABORT, 'audit_events rows are append-only: only an intent (status 102) is withdrawn');
 END;
 
 -- trigger mutation_slot_row_is_permanent on mutation_slot

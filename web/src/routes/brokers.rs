@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use axum::routing::post;
 use axum::Router;
-use ballast_moves::placement::{self, Part};
 use ballast_kafka::{ElectionType, ReplicaLogDirMove, TopicPartition};
 use ballast_model::BrokerId;
+use ballast_moves::placement::{self, Part};
 use ballast_schema::{Maintenance, NewAuditEvent, NewOperation};
 use serde::Deserialize;
 use serde_json::{json, Value};

@@ -153,19 +153,13 @@ fn refusal(name: &str, details: String) -> Option<ApiError> {
     })
 }
 
-/// A name given in a request body or path: not empty, no control characters.
+/// A name given in a request body or path (`ballast_ops::names::plain`).
 pub(crate) fn check_name(what: &str, name: &str) -> Result<(), ApiError> {
-    if name.trim().is_empty() {
-        return Err(ApiError::bad_request(
-            "invalid request",
-            format!("{what} must not be empty"),
-        ));
-    }
-    if name.chars().any(char::is_control) {
-        return Err(ApiError::bad_request(
-            "invalid request",
-            format!("{what} {name:?} contains control characters"),
-        ));
-    }
-    Ok(())
+    ballast_ops::names::plain(what, name)
+        .map_err(|why| ApiError::bad_request("invalid request", why))
+}
+
+/// A topic name by Kafka's own rule (`ballast_ops::names::topic`).
+pub(crate) fn check_topic(name: &str) -> Result<(), ApiError> {
+    ballast_ops::names::topic(name).map_err(|why| ApiError::bad_request("invalid request", why))
 }

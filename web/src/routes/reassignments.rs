@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::Router;
-use ballast_moves::{preflight, waves, THROTTLE_RATE_KEY};
 use ballast_model::BrokerId;
+use ballast_moves::{preflight, waves, THROTTLE_RATE_KEY};
 use ballast_runtime::format_rfc3339_ms;
 use ballast_schema::{
     CancelRequest, MoveRecord, MoveState, NewAuditEvent, NewMove, NewOperation, OperationRecord,

@@ -21,6 +21,8 @@ pub struct Harness {
     pub base: String,
     pub http: reqwest::Client,
     pub store: Store,
+    /// The web process's state: operations run through it as the MCP and chat doors run them.
+    pub state: ballast_web::AppState,
     _dir: tempfile::TempDir,
 }
 
@@ -60,6 +62,16 @@ pub async fn serve_configured(
     options: OpenOptions,
     settings: &[(&str, &str)],
 ) -> (String, Store, tempfile::TempDir) {
+    let (base, state, dir) = serve_state(bootstrap, options, settings).await;
+    (base, state.store.clone(), dir)
+}
+
+/// `serve_configured`, answering the web process's state instead of its store.
+pub async fn serve_state(
+    bootstrap: &str,
+    options: OpenOptions,
+    settings: &[(&str, &str)],
+) -> (String, ballast_web::AppState, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("ballast.db");
     Store::migrate(&db).expect("migrate");
@@ -94,10 +106,11 @@ pub async fn serve_configured(
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("address");
+    let served = state.clone();
     tokio::spawn(async move {
-        let _ = axum::serve(listener, ballast_web::router(state)).await;
+        let _ = axum::serve(listener, ballast_web::router(served)).await;
     });
-    (format!("http://{addr}"), store, dir)
+    (format!("http://{addr}"), state, dir)
 }
 
 impl Harness {
@@ -125,13 +138,14 @@ impl Harness {
         )
         .await
         .expect("connect");
-        let (base, store, dir) = serve_configured(&sim.bootstrap(), options, settings).await;
+        let (base, state, dir) = serve_state(&sim.bootstrap(), options, settings).await;
         Harness {
             sim,
             kafka,
             base,
             http: reqwest::Client::new(),
-            store,
+            store: state.store.clone(),
+            state,
             _dir: dir,
         }
     }

@@ -13,10 +13,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::readback::{per_broker, until_shown, ReadBack};
-use super::{check_name, fail, item_fail};
-use crate::audit::{record, Actor, Audited};
+use super::{check_topic, fail, item_fail};
+use crate::audit::{Actor, Audited};
 use crate::extract::{Json, Path};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
+use ballast_ops::{Done, NotDone, Resource};
 
 /// Keys per topic and topics per bulk request.
 const MAX_KEYS: usize = 200;
@@ -108,7 +109,7 @@ fn config_value(topic: &str, key: &str, v: &Value) -> Result<Option<String>, Api
 }
 
 fn requested(topic: &str, configs: &BTreeMap<String, Value>) -> Result<Overrides, ApiError> {
-    check_name("topic", topic)?;
+    check_topic(topic)?;
     if configs.is_empty() {
         return Err(ApiError::bad_request(
             "invalid request body",
@@ -276,7 +277,8 @@ async fn read_all_at(
     Ok(out)
 }
 
-/// Validates against the cluster, reads, changes, reads back and audits.
+/// Through the pipeline, serialised per topic: validated by the cluster, read, changed, read back
+/// and audited.
 async fn change(
     state: &AppState,
     actor: &Actor,
@@ -286,19 +288,40 @@ async fn change(
     summary: Value,
 ) -> Result<(Vec<TopicChanges>, Audited, Option<String>), ApiError> {
     let client = state.kafka.client().await?;
-    // Unknown topics are a 404 before anything is asked to change.
-    let before = read_all(state, &client, &wanted).await?;
-    // The cluster checks every key and value of every topic first: one bad key changes nothing.
-    apply(state, &client, &wanted, true).await?;
-    apply(state, &client, &wanted, false).await?;
-    // Read back once the cluster shows the change (KRaft brokers apply it a moment later).
-    let ReadBack { value: after, note } = read_back(state, &client, &wanted).await;
     let mut event = actor.event(state.clock.now_ms(), action, target);
     event.summary = summary;
-    event.before = Some(to_json(&before));
-    event.after = Some(to_json(&after));
-    event.details = note.clone();
-    let audit = record(state, event).await;
+    let resources = wanted.keys().map(|t| Resource::Topic(t.clone()));
+    let ((before, after, note), recorded) = state
+        .pipeline
+        .run(resources, event, || async {
+            // Unknown topics are a 404 before anything is asked to change.
+            let before = read_all(state, &client, &wanted)
+                .await
+                .map_err(NotDone::Refused)?;
+            // The cluster checks every key and value of every topic first: one bad key changes
+            // nothing.
+            apply(state, &client, &wanted, true)
+                .await
+                .map_err(NotDone::Refused)?;
+            if let Err(error) = apply(state, &client, &wanted, false).await {
+                let details = format!(
+                    "the cluster accepted the change when validating it, then failed it: {}: {}",
+                    error.error, error.details
+                );
+                return Err(NotDone::Failed {
+                    error,
+                    before: Some(to_json(&before)),
+                    details,
+                });
+            }
+            // Read back once the cluster shows the change (KRaft brokers apply it a moment
+            // later).
+            let ReadBack { value: after, note } = read_back(state, &client, &wanted).await;
+            let (b, a) = (to_json(&before), to_json(&after));
+            Ok(Done::new((before, after, note.clone()), Some(b), Some(a)).noted(note))
+        })
+        .await?;
+    let audit = Audited::from(recorded);
     let topics = wanted
         .keys()
         .map(|topic| TopicChanges {

@@ -13,10 +13,11 @@ use ballast_kafka::{Client, CommittedOffset, GroupDescription, OffsetSpec, Topic
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::{check_name, fail, item_fail};
-use crate::audit::{record, Actor, Audited};
+use super::{check_name, check_topic, fail, item_fail};
+use crate::audit::{Actor, Audited};
 use crate::extract::{parse_instant_ms, Json, Path};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
+use ballast_ops::{Done, NotDone, Resource};
 
 /// Partitions one reset may name.
 const MAX_PARTITIONS: usize = 10_000;
@@ -244,7 +245,7 @@ async fn scope(
         }
         let mut seen = BTreeSet::new();
         for e in entries {
-            check_name("topic", &e.topic)?;
+            check_topic(&e.topic)?;
             if e.offset < 0 {
                 return Err(invalid(format!(
                     "{}-{}: offset {} is negative",
@@ -263,7 +264,7 @@ async fn scope(
             ));
         }
     } else if let Some(topic) = &body.topic {
-        check_name("topic", topic)?;
+        check_topic(topic)?;
         let partitions = match &body.partitions {
             Some(ps) if ps.is_empty() => {
                 return Err(invalid("partitions must list at least one partition"))
@@ -482,30 +483,8 @@ pub(crate) async fn reset_consumer_group_offsets(
     check_name("group", &group)?;
     let strategy = strategy(&body)?;
     let client = state.kafka.client().await?;
-    let (_, committed) = empty_group(state, &client, &group).await?;
-    let wanted = scope(state, &client, &body, &committed).await?;
-    let tps: Vec<TopicPartition> = wanted.iter().map(|(tp, _)| tp.clone()).collect();
-    let earliest = offsets_at(state, &client, &tps, OffsetSpec::Earliest).await?;
-    let latest = offsets_at(state, &client, &tps, OffsetSpec::Latest).await?;
-    let at_time = match strategy {
-        Strategy::Timestamp(ms) => {
-            offsets_at(state, &client, &tps, OffsetSpec::Timestamp(ms)).await?
-        }
-        _ => BTreeMap::new(),
-    };
-    let committed_by: BTreeMap<TopicPartition, i64> = committed
-        .iter()
-        .filter_map(|c| Some((TopicPartition::new(c.topic.clone(), c.partition), c.offset?)))
-        .collect();
-    let mut planned = plan(
-        strategy,
-        &wanted,
-        &committed_by,
-        &earliest,
-        &latest,
-        &at_time,
-    )?;
     if body.dry_run {
+        let planned = plan_reset(state, &client, &group, &body, strategy).await?;
         return Ok(ResetResult {
             group_id: group,
             strategy: strategy.name(),
@@ -515,32 +494,6 @@ pub(crate) async fn reset_consumer_group_offsets(
             audit: None,
         });
     }
-    let commits: Vec<(TopicPartition, i64)> = planned
-        .iter()
-        .map(|p| {
-            (
-                TopicPartition::new(p.topic.clone(), p.partition),
-                p.new_offset,
-            )
-        })
-        .collect();
-    let results = client
-        .commit_offsets(&group, &commits)
-        .await
-        .map_err(|e| fail(state, e))?;
-    for (p, r) in planned.iter_mut().zip(&results) {
-        p.error = r.error.as_ref().map(|e| e.to_string());
-    }
-    if let Some(e) = results
-        .iter()
-        .filter_map(|r| r.error.as_ref())
-        .next()
-        .filter(|_| results.iter().all(|r| r.error.is_some()))
-    {
-        // Nothing was committed: nothing changed and nothing is audited.
-        return Err(item_fail(&format!("committing offsets of {group}"), e));
-    }
-    let done = planned.iter().filter(|p| p.error.is_none());
     let mut event = actor.event(
         state.clock.now_ms(),
         "consumer_groups.reset_offsets",
@@ -551,30 +504,122 @@ pub(crate) async fn reset_consumer_group_offsets(
         "timestamp": match strategy { Strategy::Timestamp(ms) => Some(ms), _ => None },
         "shiftBy": match strategy { Strategy::Shift(n) => Some(n), _ => None },
         "topic": body.topic,
-        "partitions": planned.len(),
-        "failed": planned.iter().filter(|p| p.error.is_some()).count(),
     });
-    event.before = Some(json!({
-        "offsets": offsets_json(done.clone().filter_map(|p| {
-            Some((p.topic.clone(), p.partition, p.current_offset?))
-        }))
-    }));
-    event.after = Some(json!({
-        "offsets": offsets_json(done.map(|p| (p.topic.clone(), p.partition, p.new_offset)))
-    }));
-    if planned.iter().any(|p| p.error.is_some()) {
-        event.status = 207;
-        event.details = Some("some partitions were not committed; see the response".into());
-    }
-    let audit = record(state, event).await;
+    let (planned, recorded) = state
+        .pipeline
+        .run([Resource::Group(group.clone())], event, || async {
+            let planned = plan_reset(state, &client, &group, &body, strategy)
+                .await
+                .map_err(NotDone::Refused)?;
+            commit_reset(state, &client, &group, planned).await
+        })
+        .await?;
     Ok(ResetResult {
         group_id: group,
         strategy: strategy.name(),
         dry_run: false,
         applied: true,
         partitions: planned,
-        audit: Some(audit),
+        audit: Some(Audited::from(recorded)),
     })
+}
+
+/// The new committed offsets of an empty group by the body's strategy.
+async fn plan_reset(
+    state: &AppState,
+    client: &Client,
+    group: &str,
+    body: &ResetBody,
+    strategy: Strategy,
+) -> Result<Vec<PlannedOffset>, ApiError> {
+    let (_, committed) = empty_group(state, client, group).await?;
+    let wanted = scope(state, client, body, &committed).await?;
+    let tps: Vec<TopicPartition> = wanted.iter().map(|(tp, _)| tp.clone()).collect();
+    let earliest = offsets_at(state, client, &tps, OffsetSpec::Earliest).await?;
+    let latest = offsets_at(state, client, &tps, OffsetSpec::Latest).await?;
+    let at_time = match strategy {
+        Strategy::Timestamp(ms) => {
+            offsets_at(state, client, &tps, OffsetSpec::Timestamp(ms)).await?
+        }
+        _ => BTreeMap::new(),
+    };
+    let committed_by: BTreeMap<TopicPartition, i64> = committed
+        .iter()
+        .filter_map(|c| Some((TopicPartition::new(c.topic.clone(), c.partition), c.offset?)))
+        .collect();
+    plan(
+        strategy,
+        &wanted,
+        &committed_by,
+        &earliest,
+        &latest,
+        &at_time,
+    )
+}
+
+/// Commits the planned offsets: the audit before and after of the partitions committed (status
+/// 207 when some were not); refused when none was.
+async fn commit_reset(
+    state: &AppState,
+    client: &Client,
+    group: &str,
+    mut planned: Vec<PlannedOffset>,
+) -> Result<Done<Vec<PlannedOffset>>, NotDone<ApiError>> {
+    let commits: Vec<(TopicPartition, i64)> = planned
+        .iter()
+        .map(|p| {
+            (
+                TopicPartition::new(p.topic.clone(), p.partition),
+                p.new_offset,
+            )
+        })
+        .collect();
+    let results = match client.commit_offsets(group, &commits).await {
+        Ok(r) => r,
+        Err(e) => {
+            let error = fail(state, e);
+            let details = format!(
+                "committing the offsets failed: {}: {}",
+                error.error, error.details
+            );
+            return Err(NotDone::Failed {
+                error,
+                before: None,
+                details,
+            });
+        }
+    };
+    for (p, r) in planned.iter_mut().zip(&results) {
+        p.error = r.error.as_ref().map(|e| e.to_string());
+    }
+    if let Some(e) = results
+        .iter()
+        .filter_map(|r| r.error.as_ref())
+        .next()
+        .filter(|_| results.iter().all(|r| r.error.is_some()))
+    {
+        // Nothing was committed: nothing changed and nothing is audited.
+        return Err(NotDone::Refused(item_fail(
+            &format!("committing offsets of {group}"),
+            e,
+        )));
+    }
+    let done = planned.iter().filter(|p| p.error.is_none());
+    let before = json!({
+        "offsets": offsets_json(done.clone().filter_map(|p| {
+            Some((p.topic.clone(), p.partition, p.current_offset?))
+        }))
+    });
+    let after = json!({
+        "offsets": offsets_json(done.map(|p| (p.topic.clone(), p.partition, p.new_offset)))
+    });
+    let partial = planned.iter().any(|p| p.error.is_some());
+    let mut out = Done::new(planned, Some(before), Some(after));
+    if partial {
+        out.status = 207;
+        out.details = Some("some partitions were not committed; see the response".into());
+    }
+    Ok(out)
 }
 
 #[utoipa::path(
@@ -613,32 +658,41 @@ pub(crate) async fn delete_consumer_group(
 ) -> Result<DeleteResult, ApiError> {
     check_name("group", &group)?;
     let client = state.kafka.client().await?;
-    let (d, committed) = empty_group(state, &client, &group).await?;
-    let results = client
-        .delete_groups(std::slice::from_ref(&group))
-        .await
-        .map_err(|e| fail(state, e))?;
-    if let Some(e) = results.iter().find_map(|r| r.error.as_ref()) {
-        return Err(item_fail(&format!("deleting consumer group {group}"), e));
-    }
-    let mut event = actor.event(
+    let event = actor.event(
         state.clock.now_ms(),
         "consumer_groups.delete",
         group.clone(),
     );
-    event.summary = json!({ "state": d.state, "offsets": committed.len() });
-    event.before = Some(json!({
-        "state": d.state,
-        "offsets": offsets_json(committed.iter().filter_map(|c| {
-            Some((c.topic.clone(), c.partition, c.offset?))
-        })),
-    }));
-    let audit = record(state, event).await;
+    let (offsets, recorded) = state
+        .pipeline
+        .run([Resource::Group(group.clone())], event, || async {
+            let (d, committed) = empty_group(state, &client, &group)
+                .await
+                .map_err(NotDone::Refused)?;
+            let before = json!({
+                "state": d.state,
+                "offsets": offsets_json(committed.iter().filter_map(|c| {
+                    Some((c.topic.clone(), c.partition, c.offset?))
+                })),
+            });
+            let results = client
+                .delete_groups(std::slice::from_ref(&group))
+                .await
+                .map_err(|e| NotDone::Refused(fail(state, e)))?;
+            if let Some(e) = results.iter().find_map(|r| r.error.as_ref()) {
+                return Err(NotDone::Refused(item_fail(
+                    &format!("deleting consumer group {group}"),
+                    e,
+                )));
+            }
+            Ok(Done::new(committed.len(), Some(before), None))
+        })
+        .await?;
     Ok(DeleteResult {
         group_id: group,
         deleted: true,
-        offsets: committed.len(),
-        audit,
+        offsets,
+        audit: Audited::from(recorded),
     })
 }
 

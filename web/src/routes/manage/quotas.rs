@@ -20,9 +20,10 @@ use super::super::live::quotas::{
 };
 use super::readback::{per_broker, until_shown, ReadBack};
 use super::{fail, item_fail};
-use crate::audit::{record, Actor, Audited};
+use crate::audit::{Actor, Audited};
 use crate::extract::{Json, Path};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
+use ballast_ops::{Done, NotDone, Resource};
 
 /// Quota values by key.
 pub(crate) type Values = BTreeMap<String, f64>;
@@ -218,11 +219,7 @@ pub(crate) async fn update_quota(
 ) -> Result<QuotaChange, ApiError> {
     let e = named(user, client_id)?;
     let target = validate(body)?;
-    let client = state.kafka.client().await?;
-    let before = read(state, &client, &e).await?;
-    apply(state, &client, &e, &before, &target).await?;
-    let after = read_back(state, &client, &e, target).await;
-    change(state, actor, "quotas.update", e, before, after).await
+    change(state, actor, "quotas.update", e, target).await
 }
 
 /// The operation `delete_quota`: removes every quota of the entity of `user` and `client_id`
@@ -234,17 +231,7 @@ pub(crate) async fn delete_quota(
     client_id: Option<String>,
 ) -> Result<QuotaChange, ApiError> {
     let e = named(user, client_id)?;
-    let client = state.kafka.client().await?;
-    let before = read(state, &client, &e).await?;
-    if before.is_empty() {
-        return Err(ApiError::not_found(
-            "no quota set",
-            format!("the entity {} has no quota to delete", path_of(&e)),
-        ));
-    }
-    apply(state, &client, &e, &before, &Values::new()).await?;
-    let after = read_back(state, &client, &e, Values::new()).await;
-    change(state, actor, "quotas.delete", e, before, after).await
+    change(state, actor, "quotas.delete", e, Values::new()).await
 }
 
 /// The quotas of `e` once the cluster shows exactly `target` (or what it shows when
@@ -265,22 +252,50 @@ pub(crate) async fn read_back(
     .await
 }
 
+/// Through the pipeline, serialised per entity: read, changed to exactly `target` (an empty
+/// `target` deletes: 404 when the entity has no quota), read back and audited.
 async fn change(
     state: &AppState,
     actor: &Actor,
     action: &str,
     e: QuotaEntity,
-    before: Values,
-    after: ReadBack<Values>,
+    target: Values,
 ) -> Result<QuotaChange, ApiError> {
-    let ReadBack { value: after, note } = after;
+    let client = state.kafka.client().await?;
     let path = path_of(&e);
     let mut event = actor.event(state.clock.now_ms(), action, path.clone());
-    event.summary = json!({ "entityPath": path, "entity": e, "values": after });
-    event.before = Some(to_json(&e, &before));
-    event.after = Some(to_json(&e, &after));
-    event.details = note.clone();
-    let audit = record(state, event).await;
+    event.summary = json!({ "entityPath": path, "entity": e, "values": target });
+    let ((before, ReadBack { value: after, note }), recorded) = state
+        .pipeline
+        .run([Resource::QuotaEntity(path.clone())], event, || async {
+            let before = read(state, &client, &e).await.map_err(NotDone::Refused)?;
+            if target.is_empty() && before.is_empty() {
+                return Err(NotDone::Refused(ApiError::not_found(
+                    "no quota set",
+                    format!("the entity {path} has no quota to delete"),
+                )));
+            }
+            if let Err(error) = apply(state, &client, &e, &before, &target).await {
+                let details = format!(
+                    "the cluster failed the change: {}: {}",
+                    error.error, error.details
+                );
+                return Err(NotDone::Failed {
+                    error,
+                    before: Some(to_json(&e, &before)),
+                    details,
+                });
+            }
+            let after = read_back(state, &client, &e, target.clone()).await;
+            let (b, a, note) = (
+                to_json(&e, &before),
+                to_json(&e, &after.value),
+                after.note.clone(),
+            );
+            Ok(Done::new((before, after), Some(b), Some(a)).noted(note))
+        })
+        .await?;
+    let audit = Audited::from(recorded);
     Ok(QuotaChange {
         entity_type: entity_type(&e),
         entity: e,
