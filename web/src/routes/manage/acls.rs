@@ -15,9 +15,10 @@ use super::super::live::acls::{
 };
 use super::readback::{per_broker, until_shown, ReadBack};
 use super::{check_name, fail, item_fail};
-use crate::audit::{record, Actor, Audited};
+use crate::audit::{Actor, Audited};
 use crate::extract::{Json, Query};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
+use ballast_ops::{Done, NotDone, Resource};
 
 /// Bindings per create request.
 const MAX_BINDINGS: usize = 1000;
@@ -280,28 +281,12 @@ pub(crate) async fn read_back(
     .await
 }
 
-/// Records the event; `note` (the read back did not show the change) goes to its details.
-#[allow(clippy::too_many_arguments)]
-async fn audit(
-    state: &AppState,
-    actor: &Actor,
-    action: &str,
-    affected: &[AclBinding],
-    before: &[AclBinding],
-    after: &[AclBinding],
-    summary: Value,
-    note: Option<String>,
-) -> Audited {
-    let target = match affected {
+/// The audit target of a change of `affected` bindings.
+fn target_of(affected: &[AclBinding]) -> String {
+    match affected {
         [one] => format!("{:?}:{}", one.resource_type, one.resource_name),
         many => format!("{} acl bindings", many.len()),
-    };
-    let mut event = actor.event(state.clock.now_ms(), action, target);
-    event.summary = summary;
-    event.before = Some(to_json(before));
-    event.after = Some(to_json(after));
-    event.details = note;
-    record(state, event).await
+    }
 }
 
 fn kept(bindings: &[AclBinding], present: &[bool]) -> Vec<AclBinding> {
@@ -369,42 +354,47 @@ pub(crate) async fn create_acls(
             .collect::<Result<Vec<_>, _>>()?,
     );
     let client = state.kafka.client().await?;
-    let existed = present(state, &client, &bindings).await?;
-    let results = client
-        .create_acls(&bindings)
-        .await
-        .map_err(|e| fail(state, e))?;
-    if let Some(e) = results
-        .iter()
-        .filter_map(|r| r.error.as_ref())
-        .next()
-        .filter(|_| results.iter().all(|r| r.error.is_some()))
-    {
-        // Nothing was created: the first refusal is the answer, and there is nothing to audit.
-        return Err(item_fail("creating acl bindings", e));
-    }
-    // Read back once the cluster shows every binding it accepted (KRaft brokers apply ACLs a
-    // moment after the controller).
-    let expected: Vec<bool> = existed
-        .iter()
-        .zip(&results)
-        .map(|(existed, r)| *existed || r.error.is_none())
-        .collect();
-    let ReadBack { value: now, note } = read_back(state, &client, &bindings, expected).await;
-    let before = kept(&bindings, &existed);
-    let after = kept(&bindings, &now);
-    let summary = json!({ "bindings": bindings.len() });
-    let audit = audit(
-        state,
-        actor,
-        "acls.create",
-        &bindings,
-        &before,
-        &after,
-        summary,
-        note.clone(),
-    )
-    .await;
+    let mut event = actor.event(state.clock.now_ms(), "acls.create", target_of(&bindings));
+    event.summary = json!({ "bindings": bindings.len() });
+    let ((existed, results, now, note), recorded) = state
+        .pipeline
+        .run([Resource::Acls], event, || async {
+            let existed = present(state, &client, &bindings)
+                .await
+                .map_err(NotDone::Refused)?;
+            let results = client
+                .create_acls(&bindings)
+                .await
+                .map_err(|e| NotDone::Refused(fail(state, e)))?;
+            if let Some(e) = results
+                .iter()
+                .filter_map(|r| r.error.as_ref())
+                .next()
+                .filter(|_| results.iter().all(|r| r.error.is_some()))
+            {
+                // Nothing was created: the first refusal is the answer, nothing to audit.
+                return Err(NotDone::Refused(item_fail("creating acl bindings", e)));
+            }
+            // Read back once the cluster shows every binding it accepted (KRaft brokers apply
+            // ACLs a moment after the controller).
+            let expected: Vec<bool> = existed
+                .iter()
+                .zip(&results)
+                .map(|(existed, r)| *existed || r.error.is_none())
+                .collect();
+            let ReadBack { value: now, note } =
+                read_back(state, &client, &bindings, expected).await;
+            let before = to_json(&kept(&bindings, &existed));
+            let after = to_json(&kept(&bindings, &now));
+            Ok(Done::new(
+                (existed, results, now, note.clone()),
+                Some(before),
+                Some(after),
+            )
+            .noted(note))
+        })
+        .await?;
+    let audit = Audited::from(recorded);
     let results: Vec<CreateResult> = results
         .into_iter()
         .zip(existed.iter().zip(&now))
@@ -459,29 +449,38 @@ pub async fn update(
     }
     let affected = vec![from.clone(), to.clone()];
     let client = state.kafka.client().await?;
-    let existed = present(&state, &client, &affected).await?;
-    if !existed[0] {
-        return Err(ApiError::not_found(
-            "unknown acl binding",
-            format!("no binding {} exists", describe(&from)),
-        ));
-    }
-    create_all(&state, &client, std::slice::from_ref(&to)).await?;
-    let deleted = delete_all(&state, &client, std::slice::from_ref(&from)).await;
-    let ReadBack { value: now, note } =
-        read_back(&state, &client, &affected, vec![deleted.is_err(), true]).await;
-    let summary = json!({ "from": from, "to": to });
-    let audit = audit(
-        &state,
-        &actor,
-        "acls.update",
-        &affected,
-        &kept(&affected, &existed),
-        &kept(&affected, &now),
-        summary,
-        note,
-    )
-    .await;
+    let mut event = actor.event(state.clock.now_ms(), "acls.update", target_of(&affected));
+    event.summary = json!({ "from": from, "to": to });
+    let state = &state;
+    let (deleted, recorded) = state
+        .pipeline
+        .run([Resource::Acls], event, || async {
+            let existed = present(state, &client, &affected)
+                .await
+                .map_err(NotDone::Refused)?;
+            if !existed[0] {
+                return Err(NotDone::Refused(ApiError::not_found(
+                    "unknown acl binding",
+                    format!("no binding {} exists", describe(&from)),
+                )));
+            }
+            create_all(state, &client, std::slice::from_ref(&to))
+                .await
+                .map_err(NotDone::Refused)?;
+            let deleted = delete_all(state, &client, std::slice::from_ref(&from)).await;
+            let ReadBack { value: now, note } =
+                read_back(state, &client, &affected, vec![deleted.is_err(), true]).await;
+            let before = to_json(&kept(&affected, &existed));
+            let after = to_json(&kept(&affected, &now));
+            let mut done = Done::new(deleted, Some(before), Some(after)).noted(note);
+            if done.value.is_err() {
+                // `to` was created but `from` stayed: the event records both present.
+                done.status = 207;
+            }
+            Ok(done)
+        })
+        .await?;
+    let audit = Audited::from(recorded);
     // `to` was created but `from` stayed: the event records both present; say so.
     deleted.map_err(|e| {
         ApiError::new(
@@ -556,41 +555,39 @@ pub(crate) async fn delete_acls(
             "the filter matches no binding; nothing was deleted",
         ));
     }
-    let results = client
-        .delete_acls(std::slice::from_ref(&filter))
-        .await
-        .map_err(|e| fail(state, e))?;
-    let mut deleted: Vec<AclBinding> = Vec::new();
-    for r in &results {
-        if let Some(e) = &r.error {
-            return Err(item_fail("deleting acl bindings", e));
-        }
-        deleted.extend(
-            r.deleted
-                .iter()
-                .filter(|d| d.error.is_none())
-                .map(|d| d.binding.clone()),
-        );
-    }
-    deleted.sort_by_cached_key(sort_key);
-    if deleted.is_empty() {
-        return Err(ApiError::not_found(
-            "no acl binding matches",
-            "the bindings the filter matched were gone before the delete; nothing was deleted",
-        ));
-    }
-    let summary = json!({ "filter": filter, "deleted": deleted.len() });
-    let audit = audit(
-        state,
-        actor,
-        "acls.delete",
-        &deleted,
-        &deleted,
-        &[],
-        summary,
-        None,
-    )
-    .await;
+    let mut event = actor.event(state.clock.now_ms(), "acls.delete", target_of(&matched));
+    event.summary = json!({ "filter": filter, "matched": matched.len() });
+    let (deleted, recorded) = state
+        .pipeline
+        .run([Resource::Acls], event, || async {
+            let results = client
+                .delete_acls(std::slice::from_ref(&filter))
+                .await
+                .map_err(|e| NotDone::Refused(fail(state, e)))?;
+            let mut deleted: Vec<AclBinding> = Vec::new();
+            for r in &results {
+                if let Some(e) = &r.error {
+                    return Err(NotDone::Refused(item_fail("deleting acl bindings", e)));
+                }
+                deleted.extend(
+                    r.deleted
+                        .iter()
+                        .filter(|d| d.error.is_none())
+                        .map(|d| d.binding.clone()),
+                );
+            }
+            deleted.sort_by_cached_key(sort_key);
+            if deleted.is_empty() {
+                return Err(NotDone::Refused(ApiError::not_found(
+                    "no acl binding matches",
+                    "the bindings the filter matched were gone before the delete; nothing was deleted",
+                )));
+            }
+            let before = to_json(&deleted);
+            Ok(Done::new(deleted, Some(before), Some(to_json(&[]))))
+        })
+        .await?;
+    let audit = Audited::from(recorded);
     Ok(Deleted {
         count: deleted.len(),
         deleted,
