@@ -196,7 +196,7 @@ async fn an_unknown_id_is_a_404() {
 }
 
 #[tokio::test]
-async fn deleting_the_current_proposal_is_a_409_and_an_old_one_goes() {
+async fn deleting_the_current_proposal_is_a_409_and_an_old_one_goes_with_an_audit_event() {
     let h = Harness::empty().await;
     h.store
         .save_proposal(&proposal("p-1", "f1", 1, false), 1_000, 200)
@@ -208,10 +208,32 @@ async fn deleting_the_current_proposal_is_a_409_and_an_old_one_goes() {
     assert_eq!(status, 409, "{body}");
     assert_eq!(body["success"], false);
     assert_eq!(body["error"], "proposal is current");
+    let events = |h: &Harness| {
+        h.store
+            .list_audit(&ballast_schema::AuditQuery {
+                action: Some("proposals.delete".into()),
+                ..Default::default()
+            })
+            .unwrap()
+            .events
+    };
+    assert!(events(&h).is_empty(), "a refused delete records nothing");
     let (status, body) = send(&h, reqwest::Method::DELETE, "/api/v1/proposals/p-1").await;
     assert_eq!(status, 200, "{body}");
     let (status, _) = get(&h, "/api/v1/proposals/p-1").await;
     assert_eq!(status, 404);
+    let recorded = events(&h);
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert_eq!(body["data"]["auditEventId"], recorded[0].id);
+    assert_eq!(recorded[0].status, 200);
+    assert_eq!(recorded[0].target.as_deref(), Some("p-1"));
+    assert_eq!(
+        recorded[0]
+            .before
+            .as_ref()
+            .map(|b| b["fingerprint"].clone()),
+        Some("f1".into())
+    );
     let (status, body) = get(&h, "/api/v1/proposals/p-2").await;
     assert_eq!(status, 200);
     assert_eq!(body["data"]["current"], true);

@@ -923,3 +923,39 @@ async fn every_reassignment_type_mutation_leaves_exactly_one_audit_row_naming_ac
     }
     bed.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_a_rolling_restart_runs_a_reassignment_is_refused_with_the_rolls_409_even_naming_a_stopped_broker(
+) {
+    let bed = bed().await;
+    let (topic, parts) = bed.topic();
+    let (p, replicas) = &parts[0];
+    let roll = ballast_schema::NewRoll {
+        brokers: vec![replicas[0]],
+        user_id: "alice".into(),
+        method: "POST".into(),
+        reason: None,
+    };
+    bed.store
+        .create_roll(&roll, None, now(), 60_000)
+        .expect("store")
+        .expect("no other holder");
+    // A replica set naming a broker the roll may have stopped, and one of live brokers: the roll
+    // is the answer either way.
+    let mut stopped = replicas.clone();
+    stopped[0] = 999;
+    let mut other = replicas.clone();
+    other.reverse();
+    for target in [stopped, other] {
+        let (status, body) = bed
+            .post(
+                &format!("/api/v1/topics/{topic}/partitions/{p}/redistribute"),
+                json!({ "replicas": target }),
+            )
+            .await;
+        assert_eq!(status, 409, "{body}");
+        assert_eq!(body["error"], "a rolling restart is in progress", "{body}");
+    }
+    assert_eq!(bed.operations(), 0);
+    bed.sim.shutdown().await;
+}

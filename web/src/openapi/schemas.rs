@@ -1143,7 +1143,15 @@ fn proposals() -> Vec<(&'static str, Value)> {
         ),
         (
             "ProposalDeleted",
-            obj("A deleted proposal", vec![("id", t("string", "")), ("deleted", t("boolean", "true"))]),
+            obj(
+                "A deleted proposal",
+                vec![
+                    ("id", t("string", "")),
+                    ("deleted", t("boolean", "true")),
+                    ("auditEventId", t("integer", "the audit event `proposals.delete`")),
+                    ("auditError", n("string", "set when the event could not be completed (the proposal was deleted)")),
+                ],
+            ),
         ),
     ]
 }

@@ -11,8 +11,10 @@ use ballast_schema::{DeletedProposal, ProposalRecord};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use crate::audit::{Actor, Audited};
 use crate::extract::{Path, Query};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
+use ballast_ops::{Done, NotDone, Resource};
 
 pub const DEFAULT_LIMIT: u64 = 50;
 pub const MAX_LIMIT: u64 = 500;
@@ -288,7 +290,7 @@ pub(crate) async fn get_proposal(state: &AppState, id: String) -> Result<Value, 
     tag = "proposals",
     operation_id = "deleteProposal",
     summary = "Delete a stored proposal",
-    description = "Only a proposal that is no longer current can be deleted.",
+    description = "Only a proposal that is no longer current can be deleted. Audited `proposals.delete` (before: the proposal's id, times, fingerprint, moves and bytes).",
     params(("proposalId" = String, Path, description = "`p-<created unix ms>-<8 hex digits>`")),
     responses(
         (status = 200, description = "Deleted", body = ref("ProposalDeleted")),
@@ -298,20 +300,52 @@ pub(crate) async fn get_proposal(state: &AppState, id: String) -> Result<Value, 
 )]
 async fn delete(
     state: axum::extract::State<AppState>,
+    actor: Actor,
     Path(id): Path<String>,
     Query(_): Query<NoQuery>,
 ) -> ApiResult<Value> {
-    let key = id.clone();
-    match state.db(move |s| s.delete_proposal(&key)).await? {
-        DeletedProposal::Deleted => Ok(ApiOk(json!({ "id": id, "deleted": true }))),
-        DeletedProposal::NotFound => Err(unknown(&id)),
-        DeletedProposal::Current => Err(ApiError::new(
-            axum::http::StatusCode::CONFLICT,
-            "proposal is current",
-            format!(
-                "{id} is the current proposal, which the observer keeps re-checking; only \
-                 proposals that are no longer current can be deleted"
-            ),
-        )),
-    }
+    let event = actor.event(state.clock.now_ms(), "proposals.delete", id.clone());
+    let (_, recorded) = state
+        .pipeline
+        .run([Resource::Proposal(id.clone())], event, || async {
+            let key = id.clone();
+            let record = state
+                .db(move |s| s.proposal(&key))
+                .await
+                .map_err(NotDone::Refused)?
+                .ok_or_else(|| NotDone::Refused(unknown(&id)))?;
+            let before = json!({
+                "id": record.id,
+                "createdAt": format_rfc3339_ms(record.created_at_ms),
+                "checkedAt": format_rfc3339_ms(record.checked_at_ms),
+                "fingerprint": record.fingerprint,
+                "moves": record.moves,
+                "estimatedBytes": record.estimated_bytes,
+            });
+            let key = id.clone();
+            match state
+                .db(move |s| s.delete_proposal(&key))
+                .await
+                .map_err(NotDone::Refused)?
+            {
+                DeletedProposal::Deleted => Ok(Done::new((), Some(before), None)),
+                DeletedProposal::NotFound => Err(NotDone::Refused(unknown(&id))),
+                DeletedProposal::Current => Err(NotDone::Refused(ApiError::new(
+                    axum::http::StatusCode::CONFLICT,
+                    "proposal is current",
+                    format!(
+                        "{id} is the current proposal, which the observer keeps re-checking; only \
+                         proposals that are no longer current can be deleted"
+                    ),
+                ))),
+            }
+        })
+        .await?;
+    let audit = Audited::from(recorded);
+    Ok(ApiOk(json!({
+        "id": id,
+        "deleted": true,
+        "auditEventId": audit.audit_event_id,
+        "auditError": audit.audit_error,
+    })))
 }

@@ -654,7 +654,17 @@ async fn maintenance_set(state: &AppState) -> Result<BTreeSet<BrokerId>, ApiErro
 
 /// The placement of `topic` read live from the cluster (a refresh of its metadata). Err(503)
 /// when it cannot be read.
+/// Placement read live for a request that will move replicas. While a rolling restart runs the
+/// request is refused with the roll's 409 first: a broker it has stopped would otherwise make
+/// the replica set look invalid, and nothing may move until the roll ends anyway.
 async fn live_context(state: &AppState, topic: &str) -> Result<Context, ApiError> {
+    if let Some(roll) = state.db(|s| s.active_roll()).await? {
+        return Err(busy_conflict(&ballast_schema::Busy {
+            holder: None,
+            operation_id: None,
+            rolling_restart_id: Some(roll.id),
+        }));
+    }
     let unreadable = |e: &dyn std::error::Error| {
         ApiError::unavailable(
             "partition placement could not be read; nothing was changed",
