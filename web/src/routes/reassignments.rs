@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 use crate::audit::Actor;
 use crate::extract::{Json, OptionalJson, Path, Query};
 use crate::{observed_view, ApiError, ApiOk, ApiResult, AppState};
+use ballast_ops::{Done, NotDone, Resource};
 
 pub const DEFAULT_LIMIT: u64 = 50;
 pub const MAX_LIMIT: u64 = 500;
@@ -1738,28 +1739,31 @@ async fn throttle_put(
             ),
         ));
     }
-    let before = throttle_value(&state).await?;
     let now = state.clock.now_ms();
-    let user = actor.user.clone();
-    let value = body.rate_mb.to_string();
-    let audit = NewAuditEvent {
-        at_ms: now,
-        action: "throttle.update".into(),
-        method: actor.method.clone(),
-        user_id: Some(user.clone()),
-        requested_by: Some(actor.requester()),
-        status: 200,
-        target: Some("replication throttle".into()),
-        summary: json!({ "rateMb": body.rate_mb }),
-        before: Some(json!({ "rateMb": before["rateMb"] })),
-        after: Some(json!({ "rateMb": body.rate_mb })),
-        ..NewAuditEvent::default()
-    };
+    let mut event = actor.event(now, "throttle.update", "replication throttle");
+    event.summary = json!({ "rateMb": body.rate_mb });
+    let state = &state;
     state
-        .db(move |s| s.put_setting(THROTTLE_RATE_KEY, &value, now))
+        .pipeline
+        .run(
+            [Resource::Setting(THROTTLE_RATE_KEY.into())],
+            event,
+            || async {
+                let before = throttle_value(state).await.map_err(NotDone::Refused)?;
+                let value = body.rate_mb.to_string();
+                state
+                    .db(move |s| s.put_setting(THROTTLE_RATE_KEY, &value, now))
+                    .await
+                    .map_err(NotDone::Refused)?;
+                Ok(Done::new(
+                    (),
+                    Some(json!({ "rateMb": before["rateMb"] })),
+                    Some(json!({ "rateMb": body.rate_mb })),
+                ))
+            },
+        )
         .await?;
-    crate::audit::record(&state, audit).await;
-    Ok(ApiOk(throttle_value(&state).await?))
+    Ok(ApiOk(throttle_value(state).await?))
 }
 
 #[cfg(test)]

@@ -29,9 +29,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::super::manage::{acls, configs, quotas};
-use crate::audit::{record, Actor, Audited};
+use crate::audit::{Actor, Audited};
 use crate::extract::Json;
 use crate::{ApiError, ApiOk, ApiResult, AppState};
+use ballast_ops::{Done, NotDone, Resource};
 
 /// One revert at a time in this process: the check of the current values and the change belong
 /// together. (Only the web process reverts.)
@@ -602,7 +603,7 @@ pub(crate) async fn revert_audit_event(
     body: RevertBody,
 ) -> Result<Reverted, ApiError> {
     let _one_at_a_time = REVERTS.lock().await;
-    let (client, r) = review(state, body.event_id).await?;
+    let (_, r) = review(state, body.event_id).await?;
     if let Some(refused) = r.refusal() {
         return Err(refused);
     }
@@ -673,15 +674,47 @@ pub(crate) async fn revert_audit_event(
             )
         }
         plan => {
-            let (after, note) = apply(state, &client, plan, &r.current).await?;
             let execution_id = format!("revert-{}-{now_ms}", r.event.id);
-            event.before = Some(current_json(plan, &r.current));
-            event.after = Some(after);
-            event.details = note.clone();
             if let Value::Object(summary) = &mut event.summary {
                 summary.insert("executionId".into(), json!(execution_id));
             }
-            (execution_id, "completed", record(state, event).await, note)
+            let fingerprint = r.fingerprint.clone();
+            let id = r.event.id;
+            // Reviewed again while the resources are held: a change that slipped in since the
+            // first review refuses the revert instead of being overwritten.
+            let (note, recorded) = state
+                .pipeline
+                .run(resources_of(plan), event, || async {
+                    let (client, now) = review(state, id).await.map_err(NotDone::Refused)?;
+                    if now.fingerprint != fingerprint {
+                        return Err(NotDone::Refused(conflict(
+                            "stale fingerprint",
+                            "the values changed since the preview; nothing was changed: preview again",
+                        )));
+                    }
+                    let before = current_json(&now.plan, &now.current);
+                    match apply(state, &client, &now.plan, &now.current).await {
+                        Ok((after, note)) => {
+                            let mut done =
+                                Done::new(note.clone(), Some(before), Some(after)).noted(note);
+                            done.status = 202;
+                            Ok(done)
+                        }
+                        Err(error) => {
+                            let details = format!(
+                                "the revert failed after it was sent: {}: {}",
+                                error.error, error.details
+                            );
+                            Err(NotDone::Failed {
+                                error,
+                                before: Some(before),
+                                details,
+                            })
+                        }
+                    }
+                })
+                .await?;
+            (execution_id, "completed", Audited::from(recorded), note)
         }
     };
     Ok(Reverted {
@@ -693,6 +726,18 @@ pub(crate) async fn revert_audit_event(
         note,
         audit,
     })
+}
+
+/// What a revert of `plan` serialises on: the same resources its forward changes do.
+fn resources_of(plan: &Plan) -> Vec<Resource> {
+    match plan {
+        Plan::TopicConfig { before, .. } => {
+            before.keys().map(|t| Resource::Topic(t.clone())).collect()
+        }
+        Plan::Quota { entity, .. } => vec![Resource::QuotaEntity(quotas::path_of(entity))],
+        Plan::Acl { .. } => vec![Resource::Acls],
+        Plan::Reassignment { .. } => vec![Resource::ReassignmentSlot],
+    }
 }
 
 /// The current values in the shape of the plan's events.
