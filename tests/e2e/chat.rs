@@ -241,14 +241,18 @@ struct Chat<'a> {
 }
 
 impl Chat<'_> {
+    /// A POST with `body`, or none for Null (routes that take none refuse one).
     fn post(&self, path: &str, body: Value) -> reqwest::blocking::Response {
-        reqwest::blocking::Client::new()
+        let request = reqwest::blocking::Client::new()
             .post(self.service.url(path))
             .header("X-Ballast-User", self.user)
-            .timeout(Duration::from_secs(60))
-            .json(&body)
-            .send()
-            .expect("post")
+            .timeout(Duration::from_secs(60));
+        let request = if body.is_null() {
+            request
+        } else {
+            request.json(&body)
+        };
+        request.send().expect("post")
     }
 
     fn get(&self, path: &str) -> (u16, Value) {
@@ -405,7 +409,7 @@ fn the_assistant_reads_with_tools_and_changes_the_cluster_only_after_its_user_ap
     assert_eq!(bob.get(&format!("/api/v1/chat/conversations/{id}")).0, 404);
     let r = bob.post(
         &format!("/api/v1/chat/conversations/{id}/approve/call_retention"),
-        json!({}),
+        Value::Null,
     );
     assert_eq!(r.status().as_u16(), 404);
 
@@ -413,7 +417,7 @@ fn the_assistant_reads_with_tools_and_changes_the_cluster_only_after_its_user_ap
     provider.then(openai_text("Done: retention is one hour now."));
     let ev = events(alice.post(
         &format!("/api/v1/chat/conversations/{id}/approve/call_retention"),
-        json!({}),
+        Value::Null,
     ));
     let finished = ev
         .iter()
@@ -425,7 +429,7 @@ fn the_assistant_reads_with_tools_and_changes_the_cluster_only_after_its_user_ap
     assert!(explicit(&service).contains("3600000"));
     let r = alice.post(
         &format!("/api/v1/chat/conversations/{id}/approve/call_retention"),
-        json!({}),
+        Value::Null,
     );
     assert_eq!(r.status().as_u16(), 409, "decided once");
     let store = ballast_schema::Store::open(&service.db_path()).expect("db");

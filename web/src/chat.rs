@@ -12,11 +12,11 @@ use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::routing::{get, post};
-use axum::{Extension, Json, Router};
+use axum::{Extension, Router};
 use ballast_chat::{ChatError, Event, Message, Provider, ProviderKind, ToolSpec};
 use ballast_schema::{ChatMessage, ChatToolCall, Conversation, NewChatMessage, StoreError};
 use serde::Deserialize;
@@ -26,6 +26,7 @@ use tokio::sync::mpsc;
 use crate::audit::Actor;
 use crate::auth::{Identity, Scope};
 use crate::catalog::{self, Caller, Category, Channel};
+use crate::extract::{Json, OptionalJson, Path};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 
 /// Model calls in one turn before it is stopped (each after tool results).
@@ -595,7 +596,7 @@ async fn probe(base: &str, timeout: std::time::Duration) -> Result<(), String> {
     })
 }
 
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewConversation {
     /// A title; the first question names it when empty.
@@ -619,12 +620,12 @@ pub async fn create_conversation(
     State(state): State<AppState>,
     identity: Option<Extension<Identity>>,
     actor: Actor,
-    body: Option<Json<NewConversation>>,
+    OptionalJson(body): OptionalJson<NewConversation>,
 ) -> ApiResult<Value> {
     enabled(&state)?;
     let who = who(identity, &actor);
     let title = body
-        .and_then(|Json(b)| b.title)
+        .title
         .unwrap_or_default()
         .chars()
         .take(200)

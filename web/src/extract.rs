@@ -57,10 +57,10 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, Self::Rejection> {
-        axum::Json::<T>::from_request(req, state)
+        let axum::Json(v) = axum::Json::<serde_json::Value>::from_request(req, state)
             .await
-            .map(|axum::Json(v)| Json(v))
-            .map_err(|e| ApiError::bad_request("invalid request body", e.body_text()))
+            .map_err(|e| body_rejection(e.status(), e.body_text()))?;
+        object(v).map(Json)
     }
 }
 
@@ -79,14 +79,45 @@ where
     async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, Self::Rejection> {
         let bytes = axum::body::Bytes::from_request(req, state)
             .await
-            .map_err(|e| ApiError::bad_request("invalid request body", e.body_text()))?;
+            .map_err(|e| body_rejection(e.status(), e.body_text()))?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(OptionalJson(T::default()));
         }
-        serde_json::from_slice(&bytes)
-            .map(OptionalJson)
-            .map_err(|e| ApiError::bad_request("invalid request body", e.to_string()))
+        let v: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|e| ApiError::bad_request("invalid request body", e.to_string()))?;
+        object(v).map(OptionalJson)
     }
+}
+
+/// The envelope of a body that could not be read: 413 when it is larger than the limit (2 MB),
+/// else 400.
+fn body_rejection(status: axum::http::StatusCode, text: String) -> ApiError {
+    if status == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::new(status, "request body too large", text)
+    } else {
+        ApiError::bad_request("invalid request body", text)
+    }
+}
+
+/// A request body is a JSON object: serde would otherwise fill a struct from an array
+/// (`[null, null]` as "every field left out").
+fn object<T: DeserializeOwned>(v: serde_json::Value) -> Result<T, ApiError> {
+    if !v.is_object() {
+        return Err(ApiError::bad_request(
+            "invalid request body",
+            "the body must be a JSON object",
+        ));
+    }
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let details = if path == "." {
+            inner.to_string()
+        } else {
+            format!("{path}: {inner}")
+        };
+        ApiError::bad_request("invalid request body", details)
+    })
 }
 
 /// An instant given as Unix milliseconds (`1767225600000`) or RFC 3339 (`2026-01-01T00:00:00Z`,

@@ -159,6 +159,9 @@ pub fn router(state: AppState) -> Router {
         })
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
+        .layer(axum::middleware::from_fn(
+            middleware::refuse_unexpected_bodies,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             license::gate,

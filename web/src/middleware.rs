@@ -5,7 +5,62 @@ use axum::middleware::Next;
 use axum::response::Response;
 use tracing::{debug, info, warn};
 
-use crate::AppState;
+use crate::{ApiError, AppState};
+
+/// The (method, path template) of every mutation the OpenAPI document describes without a
+/// request body; path parameters as `{}`.
+static BODILESS: std::sync::LazyLock<std::collections::HashSet<(String, String)>> =
+    std::sync::LazyLock::new(|| {
+        let mut out = std::collections::HashSet::new();
+        let paths = crate::openapi::document()["paths"].as_object().cloned();
+        for (path, item) in paths.unwrap_or_default() {
+            for method in ["post", "put", "patch", "delete"] {
+                let Some(op) = item.get(method) else { continue };
+                if op.get("requestBody").is_none() {
+                    out.insert((method.to_ascii_uppercase(), template(&path)));
+                }
+            }
+        }
+        out
+    });
+
+/// A path template with its parameters' names left out: `/a/{id}` → `/a/{}`.
+fn template(path: &str) -> String {
+    path.split('/')
+        .map(|s| if s.starts_with('{') { "{}" } else { s })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// A mutation whose route takes no body (none in the OpenAPI document) is refused with 400 when
+/// it carries one, before anything runs: a body there is a mistake, or an attempt to make the
+/// server read megabytes it will never use.
+pub async fn refuse_unexpected_bodies(req: Request, next: Next) -> Response {
+    let method = req.method().as_str().to_string();
+    let carries = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > 0)
+        || req
+            .headers()
+            .contains_key(axum::http::header::TRANSFER_ENCODING);
+    if carries {
+        if let Some(route) = req.extensions().get::<MatchedPath>() {
+            if BODILESS.contains(&(method.clone(), template(route.as_str()))) {
+                return axum::response::IntoResponse::into_response(ApiError::bad_request(
+                    "unexpected request body",
+                    format!(
+                        "{method} {} takes no request body; send none (nothing was done)",
+                        route.as_str()
+                    ),
+                ));
+            }
+        }
+    }
+    next.run(req).await
+}
 
 /// One structured log line and one metric sample per request. Probes and scrapes log at DEBUG so
 /// they do not drown the INFO log.

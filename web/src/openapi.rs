@@ -175,6 +175,9 @@ fn finish(doc: &mut Value, licensed: &[(axum::http::Method, &str)]) {
                     .iter()
                     .any(|(m, p)| m.as_str().eq_ignore_ascii_case(method) && p == path);
                 if let Value::Object(op) = op {
+                    if matches!(method.as_str(), "post" | "put" | "patch" | "delete") {
+                        mutation_rules(op);
+                    }
                     shared_rules(op, is_licensed);
                     auth_rules(op, method, path);
                 }
@@ -182,6 +185,40 @@ fn finish(doc: &mut Value, licensed: &[(axum::http::Method, &str)]) {
         }
     }
     complete_refs(doc);
+}
+
+/// What every mutation may answer besides its own codes: a body where none is taken (400), a
+/// body over the limit (413), and 503 with `Retry-After` when the database is busy or the audit
+/// intent cannot be written (nothing was changed).
+fn mutation_rules(op: &mut Map<String, Value>) {
+    let takes_body = op.contains_key("requestBody");
+    let responses = op.entry("responses").or_insert_with(|| json!({}));
+    let Value::Object(responses) = responses else {
+        return;
+    };
+    if takes_body {
+        responses.entry("413").or_insert_with(
+            || json!({"description": "The body is larger than 2 MB; nothing was done"}),
+        );
+    } else {
+        responses.entry("400").or_insert_with(|| {
+            json!({"description": "A request body was sent; this route takes none (`unexpected request body`), and nothing was done"})
+        });
+    }
+    let busy = "The database stayed busy, the audit log cannot be written, or another change of the same resource ran too long: nothing was changed; retry after `Retry-After` seconds";
+    match responses.get_mut("503") {
+        Some(Value::Object(r)) => {
+            let text = r
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            r.insert("description".into(), json!(format!("{text}; or: {busy}")));
+        }
+        _ => {
+            responses.insert("503".into(), json!({"description": busy}));
+        }
+    }
 }
 
 fn shared_rules(op: &mut Map<String, Value>, licensed: bool) {

@@ -278,7 +278,7 @@ async fn maintenance_drains_leadership_then_replicas_and_exit_ends_it() {
 async fn cancel_list_throttle_and_apply_answer_in_the_envelope() {
     let bed = bed().await;
     let (status, _) = bed
-        .post("/api/v1/reassignments/op-nope/cancel", json!({}))
+        .post("/api/v1/reassignments/op-nope/cancel", Value::Null)
         .await;
     assert_eq!(status, 404);
     let (status, body) = bed
@@ -641,7 +641,7 @@ async fn running_moves_report_bytes_done_rate_and_eta_in_the_list_and_the_record
     }
     // Cancelled mid-copy: the move ends Cancelled and the progress fields stop.
     let (status, body) = bed
-        .post(&format!("/api/v1/reassignments/{id}/cancel"), json!({}))
+        .post(&format!("/api/v1/reassignments/{id}/cancel"), Value::Null)
         .await;
     assert_eq!(status, 200, "{body}");
     bed.run_to_end(&id).await;

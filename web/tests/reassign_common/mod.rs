@@ -182,8 +182,10 @@ impl Bed {
         self.send_as(None, method, path, body).await
     }
 
+    /// A POST with `body`, or none for Null (routes that take none refuse one).
     pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        self.send(reqwest::Method::POST, path, Some(body)).await
+        let body = (!body.is_null()).then_some(body);
+        self.send(reqwest::Method::POST, path, body).await
     }
 
     pub async fn get(&self, path: &str) -> (u16, Value) {
