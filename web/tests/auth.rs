@@ -363,6 +363,12 @@ impl Ballast {
         for (k, v) in headers {
             req = req.header(*k, v);
         }
+        // A cookie comes from the dashboard's own pages, whose browser says so (a test of a
+        // cross-site or headerless request sends its own Origin or Sec-Fetch-Site).
+        let named = |n: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
+        if named("cookie") && !named("origin") && !named("sec-fetch-site") {
+            req = req.header("sec-fetch-site", "same-origin");
+        }
         if let Some(b) = body {
             req = req.json(&b);
         }
@@ -866,6 +872,30 @@ async fn cookie_mutations_from_another_site_are_refused() {
         .await;
     assert_eq!(cross.status, 403, "{}", cross.text);
     assert!(cross.text.contains("cross-site"));
+    // A forwarded host never vouches for a foreign origin.
+    let spoofed = b
+        .send(
+            "POST",
+            "/api/v1/tokens",
+            &[
+                ("cookie", cookie.clone()),
+                ("origin", "https://evil.example".into()),
+                ("x-forwarded-host", "evil.example".into()),
+            ],
+            Some(json!({"name": "x", "scope": "read"})),
+        )
+        .await;
+    assert_eq!(spoofed.status, 403, "{}", spoofed.text);
+    // Neither Origin nor Sec-Fetch-Site: refused.
+    let bare = b
+        .http
+        .post(format!("{}/api/v1/tokens", b.base))
+        .header("cookie", cookie.clone())
+        .json(&json!({"name": "x", "scope": "read"}))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(bare.status().as_u16(), 403);
     let same = b
         .send(
             "POST",

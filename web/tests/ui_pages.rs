@@ -220,6 +220,12 @@ impl Bed {
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
+        // A form is posted from the dashboard's own page, and the browser says so (a test of a
+        // cross-site post sends its own Origin or Sec-Fetch-Site).
+        let named = |n: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
+        if !named("origin") && !named("sec-fetch-site") {
+            req = req.header("sec-fetch-site", "same-origin");
+        }
         let r = req.send().await.expect("request");
         Page {
             status: r.status().as_u16(),

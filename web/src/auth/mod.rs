@@ -421,7 +421,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             if cookie_based
                 && unsafe_method
                 && !is_page(&path)
-                && !crate::ui::same_origin(req.headers())
+                && !crate::ui::same_origin(state.config.auth.public_url.as_deref(), req.headers())
             {
                 return ApiError::new(
                     StatusCode::FORBIDDEN,

@@ -504,7 +504,7 @@ pub(crate) async fn end_session(
     headers: &HeaderMap,
     ext: Option<Identity>,
 ) -> Result<(bool, Option<String>), ApiError> {
-    if !crate::ui::same_origin(headers) {
+    if !crate::ui::same_origin(state.config.auth.public_url.as_deref(), headers) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "cross-site request refused",
@@ -554,7 +554,7 @@ async fn refresh(
     headers: HeaderMap,
     ext: Option<Extension<Identity>>,
 ) -> ApiResult<Value> {
-    if !crate::ui::same_origin(&headers) {
+    if !crate::ui::same_origin(state.config.auth.public_url.as_deref(), &headers) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "cross-site request refused",

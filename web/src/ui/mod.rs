@@ -436,17 +436,15 @@ pub(crate) fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// Whether a form post comes from a page of this origin. Browsers send `Origin` (and
-/// `Sec-Fetch-Site`) on form posts; a post from another site is refused so a page elsewhere
-/// cannot make an operator's browser apply a proposal. Clients that send neither (curl, tests)
-/// are allowed: they are not a browser acting for someone.
-///
-/// In order: `Sec-Fetch-Site` decides when the browser sent it (`same-origin` is accepted,
-/// `cross-site` and `same-site` refused: a sibling subdomain is another application). Otherwise
-/// the `Origin`'s host must equal the host the browser addressed: `X-Forwarded-Host` (its first
-/// value) when a reverse proxy set it, else `Host`. A proxy that rewrites `Host` without setting
-/// `X-Forwarded-Host` still works with every current browser, which sends `Sec-Fetch-Site`.
-pub fn same_origin(headers: &HeaderMap) -> bool {
+/// Whether a state-changing request comes from a page of ballast's own origin. In order:
+/// `Sec-Fetch-Site` decides when the browser sent it (`same-origin` is accepted, `cross-site` and
+/// `same-site` refused: a sibling subdomain is another application). Otherwise the `Origin` must
+/// be sent and equal the origin of `BALLAST_PUBLIC_URL` when it is set (always, with
+/// authentication on), else the origin of the `Host` addressed. Forwarded headers
+/// (`X-Forwarded-Host`) are never trusted: behind a reverse proxy, `BALLAST_PUBLIC_URL` names
+/// the address browsers use. A request with neither header is refused: every browser sends one on
+/// a cross-site post, so only a non-browser client lacks both, and it has no cookie to ride on.
+pub fn same_origin(public_url: Option<&str>, headers: &HeaderMap) -> bool {
     let text = |name: &str| {
         headers
             .get(name)
@@ -459,17 +457,24 @@ pub fn same_origin(headers: &HeaderMap) -> bool {
         // `none` (typed or bookmarked, not a page's form) and unknown values: the origin decides.
         _ => {}
     }
-    let Some(origin) = text("origin") else {
-        return true;
+    let Some(origin) = text("origin").filter(|o| !o.is_empty() && *o != "null") else {
+        return false;
     };
-    let host = text("x-forwarded-host")
-        .and_then(|v| v.split(',').next())
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .or_else(|| text("host"))
-        .unwrap_or_default();
-    let origin_host = origin.split_once("://").map_or("", |(_, rest)| rest);
-    !host.is_empty() && origin_host.eq_ignore_ascii_case(host)
+    match public_url {
+        Some(url) => origin_of(url).is_some_and(|own| origin.eq_ignore_ascii_case(&own)),
+        None => {
+            let host = text("host").unwrap_or_default();
+            let origin_host = origin.split_once("://").map_or("", |(_, rest)| rest);
+            !host.is_empty() && origin_host.eq_ignore_ascii_case(host)
+        }
+    }
+}
+
+/// `scheme://host[:port]` of a URL (its path dropped), as browsers send it in `Origin`.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    (!authority.is_empty()).then(|| format!("{scheme}://{authority}"))
 }
 
 /// A form body as name/value pairs (a malformed body reads as no fields: every handler treats
@@ -660,26 +665,6 @@ mod tests {
         assert_eq!(read_flash(&headers), Some(flash));
     }
 
-    #[test]
-    fn cross_site_posts_are_refused() {
-        let mut h = HeaderMap::new();
-        assert!(same_origin(&h));
-        h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8080"));
-        h.insert(
-            header::ORIGIN,
-            HeaderValue::from_static("http://127.0.0.1:8080"),
-        );
-        assert!(same_origin(&h));
-        h.insert(
-            header::ORIGIN,
-            HeaderValue::from_static("https://evil.example"),
-        );
-        assert!(!same_origin(&h));
-        let mut h = HeaderMap::new();
-        h.insert("sec-fetch-site", HeaderValue::from_static("cross-site"));
-        assert!(!same_origin(&h));
-    }
-
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
         for (k, v) in pairs {
@@ -689,36 +674,63 @@ mod tests {
     }
 
     #[test]
+    fn without_a_public_url_the_origin_must_match_the_host_and_must_be_sent() {
+        let h = headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "http://127.0.0.1:8080"),
+        ]);
+        assert!(same_origin(None, &h));
+        let h = headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "https://evil.example"),
+        ]);
+        assert!(!same_origin(None, &h));
+        let h = headers(&[("host", "127.0.0.1:8080")]);
+        assert!(!same_origin(None, &h), "neither Origin nor Sec-Fetch-Site");
+        let h = headers(&[("sec-fetch-site", "cross-site")]);
+        assert!(!same_origin(None, &h));
+    }
+
+    #[test]
+    fn with_a_public_url_the_origin_must_be_its_origin() {
+        let public = Some("https://ballast.example.com/base");
+        let h = headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "https://ballast.example.com"),
+        ]);
+        assert!(same_origin(public, &h));
+        let h = headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "http://ballast.example.com"),
+        ]);
+        assert!(!same_origin(public, &h), "another scheme is another origin");
+        let h = headers(&[("host", "evil.example"), ("origin", "https://evil.example")]);
+        assert!(
+            !same_origin(public, &h),
+            "Host does not decide when the public URL is set"
+        );
+    }
+
+    #[test]
+    fn a_spoofed_forwarded_host_never_lets_a_foreign_origin_through() {
+        for public in [None, Some("https://ballast.example.com")] {
+            let h = headers(&[
+                ("host", "127.0.0.1:8080"),
+                ("x-forwarded-host", "evil.example"),
+                ("origin", "https://evil.example"),
+            ]);
+            assert!(!same_origin(public, &h), "{public:?}");
+        }
+    }
+
+    #[test]
     fn a_browser_saying_same_origin_is_accepted_whatever_host_a_proxy_forwards() {
-        // nginx's default `proxy_set_header Host $proxy_host`: the upstream's name, not the
-        // browser's.
         let h = headers(&[
             ("host", "127.0.0.1:8080"),
             ("origin", "https://ballast.example.com"),
             ("sec-fetch-site", "same-origin"),
         ]);
-        assert!(same_origin(&h));
-        let h = headers(&[
-            ("host", "127.0.0.1:8080"),
-            ("origin", "https://ballast.example.com"),
-        ]);
-        assert!(!same_origin(&h), "without the browser's word, Host decides");
-    }
-
-    #[test]
-    fn the_forwarded_host_of_a_reverse_proxy_is_the_host_the_origin_must_match() {
-        let h = headers(&[
-            ("host", "127.0.0.1:8080"),
-            ("x-forwarded-host", "ballast.example.com, inner.proxy"),
-            ("origin", "https://ballast.example.com"),
-        ]);
-        assert!(same_origin(&h));
-        let h = headers(&[
-            ("host", "127.0.0.1:8080"),
-            ("x-forwarded-host", "ballast.example.com"),
-            ("origin", "https://evil.example"),
-        ]);
-        assert!(!same_origin(&h));
+        assert!(same_origin(None, &h));
     }
 
     #[test]
@@ -729,7 +741,10 @@ mod tests {
                 ("origin", "https://ballast.example.com"),
             ]);
             h.insert("sec-fetch-site", HeaderValue::from_static(site));
-            assert!(!same_origin(&h), "{site}");
+            assert!(
+                !same_origin(Some("https://ballast.example.com"), &h),
+                "{site}"
+            );
         }
     }
 

@@ -213,7 +213,7 @@ pub async fn page(ctx: Ctx) -> Response {
 
 /// `POST /ui/rolling-restarts`
 pub async fn start(ctx: Ctx, headers: HeaderMap, body: axum::body::Bytes) -> Response {
-    if !same_origin(&headers) {
+    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
         return cross_site(&ctx).await;
     }
     let f = Form::parse(&body);
@@ -256,7 +256,7 @@ pub async fn act(
     headers: HeaderMap,
     Path((id, action)): Path<(String, String)>,
 ) -> Response {
-    if !same_origin(&headers) {
+    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
         return cross_site(&ctx).await;
     }
     let plain = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
@@ -278,7 +278,7 @@ pub async fn act(
 
 /// `POST /ui/agents/{broker}/upgrade`
 pub async fn upgrade(ctx: Ctx, headers: HeaderMap, Path(broker): Path<i32>) -> Response {
-    if !same_origin(&headers) {
+    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
         return cross_site(&ctx).await;
     }
     match ctx

@@ -239,7 +239,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
 
 /// `POST /ui/audit/{id}/revert` (`fingerprint` of the preview the page showed).
 pub async fn revert(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>, body: Bytes) -> Response {
-    if !same_origin(&headers) {
+    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
         return cross_site(&ctx).await;
     }
     let Ok(event) = id.parse::<i64>() else {

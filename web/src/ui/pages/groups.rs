@@ -250,7 +250,7 @@ pub async fn reset(
     Path(group): Path<String>,
     body: Bytes,
 ) -> Response {
-    if !same_origin(&headers) {
+    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
         return cross_site(&ctx).await;
     }
     let f = Form::parse(&body);
@@ -398,7 +398,7 @@ fn plan_table(d: &Value) -> Table {
 /// `POST /ui/groups/{group}/delete`: deletes an empty group with its committed offsets
 /// (`DELETE /api/v1/consumer-groups/{group}`).
 pub async fn delete(ctx: Ctx, headers: HeaderMap, Path(group): Path<String>) -> Response {
-    if !same_origin(&headers) {
+    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
         return cross_site(&ctx).await;
     }
     let uri = format!("/api/v1/consumer-groups/{}", enc(&group));

@@ -157,7 +157,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
 
 /// `POST /ui/proposals/{id}/apply`: applies exactly the proposal the page showed.
 pub async fn apply(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>, body: Bytes) -> Response {
-    if !same_origin(&headers) {
+    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
         return cross_site(&ctx).await;
     }
     let form = Form::parse(&body);
@@ -204,7 +204,7 @@ pub async fn apply(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>, body: B
 /// (`POST /api/v1/proposals/generate`; the observer evaluates every sample, so this starts no
 /// calculation) and shows it.
 pub async fn generate(ctx: Ctx, headers: HeaderMap) -> Response {
-    if !same_origin(&headers) {
+    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
         return cross_site(&ctx).await;
     }
     match ctx.api.post("/api/v1/proposals/generate", None).await {

@@ -359,7 +359,7 @@ pub async fn config(
     Path(topic): Path<String>,
     body: Bytes,
 ) -> Response {
-    if !same_origin(&headers) {
+    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
         return cross_site(&ctx).await;
     }
     let form = Form::parse(&body);
@@ -411,7 +411,7 @@ pub async fn config(
 
 /// `POST /ui/topics/{topic}/elect`: a preferred leader election of the topic's partitions.
 pub async fn elect(ctx: Ctx, headers: HeaderMap, Path(topic): Path<String>) -> Response {
-    if !same_origin(&headers) {
+    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
         return cross_site(&ctx).await;
     }
     let back = format!("/ui/topics/{}", enc(&topic));
@@ -459,7 +459,7 @@ pub async fn redistribute(
     Path(topic): Path<String>,
     body: Bytes,
 ) -> Response {
-    if !same_origin(&headers) {
+    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
         return cross_site(&ctx).await;
     }
     let form = Form::parse(&body);
