@@ -147,7 +147,7 @@ async fn bad_config_requests_are_4xx_change_nothing_and_record_nothing() {
             "/api/v1/topics/ledger/config",
             Some(json!({"configs": {"retention.ms": 5, "no.such.key": 1}})),
             400,
-            "Unknown topic config name: no.such.key",
+            "the cluster defines no topic configuration \"no.such.key\"",
         ),
         (
             "/api/v1/topics/ledger/config",

@@ -113,3 +113,49 @@ async fn the_chat_doors_answer_bad_input_in_the_envelope() {
         assert_eq!(status, 400, "{path}: {answer}");
     }
 }
+
+#[tokio::test]
+async fn a_config_value_kafka_would_refuse_or_an_unknown_name_is_400_and_never_sent() {
+    let h = Harness::start().await;
+    h.create_topic(ballast_kafka::NewTopic::new("ledger", 1, 1))
+        .await;
+    for (configs, error, mention) in [
+        (
+            json!({"retention.ms": "-5"}),
+            "invalid configuration value",
+            "Value must be at least -1",
+        ),
+        (
+            json!({"retention.ms": "soon"}),
+            "invalid configuration value",
+            "LONG",
+        ),
+        (
+            json!({"cleanup.policy": "shred"}),
+            "invalid configuration value",
+            "compact, delete",
+        ),
+        (
+            json!({"retention.msx": "5"}),
+            "unknown configuration",
+            "retention.msx",
+        ),
+    ] {
+        let (status, answer) = h
+            .put(
+                "/api/v1/topics/ledger/config",
+                json!({ "configs": configs }),
+            )
+            .await;
+        assert_eq!(status, 400, "{configs}: {answer}");
+        assert_eq!(answer["error"], error, "{answer}");
+        assert!(
+            answer["details"]
+                .as_str()
+                .is_some_and(|d| d.contains(mention)),
+            "{answer}"
+        );
+    }
+    assert_eq!(h.topic_override("ledger", "retention.ms").await, None);
+    assert!(h.audit().is_empty(), "refused changes record nothing");
+}

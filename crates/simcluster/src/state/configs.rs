@@ -419,16 +419,17 @@ pub fn validate_value(name: &str, kind: Kind, value: &str) -> Result<(), ApiErro
             "must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...",
         ));
     }
-    if name == "cleanup.policy" || name == "log.cleanup.policy" {
+    if name == "log.cleanup.policy" {
         for part in value.split(',') {
             if !matches!(part.trim(), "delete" | "compact") {
                 return Err(bad("String must be one of: compact, delete"));
             }
         }
     }
-    if name == "min.insync.replicas" && value.trim().parse::<i32>().is_ok_and(|v| v < 1) {
-        return Err(bad("Value must be at least 1"));
-    }
+    // Kafka's validators of the topic configs (ranges, enumerations): the same table ballast
+    // checks a change against before sending it.
+    ballast_model::configs::check_topic_config(name, value)
+        .map_err(|why| ApiError::new(err::INVALID_CONFIG, why))?;
     if name.ends_with(".replication.throttled.rate")
         && value.trim().parse::<i64>().is_ok_and(|v| v < 0)
     {

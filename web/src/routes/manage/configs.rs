@@ -131,9 +131,56 @@ fn requested(topic: &str, configs: &BTreeMap<String, Value>) -> Result<Overrides
                     format!("{topic}: {key:?} is not a configuration name"),
                 ));
             }
-            Ok((key.clone(), config_value(topic, key, value)?))
+            let value = config_value(topic, key, value)?;
+            // Kafka's own validator of the value (type, range, allowed values): refused here,
+            // before anything is sent.
+            if let Some(v) = &value {
+                ballast_model::configs::check_topic_config(key, v).map_err(|why| {
+                    ApiError::bad_request("invalid configuration value", format!("{topic}: {why}"))
+                })?;
+            }
+            Ok((key.clone(), value))
         })
         .collect()
+}
+
+/// The overrides of every key of `wanted`, per topic, after checking each key to be set against
+/// the cluster's own definitions of the topic's configs: a name the cluster does not list, or
+/// one it marks read-only, is a 400 naming it before anything is sent.
+async fn read_checked(
+    state: &AppState,
+    client: &Client,
+    wanted: &TopicOverrides,
+) -> Result<TopicOverrides, ApiError> {
+    let mut out = TopicOverrides::new();
+    for (topic, keys) in wanted {
+        let entries = client
+            .describe_config(&ConfigResource::Topic(topic.clone()))
+            .await
+            .map_err(|e| fail(state, e))?;
+        for (key, value) in keys {
+            if value.is_none() {
+                continue;
+            }
+            match entries.iter().find(|e| &e.name == key) {
+                None => {
+                    return Err(ApiError::bad_request(
+                        "unknown configuration",
+                        format!("{topic}: the cluster defines no topic configuration {key:?}"),
+                    ))
+                }
+                Some(e) if e.read_only => {
+                    return Err(ApiError::bad_request(
+                        "read-only configuration",
+                        format!("{topic}: {key} is read-only on this cluster"),
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        out.insert(topic.clone(), overrides_of(&entries, keys.keys()));
+    }
+    Ok(out)
 }
 
 /// The overrides of `keys` on `topic` as the cluster reports them now.
@@ -294,8 +341,9 @@ async fn change(
     let ((before, after, note), recorded) = state
         .pipeline
         .run(resources, event, || async {
-            // Unknown topics are a 404 before anything is asked to change.
-            let before = read_all(state, &client, &wanted)
+            // Unknown topics are a 404, unknown or read-only names a 400, before anything is
+            // asked to change.
+            let before = read_checked(state, &client, &wanted)
                 .await
                 .map_err(NotDone::Refused)?;
             // The cluster checks every key and value of every topic first: one bad key changes
