@@ -156,6 +156,7 @@ pub fn router(state: AppState) -> Router {
             axum::routing::post_service(mcp.clone())
                 .get_service(mcp.clone())
                 .delete_service(mcp::session_end(mcp))
+                .layer(axum::middleware::from_fn(mcp::json_rpc_errors))
         })
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)

@@ -116,6 +116,61 @@ where
     tower::ServiceExt::map_response(service, ended as fn(_) -> _)
 }
 
+/// Transport errors as JSON-RPC errors: rmcp answers a request it cannot take (no `Accept` of
+/// JSON and event streams: 406; a body that is not JSON-RPC: 400; an unknown session: 404; a wrong
+/// content type: 415) in plain text. The status stays; the body becomes
+/// `{"jsonrpc": "2.0", "id": null, "error": {"code", "message"}}` (-32700 for a body that does not
+/// parse, -32603 for a server error, else -32600), which every MCP client reads.
+pub async fn json_rpc_errors(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+    use axum::response::IntoResponse;
+    let response = next.run(req).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|c| c.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let lower = text.to_ascii_lowercase();
+    let code = if status.is_server_error() {
+        -32603
+    } else if status == axum::http::StatusCode::BAD_REQUEST
+        && (lower.contains("pars") || lower.contains("deserializ") || lower.contains("json"))
+    {
+        -32700
+    } else {
+        -32600
+    };
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_string()
+    } else {
+        text
+    };
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    });
+    let mut out = (status, axum::Json(body)).into_response();
+    for (name, value) in parts.headers.iter() {
+        if name != CONTENT_TYPE && name != CONTENT_LENGTH {
+            out.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
 /// `Host` values accepted (DNS-rebinding protection): loopback, the bind address, and the host
 /// of `BALLAST_PUBLIC_URL`.
 fn allowed_hosts(state: &AppState) -> Vec<String> {

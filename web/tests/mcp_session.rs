@@ -82,3 +82,54 @@ async fn ending_an_mcp_session_answers_200() {
     .await;
     assert!(status >= 400, "{status}");
 }
+
+/// Every answer of the MCP door is JSON: a request the transport cannot take is a JSON-RPC error
+/// with the transport's status, never plain text.
+#[tokio::test]
+async fn transport_refusals_are_json_rpc_errors() {
+    let (base, _store, _dir) = serve("127.0.0.1:9").await;
+    let url = format!("{base}/api/v1/mcp");
+    let http = reqwest::Client::new();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": PROTOCOL, "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    let cases: Vec<(&str, reqwest::RequestBuilder)> = vec![
+        (
+            "no Accept of JSON and event streams",
+            http.post(&url)
+                .header("content-type", "application/json")
+                .body(initialize.to_string()),
+        ),
+        (
+            "a body that is not JSON",
+            http.post(&url)
+                .header("accept", "application/json, text/event-stream")
+                .header("content-type", "application/json")
+                .body("{not json"),
+        ),
+        (
+            "an unknown session",
+            http.post(&url)
+                .header("accept", "application/json, text/event-stream")
+                .header("content-type", "application/json")
+                .header("mcp-session-id", "no-such-session")
+                .body(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string()),
+        ),
+    ];
+    for (what, request) in cases {
+        let answer = request.send().await.expect("request");
+        let status = answer.status().as_u16();
+        assert!((400..500).contains(&status), "{what}: {status}");
+        let text = answer.text().await.expect("body");
+        let body: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{what}: {status} {text:?} is not JSON: {e}"));
+        assert_eq!(body["jsonrpc"], "2.0", "{what}: {body}");
+        assert!(body["error"]["code"].as_i64().is_some(), "{what}: {body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{what}: {body}"
+        );
+    }
+}
