@@ -6,7 +6,7 @@ use ballast_kafka::{NewTopic, QuotaEntity, QuotaFilter, QuotaName};
 use std::time::Duration;
 
 use ballast_schema::{NewAuditEvent, OpenOptions};
-use manage_common::{assert_error, assert_ok, serve, Harness};
+use manage_common::{assert_error, assert_ok, hold_write_lock, serve, Harness};
 use serde_json::{json, Value};
 
 const PREVIEW: &str = "/api/v1/audit-log/revert/preview";
@@ -634,23 +634,6 @@ async fn the_audit_log_filters_by_action_user_time_and_text_and_pages_newest_fir
         let (status, body) = get(bad).await;
         assert_error(status, &body, 400);
     }
-}
-
-/// Holds the database's write lock from a foreign connection for `hold`, as another process
-/// would (the only use of rusqlite outside `schema/`: it issues no statement of its own).
-fn hold_write_lock(path: std::path::PathBuf, hold: Duration) -> std::thread::JoinHandle<()> {
-    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        let mut conn = rusqlite::Connection::open(&path).expect("open");
-        let tx = conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .expect("write lock");
-        locked_tx.send(()).expect("signal");
-        std::thread::sleep(hold);
-        tx.commit().expect("release");
-    });
-    locked_rx.recv().expect("locked");
-    handle
 }
 
 async fn failures(h: &Harness, error_type: &str) -> u64 {

@@ -10,7 +10,7 @@ use ballast_kafka::NewTopic;
 use ballast_schema::{AuditQuery, OpenOptions};
 use ballast_web::auth::Identity;
 use ballast_web::catalog::{self, Caller, Channel};
-use manage_common::{assert_ok, Harness};
+use manage_common::{assert_ok, hold_write_lock, Harness};
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -165,23 +165,6 @@ async fn a_change_whose_audit_intent_cannot_be_written_is_refused_with_503_and_c
         .expect_err("refused");
     assert_eq!(refused.status, 503, "{refused:?}");
     assert_eq!(h.topic_override("audited", KEY).await, None);
-}
-
-/// Holds the database's write lock from a foreign connection for `hold`, as another process
-/// would.
-fn hold_write_lock(path: std::path::PathBuf, hold: Duration) -> std::thread::JoinHandle<()> {
-    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        let mut conn = rusqlite::Connection::open(&path).expect("open");
-        let tx = conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .expect("write lock");
-        locked_tx.send(()).expect("signal");
-        std::thread::sleep(hold);
-        tx.commit().expect("release");
-    });
-    locked_rx.recv().expect("locked");
-    handle
 }
 
 #[tokio::test]

@@ -252,7 +252,7 @@ impl Pipeline {
         blocking(move || store.insert_audit_intent(&event))
             .await
             .map_err(|e| {
-                let why = ballast_runtime_free_chain(&e);
+                let why = ballast_runtime::error_chain(&e);
                 warn!(
                     action,
                     error = why,
@@ -319,7 +319,7 @@ impl Intent {
                 error: None,
             },
             Err(e) => {
-                let why = ballast_runtime_free_chain(&e);
+                let why = ballast_runtime::error_chain(&e);
                 error!(event = id, error = why, "audit event not completed");
                 Recorded {
                     event_id: id,
@@ -370,18 +370,6 @@ async fn blocking<T: Send + 'static>(
         Ok(r) => r,
         Err(join) => Err(StoreError::Invalid(format!("store task failed: {join}"))),
     }
-}
-
-/// The error and its sources, `: `-joined.
-fn ballast_runtime_free_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }
 
 /// The audit status of an intent, for doors that show events.

@@ -267,3 +267,24 @@ pub fn assert_ok(status: u16, body: &Value) -> Value {
     assert_eq!(body["success"], true, "{body}");
     body["data"].clone()
 }
+
+/// Holds the database's write lock from a foreign connection for `hold`, as another process
+/// would (with `schema/`'s tests, the only use of rusqlite outside `schema/`: it issues no
+/// statement of its own).
+pub fn hold_write_lock(
+    path: std::path::PathBuf,
+    hold: std::time::Duration,
+) -> std::thread::JoinHandle<()> {
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        let mut conn = rusqlite::Connection::open(&path).expect("open");
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .expect("write lock");
+        locked_tx.send(()).expect("signal");
+        std::thread::sleep(hold);
+        tx.commit().expect("release");
+    });
+    locked_rx.recv().expect("locked");
+    handle
+}
