@@ -22,6 +22,7 @@ use super::{
 use crate::audit::Actor;
 use crate::extract::{Json, Path};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
+use ballast_ops::{Done, NotDone, Resource};
 
 /// The operations of this module.
 #[derive(utoipa::OpenApi)]
@@ -795,19 +796,33 @@ async fn create_token(
         value_hmac,
         expires_at_ms,
     };
-    let token = state.db(move |s| s.create_token(&new, now)).await?;
     let mut event = Actor::identity_event(
         &i,
         "POST",
         now,
         "tokens.create",
-        format!("token/{}", token.id),
+        format!("tokens of {}", i.user_id),
     );
-    event.summary = json!({"name": token.name, "scope": token.scope, "expiresAt": token.expires_at_ms.map(format_rfc3339_ms)});
-    let audited = crate::audit::record(&state, event).await;
+    event.summary = json!({"name": new.name, "scope": new.scope, "expiresAt": new.expires_at_ms.map(format_rfc3339_ms)});
+    let state = &state;
+    let (token, recorded) = state
+        .pipeline
+        .run(
+            [Resource::Setting(format!("tokens:{}", new.owner))],
+            event,
+            || async {
+                let token = state
+                    .db(move |s| s.create_token(&new, now))
+                    .await
+                    .map_err(NotDone::Refused)?;
+                let after = json!({ "id": token.id, "name": token.name, "scope": token.scope });
+                Ok(Done::new(token, None, Some(after)))
+            },
+        )
+        .await?;
     let mut data = token_json(&token, now);
     data["token"] = json!(value);
-    data["auditEventId"] = json!(audited.audit_event_id);
+    data["auditEventId"] = json!(recorded.event_id);
     Ok(ApiOk(data))
 }
 
@@ -832,23 +847,41 @@ async fn revoke_token(
 ) -> ApiResult<Value> {
     let owner = session_owner(&i)?;
     let now = state.clock.now_ms();
-    let id = token_id.clone();
-    let token = state
-        .db(move |s| match s.revoke_token(&id, &owner, now) {
-            Err(StoreError::NotFound(_)) => Ok(None),
-            other => other.map(Some),
-        })
-        .await?
-        .ok_or_else(|| {
-            ApiError::not_found("no such token", format!("you have no token {token_id}"))
-        })?;
     let event = Actor::identity_event(
         &i,
         "DELETE",
         now,
         "tokens.revoke",
-        format!("token/{}", token.id),
+        format!("token/{token_id}"),
     );
-    crate::audit::record(&state, event).await;
+    let state = &state;
+    let (token, _) = state
+        .pipeline
+        .run(
+            [Resource::Setting(format!("tokens:{owner}"))],
+            event,
+            || async {
+                let id = token_id.clone();
+                let token = state
+                    .db(move |s| match s.revoke_token(&id, &owner, now) {
+                        Err(StoreError::NotFound(_)) => Ok(None),
+                        other => other.map(Some),
+                    })
+                    .await
+                    .map_err(NotDone::Refused)?
+                    .ok_or_else(|| {
+                        NotDone::Refused(ApiError::not_found(
+                            "no such token",
+                            format!("you have no token {token_id}"),
+                        ))
+                    })?;
+                Ok(Done::new(
+                    token,
+                    Some(json!({ "revoked": false })),
+                    Some(json!({ "revoked": true })),
+                ))
+            },
+        )
+        .await?;
     Ok(ApiOk(token_json(&token, now)))
 }

@@ -10,7 +10,7 @@ use axum::Router;
 use ballast_kafka::{ElectionType, ReplicaLogDirMove, TopicPartition};
 use ballast_model::BrokerId;
 use ballast_moves::placement::{self, Part};
-use ballast_schema::{Maintenance, NewAuditEvent, NewOperation};
+use ballast_schema::{Maintenance, NewOperation};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -18,6 +18,7 @@ use super::reassignments::{conflict, gate, move_event, new_move, queue, racks, F
 use crate::audit::Actor;
 use crate::extract::{OptionalJson, Path, Query};
 use crate::{observed_view, ApiError, ApiOk, ApiResult, AppState};
+use ballast_ops::{Done, NotDone, Resource};
 
 /// The operations of this module, as `routes()` serves them (`crate::openapi`).
 #[derive(utoipa::OpenApi)]
@@ -218,19 +219,6 @@ pub(crate) async fn set_broker_maintenance(
             &gate,
         );
         operation_id = Some(queue(state, op, audit).await?);
-    } else {
-        let audit = NewAuditEvent {
-            at_ms: now,
-            action: "brokers.maintenance.enter".into(),
-            method: actor.method.clone(),
-            user_id: Some(user.clone()),
-            requested_by: Some(actor.requester()),
-            status: 200,
-            target: Some(format!("broker {broker}")),
-            summary: json!({ "broker": broker, "drain": false, "reason": body.reason }),
-            ..NewAuditEvent::default()
-        };
-        crate::audit::record(state, audit).await;
     }
     let record = Maintenance {
         broker_id: broker,
@@ -239,7 +227,27 @@ pub(crate) async fn set_broker_maintenance(
         operation_id: operation_id.clone(),
         reason: body.reason.clone(),
     };
-    state.db(move |s| s.enter_maintenance(&record)).await?;
+    if operation_id.is_some() {
+        // The drain's operation and its audit event were written in one transaction.
+        state.db(move |s| s.enter_maintenance(&record)).await?;
+    } else {
+        let mut event = actor.event(now, "brokers.maintenance.enter", format!("broker {broker}"));
+        event.summary = json!({ "broker": broker, "drain": false, "reason": body.reason });
+        state
+            .pipeline
+            .run([Resource::Broker(broker)], event, || async {
+                state
+                    .db(move |s| s.enter_maintenance(&record))
+                    .await
+                    .map_err(NotDone::Refused)?;
+                Ok(Done::new(
+                    (),
+                    Some(json!({ "maintenance": false })),
+                    Some(json!({ "maintenance": true })),
+                ))
+            })
+            .await?;
+    }
     Ok(json!({
         "brokerId": broker,
         "maintenance": true,
@@ -281,26 +289,32 @@ pub(crate) async fn remove_broker_maintenance(
     actor: &Actor,
     broker: i32,
 ) -> Result<Value, ApiError> {
-    let removed = state.db(move |s| s.exit_maintenance(broker)).await?;
-    if !removed {
-        return Err(ApiError::not_found(
-            "broker not in maintenance",
-            format!("broker {broker} is not in maintenance"),
-        ));
-    }
-    let user = actor.user.clone();
-    let audit = NewAuditEvent {
-        at_ms: state.clock.now_ms(),
-        action: "brokers.maintenance.exit".into(),
-        method: actor.method.clone(),
-        user_id: Some(user.clone()),
-        requested_by: Some(actor.requester()),
-        status: 200,
-        target: Some(format!("broker {broker}")),
-        summary: json!({ "broker": broker }),
-        ..NewAuditEvent::default()
-    };
-    crate::audit::record(state, audit).await;
+    let mut event = actor.event(
+        state.clock.now_ms(),
+        "brokers.maintenance.exit",
+        format!("broker {broker}"),
+    );
+    event.summary = json!({ "broker": broker });
+    state
+        .pipeline
+        .run([Resource::Broker(broker)], event, || async {
+            let removed = state
+                .db(move |s| s.exit_maintenance(broker))
+                .await
+                .map_err(NotDone::Refused)?;
+            if !removed {
+                return Err(NotDone::Refused(ApiError::not_found(
+                    "broker not in maintenance",
+                    format!("broker {broker} is not in maintenance"),
+                )));
+            }
+            Ok(Done::new(
+                (),
+                Some(json!({ "maintenance": true })),
+                Some(json!({ "maintenance": false })),
+            ))
+        })
+        .await?;
     Ok(json!({
         "brokerId": broker,
         "maintenance": false,
@@ -467,40 +481,56 @@ pub(crate) async fn move_broker_logdirs(
         Ok(l) => l,
         Err(busy) => return Err(super::reassignments::busy_conflict(&busy)),
     };
-    let result = client.alter_replica_log_dirs(broker, &moves).await;
+    let mut event = actor.event(now, "logdirs.move", format!("broker {broker}"));
+    event.summary = json!({ "broker": broker, "moves": moves.len() });
+    let before = json!(moves
+        .iter()
+        .map(|m| json!({"topic": m.topic, "partition": m.partition, "path": current.get(&(m.topic.clone(), m.partition))}))
+        .collect::<Vec<_>>());
+    let after = json!(moves
+        .iter()
+        .map(|m| json!({"topic": m.topic, "partition": m.partition, "path": m.path}))
+        .collect::<Vec<_>>());
+    let outcome = state
+        .pipeline
+        .run([Resource::Broker(broker)], event, || async {
+            let results = match client.alter_replica_log_dirs(broker, &moves).await {
+                Ok(r) => r,
+                Err(e) => {
+                    let error = cluster_error("the log-directory move was not accepted", &e);
+                    let details = format!("{}: {}", error.error, error.details);
+                    return Err(NotDone::Failed {
+                        error,
+                        before: Some(before.clone()),
+                        details,
+                    });
+                }
+            };
+            let rows: Vec<Value> = moves
+                .iter()
+                .zip(&results)
+                .map(|(m, r)| {
+                    json!({
+                        "topic": m.topic,
+                        "partition": m.partition,
+                        "from": current.get(&(m.topic.clone(), m.partition)),
+                        "to": m.path,
+                        "success": r.error.is_none(),
+                        "error": r.error.as_ref().map(|e| e.name),
+                    })
+                })
+                .collect();
+            let mut done = Done::new(rows, Some(before.clone()), Some(after.clone()));
+            if results.iter().any(|r| r.error.is_some()) {
+                done.status = 207;
+                done.details = Some("some replicas were not moved; see the response".into());
+            }
+            Ok(done)
+        })
+        .await;
     let release = lease.clone();
     state.db(move |s| s.release_slot(&release)).await?;
-    let results =
-        result.map_err(|e| cluster_error("the log-directory move was not accepted", &e))?;
-    let rows: Vec<Value> = moves
-        .iter()
-        .zip(&results)
-        .map(|(m, r)| {
-            json!({
-                "topic": m.topic,
-                "partition": m.partition,
-                "from": current.get(&(m.topic.clone(), m.partition)),
-                "to": m.path,
-                "success": r.error.is_none(),
-                "error": r.error.as_ref().map(|e| e.name),
-            })
-        })
-        .collect();
-    let user = actor.user.clone();
-    let audit = NewAuditEvent {
-        at_ms: now,
-        action: "logdirs.move".into(),
-        method: actor.method.clone(),
-        user_id: Some(user.clone()),
-        requested_by: Some(actor.requester()),
-        status: 200,
-        target: Some(format!("broker {broker}")),
-        summary: json!({ "broker": broker, "moves": rows.len() }),
-        before: Some(json!(moves.iter().map(|m| json!({"topic": m.topic, "partition": m.partition, "path": current.get(&(m.topic.clone(), m.partition))})).collect::<Vec<_>>())),
-        after: Some(json!(moves.iter().map(|m| json!({"topic": m.topic, "partition": m.partition, "path": m.path})).collect::<Vec<_>>())),
-        ..NewAuditEvent::default()
-    };
-    crate::audit::record(state, audit).await;
+    let (rows, _) = outcome?;
     Ok(json!({ "brokerId": broker, "results": rows }))
 }
 
@@ -690,53 +720,66 @@ async fn elect(
         Ok(l) => l,
         Err(busy) => return Err(super::reassignments::busy_conflict(&busy)),
     };
-    let result = client
-        .elect_leaders(ElectionType::Preferred, tps.as_deref())
+    let mut event = actor.event(now, "leaders.elect", target.clone());
+    event.summary = json!({ "scope": target });
+    let outcome = state
+        .pipeline
+        .run([Resource::ReassignmentSlot], event, || async {
+            let results = match client
+                .elect_leaders(ElectionType::Preferred, tps.as_deref())
+                .await
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    let error = cluster_error("the election was not accepted", &e);
+                    let details = format!("{}: {}", error.error, error.details);
+                    return Err(NotDone::Failed {
+                        error,
+                        before: None,
+                        details,
+                    });
+                }
+            };
+            let (mut elected, mut not_needed, mut failed) = (0u64, 0u64, 0u64);
+            let rows: Vec<Value> = results
+                .iter()
+                .map(|r| {
+                    let outcome = match &r.error {
+                        None => {
+                            elected += 1;
+                            "elected"
+                        }
+                        Some(e) if e.name == "ELECTION_NOT_NEEDED" => {
+                            not_needed += 1;
+                            "not needed"
+                        }
+                        Some(_) => {
+                            failed += 1;
+                            "failed"
+                        }
+                    };
+                    json!({
+                        "topic": r.topic,
+                        "partition": r.partition,
+                        "outcome": outcome,
+                        "error": r.error.as_ref().filter(|e| e.name != "ELECTION_NOT_NEEDED").map(|e| e.name),
+                    })
+                })
+                .collect();
+            let counts = json!({ "elected": elected, "notNeeded": not_needed, "failed": failed });
+            let mut done = Done::new((elected, not_needed, failed, rows), None, Some(counts));
+            if failed > 0 && elected == 0 {
+                done.status = 500;
+                done.details = Some("no leader was elected; see the response".into());
+            } else if failed > 0 {
+                done.status = 207;
+            }
+            Ok(done)
+        })
         .await;
     let release = lease.clone();
     state.db(move |s| s.release_slot(&release)).await?;
-    let results = result.map_err(|e| cluster_error("the election was not accepted", &e))?;
-    let mut elected = 0;
-    let mut not_needed = 0;
-    let mut failed = 0;
-    let rows: Vec<Value> = results
-        .iter()
-        .map(|r| {
-            let outcome = match &r.error {
-                None => {
-                    elected += 1;
-                    "elected"
-                }
-                Some(e) if e.name == "ELECTION_NOT_NEEDED" => {
-                    not_needed += 1;
-                    "not needed"
-                }
-                Some(_) => {
-                    failed += 1;
-                    "failed"
-                }
-            };
-            json!({
-                "topic": r.topic,
-                "partition": r.partition,
-                "outcome": outcome,
-                "error": r.error.as_ref().filter(|e| e.name != "ELECTION_NOT_NEEDED").map(|e| e.name),
-            })
-        })
-        .collect();
-    let user = actor.user.clone();
-    let audit = NewAuditEvent {
-        at_ms: now,
-        action: "leaders.elect".into(),
-        method: actor.method.clone(),
-        user_id: Some(user.clone()),
-        requested_by: Some(actor.requester()),
-        status: if failed > 0 && elected == 0 { 500 } else { 200 },
-        target: Some(target.clone()),
-        summary: json!({ "scope": target, "elected": elected, "notNeeded": not_needed, "failed": failed }),
-        ..NewAuditEvent::default()
-    };
-    crate::audit::record(state, audit).await;
+    let ((elected, not_needed, failed, rows), _) = outcome?;
     Ok(json!({
         "scope": target,
         "elected": elected,

@@ -1623,39 +1623,47 @@ pub(crate) async fn cancel_reassignment(
     id: String,
 ) -> Result<Value, ApiError> {
     let now = state.clock.now_ms();
+    let not_found =
+        || ApiError::not_found("reassignment not found", format!("no reassignment {id}"));
     let wanted = id.clone();
-    let outcome = state.db(move |s| s.request_cancel(&wanted, now)).await?;
-    match outcome {
-        CancelRequest::NotFound => Err(ApiError::not_found(
-            "reassignment not found",
-            format!("no reassignment {id}"),
-        )),
-        CancelRequest::AlreadyFinished(o) => Err(conflict(
-            "reassignment already finished",
-            format!("{} is {}", o.id, op_state_name(o.state)),
-        )),
-        CancelRequest::Requested(o) => {
-            let user = actor.user.clone();
-            let audit = NewAuditEvent {
-                at_ms: now,
-                action: "reassignments.cancel".into(),
-                method: actor.method.clone(),
-                user_id: Some(user.clone()),
-                requested_by: Some(actor.requester()),
-                status: 202,
-                target: Some(o.id.clone()),
-                summary: json!({ "operation": o.id }),
-                related_event_id: o.audit_event_id,
-                ..NewAuditEvent::default()
-            };
-            crate::audit::record(state, audit).await;
-            Ok(json!({
-                "id": o.id,
-                "state": "Cancelling",
-                "message": "cancellation requested: in-flight moves are cancelled through the cluster, completed moves stay",
-            }))
-        }
-    }
+    let Some(known) = state.db(move |s| s.operation(&wanted)).await? else {
+        return Err(not_found());
+    };
+    let mut event = actor.event(now, "reassignments.cancel", id.clone());
+    event.summary = json!({ "operation": id });
+    event.related_event_id = known.audit_event_id;
+    let before = json!({ "state": op_state_name(known.state) });
+    let (o, _) = state
+        .pipeline
+        .run([Resource::ReassignmentSlot], event, || async {
+            let wanted = id.clone();
+            let outcome = state
+                .db(move |s| s.request_cancel(&wanted, now))
+                .await
+                .map_err(NotDone::Refused)?;
+            match outcome {
+                CancelRequest::NotFound => Err(NotDone::Refused(not_found())),
+                CancelRequest::AlreadyFinished(o) => Err(NotDone::Refused(conflict(
+                    "reassignment already finished",
+                    format!("{} is {}", o.id, op_state_name(o.state)),
+                ))),
+                CancelRequest::Requested(o) => {
+                    let mut done = Done::new(
+                        o,
+                        Some(before.clone()),
+                        Some(json!({ "state": "Cancelling" })),
+                    );
+                    done.status = 202;
+                    Ok(done)
+                }
+            }
+        })
+        .await?;
+    Ok(json!({
+        "id": o.id,
+        "state": "Cancelling",
+        "message": "cancellation requested: in-flight moves are cancelled through the cluster, completed moves stay",
+    }))
 }
 
 // ------------------------------------------------------------------------- throttle tuning
