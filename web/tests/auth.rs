@@ -1410,3 +1410,37 @@ async fn the_access_tokens_page_shows_a_new_value_once_and_revokes() {
         401
     );
 }
+
+#[tokio::test]
+async fn a_token_request_is_neither_failed_nor_slowed_by_a_writer_holding_the_database() {
+    let p = Provider::start().await;
+    let b = Ballast::start(&p, &[]).await;
+    let cookie = b.alice(&p).await;
+    let (value, _) = b.token(&cookie, "read").await;
+    // Later than the last-used resolution: the request would note the token's use.
+    b.clock.0.fetch_add(120_000, Ordering::SeqCst);
+    let path = b.db.clone();
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let mut conn = rusqlite::Connection::open(&path).expect("open");
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .expect("write lock");
+        locked_tx.send(()).expect("signal");
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        tx.commit().expect("release");
+    });
+    locked_rx.recv().expect("locked");
+    let started = std::time::Instant::now();
+    let me = b.get("/api/v1/auth/me", &[bearer(&value)]).await;
+    assert_eq!(me.status, 200, "{}", me.text);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    tokio::task::spawn_blocking(move || holder.join())
+        .await
+        .expect("join")
+        .expect("holder");
+}

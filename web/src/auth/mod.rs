@@ -366,8 +366,12 @@ pub async fn identify(state: &AppState, headers: &HeaderMap) -> Result<Option<Id
             return Err("this personal access token has expired".into());
         }
         let id = token.id.clone();
-        // Best effort: a busy database must not fail the request.
-        let _ = state.db(move |s| s.mark_token_used(&id, now)).await;
+        // Best effort, in the background: a writer holding the database must neither fail nor
+        // slow a request that only reads.
+        let store = state.clone();
+        tokio::spawn(async move {
+            let _ = store.db(move |s| s.mark_token_used(&id, now)).await;
+        });
         return Ok(Some(Identity::from_token(token)));
     }
     if let Some(value) = cookie(headers, SESSION_COOKIE) {
