@@ -94,13 +94,14 @@ fn who(identity: Option<Extension<Identity>>, actor: &Actor) -> Identity {
         .unwrap_or_else(|| Identity::open(actor.user.clone()))
 }
 
-/// 503 while the assistant is disabled (every route but the status).
+/// 404 while the assistant is disabled (every route but the status): its routes are not there;
+/// `GET /api/v1/chat/status` says why.
 fn enabled(state: &AppState) -> Result<(), ApiError> {
     if state.config.chat.enabled {
         return Ok(());
     }
     Err(ApiError::new(
-        StatusCode::SERVICE_UNAVAILABLE,
+        StatusCode::NOT_FOUND,
         "chat assistant disabled",
         "set BALLAST_CHAT_ENABLED=true with BALLAST_CHAT_PROVIDER and BALLAST_CHAT_MODEL",
     ))
@@ -613,7 +614,7 @@ pub struct NewConversation {
     request_body(content = inline(NewConversation), description = "`{\"title\"?}`"),
     responses(
         (status = 200, description = "The conversation"),
-        (status = 503, description = "The assistant is disabled"),
+        (status = 404, description = "The assistant is disabled (`chat assistant disabled`)"),
     )
 )]
 pub async fn create_conversation(
@@ -652,7 +653,7 @@ fn conversation_json(c: &Conversation) -> Value {
     tag = "chat",
     operation_id = "listConversations",
     summary = "The caller's conversations, most recently active first",
-    responses((status = 200, description = "`conversations[]`"), (status = 503, description = "The assistant is disabled"))
+    responses((status = 200, description = "`conversations[]`"), (status = 404, description = "The assistant is disabled (`chat assistant disabled`)"))
 )]
 pub async fn list_conversations(
     State(state): State<AppState>,
@@ -742,9 +743,8 @@ pub struct NewMessage {
     responses(
         (status = 200, description = "Server-sent events", content_type = "text/event-stream", body = String),
         (status = 400, description = "Empty content"),
-        (status = 404, description = "Not the caller's conversation"),
+        (status = 404, description = "Not the caller's conversation, or the assistant is disabled (`chat assistant disabled`)"),
         (status = 409, description = "A tool call waits for approval"),
-        (status = 503, description = "The assistant is disabled"),
     )
 )]
 pub async fn send_message(

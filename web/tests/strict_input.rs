@@ -159,3 +159,14 @@ async fn a_config_value_kafka_would_refuse_or_an_unknown_name_is_400_and_never_s
     assert_eq!(h.topic_override("ledger", "retention.ms").await, None);
     assert!(h.audit().is_empty(), "refused changes record nothing");
 }
+
+#[tokio::test]
+async fn with_the_assistant_disabled_its_routes_are_a_404_in_the_envelope_and_its_status_says_so() {
+    let h = Harness::start().await;
+    let (status, body) = h.get("/api/v1/chat/conversations").await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["error"], "chat assistant disabled", "{body}");
+    let (status, body) = h.get("/api/v1/chat/status").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["available"], false, "{body}");
+}
