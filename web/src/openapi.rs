@@ -415,7 +415,7 @@ async fn openapi_json() -> Response {
     operation_id = "getOpenApiYaml",
     summary = "This API description (OpenAPI 3.1, YAML)",
     description = "The same document as `/api/v1/openapi.json`, as YAML.",
-    responses((status = 200, description = "The OpenAPI document", content_type = "application/yaml", body = String))
+    responses((status = 200, description = "The OpenAPI document", content_type = "application/yaml", body = Object))
 )]
 async fn openapi_yaml() -> Result<Response, ApiError> {
     let text = yaml_text().map_err(|e| ApiError::internal("openapi description failed", e))?;

@@ -246,6 +246,7 @@ struct CallbackQuery {
     responses(
         (status = 303, description = "Logged in: back to the page"),
         (status = 400, description = "Unknown, replayed or expired login state"),
+        (status = 404, description = "No such provider"),
         (status = 401, description = "The provider or its ID token refused the login"),
         (status = 403, description = "Not allowed by ALLOWED_DOMAINS / ALLOWED_GROUPS"),
         (status = 502, description = "The provider could not be reached"),
@@ -546,6 +547,7 @@ pub(crate) async fn end_session(
     responses(
         (status = 200, description = "Refreshed", body = ref("AuthMe")),
         (status = 401, description = "No session, or the provider refused the refresh token"),
+        (status = 403, description = "Not from a page of this origin (`cross-site request refused`)"),
         (status = 409, description = "No refresh token"),
         (status = 502, description = "The provider could not be reached"),
     )
@@ -676,6 +678,7 @@ fn token_json(t: &ApiToken, now_ms: i64) -> Value {
     responses(
         (status = 200, description = "Tokens", body = ref("AccessTokens")),
         (status = 403, description = "Not a login session"),
+        (status = 409, description = "Authentication is off: tokens belong to people who log in"),
     )
 )]
 async fn list_tokens(
@@ -719,7 +722,7 @@ const MAX_TOKEN_NAME: usize = 100;
         (status = 200, description = "Created: the value, shown once", body = ref("AccessTokenCreated")),
         (status = 400, description = "Bad input"),
         (status = 403, description = "Not a login session"),
-        (status = 409, description = "AUTH_PAT_ENABLED is false"),
+        (status = 409, description = "Authentication is off, or AUTH_PAT_ENABLED is false"),
     )
 )]
 async fn create_token(
@@ -838,6 +841,7 @@ async fn create_token(
         (status = 200, description = "Revoked", body = ref("AccessToken")),
         (status = 403, description = "Not a login session"),
         (status = 404, description = "No such token of yours"),
+        (status = 409, description = "Authentication is off: tokens belong to people who log in"),
     )
 )]
 async fn revoke_token(

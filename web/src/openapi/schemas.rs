@@ -664,7 +664,7 @@ fn observed() -> Vec<(&'static str, Value)> {
                 "A topic's (or one partition's) size and rates over time",
                 vec![
                     ("topic", t("string", "")),
-                    ("partition", t("integer", "`null` for the topic's totals")),
+                    ("partition", n("integer", "`null` for the topic's totals")),
                     ("since", t("string", "")),
                     ("until", t("string", "")),
                     (
@@ -1114,7 +1114,7 @@ fn proposals() -> Vec<(&'static str, Value)> {
                     ("movement", obj("what the moves cost", vec![
                         ("estimatedBytes", t("integer", "bytes copied")),
                         ("search", n("object", "optimizer diagnostics")),
-                        ("planningMs", n("integer", "planning time")),
+                        ("planningMs", n("number", "planning time in milliseconds (fractional)")),
                     ])),
                     ("balance", t("object", &format!("per load, {LOADS}: `imbalance`, `imbalanceAfter`, `counted`, `noTraffic`, `belowFloor`, `triggered`, `largestDifference`, `busiestBroker`, `quietestBroker`"))),
                     ("balanceHold", t("boolean", "balancing paused while a broker is down (only repairs are planned)")),

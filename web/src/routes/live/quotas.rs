@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use axum::body::Bytes;
 use axum::extract::State;
 use ballast_kafka::{
     ClientQuota, QuotaEntity, QuotaEntityType, QuotaFilter, QuotaMatch, QuotaName,
@@ -340,9 +339,9 @@ pub async fn user_client(
 // ---------------------------------------------------------------------------------------------
 // resolution
 
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ResolveRequest {
+pub struct ResolveRequest {
     user: Option<String>,
     client_id: Option<String>,
 }
@@ -485,7 +484,7 @@ fn resolve_levels(
     operation_id = "resolveQuotas",
     summary = "Resolve effective quotas",
     description = "The quotas that apply to a user and client id, level by level as Kafka resolves them.",
-    request_body(content = Option<ResolveRequest>, description = "Optional; `user` and/or `clientId`"),
+    request_body(content = ResolveRequest, description = "`user` and/or `clientId`; both may be left out (`{}`)"),
     responses(
         (status = 200, description = "Resolve effective quotas", body = ref("QuotaResolution")),
         (status = 502, description = "The cluster answered with an error"),
@@ -494,9 +493,10 @@ fn resolve_levels(
 )]
 /// `POST /api/v1/quotas/resolve` with `{"user": ..., "clientId": ...}` (both optional): the
 /// effective quota per key and the eight levels it was resolved from.
-pub async fn resolve(State(state): State<AppState>, body: Bytes) -> ApiResult<Resolution> {
-    let request: ResolveRequest = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_request("invalid body", e.to_string()))?;
+pub async fn resolve(
+    State(state): State<AppState>,
+    crate::extract::Json(request): crate::extract::Json<ResolveRequest>,
+) -> ApiResult<Resolution> {
     if request.user.as_deref() == Some("") {
         return Err(ApiError::bad_request(
             "invalid body",

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
@@ -134,13 +133,10 @@ fn glob(pattern: &[char], text: &[char]) -> bool {
         (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
     )
 )]
-pub async fn search(State(state): State<AppState>, body: Bytes) -> Result<Response, ApiError> {
-    let body: SearchBody = if body.iter().all(u8::is_ascii_whitespace) {
-        SearchBody::default()
-    } else {
-        serde_json::from_slice(&body)
-            .map_err(|e| ApiError::bad_request("invalid request body", e.to_string()))?
-    };
+pub async fn search(
+    State(state): State<AppState>,
+    crate::extract::OptionalJson(body): crate::extract::OptionalJson<SearchBody>,
+) -> Result<Response, ApiError> {
     ok_json(&search_topics(&state, body).await?)
 }
 
