@@ -62,8 +62,9 @@ pub async fn refuse_unexpected_bodies(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
-/// One structured log line and one metric sample per request. Probes and scrapes log at DEBUG so
-/// they do not drown the INFO log.
+/// One structured log line and one metric sample per request. Probes, scrapes and the agents'
+/// heartbeats (one per agent every few seconds) log at DEBUG so they do not drown the INFO log;
+/// a refused one logs at INFO, a failed one at WARN.
 pub async fn log_and_measure(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = req.method().clone();
@@ -82,11 +83,11 @@ pub async fn log_and_measure(State(state): State<AppState>, req: Request, next: 
         .observe(method.as_str(), &route, status, elapsed.as_secs_f64());
     let quiet = matches!(
         route.as_str(),
-        "/api/v1/health" | "/api/v1/ready" | "/metrics"
+        "/api/v1/health" | "/api/v1/ready" | "/metrics" | "/api/v1/agent/heartbeat"
     );
     if status >= 500 {
         warn!(%method, path, status, ms, "request");
-    } else if quiet {
+    } else if quiet && status < 400 {
         debug!(%method, path, status, ms, "request");
     } else {
         info!(%method, path, status, ms, "request");

@@ -17,11 +17,15 @@ fn plan(moves: usize) -> Value {
         "format": "ballast.plan/v1", "recommended": moves > 0, "moves": mv,
         "loads": {"leaderCount": {"fairShare": 6.0, "counted": true, "noTraffic": false,
             "belowFloor": false, "triggered": true, "maxDistanceBefore": -100.0,
-            "maxDistanceAfter": 0.0, "largestDifference": 6.0, "busiestBroker": 1, "quietestBroker": 4}},
+            "maxDistanceAfter": 0.0, "largestDifference": 6.0, "busiestBroker": 1, "quietestBroker": 4,
+            "stop": "within_threshold", "stopReason": "the farthest broker, 4, ends +0.00% from fair share 6: within the threshold of 5%"}},
         "estimatedBytes": 100 * moves, "structuralLimits": [], "balanceHold": false, "downBrokers": [],
         "tripped": [{"brokerId": 4, "load": "leaderCount", "distanceBefore": -100.0, "distanceAfter": 0.0, "helped": true}],
         "effectiveBefore": 50.0, "effectiveAfter": 2.0, "evennessBefore": 40.0, "evennessAfter": 1.0,
-        "topicSpread": {"overCap": 3, "projectedOverCap": 1, "excessLeaders": 7, "projectedExcessLeaders": 2},
+        "topicSpread": {"overCap": 3, "projectedOverCap": 1, "excessLeaders": 7, "projectedExcessLeaders": 2,
+                        "excessReplicas": 5, "projectedExcessReplicas": 0},
+        "rackAwareness": {"racks": 3, "violationsBefore": 4, "violationsAfter": 1, "repaired": 3,
+                          "limits": [{"partitions": 1, "cause": "recent moves", "proof": "p", "remediation": "r"}]},
         "search": {"iterations": 3, "candidatesEvaluated": 10, "stepsApplied": 2, "stoppedAtPartitionCap": false, "workers": 1},
         "elapsedMs": 1.5
     })
@@ -99,6 +103,15 @@ async fn the_current_proposal_has_the_named_fields() {
     assert_eq!(d["topicSpread"]["projectedOverCap"], 1);
     assert_eq!(d["topicSpread"]["excessLeaders"], 7);
     assert_eq!(d["topicSpread"]["projectedExcessLeaders"], 2);
+    assert_eq!(d["topicSpread"]["excessReplicas"], 5);
+    assert_eq!(d["topicSpread"]["projectedExcessReplicas"], 0);
+    assert_eq!(d["rackAwareness"]["violationsBefore"], 4);
+    assert_eq!(d["rackAwareness"]["violationsAfter"], 1);
+    assert_eq!(d["rackAwareness"]["limits"][0]["cause"], "recent moves");
+    assert_eq!(d["balance"]["leaderCount"]["stop"], "within_threshold");
+    assert!(d["balance"]["leaderCount"]["stopReason"]
+        .as_str()
+        .is_some_and(|r| r.contains("within the threshold")));
     assert_eq!(d["benefitEvidence"]["tripped"][0]["brokerId"], 4);
     assert_eq!(d["benefitEvidence"]["topicBreaches"], json!([]));
     assert_eq!(d["structuralLimits"], json!([]));

@@ -93,6 +93,8 @@ fn full(p: &ProposalRecord) -> Value {
                     "largestDifference": get("largestDifference"),
                     "busiestBroker": get("busiestBroker"),
                     "quietestBroker": get("quietestBroker"),
+                    "stop": get("stop"),
+                    "stopReason": get("stopReason"),
                 }),
             );
         }
@@ -126,7 +128,12 @@ fn full(p: &ProposalRecord) -> Value {
             "projectedOverCap": spread("projectedOverCap"),
             "excessLeaders": spread("excessLeaders"),
             "projectedExcessLeaders": spread("projectedExcessLeaders"),
+            "excessReplicas": spread("excessReplicas"),
+            "projectedExcessReplicas": spread("projectedExcessReplicas"),
         },
+        // Partitions on fewer racks than min(replication factor, racks), before and after, and
+        // why any stay (`null` in proposals stored before plans reported it).
+        "rackAwareness": field("rackAwareness"),
         "benefitEvidence": {
             "tripped": plan.get("tripped").cloned().unwrap_or_else(|| json!([])),
             "topicBreaches": detail("topicBreaches", json!([])),
