@@ -119,7 +119,8 @@ pub fn run(port: u16) -> ExitCode {
                      The dashboard: http://127.0.0.1:{port}/ui   API docs: http://127.0.0.1:{port}/docs/\n\
                      An agent per broker reports to the service (Agents page): try a rolling restart there.\n\
                      Try offline planning on this cluster: BALLAST_KAFKA_BOOTSTRAP_SERVERS={bootstrap} ballast snapshot --out c.json && ballast plan --snapshot c.json\n\
-                     Data directory: {data_dir}   (stop with Ctrl-C)",
+                     Data directory: {data_dir}   (stop with Ctrl-C)\n\
+                     From another terminal: BALLAST_DATA_DIR={data_dir} ballast status",
                     sim.control_url().unwrap_or_else(|| "off".into()),
                     days = ballast_license::trial::TRIAL_DAYS,
                 );

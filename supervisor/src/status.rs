@@ -30,8 +30,9 @@ pub fn run(file: Option<&Path>, as_json: bool) -> ExitCode {
     let db = data_dir(&raw).join("ballast.db");
     if !db.exists() {
         eprintln!(
-            "ballast: no database at {}: has `ballast run` ever started with this BALLAST_DATA_DIR?",
-            db.display()
+            "ballast: no database at {}: has `ballast run` ever started with this BALLAST_DATA_DIR?{}",
+            db.display(),
+            demo_hint()
         );
         return ExitCode::from(2);
     }
@@ -136,4 +137,27 @@ fn pid_alive(pid: u32) -> bool {
         return false;
     };
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None).is_ok()
+}
+
+/// Where running or past demos keep their databases (`ballast demo` uses
+/// `<temp>/ballast-demo-<port>`), as a hint for `ballast status` run without BALLAST_DATA_DIR.
+fn demo_hint() -> String {
+    let temp = std::env::temp_dir();
+    let mut found: Vec<String> = std::fs::read_dir(&temp)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with("ballast-demo-"))
+                .filter(|e| e.path().join("ballast.db").exists())
+                .map(|e| e.path().display().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    match found.first() {
+        None => String::new(),
+        Some(dir) => format!(
+            "\nA `ballast demo` keeps its database elsewhere: BALLAST_DATA_DIR={dir} ballast status"
+        ),
+    }
 }
