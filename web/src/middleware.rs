@@ -36,7 +36,6 @@ fn template(path: &str) -> String {
 /// it carries one, before anything runs: a body there is a mistake, or an attempt to make the
 /// server read megabytes it will never use.
 pub async fn refuse_unexpected_bodies(req: Request, next: Next) -> Response {
-    let method = req.method().as_str().to_string();
     let carries = req
         .headers()
         .get(axum::http::header::CONTENT_LENGTH)
@@ -48,6 +47,7 @@ pub async fn refuse_unexpected_bodies(req: Request, next: Next) -> Response {
             .contains_key(axum::http::header::TRANSFER_ENCODING);
     if carries {
         if let Some(route) = req.extensions().get::<MatchedPath>() {
+            let method = req.method().as_str().to_string();
             if BODILESS.contains(&(method.clone(), template(route.as_str()))) {
                 return axum::response::IntoResponse::into_response(ApiError::bad_request(
                     "unexpected request body",

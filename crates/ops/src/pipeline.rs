@@ -21,7 +21,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
-use ballast_schema::{NewAuditEvent, Store, StoreError, AUDIT_INTENT};
+use ballast_schema::{NewAuditEvent, Store, StoreError};
 use serde_json::Value;
 use tracing::{error, warn};
 
@@ -371,6 +371,3 @@ async fn blocking<T: Send + 'static>(
         Err(join) => Err(StoreError::Invalid(format!("store task failed: {join}"))),
     }
 }
-
-/// The audit status of an intent, for doors that show events.
-pub const INTENT_STATUS: u16 = AUDIT_INTENT;

@@ -190,6 +190,14 @@ pub struct Ctx {
     pub flash: Option<Flash>,
 }
 
+impl Ctx {
+    /// Whether a form post comes from a page of ballast's own origin ([`same_origin`] with
+    /// `BALLAST_PUBLIC_URL`).
+    pub fn same_origin(&self, headers: &HeaderMap) -> bool {
+        same_origin(self.state.config.auth.public_url.as_deref(), headers)
+    }
+}
+
 impl FromRequestParts<AppState> for Ctx {
     type Rejection = Infallible;
 

@@ -9,8 +9,7 @@ use serde_json::{json, Value};
 
 use crate::ui::fmt;
 use crate::ui::{
-    cross_site, fact, redirect, render, same_origin, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
-    Table,
+    cross_site, fact, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice, Table,
 };
 
 #[derive(Template)]
@@ -213,7 +212,7 @@ pub async fn page(ctx: Ctx) -> Response {
 
 /// `POST /ui/rolling-restarts`
 pub async fn start(ctx: Ctx, headers: HeaderMap, body: axum::body::Bytes) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let f = Form::parse(&body);
@@ -256,7 +255,7 @@ pub async fn act(
     headers: HeaderMap,
     Path((id, action)): Path<(String, String)>,
 ) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let plain = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
@@ -278,7 +277,7 @@ pub async fn act(
 
 /// `POST /ui/agents/{broker}/upgrade`
 pub async fn upgrade(ctx: Ctx, headers: HeaderMap, Path(broker): Path<i32>) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     match ctx

@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 use crate::ui::api::{enc, query};
 use crate::ui::fmt;
 use crate::ui::{
-    cross_site, fact, query_form, redirect, render, same_origin, Cell, Ctx, Fact, Flash, Form,
-    Layout, Notice, Table,
+    cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
+    Table,
 };
 
 const PAGE: u64 = 50;
@@ -239,7 +239,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
 
 /// `POST /ui/audit/{id}/revert` (`fingerprint` of the preview the page showed).
 pub async fn revert(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>, body: Bytes) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let Ok(event) = id.parse::<i64>() else {

@@ -13,8 +13,8 @@ use crate::ui::api::{enc, query};
 use crate::ui::fmt::{self, LOADS};
 use crate::ui::svg::{self, Series};
 use crate::ui::{
-    cross_site, fact, query_form, redirect, render, same_origin, Cell, Ctx, Fact, Flash, Form,
-    Layout, Notice, Table,
+    cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
+    Table,
 };
 
 /// The time ranges offered for load history: name, label, milliseconds.
@@ -250,7 +250,7 @@ pub async fn maintenance(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let form = Form::parse(&body);
@@ -639,7 +639,7 @@ fn replicas_table(dirs: &Value) -> Table {
 /// `POST /ui/brokers/elect`: a preferred leader election of every partition whose preferred
 /// leader does not lead (`POST /api/v1/preferred-leader-election`).
 pub async fn elect(ctx: Ctx, headers: HeaderMap) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     match ctx
@@ -658,7 +658,7 @@ pub async fn elect(ctx: Ctx, headers: HeaderMap) -> Response {
 /// `POST /ui/brokers/refresh-metadata`: the web process's cluster client reads the metadata
 /// again (`POST /api/v1/cluster/refresh-metadata`).
 pub async fn refresh_metadata(ctx: Ctx, headers: HeaderMap) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     match ctx.api.post("/api/v1/cluster/refresh-metadata", None).await {

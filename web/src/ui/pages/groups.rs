@@ -12,8 +12,7 @@ use super::state_class;
 use crate::ui::api::{enc, query};
 use crate::ui::fmt;
 use crate::ui::{
-    cross_site, fact, query_form, redirect, render, same_origin, Cell, Ctx, Fact, Flash, Form,
-    Layout, Table,
+    cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Table,
 };
 
 const STRATEGIES: [(&str, &str); 4] = [
@@ -250,7 +249,7 @@ pub async fn reset(
     Path(group): Path<String>,
     body: Bytes,
 ) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let f = Form::parse(&body);
@@ -398,7 +397,7 @@ fn plan_table(d: &Value) -> Table {
 /// `POST /ui/groups/{group}/delete`: deletes an empty group with its committed offsets
 /// (`DELETE /api/v1/consumer-groups/{group}`).
 pub async fn delete(ctx: Ctx, headers: HeaderMap, Path(group): Path<String>) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let uri = format!("/api/v1/consumer-groups/{}", enc(&group));

@@ -15,9 +15,7 @@ use serde_json::Value;
 use super::{fair_share_table, state_class, BalanceStatus};
 use crate::ui::api::enc;
 use crate::ui::fmt::{self, LOADS};
-use crate::ui::{
-    cross_site, fact, redirect, render, same_origin, Cell, Ctx, Fact, Flash, Form, Layout, Table,
-};
+use crate::ui::{cross_site, fact, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Table};
 
 /// Moves listed on the page; the rest are counted (the API has them all).
 const MOVES_SHOWN: usize = 1000;
@@ -157,7 +155,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
 
 /// `POST /ui/proposals/{id}/apply`: applies exactly the proposal the page showed.
 pub async fn apply(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>, body: Bytes) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let form = Form::parse(&body);
@@ -204,7 +202,7 @@ pub async fn apply(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>, body: B
 /// (`POST /api/v1/proposals/generate`; the observer evaluates every sample, so this starts no
 /// calculation) and shows it.
 pub async fn generate(ctx: Ctx, headers: HeaderMap) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     match ctx.api.post("/api/v1/proposals/generate", None).await {

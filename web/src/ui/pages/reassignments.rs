@@ -13,8 +13,8 @@ use crate::ui::api::{enc, query};
 use crate::ui::fmt;
 use crate::ui::svg;
 use crate::ui::{
-    cross_site, fact, query_form, redirect, render, same_origin, Cell, Ctx, Fact, Flash, Form,
-    Layout, Notice, Table,
+    cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
+    Table,
 };
 
 const STATES: [&str; 5] = ["Pending", "Active", "Completed", "Failed", "Cancelled"];
@@ -280,7 +280,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
 
 /// `POST /ui/reassignments/{id}/cancel`.
 pub async fn cancel(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let back = format!("/ui/reassignments/{}", enc(&id));
@@ -301,7 +301,7 @@ pub async fn cancel(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>) -> Res
 
 /// `POST /ui/reassignments/throttle` (`rateMb`).
 pub async fn throttle(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let form = Form::parse(&body);

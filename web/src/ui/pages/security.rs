@@ -11,8 +11,7 @@ use serde_json::{json, Value};
 use crate::ui::api::{enc, query};
 use crate::ui::fmt;
 use crate::ui::{
-    cross_site, query_form, redirect, render, same_origin, Cell, Ctx, Flash, Form, Layout, Notice,
-    Table,
+    cross_site, query_form, redirect, render, Cell, Ctx, Flash, Form, Layout, Notice, Table,
 };
 
 const RESOURCE_TYPES: [&str; 6] = [
@@ -181,7 +180,7 @@ pub async fn acls(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
 
 /// `POST /ui/acls` (`action` = `create` or `delete`, and the binding's fields).
 pub async fn acl_change(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let form = Form::parse(&body);
@@ -325,7 +324,7 @@ pub async fn quotas(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
 /// `POST /ui/quotas` (`action` = `set` with `kind`, `user`, `clientId` and a value per key;
 /// or `delete` with the entity's `path` as the quota list gives it).
 pub async fn quota_change(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let form = Form::parse(&body);

@@ -12,7 +12,7 @@ use crate::auth::Identity;
 use crate::extract::Path;
 use crate::ui::api::enc;
 use crate::ui::fmt;
-use crate::ui::{cross_site, redirect, render, same_origin, Cell, Ctx, Flash, Form, Layout, Table};
+use crate::ui::{cross_site, redirect, render, Cell, Ctx, Flash, Form, Layout, Table};
 use crate::AppState;
 
 /// The value of a token just made, shown once.
@@ -94,7 +94,7 @@ pub async fn page(ctx: Ctx) -> Response {
 /// `POST /ui/tokens`: makes a token and shows its value on the answer itself (never in a
 /// redirect or cookie).
 pub async fn create(ctx: Ctx, headers: HeaderMap, body: axum::body::Bytes) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let form = Form::parse(&body);
@@ -136,7 +136,7 @@ pub async fn create(ctx: Ctx, headers: HeaderMap, body: axum::body::Bytes) -> Re
 
 /// `POST /ui/tokens/{id}/revoke`.
 pub async fn revoke(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     match ctx

@@ -12,8 +12,8 @@ use super::state_class;
 use crate::ui::api::{enc, query};
 use crate::ui::fmt;
 use crate::ui::{
-    cross_site, fact, query_form, redirect, render, same_origin, Cell, Ctx, Fact, Flash, Form,
-    Layout, Notice, Table,
+    cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
+    Table,
 };
 
 const MATCHES: [&str; 4] = ["contains", "prefix", "exact", "glob"];
@@ -359,7 +359,7 @@ pub async fn config(
     Path(topic): Path<String>,
     body: Bytes,
 ) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let form = Form::parse(&body);
@@ -411,7 +411,7 @@ pub async fn config(
 
 /// `POST /ui/topics/{topic}/elect`: a preferred leader election of the topic's partitions.
 pub async fn elect(ctx: Ctx, headers: HeaderMap, Path(topic): Path<String>) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let back = format!("/ui/topics/{}", enc(&topic));
@@ -459,7 +459,7 @@ pub async fn redistribute(
     Path(topic): Path<String>,
     body: Bytes,
 ) -> Response {
-    if !same_origin(ctx.state.config.auth.public_url.as_deref(), &headers) {
+    if !ctx.same_origin(&headers) {
         return cross_site(&ctx).await;
     }
     let form = Form::parse(&body);
