@@ -1252,9 +1252,6 @@ async fn a_restarted_executor_keeps_the_throttles_of_a_reassignment_in_progress(
             set("follower.replication.throttled.rate", v.into()),
         ]
     };
-    // Without the simulator's metadata lag: with it on, the idle broker's leftover is not
-    // cleared in two passes (found when merging the read-back work; open, see the stop note).
-    bed.sim.set_metadata_lag(Duration::ZERO);
     bed.client
         .incremental_alter_configs(
             &[
@@ -1284,6 +1281,9 @@ async fn a_restarted_executor_keeps_the_throttles_of_a_reassignment_in_progress(
         )
         .await
         .expect("the operator's throttles");
+    // A leftover of something long finished is visible everywhere: wait until every broker
+    // applied the operator's writes from the metadata log (the simulator's lag, as on KRaft).
+    wait_until_every_broker_shows(&bed, idle, "leader.replication.throttled.rate", "1000").await;
     bed.client
         .alter_partition_reassignments(&[(
             TopicPartition::new(p.topic.clone(), p.partition),
@@ -1349,4 +1349,29 @@ async fn a_restarted_executor_keeps_the_throttles_of_a_reassignment_in_progress(
         "never ran unthrottled: {record:?}"
     );
     bed.sim.shutdown().await;
+}
+
+/// Polls DescribeConfigs of `broker` on every broker until each answers `name` = `value`.
+async fn wait_until_every_broker_shows(bed: &Bed, broker: i32, name: &str, value: &str) {
+    use ballast_kafka::ConfigResource;
+    let brokers: Vec<i32> = bed.sim.snapshot().brokers.iter().map(|b| b.id).collect();
+    for _ in 0..200 {
+        let mut all = true;
+        for at in &brokers {
+            let shown = bed
+                .client
+                .describe_configs_at(*at, &[ConfigResource::Broker(broker)])
+                .await
+                .expect("describe")
+                .into_iter()
+                .flat_map(|r| r.entries)
+                .any(|e| e.name == name && e.value.as_deref() == Some(value));
+            all &= shown;
+        }
+        if all {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("broker {broker}'s {name}={value} never shown by every broker");
 }
