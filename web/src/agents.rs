@@ -29,6 +29,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::audit::Actor;
+use crate::audit::HttpActor;
 use crate::auth::hex;
 pub use crate::auth::sha256_hex;
 use crate::extract::{OptionalJson, Path};
@@ -545,7 +546,7 @@ async fn list_agents(State(state): State<AppState>) -> ApiResult<Value> {
 )]
 async fn upgrade(
     State(state): State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(broker): Path<i32>,
 ) -> ApiResult<Value> {
     let agent = state.db(move |s| s.agent(broker)).await?;
@@ -689,7 +690,7 @@ pub(crate) struct StartBody {
 )]
 async fn start_roll(
     State(state): State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     OptionalJson(body): OptionalJson<StartBody>,
 ) -> ApiResult<Value> {
     let client = state.kafka.client().await?;
@@ -851,7 +852,7 @@ async fn request(
 )]
 async fn pause_roll(
     State(state): State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(id): Path<String>,
 ) -> ApiResult<Value> {
     request(
@@ -880,7 +881,7 @@ async fn pause_roll(
 )]
 async fn resume_roll(
     State(state): State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(id): Path<String>,
 ) -> ApiResult<Value> {
     request(
@@ -909,7 +910,7 @@ async fn resume_roll(
 )]
 async fn abort_roll(
     State(state): State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(id): Path<String>,
 ) -> ApiResult<Value> {
     request(

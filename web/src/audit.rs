@@ -16,8 +16,6 @@ use std::time::Duration;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use ballast_schema::{NewAuditEvent, StoreError};
-use serde::Serialize;
-use serde_json::Value;
 use tracing::{error, warn};
 
 use crate::{ApiError, AppState};
@@ -40,18 +38,13 @@ const RETRY_DELAYS: [Duration; 3] = [
     Duration::from_millis(1000),
 ];
 
-/// The acting side of a change: over HTTP its method (`PUT`, `POST`, `DELETE`) and user; for a
-/// catalog operation run for an agent, `catalog::Caller::actor` (`MCP`/`CHAT`, the requester).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Actor {
-    pub method: String,
-    pub user: String,
-    /// Who asked for the change when another identity runs it (MCP: the requester; the
-    /// approver is `user`); `None`: the user asked.
-    pub requested_by: Option<String>,
-}
+pub use ballast_ops::{Actor, Audited};
 
-impl<S: Send + Sync> FromRequestParts<S> for Actor {
+/// The acting side of a request over HTTP: its method and the acting identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpActor(pub Actor);
+
+impl<S: Send + Sync> FromRequestParts<S> for HttpActor {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
@@ -64,11 +57,11 @@ impl<S: Send + Sync> FromRequestParts<S> for Actor {
                 Some(raw) => parse_user(raw.to_str().ok())?,
             },
         };
-        Ok(Actor {
+        Ok(HttpActor(Actor {
             method: parts.method.as_str().to_string(),
             user,
             requested_by: None,
-        })
+        }))
     }
 }
 
@@ -92,69 +85,21 @@ pub(crate) fn parse_user(raw: Option<&str>) -> Result<String, ApiError> {
     Ok(user.to_string())
 }
 
-impl Actor {
-    /// Who asked for the change: the requester when another identity runs it, else the user.
-    pub fn requester(&self) -> String {
-        self.requested_by
-            .clone()
-            .unwrap_or_else(|| self.user.clone())
+/// An event by `identity` with `method`, for handlers outside the usual request shape (the
+/// login callback, token management).
+pub fn identity_event(
+    identity: &crate::auth::Identity,
+    method: &str,
+    now_ms: i64,
+    action: &str,
+    target: impl Into<String>,
+) -> NewAuditEvent {
+    Actor {
+        method: method.to_string(),
+        user: identity.user_id.clone(),
+        requested_by: None,
     }
-
-    /// An event by `identity` with `method`, for handlers outside the usual request shape (the
-    /// login callback, token management).
-    pub fn identity_event(
-        identity: &crate::auth::Identity,
-        method: &str,
-        now_ms: i64,
-        action: &str,
-        target: impl Into<String>,
-    ) -> NewAuditEvent {
-        Actor {
-            method: method.to_string(),
-            user: identity.user_id.clone(),
-            requested_by: None,
-        }
-        .event(now_ms, action, target)
-    }
-
-    /// An event of `action` on `target` by this actor, status 200, at `now_ms`.
-    pub fn event(&self, now_ms: i64, action: &str, target: impl Into<String>) -> NewAuditEvent {
-        NewAuditEvent {
-            at_ms: now_ms,
-            action: action.to_string(),
-            method: self.method.clone(),
-            user_id: Some(self.user.clone()),
-            requested_by: Some(
-                self.requested_by
-                    .clone()
-                    .unwrap_or_else(|| self.user.clone()),
-            ),
-            status: 200,
-            target: Some(target.into()),
-            summary: Value::Object(Default::default()),
-            ..NewAuditEvent::default()
-        }
-    }
-}
-
-/// What became of an audit event, for the response of the change it records.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Audited {
-    /// The event's id; null when the event was lost.
-    pub audit_event_id: Option<i64>,
-    /// Why the event was lost (only then).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub audit_error: Option<String>,
-}
-
-impl From<ballast_ops::Recorded> for Audited {
-    fn from(r: ballast_ops::Recorded) -> Self {
-        Audited {
-            audit_event_id: Some(r.event_id),
-            audit_error: r.error,
-        }
-    }
+    .event(now_ms, action, target)
 }
 
 /// Writes `event`, retrying while the database is busy. Never fails the request: a lost event is

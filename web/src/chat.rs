@@ -24,6 +24,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::audit::Actor;
+use crate::audit::HttpActor;
 use crate::auth::{Identity, Scope};
 use crate::catalog::{self, Caller, Category, Channel};
 use crate::extract::{Json, OptionalJson, Path};
@@ -620,7 +621,7 @@ pub struct NewConversation {
 pub async fn create_conversation(
     State(state): State<AppState>,
     identity: Option<Extension<Identity>>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     OptionalJson(body): OptionalJson<NewConversation>,
 ) -> ApiResult<Value> {
     enabled(&state)?;
@@ -658,7 +659,7 @@ fn conversation_json(c: &Conversation) -> Value {
 pub async fn list_conversations(
     State(state): State<AppState>,
     identity: Option<Extension<Identity>>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
 ) -> ApiResult<Value> {
     enabled(&state)?;
     let who = who(identity, &actor);
@@ -682,7 +683,7 @@ pub async fn get_conversation(
     State(state): State<AppState>,
     Path(id): Path<String>,
     identity: Option<Extension<Identity>>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
 ) -> ApiResult<Value> {
     enabled(&state)?;
     let who = who(identity, &actor);
@@ -714,7 +715,7 @@ pub async fn delete_conversation(
     State(state): State<AppState>,
     Path(id): Path<String>,
     identity: Option<Extension<Identity>>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
 ) -> ApiResult<Value> {
     enabled(&state)?;
     let who = who(identity, &actor);
@@ -751,7 +752,7 @@ pub async fn send_message(
     State(state): State<AppState>,
     Path(id): Path<String>,
     identity: Option<Extension<Identity>>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Json(body): Json<NewMessage>,
 ) -> Result<EventStream, ApiError> {
     enabled(&state)?;
@@ -914,7 +915,7 @@ pub async fn approve(
     State(state): State<AppState>,
     Path((id, call_id)): Path<(String, String)>,
     identity: Option<Extension<Identity>>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
 ) -> Result<EventStream, ApiError> {
     let who = who(identity, &actor);
     decide(state, id, call_id, who, true).await
@@ -937,7 +938,7 @@ pub async fn reject(
     State(state): State<AppState>,
     Path((id, call_id)): Path<(String, String)>,
     identity: Option<Extension<Identity>>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
 ) -> Result<EventStream, ApiError> {
     let who = who(identity, &actor);
     decide(state, id, call_id, who, false).await

@@ -14,7 +14,6 @@ pub mod chat;
 pub mod envelope;
 pub mod extract;
 mod healing;
-pub mod kafka;
 /// License enforcement: the licensed-route table, the 403 layer, `/api/v1/license`, auto-fetch.
 pub mod license;
 /// The MCP endpoint `/api/v1/mcp` over the catalog.
@@ -67,36 +66,43 @@ pub const DB_RETRY_AFTER_S: u64 = 2;
 /// What every handler can reach.
 #[derive(Clone)]
 pub struct AppState {
-    pub store: Store,
-    pub config: Arc<Config>,
-    pub clock: Arc<dyn Clock>,
+    /// What every operation runs over: store, configuration, clock, the cluster and the one
+    /// pipeline every change runs through (`ballast_ops`). `AppState` dereferences to it.
+    pub ops: ballast_ops::Context,
     pub metrics: Arc<metrics::HttpMetrics>,
-    pub kafka: kafka::KafkaHandle,
     pub started_at_ms: i64,
     /// The license: accepted keys, cached sources, auto-fetch (`license.rs`).
     pub license: Arc<license::LicenseRuntime>,
     /// Authentication: the OIDC providers and the token key (`auth`).
     pub auth: Arc<auth::AuthRuntime>,
-    /// The one pipeline every change runs through (`ballast_ops::pipeline`).
-    pub pipeline: ballast_ops::Pipeline,
     /// Set when the process stops: long-lived responses (server-sent events) end on it, so a
     /// graceful shutdown is not held open by a client that never disconnects.
     stop: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
+impl std::ops::Deref for AppState {
+    type Target = ballast_ops::Context;
+
+    fn deref(&self) -> &ballast_ops::Context {
+        &self.ops
+    }
+}
+
 impl AppState {
     pub fn new(store: Store, config: Arc<Config>, clock: Arc<dyn Clock>) -> Self {
         let started_at_ms = clock.now_ms();
-        let kafka = kafka::KafkaHandle::new(ballast_runtime::client_config(&config.kafka));
+        let kafka = ballast_ops::KafkaHandle::new(ballast_runtime::client_config(&config.kafka));
         let auth = auth::runtime(&config);
         let pipeline = ballast_ops::Pipeline::new(store.clone(), CHANGE_WAIT);
         Self {
-            pipeline,
-            store,
-            config,
-            clock,
+            ops: ballast_ops::Context {
+                store,
+                config,
+                clock,
+                kafka,
+                pipeline,
+            },
             metrics: Arc::new(metrics::HttpMetrics::new()),
-            kafka,
             started_at_ms,
             license: Arc::new(license::LicenseRuntime::for_this_build()),
             auth,

@@ -1,13 +1,29 @@
 //! Operations: what ballast changes, declared once with no HTTP in it, and the one pipeline every
 //! change runs through whatever the door (REST, MCP, chat, the dashboard).
 //!
+//! - `context`: what an operation runs over (store, configuration, clock, cluster, pipeline).
+//! - `error`: an operation's failure, in kinds every door maps to its own words.
+//! - `actor`: who makes a change, as the audit log records it.
 //! - `pipeline`: serialisation per resource, the audit intent written before the change, the
 //!   change, the intent completed with the true before and after (docs in the module).
+//! - `readback`: a change read back once every broker shows it.
+//! - `cluster`: the cluster's errors in an operation's words.
 //! - `names`: Kafka's own rules for the names a change carries (topics, groups, principals).
+//! - the operations, one module per family: `quotas`.
 //!
-//! Architecture Invariant: no HTTP type in this crate; `web` adapts its answers.
+//! Architecture Invariant: no HTTP type in this crate (`scripts/check-deps`); `web` adapts its
+//! answers.
 
+pub mod actor;
+pub mod cluster;
+pub mod context;
+pub mod error;
 pub mod names;
 pub mod pipeline;
+pub mod quotas;
+pub mod readback;
 
-pub use pipeline::{Done, NotDone, Pipeline, Recorded, Resource, Unavailable};
+pub use actor::Actor;
+pub use context::{Context, KafkaHandle};
+pub use error::{Kind, OpError};
+pub use pipeline::{Audited, Done, NotDone, Pipeline, Recorded, Resource, Unavailable};

@@ -122,6 +122,26 @@ pub struct Recorded {
     pub error: Option<String>,
 }
 
+/// What became of a change's audit event, as its answer reports it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Audited {
+    /// The event's id; null when the event was lost.
+    pub audit_event_id: Option<i64>,
+    /// Why the event was lost (only then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit_error: Option<String>,
+}
+
+impl From<Recorded> for Audited {
+    fn from(r: Recorded) -> Self {
+        Audited {
+            audit_event_id: Some(r.event_id),
+            audit_error: r.error,
+        }
+    }
+}
+
 /// Pauses between attempts to complete an intent: four attempts in all, each waiting up to the
 /// store's busy timeout for the write lock.
 const COMPLETE_RETRY: [Duration; 3] = [

@@ -19,7 +19,6 @@ use super::{
     clear_session_cookie, encode_component, login_cookie, new_token_value, random_url_safe,
     safe_next, session_cookie, sha256_hex, Identity, Scope, Via,
 };
-use crate::audit::Actor;
 use crate::extract::{Json, Path};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 use ballast_ops::{Done, NotDone, Resource};
@@ -366,7 +365,7 @@ async fn callback(
         Ok(s) => s,
         Err(e) => return e.into_response(),
     };
-    let mut event = Actor::identity_event(
+    let mut event = crate::audit::identity_event(
         &state_identity(&session),
         "GET",
         now,
@@ -522,7 +521,7 @@ pub(crate) async fn end_session(
     };
     let removed = state.db(move |s| s.delete_session(&id)).await?;
     let now = state.clock.now_ms();
-    let event = Actor::identity_event(
+    let event = crate::audit::identity_event(
         &i,
         "POST",
         now,
@@ -799,7 +798,7 @@ async fn create_token(
         value_hmac,
         expires_at_ms,
     };
-    let mut event = Actor::identity_event(
+    let mut event = crate::audit::identity_event(
         &i,
         "POST",
         now,
@@ -851,7 +850,7 @@ async fn revoke_token(
 ) -> ApiResult<Value> {
     let owner = session_owner(&i)?;
     let now = state.clock.now_ms();
-    let event = Actor::identity_event(
+    let event = crate::audit::identity_event(
         &i,
         "DELETE",
         now,

@@ -561,18 +561,11 @@ pub(super) fn update_quota(state: AppState, caller: Caller, input: Value) -> OpF
     boxed(async move {
         let i: QuotaInput = parse(&input)?;
         let (user, client_id) = quota_entity(i.user.as_deref(), i.client_id.as_deref())?;
-        let body = crate::routes::manage::quotas::PutBody {
-            values: i.values.into_iter().map(|(k, v)| (k, json!(v))).collect(),
-        };
+        let values = i.values.into_iter().map(|(k, v)| (k, json!(v))).collect();
         answer(
-            crate::routes::manage::quotas::update_quota(
-                &state,
-                &caller.actor(),
-                user,
-                client_id,
-                body,
-            )
-            .await,
+            ballast_ops::quotas::update_quota(&state, &caller.actor(), user, client_id, values)
+                .await
+                .map_err(crate::ApiError::from),
         )
     })
 }
@@ -591,8 +584,9 @@ pub(super) fn delete_quota(state: AppState, caller: Caller, input: Value) -> OpF
         let i: QuotaEntityInput = parse(&input)?;
         let (user, client_id) = quota_entity(i.user.as_deref(), i.client_id.as_deref())?;
         answer(
-            crate::routes::manage::quotas::delete_quota(&state, &caller.actor(), user, client_id)
-                .await,
+            ballast_ops::quotas::delete_quota(&state, &caller.actor(), user, client_id)
+                .await
+                .map_err(crate::ApiError::from),
         )
     })
 }

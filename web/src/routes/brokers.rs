@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use super::reassignments::{conflict, gate, move_event, new_move, queue, racks, ForceQuery};
 use crate::audit::Actor;
+use crate::audit::HttpActor;
 use crate::extract::{OptionalJson, Path, Query};
 use crate::{observed_view, ApiError, ApiOk, ApiResult, AppState};
 use ballast_ops::{Done, NotDone, Resource};
@@ -76,7 +77,7 @@ pub(crate) struct EnterBody {
 )]
 async fn enter(
     state: axum::extract::State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(broker): Path<i32>,
     Query(q): Query<ForceQuery>,
     OptionalJson(body): OptionalJson<EnterBody>,
@@ -274,7 +275,7 @@ pub(crate) async fn set_broker_maintenance(
 )]
 async fn exit(
     state: axum::extract::State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(broker): Path<i32>,
 ) -> ApiResult<Value> {
     remove_broker_maintenance(&state, &actor, broker)
@@ -362,7 +363,7 @@ pub(crate) struct LogDirsBody {
 )]
 async fn logdirs_move(
     state: axum::extract::State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(broker): Path<i32>,
     OptionalJson(body): OptionalJson<LogDirsBody>,
 ) -> ApiResult<Value> {
@@ -584,7 +585,7 @@ pub(crate) enum Election {
 )]
 async fn elect_cluster(
     state: axum::extract::State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     OptionalJson(body): OptionalJson<ClusterElection>,
 ) -> ApiResult<Value> {
     preferred_leader_election(&state, &actor, Election::Cluster(body))
@@ -644,7 +645,7 @@ async fn elect_cluster_of(
 )]
 async fn elect_topic(
     state: axum::extract::State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(topic): Path<String>,
     OptionalJson(body): OptionalJson<TopicElection>,
 ) -> ApiResult<Value> {

@@ -1,4 +1,4 @@
-//! Read endpoints that ask the cluster directly (through [`crate::kafka::KafkaHandle`]): topic and
+//! Read endpoints that ask the cluster directly (through [`ballast_ops::KafkaHandle`]): topic and
 //! broker configuration, consumer groups, quotas, ACLs and messages. Every one is free (monitoring
 //! mode); the request/response shapes are documented in `docs/api/live.md`.
 //!
@@ -16,7 +16,6 @@ pub(crate) mod tail;
 
 use std::future::Future;
 
-use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::Router;
 use ballast_kafka::Error as KafkaError;
@@ -99,53 +98,16 @@ pub fn routes() -> Router<AppState> {
         )
 }
 
-/// Whether an error means the connection to the cluster is gone (or never came up): the request
-/// is answered 503 and the client dropped so the next request connects afresh.
-fn connection_level(err: &KafkaError) -> bool {
-    matches!(
-        err,
-        KafkaError::Connect { .. }
-            | KafkaError::ConnectTimeout { .. }
-            | KafkaError::Io { .. }
-            | KafkaError::Disconnected { .. }
-            | KafkaError::Timeout { .. }
-            | KafkaError::NoBrokerReachable { .. }
-            | KafkaError::Tls { .. }
-            | KafkaError::Authentication { .. }
-            | KafkaError::OAuth { .. }
-    )
-}
-
 /// The Kafka error name of an error the cluster answered with, if it is one.
 pub(super) fn kafka_name(err: &KafkaError) -> Option<&'static str> {
-    match err {
-        KafkaError::Kafka { name, .. } => Some(name),
-        _ => None,
-    }
+    ballast_ops::cluster::kafka_name(err)
 }
 
-/// Maps a cluster error to the error envelope. Connection-level failures also drop the client
-/// (in the background, so this stays usable in `map_err`).
+/// Maps a cluster error to the error envelope (`ballast_ops::cluster::read_failed`).
+/// Connection-level failures also drop the client (in the background, so this stays usable in
+/// `map_err`).
 pub(super) fn fail(state: &AppState, err: KafkaError) -> ApiError {
-    let details = ballast_runtime::error_chain(&err);
-    if connection_level(&err) {
-        let handle = state.kafka.clone();
-        tokio::spawn(async move { handle.reset().await });
-        return ApiError::unavailable("cluster unavailable", details);
-    }
-    match (&err, kafka_name(&err)) {
-        (KafkaError::UnknownTopicOrPartition { .. }, _)
-        | (_, Some("UNKNOWN_TOPIC_OR_PARTITION" | "UNKNOWN_TOPIC_ID")) => {
-            ApiError::not_found("unknown topic or partition", details)
-        }
-        (_, Some("GROUP_ID_NOT_FOUND")) => ApiError::not_found("unknown consumer group", details),
-        (_, Some("INVALID_TOPIC_EXCEPTION")) => {
-            ApiError::bad_request("invalid topic name", details)
-        }
-        (KafkaError::UnknownBroker(_), _) => ApiError::not_found("unknown broker", details),
-        (KafkaError::InvalidArgument(_), _) => ApiError::bad_request("invalid request", details),
-        _ => ApiError::new(StatusCode::BAD_GATEWAY, "cluster error", details),
-    }
+    ballast_ops::cluster::read_failed(&state.kafka, err).into()
 }
 
 /// A list `limit`: 0 or absent selects `default`, more than `max` is clamped (as the MCP tools).

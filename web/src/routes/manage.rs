@@ -18,14 +18,11 @@ pub(crate) mod cluster;
 pub(crate) mod configs;
 pub(crate) mod groups;
 pub(crate) mod quotas;
-pub(crate) mod readback;
 
-use axum::http::StatusCode;
 use axum::routing::{delete, post, put};
 use axum::Router;
 use ballast_kafka::{Error as KafkaError, ItemError};
 
-use super::live;
 use crate::{ApiError, AppState};
 
 /// The operations of this module, as `routes()` serves them (`crate::openapi`).
@@ -102,55 +99,14 @@ pub fn routes() -> Router<AppState> {
         )
 }
 
-/// Maps a failed cluster call of a mutation to the error envelope: the cluster refusing the
-/// request (an invalid value, a policy) is the caller's 400 with the broker's words in `details`;
-/// the rest as the live reads map them (404 unknown topic or group, 503 unreachable, 502 other).
+/// A failed cluster call of a mutation in the envelope (`ballast_ops::cluster::change_failed`).
 pub(crate) fn fail(state: &AppState, err: KafkaError) -> ApiError {
-    if let KafkaError::Kafka { name, .. } = &err {
-        if let Some(mapped) = refusal(name, ballast_runtime::error_chain(&err)) {
-            return mapped;
-        }
-    }
-    live::fail(state, err)
+    ballast_ops::cluster::change_failed(&state.kafka, err).into()
 }
 
-/// Maps the cluster's error for one item (a topic, an entity, a binding, a partition).
+/// The cluster's error for one item (`ballast_ops::cluster::item_failed`).
 pub(crate) fn item_fail(context: &str, e: &ItemError) -> ApiError {
-    let details = format!("{context}: {e}");
-    refusal(e.name, details.clone()).unwrap_or_else(|| match e.name {
-        "UNKNOWN_TOPIC_OR_PARTITION" | "UNKNOWN_TOPIC_ID" => {
-            ApiError::not_found("unknown topic or partition", details)
-        }
-        "GROUP_ID_NOT_FOUND" => ApiError::not_found("unknown consumer group", details),
-        _ => ApiError::new(StatusCode::BAD_GATEWAY, "cluster error", details),
-    })
-}
-
-/// Kafka errors that mean "the cluster refused this request as asked".
-fn refusal(name: &str, details: String) -> Option<ApiError> {
-    Some(match name {
-        "INVALID_CONFIG"
-        | "INVALID_REQUEST"
-        | "POLICY_VIOLATION"
-        | "INVALID_TOPIC_EXCEPTION"
-        | "INVALID_COMMIT_OFFSET_SIZE"
-        | "INVALID_PRINCIPAL_TYPE" => ApiError::bad_request("rejected by the cluster", details),
-        "NON_EMPTY_GROUP"
-        | "UNKNOWN_MEMBER_ID"
-        | "ILLEGAL_GENERATION"
-        | "REBALANCE_IN_PROGRESS"
-        | "FENCED_INSTANCE_ID" => ApiError::new(
-            StatusCode::CONFLICT,
-            "consumer group has active members",
-            details,
-        ),
-        "SECURITY_DISABLED" => ApiError::new(
-            StatusCode::CONFLICT,
-            "the cluster has no authorizer",
-            format!("{details}; ACLs cannot be changed until the brokers run an authorizer"),
-        ),
-        _ => return None,
-    })
+    ballast_ops::cluster::item_failed(context, e).into()
 }
 
 /// A name given in a request body or path (`ballast_ops::names::plain`).

@@ -11,7 +11,8 @@ use ballast_schema::{DeletedProposal, ProposalRecord};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::audit::{Actor, Audited};
+use crate::audit::Audited;
+use crate::audit::HttpActor;
 use crate::extract::{Path, Query};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 use ballast_ops::{Done, NotDone, Resource};
@@ -307,7 +308,7 @@ pub(crate) async fn get_proposal(state: &AppState, id: String) -> Result<Value, 
 )]
 async fn delete(
     state: axum::extract::State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(id): Path<String>,
     Query(_): Query<NoQuery>,
 ) -> ApiResult<Value> {

@@ -23,6 +23,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::audit::Actor;
+use crate::audit::HttpActor;
 use crate::extract::{Json, OptionalJson, Path, Query};
 use crate::{observed_view, ApiError, ApiOk, ApiResult, AppState};
 use ballast_ops::{Done, NotDone, Resource};
@@ -258,7 +259,7 @@ pub(crate) fn new_move(
 )]
 async fn apply_current(
     state: axum::extract::State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Query(q): Query<ForceQuery>,
 ) -> ApiResult<Value> {
     apply_current_proposal(&state, &actor, q).await.map(ApiOk)
@@ -297,7 +298,7 @@ pub(crate) async fn apply_current_proposal(
 )]
 async fn apply_one(
     state: axum::extract::State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(id): Path<String>,
     Query(q): Query<ForceQuery>,
 ) -> ApiResult<Value> {
@@ -826,7 +827,7 @@ fn partition_id(p: i64) -> Result<i32, String> {
 )]
 async fn single(
     state: axum::extract::State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path((topic, partition)): Path<(String, i32)>,
     Query(q): Query<ForceQuery>,
     Json(body): Json<SingleBody>,
@@ -966,7 +967,7 @@ fn partition_audit(
 )]
 async fn bulk(
     state: axum::extract::State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(topic): Path<String>,
     Query(q): Query<ForceQuery>,
     Json(body): Json<BulkBody>,
@@ -1167,7 +1168,7 @@ pub(crate) fn racks(view: Option<&observed_view::View>) -> BTreeMap<BrokerId, Op
 )]
 async fn topic_spread(
     state: axum::extract::State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(topic): Path<String>,
     Query(q): Query<ForceQuery>,
     OptionalJson(body): OptionalJson<TopicBody>,
@@ -1609,7 +1610,7 @@ pub(crate) async fn get_reassignment_by_id(
 )]
 async fn cancel(
     state: axum::extract::State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(id): Path<String>,
 ) -> ApiResult<Value> {
     cancel_reassignment(&state, &actor, id).await.map(ApiOk)
@@ -1734,7 +1735,7 @@ async fn throttle_get(state: axum::extract::State<AppState>) -> ApiResult<Value>
 )]
 async fn throttle_put(
     state: axum::extract::State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Json(body): Json<ThrottleBody>,
 ) -> ApiResult<Value> {
     let max = state.config.throttle.max_rate_mb;

@@ -28,10 +28,12 @@ use ballast_schema::{AuditEvent, NewAuditEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::super::manage::{acls, configs, quotas};
+use super::super::manage::{acls, configs};
+use crate::audit::HttpActor;
 use crate::audit::{Actor, Audited};
 use crate::extract::Json;
 use crate::{ApiError, ApiOk, ApiResult, AppState};
+use ballast_ops::quotas;
 use ballast_ops::{Done, NotDone, Resource};
 
 /// One revert at a time in this process: the check of the current values and the change belong
@@ -586,7 +588,7 @@ pub(crate) async fn preview_revert(
 /// `POST /api/v1/audit-log/revert` with `{"eventId", "fingerprint"}`.
 pub async fn revert(
     State(state): State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Json(body): Json<RevertBody>,
 ) -> Result<Response, ApiError> {
     revert_audit_event(&state, &actor, body)

@@ -13,16 +13,7 @@ use super::fail;
 use crate::extract::{Path, Query};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 
-/// The quota keys a client is held to; the resolution reports each even when unset (unlimited).
-pub(crate) const CLIENT_KEYS: [&str; 4] = [
-    "producer_byte_rate",
-    "consumer_byte_rate",
-    "request_percentage",
-    "controller_mutation_rate",
-];
-
-/// The path segment that names a default entity in `/quotas/user/{user}/{clientId}`.
-pub(crate) const DEFAULT_SEGMENT: &str = "<default>";
+pub(crate) use ballast_ops::quotas::{entity, entity_path, entity_type, parse_name, CLIENT_KEYS};
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -48,51 +39,6 @@ pub struct QuotaList {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NoQuery {}
-
-fn name_label(name: &QuotaName, kind: &str) -> String {
-    match name {
-        QuotaName::Default => format!("default-{kind}"),
-        QuotaName::Name(_) => kind.to_string(),
-    }
-}
-
-fn segment(name: &QuotaName) -> String {
-    match name {
-        QuotaName::Default => DEFAULT_SEGMENT.to_string(),
-        QuotaName::Name(n) => n.clone(),
-    }
-}
-
-pub(crate) fn entity_type(e: &QuotaEntity) -> String {
-    let mut parts = Vec::new();
-    if let Some(u) = &e.user {
-        parts.push(name_label(u, "user"));
-    }
-    if let Some(c) = &e.client_id {
-        parts.push(name_label(c, "client-id"));
-    }
-    if let Some(i) = &e.ip {
-        parts.push(name_label(i, "ip"));
-    }
-    parts.join("+")
-}
-
-pub(crate) fn entity_path(e: &QuotaEntity) -> Option<String> {
-    match (&e.user, &e.client_id, &e.ip) {
-        (_, _, Some(_)) => None,
-        (Some(QuotaName::Default), Some(QuotaName::Default), None) => {
-            Some("/api/v1/quotas/default".into())
-        }
-        (Some(QuotaName::Default), None, None) => Some("/api/v1/quotas/default-user".into()),
-        (None, Some(QuotaName::Default), None) => Some("/api/v1/quotas/default-client-id".into()),
-        (Some(u), None, None) => Some(format!("/api/v1/quotas/user/{}", segment(u))),
-        (None, Some(c), None) => Some(format!("/api/v1/quotas/client-id/{}", segment(c))),
-        (Some(u), Some(c), None) => {
-            Some(format!("/api/v1/quotas/user/{}/{}", segment(u), segment(c)))
-        }
-        (None, None, None) => None,
-    }
-}
 
 fn row(entity: QuotaEntity, values: BTreeMap<String, f64>) -> QuotaRow {
     QuotaRow {
@@ -144,21 +90,6 @@ pub(crate) async fn list_quotas(state: &AppState) -> Result<QuotaList, ApiError>
     })
 }
 
-/// A user or client-id path segment: `<default>` is the default entity; empty is refused.
-pub(crate) fn parse_name(kind: &str, raw: String) -> Result<QuotaName, ApiError> {
-    if raw.is_empty() {
-        return Err(ApiError::bad_request(
-            "invalid path",
-            format!("{kind} must not be empty"),
-        ));
-    }
-    Ok(if raw == DEFAULT_SEGMENT {
-        QuotaName::Default
-    } else {
-        QuotaName::Name(raw)
-    })
-}
-
 /// The quotas of exactly `entity` (200 with `configured: false` when none is set).
 async fn one(state: &AppState, entity: QuotaEntity) -> ApiResult<QuotaRow> {
     let component = |name: &QuotaName| match name {
@@ -186,14 +117,6 @@ async fn one(state: &AppState, entity: QuotaEntity) -> ApiResult<QuotaRow> {
         .map(|q| q.values)
         .unwrap_or_default();
     Ok(ApiOk(row(entity, values)))
-}
-
-pub(crate) fn entity(user: Option<QuotaName>, client_id: Option<QuotaName>) -> QuotaEntity {
-    QuotaEntity {
-        user,
-        client_id,
-        ip: None,
-    }
 }
 
 #[utoipa::path(

@@ -20,9 +20,10 @@ use tokio::sync::mpsc;
 
 use super::messages::{partitions_of, select_partition, watermarks_of};
 use super::payload::{Filters, Message, PREVIEW_BYTES};
-use super::{connection_level, fail, kafka_name, non_empty};
+use super::{fail, kafka_name, non_empty};
 use crate::extract::{Path, Query};
 use crate::{ApiError, AppState};
+use ballast_ops::cluster::connection_level;
 
 /// Events waiting for the client, at most.
 const CHANNEL_EVENTS: usize = 16;

@@ -13,11 +13,12 @@ use serde_json::{json, Value};
 use super::super::live::acls::{
     filter_of, operation, pattern_type, permission_type, resource_type, sort_key, AclQuery,
 };
-use super::readback::{per_broker, until_shown, ReadBack};
 use super::{check_name, fail, item_fail};
+use crate::audit::HttpActor;
 use crate::audit::{Actor, Audited};
 use crate::extract::{Json, Query};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
+use ballast_ops::readback::{per_broker, until_shown, ReadBack};
 use ballast_ops::{Done, NotDone, Resource};
 
 /// Bindings per create request.
@@ -272,8 +273,10 @@ pub(crate) async fn read_back(
         state,
         expected,
         || {
-            per_broker(client, |broker| {
+            per_broker(client, |broker| async move {
                 present_via(state, client, Some(broker), bindings)
+                    .await
+                    .map_err(ballast_ops::OpError::from)
             })
         },
         |now| *now == wanted,
@@ -317,7 +320,7 @@ fn kept(bindings: &[AclBinding], present: &[bool]) -> Vec<AclBinding> {
 /// sent; the cluster may still refuse some (each result says).
 pub async fn create(
     State(state): State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Json(body): Json<CreateBody>,
 ) -> ApiResult<Created> {
     create_acls(&state, &actor, body).await.map(ApiOk)
@@ -434,7 +437,7 @@ pub(crate) async fn create_acls(
 /// `from`. `from` must exist (404 otherwise).
 pub async fn update(
     State(state): State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Json(body): Json<UpdateBody>,
 ) -> ApiResult<Updated> {
     let from = binding(&body.from)
@@ -515,7 +518,7 @@ pub async fn update(
 /// neither a principal, a resource type nor a resource name is refused: it would match everything.
 pub async fn delete(
     State(state): State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Query(q): Query<AclQuery>,
 ) -> ApiResult<Deleted> {
     delete_acls(&state, &actor, q).await.map(ApiOk)

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::fail;
-use crate::audit::{record, Actor, Audited};
+use crate::audit::{record, Audited, HttpActor};
 use crate::{ApiOk, ApiResult, AppState};
 
 #[derive(Debug, Serialize)]
@@ -51,7 +51,10 @@ pub struct ObserverSample {
         (status = 503, description = "The cluster is unreachable"),
     )
 )]
-pub async fn refresh_metadata(State(state): State<AppState>, actor: Actor) -> ApiResult<Refreshed> {
+pub async fn refresh_metadata(
+    State(state): State<AppState>,
+    HttpActor(actor): HttpActor,
+) -> ApiResult<Refreshed> {
     let client = state.kafka.client().await?;
     let before = client.cached_metadata();
     let metadata = client

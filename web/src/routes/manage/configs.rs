@@ -12,11 +12,12 @@ use ballast_kafka::{AlterConfigOp, BrokerId, Client, ConfigEntry, ConfigResource
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::readback::{per_broker, until_shown, ReadBack};
 use super::{check_topic, fail, item_fail};
+use crate::audit::HttpActor;
 use crate::audit::{Actor, Audited};
 use crate::extract::{Json, Path};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
+use ballast_ops::readback::{per_broker, until_shown, ReadBack};
 use ballast_ops::{Done, NotDone, Resource};
 
 /// Keys per topic and topics per bulk request.
@@ -293,7 +294,13 @@ pub(crate) async fn read_back(
     until_shown(
         state,
         wanted.clone(),
-        || per_broker(client, |broker| read_all_at(state, client, broker, wanted)),
+        || {
+            per_broker(client, |broker| async move {
+                read_all_at(state, client, broker, wanted)
+                    .await
+                    .map_err(ballast_ops::OpError::from)
+            })
+        },
         |after| after == wanted,
     )
     .await
@@ -415,7 +422,7 @@ async fn change(
 /// `PUT /api/v1/topics/{topic}/config` with `{"configs": {key: value | null}}`.
 pub async fn update(
     State(state): State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(topic): Path<String>,
     Json(body): Json<UpdateBody>,
 ) -> ApiResult<Updated> {
@@ -474,7 +481,7 @@ pub(crate) async fn update_topic_config(
 /// every topic's change before any is applied.
 pub async fn bulk_update(
     State(state): State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Json(body): Json<BulkBody>,
 ) -> ApiResult<BulkUpdated> {
     bulk_update_topic_config(&state, &actor, body)

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::{check_name, check_topic, fail, item_fail};
+use crate::audit::HttpActor;
 use crate::audit::{Actor, Audited};
 use crate::extract::{parse_instant_ms, Json, Path};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
@@ -462,7 +463,7 @@ fn offsets_json(offsets: impl Iterator<Item = (String, i32, i64)>) -> Value {
 /// `POST /api/v1/consumer-groups/{group}/reset-offsets`
 pub async fn reset_offsets(
     State(state): State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(group): Path<String>,
     Json(body): Json<ResetBody>,
 ) -> ApiResult<ResetResult> {
@@ -641,7 +642,7 @@ async fn commit_reset(
 /// `DELETE /api/v1/consumer-groups/{group}`: deletes an empty group with its committed offsets.
 pub async fn delete(
     State(state): State<AppState>,
-    actor: Actor,
+    HttpActor(actor): HttpActor,
     Path(group): Path<String>,
 ) -> ApiResult<DeleteResult> {
     delete_consumer_group(&state, &actor, group)

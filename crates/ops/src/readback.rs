@@ -15,11 +15,12 @@ use std::time::Duration;
 
 use ballast_kafka::{BrokerId, Client};
 
-use crate::{ApiError, AppState};
+use crate::context::Context;
+use crate::error::OpError;
 
 /// The value read back after a change.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ReadBack<T> {
+pub struct ReadBack<T> {
     pub value: T,
     /// Why `value` may not be the changed one: the cluster did not show the change in time, or
     /// could not be read (then `value` is what was asked for). None when it showed.
@@ -27,7 +28,7 @@ pub(crate) struct ReadBack<T> {
 }
 
 /// The brokers to read a change back from: every broker the client knows.
-pub(crate) async fn brokers(client: &Client) -> Vec<BrokerId> {
+pub async fn brokers(client: &Client) -> Vec<BrokerId> {
     let cached = client.cached_metadata();
     if !cached.brokers.is_empty() {
         return cached.brokers.iter().map(|b| b.id).collect();
@@ -42,17 +43,17 @@ pub(crate) async fn brokers(client: &Client) -> Vec<BrokerId> {
 /// `BALLAST_READBACK_TIMEOUT` passes (then a view with a note: one that shows the change when a
 /// broker does, else the first). When no broker can be read, `asked` with a note naming the
 /// failure.
-pub(crate) async fn until_shown<T, F, Fut>(
-    state: &AppState,
+pub async fn until_shown<T, F, Fut>(
+    ctx: &Context,
     asked: T,
     mut read: F,
     shown: impl Fn(&T) -> bool,
 ) -> ReadBack<T>
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Vec<Result<T, ApiError>>>,
+    Fut: Future<Output = Vec<Result<T, OpError>>>,
 {
-    let timing = &state.config.timing;
+    let timing = &ctx.config.timing;
     wait(
         timing.readback_timeout,
         timing.readback_poll,
@@ -72,7 +73,7 @@ async fn wait<T, F, Fut>(
 ) -> ReadBack<T>
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Vec<Result<T, ApiError>>>,
+    Fut: Future<Output = Vec<Result<T, OpError>>>,
 {
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
@@ -122,10 +123,10 @@ where
 
 /// Every broker's view by `read_at`, in broker order; the brokers are asked at once (one poll
 /// costs one round trip, not one per broker).
-pub(crate) async fn per_broker<T, F, Fut>(client: &Client, read_at: F) -> Vec<Result<T, ApiError>>
+pub async fn per_broker<T, F, Fut>(client: &Client, read_at: F) -> Vec<Result<T, OpError>>
 where
     F: Fn(BrokerId) -> Fut,
-    Fut: Future<Output = Result<T, ApiError>>,
+    Fut: Future<Output = Result<T, OpError>>,
 {
     futures_util::future::join_all(brokers(client).await.into_iter().map(read_at)).await
 }
@@ -142,7 +143,7 @@ mod tests {
             let n = reads.fetch_add(1, Ordering::SeqCst);
             async move {
                 vec![
-                    Ok::<_, ApiError>("new"),
+                    Ok::<_, OpError>("new"),
                     Ok(if n < 3 { "old" } else { "new" }),
                 ]
             }
@@ -167,7 +168,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_change_never_shown_is_what_the_cluster_shows_with_a_note() {
-        let mut read = || async { vec![Ok::<_, ApiError>("old"), Ok("new"), Ok("old")] };
+        let mut read = || async { vec![Ok::<_, OpError>("old"), Ok("new"), Ok("old")] };
         let got = wait(
             Duration::from_millis(30),
             Duration::from_millis(5),
@@ -184,7 +185,7 @@ mod tests {
         );
         assert!(note.contains("1 of 3 brokers showed it"), "{note}");
 
-        let mut none = || async { vec![Ok::<_, ApiError>("old"), Ok("old")] };
+        let mut none = || async { vec![Ok::<_, OpError>("old"), Ok("old")] };
         let got = wait(
             Duration::from_millis(30),
             Duration::from_millis(5),
@@ -203,8 +204,7 @@ mod tests {
     #[tokio::test]
     async fn a_change_that_cannot_be_read_back_is_what_was_asked_with_a_note() {
         let mut read = || async {
-            vec![Err::<&str, _>(ApiError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            vec![Err::<&str, _>(OpError::unavailable(
                 "cluster unreachable",
                 "no broker answered",
             ))]
