@@ -9,7 +9,7 @@
 //! - `readback`: a change read back once every broker shows it.
 //! - `cluster`: the cluster's errors in an operation's words.
 //! - `names`: Kafka's own rules for the names a change carries (topics, groups, principals).
-//! - the operations, one module per family: `quotas`.
+//! - the operations, one module per family: `quotas`, `topic_configs`.
 //!
 //! Architecture Invariant: no HTTP type in this crate (`scripts/check-deps`); `web` adapts its
 //! answers.
@@ -22,6 +22,7 @@ pub mod names;
 pub mod pipeline;
 pub mod quotas;
 pub mod readback;
+pub mod topic_configs;
 
 pub use actor::Actor;
 pub use context::{Context, KafkaHandle};

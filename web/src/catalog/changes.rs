@@ -264,30 +264,21 @@ pub(super) fn bulk_update_topic_config(state: AppState, caller: Caller, input: V
     boxed(async move {
         check_bulk_config(&input)?;
         let i: BulkConfigInput = parse(&input)?;
-        use crate::routes::manage::configs::{BulkBody, TopicUpdate};
         let body = match i.updates {
-            Some(updates) => BulkBody {
-                topics: None,
-                configs: None,
-                updates: Some(
-                    updates
-                        .into_iter()
-                        .map(|u| TopicUpdate {
-                            topic: u.topic,
-                            configs: u.configs,
-                        })
-                        .collect(),
-                ),
+            Some(updates) => ballast_ops::topic_configs::BulkUpdate {
+                updates: Some(updates.into_iter().map(|u| (u.topic, u.configs)).collect()),
+                ..Default::default()
             },
-            None => BulkBody {
+            None => ballast_ops::topic_configs::BulkUpdate {
                 topics: i.topics,
                 configs: i.configs,
                 updates: None,
             },
         };
         answer(
-            crate::routes::manage::configs::bulk_update_topic_config(&state, &caller.actor(), body)
-                .await,
+            ballast_ops::topic_configs::bulk_update_topic_config(&state, &caller.actor(), body)
+                .await
+                .map_err(crate::ApiError::from),
         )
     })
 }

@@ -681,17 +681,15 @@ fn check_topic_config(input: &Value) -> Result<String, OpError> {
 fn update_topic_config(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let input: TopicConfigInput = parse(&input)?;
-        let body = crate::routes::manage::configs::UpdateBody {
-            configs: input.configs,
-        };
         answer(
-            crate::routes::manage::configs::update_topic_config(
+            ballast_ops::topic_configs::update_topic_config(
                 &state,
                 &caller.actor(),
                 input.topic,
-                body,
+                input.configs,
             )
-            .await,
+            .await
+            .map_err(crate::ApiError::from),
         )
     })
 }

@@ -28,12 +28,12 @@ use ballast_schema::{AuditEvent, NewAuditEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::super::manage::{acls, configs};
+use super::super::manage::acls;
 use crate::audit::HttpActor;
 use crate::audit::{Actor, Audited};
 use crate::extract::Json;
 use crate::{ApiError, ApiOk, ApiResult, AppState};
-use ballast_ops::quotas;
+use ballast_ops::{quotas, topic_configs as configs};
 use ballast_ops::{Done, NotDone, Resource};
 
 /// One revert at a time in this process: the check of the current values and the change belong
@@ -338,7 +338,7 @@ async fn read_current(state: &AppState, client: &Client, plan: &Plan) -> Result<
             Current::TopicConfig(
                 configs::read_all(state, client, &wanted)
                     .await
-                    .map_err(gone)?,
+                    .map_err(|e| gone(e.into()))?,
             )
         }
         Plan::Quota { entity, .. } => Current::Quota(quotas::read(state, client, entity).await?),
