@@ -22,7 +22,7 @@ mod metrics;
 mod middleware;
 pub mod notices;
 /// The observer's latest sample in memory, shared by `/metrics` and the observed routes.
-mod observed_view;
+use ballast_ops::view as observed_view;
 /// The OpenAPI description (`/api/v1/openapi.json`, `.yaml`) and the `/docs/` pages.
 pub mod openapi;
 mod routes;
@@ -60,8 +60,7 @@ pub const LONG_VERSION: &str = concat!(
 /// `BALLAST_READBACK_TIMEOUT`, 10 s by default).
 pub const CHANGE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// `Retry-After` of a 503 for a busy database, in seconds.
-pub const DB_RETRY_AFTER_S: u64 = 2;
+pub use ballast_ops::context::DB_RETRY_AFTER_S;
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -130,25 +129,7 @@ impl AppState {
         T: Send + 'static,
         F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
     {
-        let store = self.store.clone();
-        match tokio::task::spawn_blocking(move || f(&store)).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(err)) if err.is_busy() || matches!(err, StoreError::Pool(_)) => {
-                Err(ApiError::busy(
-                    "database busy",
-                    format!(
-                        "the database stayed busy; nothing was changed: {}",
-                        ballast_runtime::error_chain(&err)
-                    ),
-                    DB_RETRY_AFTER_S,
-                ))
-            }
-            Ok(Err(err)) => Err(ApiError::internal(
-                "database error",
-                ballast_runtime::error_chain(&err),
-            )),
-            Err(join) => Err(ApiError::internal("database task failed", join.to_string())),
-        }
+        Ok(self.ops.db(f).await?)
     }
 }
 

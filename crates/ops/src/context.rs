@@ -6,7 +6,7 @@ use std::sync::Arc;
 use ballast_config::Config;
 use ballast_kafka::{Client, ClientConfig};
 use ballast_runtime::Clock;
-use ballast_schema::Store;
+use ballast_schema::{Store, StoreError};
 use tokio::sync::Mutex;
 
 use crate::error::OpError;
@@ -20,6 +20,40 @@ pub struct Context {
     pub clock: Arc<dyn Clock>,
     pub kafka: KafkaHandle,
     pub pipeline: Pipeline,
+}
+
+/// Seconds a caller is told to wait (`Retry-After`) when the database is busy.
+pub const DB_RETRY_AFTER_S: u64 = 2;
+
+impl Context {
+    /// Runs store work on the blocking pool. A busy database (another process held the write
+    /// lock past the busy timeout) or no free pooled connection is `Unavailable` with a retry
+    /// time; any other store failure is `Internal`.
+    pub async fn db<T, F>(&self, f: F) -> Result<T, OpError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+    {
+        let store = self.store.clone();
+        match tokio::task::spawn_blocking(move || f(&store)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(err)) if err.is_busy() || matches!(err, StoreError::Pool(_)) => Err(OpError {
+                retry_after_s: Some(DB_RETRY_AFTER_S),
+                ..OpError::unavailable(
+                    "database busy",
+                    format!(
+                        "the database stayed busy; nothing was changed: {}",
+                        ballast_runtime::error_chain(&err)
+                    ),
+                )
+            }),
+            Ok(Err(err)) => Err(OpError::internal(
+                "database error",
+                ballast_runtime::error_chain(&err),
+            )),
+            Err(join) => Err(OpError::internal("database task failed", join.to_string())),
+        }
+    }
 }
 
 /// The process's own connection to the cluster, for reads that must be live and for changes.

@@ -6,10 +6,11 @@
 //! - `actor`: who makes a change, as the audit log records it.
 //! - `pipeline`: serialisation per resource, the audit intent written before the change, the
 //!   change, the intent completed with the true before and after (docs in the module).
+//! - `view`: the observed cluster as the observer last stored it, cached per generation.
 //! - `readback`: a change read back once every broker shows it.
 //! - `cluster`: the cluster's errors in an operation's words.
 //! - `names`: Kafka's own rules for the names a change carries (topics, groups, principals).
-//! - the operations, one module per family: `quotas`, `topic_configs`.
+//! - the operations, one module per family: `quotas`, `topic_configs`, `proposals`.
 //!
 //! Architecture Invariant: no HTTP type in this crate (`scripts/check-deps`); `web` adapts its
 //! answers.
@@ -20,9 +21,11 @@ pub mod context;
 pub mod error;
 pub mod names;
 pub mod pipeline;
+pub mod proposals;
 pub mod quotas;
 pub mod readback;
 pub mod topic_configs;
+pub mod view;
 
 pub use actor::Actor;
 pub use context::{Context, KafkaHandle};

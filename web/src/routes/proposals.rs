@@ -7,15 +7,13 @@
 use axum::routing::{get, post};
 use axum::Router;
 use ballast_runtime::format_rfc3339_ms;
-use ballast_schema::{DeletedProposal, ProposalRecord};
+use ballast_schema::ProposalRecord;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::audit::Audited;
 use crate::audit::HttpActor;
 use crate::extract::{Path, Query};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
-use ballast_ops::{Done, NotDone, Resource};
 
 pub const DEFAULT_LIMIT: u64 = 50;
 pub const MAX_LIMIT: u64 = 500;
@@ -168,7 +166,7 @@ pub(crate) fn no_proposal() -> ApiError {
 }
 
 pub(crate) fn unknown(id: &str) -> ApiError {
-    ApiError::not_found("proposal not found", format!("no stored proposal {id:?}"))
+    ballast_ops::proposals::unknown(id).into()
 }
 
 #[utoipa::path(
@@ -311,49 +309,8 @@ async fn delete(
     HttpActor(actor): HttpActor,
     Path(id): Path<String>,
     Query(_): Query<NoQuery>,
-) -> ApiResult<Value> {
-    let event = actor.event(state.clock.now_ms(), "proposals.delete", id.clone());
-    let (_, recorded) = state
-        .pipeline
-        .run([Resource::Proposal(id.clone())], event, || async {
-            let key = id.clone();
-            let record = state
-                .db(move |s| s.proposal(&key))
-                .await
-                .map_err(NotDone::Refused)?
-                .ok_or_else(|| NotDone::Refused(unknown(&id)))?;
-            let before = json!({
-                "id": record.id,
-                "createdAt": format_rfc3339_ms(record.created_at_ms),
-                "checkedAt": format_rfc3339_ms(record.checked_at_ms),
-                "fingerprint": record.fingerprint,
-                "moves": record.moves,
-                "estimatedBytes": record.estimated_bytes,
-            });
-            let key = id.clone();
-            match state
-                .db(move |s| s.delete_proposal(&key))
-                .await
-                .map_err(NotDone::Refused)?
-            {
-                DeletedProposal::Deleted => Ok(Done::new((), Some(before), None)),
-                DeletedProposal::NotFound => Err(NotDone::Refused(unknown(&id))),
-                DeletedProposal::Current => Err(NotDone::Refused(ApiError::new(
-                    axum::http::StatusCode::CONFLICT,
-                    "proposal is current",
-                    format!(
-                        "{id} is the current proposal, which the observer keeps re-checking; only \
-                         proposals that are no longer current can be deleted"
-                    ),
-                ))),
-            }
-        })
-        .await?;
-    let audit = Audited::from(recorded);
-    Ok(ApiOk(json!({
-        "id": id,
-        "deleted": true,
-        "auditEventId": audit.audit_event_id,
-        "auditError": audit.audit_error,
-    })))
+) -> ApiResult<ballast_ops::proposals::Deleted> {
+    Ok(ApiOk(
+        ballast_ops::proposals::delete_proposal(&state, &actor, id).await?,
+    ))
 }

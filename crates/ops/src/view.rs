@@ -15,7 +15,8 @@ use ballast_runtime::format_rfc3339_ms;
 use ballast_schema::{ObservedPartition, ObservedView, Store, StoreError};
 use serde::Serialize;
 
-use crate::{ApiError, AppState};
+use crate::context::Context;
+use crate::error::OpError;
 
 /// Rows of `notRackAwareDetails` (the MCP `get_cluster_health` limit).
 pub const NOT_RACK_AWARE_DETAILS: usize = 20;
@@ -606,11 +607,11 @@ fn load(store: &Store) -> Result<Option<View>, StoreError> {
 }
 
 /// The current view, None before the observer's first sample.
-pub async fn current(state: &AppState) -> Result<Option<Arc<View>>, ApiError> {
-    let Some(generation) = state.db(|store| store.observed_generation()).await? else {
+pub async fn current(ctx: &Context) -> Result<Option<Arc<View>>, OpError> {
+    let Some(generation) = ctx.db(|store| store.observed_generation()).await? else {
         return Ok(None);
     };
-    let slot = slot(state.store.path());
+    let slot = slot(ctx.store.path());
     if let Some(view) = slot.get().filter(|v| v.generation >= generation) {
         return Ok(Some(view));
     }
@@ -627,7 +628,7 @@ pub async fn current(state: &AppState) -> Result<Option<Arc<View>>, ApiError> {
     if let Some(view) = slot.get().filter(|v| v.generation >= generation) {
         return Ok(Some(view));
     }
-    let loaded = state.db(load).await?;
+    let loaded = ctx.db(load).await?;
     drop(guard);
     match loaded {
         Some(view) => {
@@ -641,25 +642,25 @@ pub async fn current(state: &AppState) -> Result<Option<Arc<View>>, ApiError> {
 
 /// The current view, or the 503 the spec asks for while cluster data is unavailable: before the
 /// first sample, and when the latest sample is older than `BALLAST_READY_STALE_AFTER`.
-pub async fn require(state: &AppState) -> Result<Arc<View>, ApiError> {
-    let view = current(state).await?;
-    let now = state.clock.now_ms();
-    let bound = state.config.timing.ready_stale_after;
+pub async fn require(ctx: &Context) -> Result<Arc<View>, OpError> {
+    let view = current(ctx).await?;
+    let now = ctx.clock.now_ms();
+    let bound = ctx.config.timing.ready_stale_after;
     match view {
         Some(v) if now - v.sampled_at_ms() <= bound.as_millis() as i64 => Ok(v),
         found => {
-            let last = state.db(|store| store.observation("brokers")).await?;
+            let last = ctx.db(|store| store.observation("brokers")).await?;
             let why = last
                 .filter(|o| !o.ok)
                 .and_then(|o| o.error)
                 .map(|e| format!("; the last attempt failed: {e}"))
                 .unwrap_or_default();
             Err(match found {
-                None => ApiError::unavailable(
+                None => OpError::unavailable(
                     "cluster data unavailable",
                     format!("the observer has not read the cluster yet{why}"),
                 ),
-                Some(v) => ApiError::unavailable(
+                Some(v) => OpError::unavailable(
                     "cluster data unavailable",
                     format!(
                         "the latest sample is from {} ({} s ago), older than BALLAST_READY_STALE_AFTER ({}){why}",
