@@ -10,12 +10,13 @@
 //! - `readback`: a change read back once every broker shows it.
 //! - `cluster`: the cluster's errors in an operation's words.
 //! - `names`: Kafka's own rules for the names a change carries (topics, groups, principals).
-//! - the operations, one module per family: `quotas`, `topic_configs`, `proposals`.
+//! - the operations, one module per family: `quotas`, `topic_configs`, `proposals`, `reassignments`, `brokers`.
 //!
 //! Architecture Invariant: no HTTP type in this crate (`scripts/check-deps`); `web` adapts its
 //! answers.
 
 pub mod actor;
+pub mod brokers;
 pub mod cluster;
 pub mod context;
 pub mod error;
@@ -24,6 +25,7 @@ pub mod pipeline;
 pub mod proposals;
 pub mod quotas;
 pub mod readback;
+pub mod reassignments;
 pub mod topic_configs;
 pub mod view;
 

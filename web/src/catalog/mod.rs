@@ -245,8 +245,10 @@ pub fn parse<T: serde::de::DeserializeOwned>(input: &Value) -> Result<T, OpError
 }
 
 /// An operation function's answer as the JSON agents get (the REST envelope's `data`).
-pub(crate) fn answer<T: serde::Serialize>(r: Result<T, ApiError>) -> Result<Value, OpError> {
-    let value = r?;
+pub(crate) fn answer<T: serde::Serialize, E: Into<ApiError>>(
+    r: Result<T, E>,
+) -> Result<Value, OpError> {
+    let value = r.map_err(Into::into)?;
     serde_json::to_value(value).map_err(|e| OpError {
         status: 500,
         code: "FAILED".into(),

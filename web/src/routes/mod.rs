@@ -14,7 +14,15 @@ use axum::Router;
 
 use crate::{ApiError, AppState};
 
-pub(crate) use reassignments::{busy_conflict, conflict};
+/// A 409 in the envelope (`ballast_ops::reassignments::conflict`).
+pub(crate) fn conflict(error: impl Into<String>, details: impl Into<String>) -> crate::ApiError {
+    ballast_ops::reassignments::conflict(error, details).into()
+}
+
+/// The 409 of a busy slot (`ballast_ops::reassignments::busy_conflict`).
+pub(crate) fn busy_conflict(b: &ballast_schema::Busy) -> crate::ApiError {
+    ballast_ops::reassignments::busy_conflict(b).into()
+}
 
 /// Every documented operation: each module's `Api` (listed next to its `routes()`), merged. The
 /// description is built from this (`crate::openapi`); `web/tests/openapi.rs` checks it against

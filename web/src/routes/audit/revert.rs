@@ -846,7 +846,8 @@ pub(crate) async fn queue_reassignment_revert(
     moves: &[(TopicPartition, Vec<BrokerId>)],
     audit: NewAuditEvent,
 ) -> Result<QueuedRevert, ApiError> {
-    use super::super::reassignments::{conflict, gate, new_move, queue_audited};
+    use super::super::conflict;
+    use super::super::reassignments::{gate, new_move, queue_audited};
     // The live placement the preview compared against: where each partition moves from.
     let mut current: BTreeMap<TopicPartition, Vec<BrokerId>> = BTreeMap::new();
     for row in audit
