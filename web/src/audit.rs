@@ -94,12 +94,16 @@ pub fn identity_event(
     action: &str,
     target: impl Into<String>,
 ) -> NewAuditEvent {
+    identity_actor(identity, method).event(now_ms, action, target)
+}
+
+/// `identity` acting through `method`, asking for itself.
+pub fn identity_actor(identity: &crate::auth::Identity, method: &str) -> Actor {
     Actor {
         method: method.to_string(),
         user: identity.user_id.clone(),
         requested_by: None,
     }
-    .event(now_ms, action, target)
 }
 
 /// Writes `event`, retrying while the database is busy. Never fails the request: a lost event is

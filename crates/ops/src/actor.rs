@@ -1,6 +1,7 @@
 //! Who makes a change, as the audit log records it.
 
 use ballast_schema::NewAuditEvent;
+use serde::Serialize;
 use serde_json::Value;
 
 /// The acting side of a change: the door's method (`PUT`, `POST`, `DELETE` over HTTP; `MCP`,
@@ -34,6 +35,31 @@ impl Actor {
             target: Some(target.into()),
             summary: Value::Object(Default::default()),
             ..NewAuditEvent::default()
+        }
+    }
+}
+
+/// What an identity may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Read,
+    Write,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Write => "write",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Scope> {
+        match s {
+            "read" => Some(Scope::Read),
+            "write" => Some(Scope::Write),
+            _ => None,
         }
     }
 }

@@ -40,30 +40,7 @@ pub const PAT_PREFIX: &str = "pat_";
 /// The user of an open (authentication off) request that names none.
 pub const ANONYMOUS: &str = "anonymous";
 
-/// What an identity may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scope {
-    Read,
-    Write,
-}
-
-impl Scope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Read => "read",
-            Scope::Write => "write",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Scope> {
-        match s {
-            "read" => Some(Scope::Read),
-            "write" => Some(Scope::Write),
-            _ => None,
-        }
-    }
-}
+pub use ballast_ops::actor::Scope;
 
 /// How a request proved who it is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

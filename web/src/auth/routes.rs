@@ -8,7 +8,7 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{delete, get, post};
 use axum::{Extension, Router};
 use ballast_runtime::format_rfc3339_ms;
-use ballast_schema::{ApiToken, Login, NewSession, NewToken, StoreError};
+use ballast_schema::{Login, NewSession, StoreError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tracing::{info, warn};
@@ -21,7 +21,6 @@ use super::{
 };
 use crate::extract::{Json, Path};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
-use ballast_ops::{Done, NotDone, Resource};
 
 /// The operations of this module.
 #[derive(utoipa::OpenApi)]
@@ -646,26 +645,7 @@ fn session_owner(i: &Identity) -> Result<String, ApiError> {
     }
 }
 
-fn token_json(t: &ApiToken, now_ms: i64) -> Value {
-    let status = if t.revoked_at_ms.is_some() {
-        "revoked"
-    } else if t.expires_at_ms.is_some_and(|at| now_ms >= at) {
-        "expired"
-    } else {
-        "active"
-    };
-    json!({
-        "id": t.id,
-        "name": t.name,
-        "scope": t.scope,
-        "userId": t.user_id,
-        "status": status,
-        "createdAt": format_rfc3339_ms(t.created_at_ms),
-        "expiresAt": t.expires_at_ms.map(format_rfc3339_ms),
-        "lastUsedAt": t.last_used_at_ms.map(format_rfc3339_ms),
-        "revokedAt": t.revoked_at_ms.map(format_rfc3339_ms),
-    })
-}
+use ballast_ops::tokens::token_json;
 
 #[utoipa::path(
     get,
@@ -706,9 +686,6 @@ pub struct NewTokenRequest {
     expires_at: Option<String>,
 }
 
-/// The longest token name.
-const MAX_TOKEN_NAME: usize = 100;
-
 #[utoipa::path(
     post,
     path = "/api/v1/tokens",
@@ -729,103 +706,25 @@ async fn create_token(
     Extension(i): Extension<Identity>,
     Json(req): Json<NewTokenRequest>,
 ) -> ApiResult<Value> {
-    let owner = session_owner(&i)?;
-    let now = state.clock.now_ms();
-    let name = req.name.trim().to_string();
-    if name.is_empty()
-        || name.chars().count() > MAX_TOKEN_NAME
-        || name.chars().any(char::is_control)
-    {
-        return Err(ApiError::bad_request(
-            "invalid token",
-            format!("name: 1 to {MAX_TOKEN_NAME} printable characters"),
-        ));
-    }
-    let scope = Scope::parse(&req.scope).ok_or_else(|| {
-        ApiError::bad_request(
-            "invalid token",
-            format!("scope: read or write, got {:?}", req.scope),
-        )
-    })?;
-    if scope > i.scope {
-        return Err(ApiError::bad_request(
-            "invalid token",
-            format!(
-                "scope: {} has the {} scope and cannot make a {} token",
-                i.user_id,
-                i.scope.as_str(),
-                scope.as_str()
-            ),
-        ));
-    }
-    let expires_at_ms = match req.expires_at.as_deref() {
-        None => None,
-        Some(text) => {
-            let at = humantime::parse_rfc3339(text)
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_millis() as i64)
-                .ok_or_else(|| ApiError::bad_request("invalid token", format!("expiresAt: an RFC 3339 UTC time such as 2030-01-31T00:00:00Z, got {text:?}")))?;
-            if at <= now {
-                return Err(ApiError::bad_request(
-                    "invalid token",
-                    "expiresAt: must be in the future",
-                ));
-            }
-            Some(at)
-        }
-    };
-    if !state.config.auth.pat_enabled {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "personal access tokens are disabled",
-            "set AUTH_PAT_ENABLED=true and AUTH_PAT_HASH_SECRET",
-        ));
-    }
-    let value = new_token_value()?;
-    let Some(value_hmac) = state.auth.token_hmac(&value) else {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "personal access tokens are disabled",
-            "AUTH_PAT_HASH_SECRET is not set",
-        ));
-    };
-    let new = NewToken {
-        owner,
+    let holder = ballast_ops::tokens::Holder {
+        owner: session_owner(&i)?,
         user_id: i.user_id.clone(),
-        name,
-        scope: scope.as_str().to_string(),
-        value_hmac,
-        expires_at_ms,
+        scope: i.scope,
     };
-    let mut event = crate::audit::identity_event(
-        &i,
-        "POST",
-        now,
-        "tokens.create",
-        format!("tokens of {}", i.user_id),
-    );
-    event.summary = json!({"name": new.name, "scope": new.scope, "expiresAt": new.expires_at_ms.map(format_rfc3339_ms)});
-    let state = &state;
-    let (token, recorded) = state
-        .pipeline
-        .run(
-            [Resource::Setting(format!("tokens:{}", new.owner))],
-            event,
-            || async {
-                let token = state
-                    .db(move |s| s.create_token(&new, now))
-                    .await
-                    .map_err(NotDone::Refused)?;
-                let after = json!({ "id": token.id, "name": token.name, "scope": token.scope });
-                Ok(Done::new(token, None, Some(after)))
-            },
-        )
-        .await?;
-    let mut data = token_json(&token, now);
-    data["token"] = json!(value);
-    data["auditEventId"] = json!(recorded.event_id);
-    Ok(ApiOk(data))
+    let request = ballast_ops::tokens::TokenRequest {
+        name: req.name,
+        scope: req.scope,
+        expires_at: req.expires_at,
+    };
+    let actor = crate::audit::identity_actor(&i, "POST");
+    let mint = || {
+        let value = new_token_value()?;
+        let hmac = state.auth.token_hmac(&value);
+        Ok((value, hmac))
+    };
+    Ok(ApiOk(
+        ballast_ops::tokens::create_token(&state, &actor, &holder, request, mint).await?,
+    ))
 }
 
 #[utoipa::path(
@@ -849,42 +748,8 @@ async fn revoke_token(
     Path(token_id): Path<String>,
 ) -> ApiResult<Value> {
     let owner = session_owner(&i)?;
-    let now = state.clock.now_ms();
-    let event = crate::audit::identity_event(
-        &i,
-        "DELETE",
-        now,
-        "tokens.revoke",
-        format!("token/{token_id}"),
-    );
-    let state = &state;
-    let (token, _) = state
-        .pipeline
-        .run(
-            [Resource::Setting(format!("tokens:{owner}"))],
-            event,
-            || async {
-                let id = token_id.clone();
-                let token = state
-                    .db(move |s| match s.revoke_token(&id, &owner, now) {
-                        Err(StoreError::NotFound(_)) => Ok(None),
-                        other => other.map(Some),
-                    })
-                    .await
-                    .map_err(NotDone::Refused)?
-                    .ok_or_else(|| {
-                        NotDone::Refused(ApiError::not_found(
-                            "no such token",
-                            format!("you have no token {token_id}"),
-                        ))
-                    })?;
-                Ok(Done::new(
-                    token,
-                    Some(json!({ "revoked": false })),
-                    Some(json!({ "revoked": true })),
-                ))
-            },
-        )
-        .await?;
-    Ok(ApiOk(token_json(&token, now)))
+    let actor = crate::audit::identity_actor(&i, "DELETE");
+    Ok(ApiOk(
+        ballast_ops::tokens::revoke_token(&state, &actor, owner, token_id).await?,
+    ))
 }
