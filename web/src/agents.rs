@@ -11,8 +11,6 @@
 //!   licensed when they change something, audited. The executor drives a roll
 //!   (`ballast_executor::roll`); these routes only store requests.
 
-use ballast_runtime::millis;
-use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use axum::body::{Body, Bytes};
@@ -21,10 +19,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use ballast_schema::{
-    AgentCommand, AgentHeartbeat, AgentRecord, CommandKind, NewAgentCommand, NewRoll, Roll,
-    RollRequest,
-};
+use ballast_schema::{AgentHeartbeat, AgentRecord, CommandKind, RollRequest};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -33,8 +28,11 @@ use crate::audit::HttpActor;
 use crate::auth::hex;
 pub use crate::auth::sha256_hex;
 use crate::extract::{OptionalJson, Path};
-use crate::routes::conflict;
 use crate::{ApiError, ApiOk, ApiResult, AppState};
+pub use ballast_ops::rolls::{
+    agent_up, command_json, request_roll, restart_order, roll_json, start_rolling_restart,
+    upgrade_agent, StartBody, TargetBuild,
+};
 
 /// The documented operations of this module (`crate::openapi`).
 #[derive(utoipa::OpenApi)]
@@ -255,22 +253,6 @@ fn bounded(what: &str, v: &str, max: usize) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn command_json(c: &AgentCommand) -> Value {
-    json!({
-        "id": c.id,
-        "kind": c.kind,
-        "state": c.state,
-        "rollId": c.roll_id,
-        "targetVersion": c.target_version,
-        "targetDigest": c.target_digest,
-        "requestedBy": c.requested_by,
-        "detail": c.detail,
-        "createdAt": c.created_at_ms,
-        "sentAt": c.sent_at_ms,
-        "finishedAt": c.finished_at_ms,
-    })
-}
-
 #[utoipa::path(
     post,
     path = "/api/v1/agent/heartbeat",
@@ -483,11 +465,6 @@ async fn binary(State(state): State<AppState>, Peer(addr): Peer, headers: Header
 
 // ------------------------------------------------------------------------------ agents
 
-/// Whether an agent was heard from within `BALLAST_AGENT_STALE_AFTER` at `now`.
-pub fn agent_up(state: &AppState, a: &AgentRecord, now: i64) -> bool {
-    now.saturating_sub(a.last_seen_at_ms) < millis(state.config.roll.agent_stale_after)
-}
-
 pub(crate) fn agent_json(state: &AppState, a: &AgentRecord, own: Option<&str>, now: i64) -> Value {
     let h = &a.heartbeat;
     json!({
@@ -549,79 +526,15 @@ async fn upgrade(
     HttpActor(actor): HttpActor,
     Path(broker): Path<i32>,
 ) -> ApiResult<Value> {
-    let agent = state.db(move |s| s.agent(broker)).await?;
-    let Some(agent) = agent else {
-        return Err(ApiError::not_found(
-            "agent not found",
-            format!("no agent of broker {broker} has reported"),
-        ));
-    };
-    let now = state.clock.now_ms();
-    if !agent_up(&state, &agent, now) {
-        return Err(conflict(
-            "agent down",
-            format!(
-                "the agent of broker {broker} was last heard from at {}; an upgrade waits for a running agent",
-                agent.last_seen_at_ms
-            ),
-        ));
-    }
-    if let Some(roll) = state.db(|s| s.active_roll()).await? {
-        return Err(conflict(
-            "a rolling restart is in progress",
-            format!(
-                "rolling restart {} is {}; upgrade agents when it has ended",
-                roll.id, roll.state
-            ),
-        ));
-    }
     let build = own_build()?;
-    if agent.heartbeat.build_digest == build.sha256 {
-        return Err(conflict(
-            "agent already runs this build",
-            format!(
-                "the agent of broker {broker} runs {} (sha256 {})",
-                agent.heartbeat.version, build.sha256
-            ),
-        ));
-    }
-    let cmd = NewAgentCommand {
-        broker_id: broker,
-        kind: CommandKind::Upgrade,
-        roll_id: None,
-        target_version: Some(crate::VERSION.to_string()),
-        target_digest: Some(build.sha256.clone()),
-        requested_by: actor.user.clone(),
+    let target = TargetBuild {
+        version: crate::VERSION.to_string(),
+        sha256: build.sha256.clone(),
     };
-    let mut audit = actor.event(now, "agents.upgrade", format!("agent {broker}"));
-    audit.summary = json!({
-        "brokerId": broker,
-        "fromVersion": agent.heartbeat.version,
-        "fromDigest": agent.heartbeat.build_digest,
-        "toVersion": crate::VERSION,
-        "toDigest": build.sha256,
-    });
-    let queued = state
-        .db(move |s| s.queue_agent_command(&cmd, Some(&audit), now))
-        .await?;
-    match queued {
-        Some(c) => Ok(ApiOk(json!({ "command": command_json(&c) }))),
-        None => Err(conflict(
-            "agent busy",
-            format!("the agent of broker {broker} has an unfinished command"),
-        )),
-    }
+    Ok(ApiOk(upgrade_agent(&state, &actor, broker, &target).await?))
 }
 
 // ------------------------------------------------------------------------------ rolls
-
-pub(crate) fn roll_json(r: &Roll) -> Value {
-    let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
-    if let Some(o) = v.as_object_mut() {
-        o.insert("currentBroker".into(), json!(r.current_broker()));
-    }
-    v
-}
 
 #[utoipa::path(
     get,
@@ -663,16 +576,6 @@ async fn get_roll(State(state): State<AppState>, Path(id): Path<String>) -> ApiR
     }
 }
 
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(crate) struct StartBody {
-    /// The brokers to restart (default: every broker of the cluster). They go in id order with
-    /// the active controller last, whatever the order given.
-    brokers: Option<Vec<i32>>,
-    /// Why (recorded with the roll and in the audit log).
-    reason: Option<String>,
-}
-
 #[utoipa::path(
     post,
     path = "/api/v1/rolling-restarts",
@@ -693,117 +596,7 @@ async fn start_roll(
     HttpActor(actor): HttpActor,
     OptionalJson(body): OptionalJson<StartBody>,
 ) -> ApiResult<Value> {
-    let client = state.kafka.client().await?;
-    let md = client.metadata(None).await.map_err(|e| {
-        ApiError::unavailable(
-            "cluster metadata could not be read; nothing was changed",
-            ballast_runtime::error_chain(&e),
-        )
-    })?;
-    // The active controller: on KRaft the metadata quorum's leader (Metadata's controller id is
-    // a broker the answering broker picks), on ZooKeeper Metadata's.
-    let controller = client
-        .active_controller()
-        .await
-        .map_err(|e| {
-            ApiError::unavailable(
-                "the active controller could not be read; nothing was changed",
-                ballast_runtime::error_chain(&e),
-            )
-        })?
-        .id;
-    let known: BTreeSet<i32> = md.brokers.iter().map(|b| b.id).collect();
-    let wanted: Vec<i32> = match &body.brokers {
-        Some(list) => {
-            let set: BTreeSet<i32> = list.iter().copied().collect();
-            if set.len() != list.len() {
-                return Err(ApiError::bad_request(
-                    "invalid brokers",
-                    "a broker is listed more than once",
-                ));
-            }
-            if list.is_empty() {
-                return Err(ApiError::bad_request(
-                    "invalid brokers",
-                    "list at least one broker, or leave brokers out for all of them",
-                ));
-            }
-            let unknown: Vec<i32> = set.difference(&known).copied().collect();
-            if !unknown.is_empty() {
-                return Err(ApiError::bad_request(
-                    "invalid brokers",
-                    format!("brokers {unknown:?} are not registered with the cluster"),
-                ));
-            }
-            set.into_iter().collect()
-        }
-        None => known.iter().copied().collect(),
-    };
-    if let Some(reason) = &body.reason {
-        if reason.len() > 1000 {
-            return Err(ApiError::bad_request(
-                "invalid reason",
-                "reason must be at most 1000 characters",
-            ));
-        }
-    }
-    let order = restart_order(&wanted, controller);
-    let now = state.clock.now_ms();
-    let agents = state.db(|s| s.agents()).await?;
-    let missing: Vec<String> = order
-        .iter()
-        .filter(|b| {
-            !agents
-                .iter()
-                .any(|a| a.heartbeat.broker_id == **b && agent_up(&state, a, now))
-        })
-        .map(|b| b.to_string())
-        .collect();
-    if !missing.is_empty() {
-        return Err(conflict(
-            "brokers without a running agent",
-            format!(
-                "no agent of broker(s) {} has reported in the last {}; start `ballast agent` on those hosts",
-                missing.join(", "),
-                ballast_config::format_duration(state.config.roll.agent_stale_after)
-            ),
-        ));
-    }
-    let mut audit = actor.event(now, "rolling_restart.start", "rolling restart");
-    audit.summary = json!({
-        "brokers": order,
-        "controller": controller,
-        "reason": body.reason,
-        "message": format!("rolling restart of brokers {order:?}"),
-    });
-    let new = NewRoll {
-        brokers: order,
-        user_id: actor.user.clone(),
-        method: actor.method.clone(),
-        reason: body.reason.clone(),
-    };
-    let ttl = millis(state.config.timing.slot_lease_ttl);
-    let created = state
-        .db(move |s| s.create_roll(&new, Some(&audit), now, ttl))
-        .await?;
-    match created {
-        Ok(roll) => Ok(ApiOk(roll_json(&roll))),
-        Err(busy) => Err(crate::routes::busy_conflict(&busy)),
-    }
-}
-
-/// `brokers` in id order with the active controller last.
-pub fn restart_order(brokers: &[i32], controller: Option<i32>) -> Vec<i32> {
-    let mut order: Vec<i32> = brokers.to_vec();
-    order.sort_unstable();
-    order.dedup();
-    if let Some(c) = controller {
-        if let Some(i) = order.iter().position(|b| *b == c) {
-            let c = order.remove(i);
-            order.push(c);
-        }
-    }
-    order
+    Ok(ApiOk(start_rolling_restart(&state, &actor, body).await?))
 }
 
 async fn request(
@@ -813,27 +606,9 @@ async fn request(
     request: RollRequest,
     action: &str,
 ) -> ApiResult<Value> {
-    let now = state.clock.now_ms();
-    let mut audit = actor.event(now, action, id.clone());
-    audit.summary = json!({ "rollId": id });
-    let i = id.clone();
-    let done = state
-        .db(move |s| s.request_roll(&i, request, Some(&audit), now))
-        .await?;
-    if let Some(r) = done {
-        return Ok(ApiOk(roll_json(&r)));
-    }
-    let i = id.clone();
-    match state.db(move |s| s.roll(&i)).await? {
-        Some(r) => Err(conflict(
-            "rolling restart ended",
-            format!("rolling restart {id} is {}", r.state),
-        )),
-        None => Err(ApiError::not_found(
-            "rolling restart not found",
-            format!("no rolling restart {id}"),
-        )),
-    }
+    Ok(ApiOk(
+        request_roll(state, actor, id, request, action).await?,
+    ))
 }
 
 #[utoipa::path(
@@ -926,13 +701,6 @@ async fn abort_roll(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_active_controller_is_restarted_last_and_the_rest_in_id_order() {
-        assert_eq!(restart_order(&[3, 1, 2], Some(1)), vec![2, 3, 1]);
-        assert_eq!(restart_order(&[3, 1, 2], Some(9)), vec![1, 2, 3]);
-        assert_eq!(restart_order(&[2], None), vec![2]);
-    }
 
     #[test]
     fn a_broker_credential_names_its_broker_and_depends_on_the_secret() {

@@ -10,7 +10,7 @@
 //! - `readback`: a change read back once every broker shows it.
 //! - `cluster`: the cluster's errors in an operation's words.
 //! - `names`: Kafka's own rules for the names a change carries (topics, groups, principals).
-//! - the operations, one module per family: `quotas`, `topic_configs`, `proposals`, `reassignments`, `brokers`, `tokens`.
+//! - the operations, one module per family: `quotas`, `topic_configs`, `proposals`, `reassignments`, `brokers`, `tokens`, `rolls`.
 //!
 //! Architecture Invariant: no HTTP type in this crate (`scripts/check-deps`); `web` adapts its
 //! answers.
@@ -26,6 +26,7 @@ pub mod proposals;
 pub mod quotas;
 pub mod readback;
 pub mod reassignments;
+pub mod rolls;
 pub mod tokens;
 pub mod topic_configs;
 pub mod view;

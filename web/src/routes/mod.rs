@@ -19,11 +19,6 @@ pub(crate) fn conflict(error: impl Into<String>, details: impl Into<String>) -> 
     ballast_ops::reassignments::conflict(error, details).into()
 }
 
-/// The 409 of a busy slot (`ballast_ops::reassignments::busy_conflict`).
-pub(crate) fn busy_conflict(b: &ballast_schema::Busy) -> crate::ApiError {
-    ballast_ops::reassignments::busy_conflict(b).into()
-}
-
 /// Every documented operation: each module's `Api` (listed next to its `routes()`), merged. The
 /// description is built from this (`crate::openapi`); `web/tests/openapi.rs` checks it against
 /// what the router serves.
