@@ -197,6 +197,21 @@ impl Store {
         now_ms: i64,
         keep: usize,
     ) -> Result<SavedProposal, StoreError> {
+        self.save_proposal_held(p, now_ms, keep, 0)
+    }
+
+    /// [`Store::save_proposal`], holding the current proposal still: while the placement is
+    /// unchanged (same fingerprint) and it was created less than `hold_ms` ago, it keeps its id
+    /// and its moves even when `p`'s moves differ (a plan of the same placement under slightly
+    /// different loads); only its `checked_at_ms` and decision change. A changed placement, or
+    /// the hold passing, makes `p` the current one.
+    pub fn save_proposal_held(
+        &self,
+        p: &NewProposal,
+        now_ms: i64,
+        keep: usize,
+        hold_ms: i64,
+    ) -> Result<SavedProposal, StoreError> {
         require_non_empty("id", &p.id)?;
         let moves = to_i64("moves", p.moves)?;
         let bytes = to_i64("estimated_bytes", p.estimated_bytes)?;
@@ -210,7 +225,8 @@ impl Store {
                 .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
                 .optional()?;
             if let Some((id, fingerprint, digest, created)) = current {
-                if fingerprint == p.fingerprint && digest == p.moves_digest {
+                let held = now_ms.saturating_sub(created) < hold_ms;
+                if fingerprint == p.fingerprint && (digest == p.moves_digest || held) {
                     tx.prepare_cached(
                         "UPDATE proposals SET checked_at_ms = ?2, decision = ?3,
                             application_allowed = ?4 WHERE id = ?1",

@@ -375,6 +375,7 @@ async fn main() -> Result<(), String> {
         throttles_managed: true,
         readings_kept: 100,
         proposals_kept: 200,
+        hold_ms: 0,
     };
     let mut history = None;
     let mut first_topic = String::new();

@@ -42,6 +42,8 @@ pub struct Settings {
     pub throttles_managed: bool,
     pub readings_kept: usize,
     pub proposals_kept: usize,
+    /// `BALLAST_PROPOSAL_HOLD`
+    pub hold_ms: i64,
 }
 
 impl Settings {
@@ -55,6 +57,7 @@ impl Settings {
             throttles_managed: config.throttle.managed,
             readings_kept: READINGS_KEPT,
             proposals_kept: PROPOSALS_KEPT,
+            hold_ms: millis(config.timing.proposal_hold),
         }
     }
 }
@@ -264,7 +267,8 @@ pub fn evaluate(
         decision: serde_json::to_value(&decision).unwrap_or(Value::Null),
         detail: detail(&snapshot, &plan),
     };
-    let saved = store.save_proposal(&proposal, now_ms, settings.proposals_kept)?;
+    let saved =
+        store.save_proposal_held(&proposal, now_ms, settings.proposals_kept, settings.hold_ms)?;
     Ok(Some(Evaluation {
         saved,
         plan,

@@ -32,6 +32,7 @@ fn settings(warmup_ms: i64) -> Settings {
         throttles_managed: true,
         readings_kept: READINGS_KEPT,
         proposals_kept: PROPOSALS_KEPT,
+        hold_ms: 0,
     }
 }
 

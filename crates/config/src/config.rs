@@ -503,6 +503,9 @@ pub struct Timing {
     pub heal_cooldown: Duration,
     /// `BALLAST_PROPOSAL_FRESHNESS`
     pub proposal_freshness: Duration,
+    /// `BALLAST_PROPOSAL_HOLD`: how long the current proposal keeps its id and moves while the
+    /// placement is unchanged
+    pub proposal_hold: Duration,
     /// `BALLAST_MOVE_TIMEOUT`
     pub move_timeout: Duration,
     /// `BALLAST_PREFLIGHT_HOLD_MAX`
@@ -948,6 +951,7 @@ fn read_timing(r: &mut Reader) -> Timing {
         readback_poll: positive("BALLAST_READBACK_POLL"),
         rate_window: positive("BALLAST_RATE_WINDOW"),
         proposal_freshness: positive("BALLAST_PROPOSAL_FRESHNESS"),
+        proposal_hold: positive("BALLAST_PROPOSAL_HOLD"),
         move_timeout: positive("BALLAST_MOVE_TIMEOUT"),
         preflight_hold_max: positive("BALLAST_PREFLIGHT_HOLD_MAX"),
         approval_ttl: positive("BALLAST_APPROVAL_TTL"),

@@ -567,6 +567,12 @@ pub static SETTINGS: &[SettingSpec] = &[
         "a proposal must have been checked this recently to be applied",
     ),
     setting(
+        "BALLAST_PROPOSAL_HOLD",
+        Some("15m"),
+        "timing",
+        "while no partition moved and no broker changed, the current proposal keeps its id and its moves this long (its decision is re-checked at every reading); then a fresh plan replaces it",
+    ),
+    setting(
         "BALLAST_MOVE_TIMEOUT",
         Some("12h"),
         "timing",

@@ -1,0 +1,73 @@
+//! The current proposal holds still while the placement is unchanged (`BALLAST_PROPOSAL_HOLD`).
+
+mod common;
+
+use ballast_schema::{NewProposal, SavedProposal};
+use common::fresh_store;
+use serde_json::json;
+
+fn proposal(id: &str, fingerprint: &str, digest: &str, moves: u64) -> NewProposal {
+    NewProposal {
+        id: id.into(),
+        fingerprint: fingerprint.into(),
+        moves_digest: digest.into(),
+        recommended: true,
+        application_allowed: false,
+        moves,
+        estimated_bytes: 100 * moves,
+        balance_hold: false,
+        plan: json!({"moves": moves}),
+        decision: json!({"applicationAllowed": false, "at": id}),
+        detail: json!({}),
+    }
+}
+
+const HOLD: i64 = 60_000;
+
+#[test]
+fn a_plan_of_the_same_placement_within_the_hold_keeps_the_current_proposal_and_its_moves() {
+    let (_dir, store) = fresh_store();
+    let first = store
+        .save_proposal_held(&proposal("p-1", "f", "d88", 88), 1_000, 200, HOLD)
+        .unwrap();
+    assert_eq!(first, SavedProposal::Inserted { id: "p-1".into() });
+    // Five seconds later the loads moved a little: 101 other moves, same placement.
+    let again = store
+        .save_proposal_held(&proposal("p-2", "f", "d101", 101), 6_000, 200, HOLD)
+        .unwrap();
+    assert_eq!(again, SavedProposal::Rechecked { id: "p-1".into() });
+    let current = store.current_proposal().unwrap().expect("current");
+    assert_eq!(current.id, "p-1");
+    assert_eq!(current.moves, 88, "the moves the operator saw");
+    assert_eq!(current.checked_at_ms, 6_000, "checked again");
+    assert_eq!(
+        current.decision["at"], "p-2",
+        "the decision is the latest reading's"
+    );
+    assert_eq!(
+        store.proposals(10, 0).unwrap().total,
+        1,
+        "no new proposal minted"
+    );
+}
+
+#[test]
+fn a_changed_placement_or_the_hold_passing_makes_a_new_proposal() {
+    let (_dir, store) = fresh_store();
+    store
+        .save_proposal_held(&proposal("p-1", "f", "d1", 10), 1_000, 200, HOLD)
+        .unwrap();
+    let moved = store
+        .save_proposal_held(&proposal("p-2", "g", "d2", 9), 2_000, 200, HOLD)
+        .unwrap();
+    assert_eq!(moved, SavedProposal::Inserted { id: "p-2".into() });
+    let late = store
+        .save_proposal_held(&proposal("p-3", "g", "d3", 8), 2_000 + HOLD, 200, HOLD)
+        .unwrap();
+    assert_eq!(late, SavedProposal::Inserted { id: "p-3".into() });
+    // The same moves are a re-check whatever the hold.
+    let same = store
+        .save_proposal_held(&proposal("p-4", "g", "d3", 8), 10 * HOLD, 200, HOLD)
+        .unwrap();
+    assert_eq!(same, SavedProposal::Rechecked { id: "p-3".into() });
+}
