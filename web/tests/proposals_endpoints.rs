@@ -251,3 +251,36 @@ async fn deleting_the_current_proposal_is_a_409_and_an_old_one_goes_with_an_audi
     assert_eq!(status, 200);
     assert_eq!(body["data"]["current"], true);
 }
+
+#[tokio::test]
+async fn an_old_proposal_reads_as_superseded_whatever_its_own_decision_said() {
+    let h = Harness::empty().await;
+    h.store
+        .save_proposal(&proposal("p-old", "f1", 2, true), 1_000, 200)
+        .unwrap();
+    h.store
+        .save_proposal(&proposal("p-new", "f2", 3, true), 2_000, 200)
+        .unwrap();
+    let (_, list) = get(&h, "/api/v1/proposals").await;
+    let rows = list["data"]["proposals"].as_array().expect("rows");
+    let row = |id: &str| rows.iter().find(|r| r["id"] == id).expect("row").clone();
+    assert_eq!(row("p-new")["superseded"], false);
+    assert_eq!(row("p-old")["superseded"], true);
+    assert_eq!(
+        row("p-old")["decision"]["applicationAllowed"],
+        true,
+        "its own decision, kept as it was"
+    );
+    let (_, old) = get(&h, "/api/v1/proposals/p-old").await;
+    assert_eq!(old["data"]["superseded"], true);
+    let page = h
+        .http
+        .get(format!("{}/ui/proposals", h.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("superseded by a newer proposal"), "{page}");
+}

@@ -76,7 +76,9 @@ pub async fn list(ctx: Ctx) -> Response {
     for p in fmt::arr(&data, "proposals") {
         let id = fmt::s(p, "id");
         let d = &p["decision"];
-        let decision = if fmt::b(d, "applicationAllowed") {
+        let decision = if !fmt::b(p, "current") {
+            "superseded by a newer proposal".to_string()
+        } else if fmt::b(d, "applicationAllowed") {
             "applicable".to_string()
         } else {
             fmt::s(d, "reason").replace('_', " ")
@@ -139,8 +141,8 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
             String::new()
         },
         facts: proposal_facts(&p),
-        decision: decision_facts(d),
-        allowed: fmt::b(d, "applicationAllowed"),
+        decision: decision_facts(d, fmt::b(&p, "current")),
+        allowed: fmt::b(&p, "current") && fmt::b(d, "applicationAllowed"),
         balance: BalanceStatus::of(&Ok(p.clone())),
         loads: loads_table(&p),
         before: fair_share_table(&p, threshold, false),
@@ -333,7 +335,15 @@ fn proposal_facts(p: &Value) -> Vec<Fact> {
     facts
 }
 
-fn decision_facts(d: &Value) -> Vec<Fact> {
+fn decision_facts(d: &Value, current: bool) -> Vec<Fact> {
+    if !current {
+        // Its decision was about the cluster as it was: only the current proposal can be applied.
+        return vec![fact(
+            "Application allowed",
+            "no — superseded by a newer proposal (only the current one can be applied)",
+        )
+        .class("warn")];
+    }
     let allowed = fmt::b(d, "applicationAllowed");
     let mut facts = vec![
         fact("Application allowed", if allowed { "yes" } else { "no" }).class(if allowed {
