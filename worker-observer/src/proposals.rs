@@ -248,6 +248,10 @@ pub fn evaluate(
             throttles_managed: settings.throttles_managed,
         },
     );
+    let mut decision = decision;
+    if let Some(busy) = store.reassignment_busy(now_ms)? {
+        hold_for_running_work(&mut decision, &busy, store)?;
+    }
     let fingerprint = fingerprint(&snapshot);
     let digest = moves_digest(&plan);
     let id = format!(
@@ -275,6 +279,31 @@ pub fn evaluate(
         decision,
         fingerprint,
     }))
+}
+
+/// The decision while an operation or a rolling restart runs: not applicable, saying which and
+/// how far (an apply then would be refused with 409, and a plan of a half-moved layout is not
+/// one to stack on it).
+pub fn hold_for_running_work(
+    decision: &mut ballast_balancer::Decision,
+    busy: &ballast_schema::Busy,
+    store: &Store,
+) -> Result<(), StoreError> {
+    let progress = match &busy.operation_id {
+        Some(op) => {
+            let moves = store.moves(op)?;
+            let done = moves.iter().filter(|m| m.state.is_finished()).count();
+            format!(" ({done} of {} moves done)", moves.len())
+        }
+        None => String::new(),
+    };
+    decision.application_allowed = false;
+    decision.reason = Some("operation_in_progress".into());
+    decision.next_action = format!(
+        "wait: {}{progress}; the cluster is planned again once it has ended",
+        busy.message()
+    );
+    Ok(())
 }
 
 #[cfg(test)]

@@ -231,3 +231,66 @@ fn nothing_is_evaluated_before_the_first_sample() {
     assert!(evaluate(&store, &settings(0), 1_000).unwrap().is_none());
     assert!(store.current_proposal().unwrap().is_none());
 }
+
+#[tokio::test]
+async fn while_an_operation_runs_the_decision_says_which_and_how_far_not_applicable() {
+    let mut s = Setup::new_broker().await;
+    let t0 = now_ms();
+    for i in 0..4 {
+        s.tick(t0 + i * 1_000).await;
+        evaluate(&s.store, &settings(0), t0 + i * 1_000).unwrap();
+    }
+    let allowed = s.store.current_proposal().unwrap().expect("current");
+    assert!(
+        allowed.application_allowed,
+        "applicable before: {:?}",
+        allowed.decision
+    );
+    let mv = |partition: i32| ballast_schema::NewMove {
+        topic: "t".into(),
+        partition,
+        source: vec![1, 2],
+        target: vec![4, 2],
+        steps: 1,
+        bytes_total: 1,
+        phase: 0,
+    };
+    let queued = s
+        .store
+        .queue_operation(
+            &ballast_schema::NewOperation {
+                kind: "bulk".into(),
+                strategy: "BULK_MANUAL".into(),
+                method: "POST".into(),
+                user_id: None,
+                requested_by: None,
+                description: None,
+                proposal_id: None,
+                fingerprint: None,
+                forced: false,
+                detail: serde_json::json!({}),
+                moves: vec![mv(0), mv(1), mv(2)],
+            },
+            None,
+            t0 + 4_000,
+            600_000,
+        )
+        .unwrap();
+    let ballast_schema::Queued::Started { id, .. } = queued else {
+        panic!("queued: {queued:?}")
+    };
+    s.tick(t0 + 5_000).await;
+    let e = evaluate(&s.store, &settings(0), t0 + 5_000)
+        .unwrap()
+        .expect("a proposal");
+    assert!(!e.decision.application_allowed, "{:?}", e.decision);
+    assert_eq!(e.decision.reason.as_deref(), Some("operation_in_progress"));
+    assert!(
+        e.decision.next_action.contains(&id) && e.decision.next_action.contains("0 of 3 moves"),
+        "{}",
+        e.decision.next_action
+    );
+    let current = s.store.current_proposal().unwrap().expect("current");
+    assert!(!current.application_allowed);
+    assert_eq!(current.decision["reason"], "operation_in_progress");
+}

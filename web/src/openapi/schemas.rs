@@ -1028,7 +1028,7 @@ fn decision() -> Value {
         vec![
             ("applicationAllowed", t("boolean", "whether the proposal may be applied now")),
             ("nextAction", t("string", "what happens or is needed next")),
-            ("reason", n("string", "`warming_up`, `not_recommended`, `balance_held` (also when an allowed plan only repairs), `confirming`, `benefit_unconfirmed`, `throttles_externally_managed`")),
+            ("reason", n("string", "`warming_up`, `not_recommended`, `balance_held` (also when an allowed plan only repairs), `confirming`, `benefit_unconfirmed`, `throttles_externally_managed`, `operation_in_progress` (an operation or a rolling restart runs; `nextAction` names it and how far it is)")),
             ("unsafeReasons", arr(json!({"type": "string"}), "reasons the plan is unsafe to apply")),
             ("readingsBeyondTrigger", t("integer", "readings in a row (no gap over three sample intervals) the same broker stayed beyond the trigger")),
             ("readingsRequired", t("integer", "readings needed (4)")),
