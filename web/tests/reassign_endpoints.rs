@@ -275,6 +275,44 @@ async fn maintenance_drains_leadership_then_replicas_and_exit_ends_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaving_maintenance_mid_drain_cancels_the_drain_and_says_so_unless_kept() {
+    let bed = bed().await;
+    for (broker, keep) in [(1, false), (2, true)] {
+        let path = format!("/api/v1/brokers/{broker}/maintenance");
+        let (status, body) = bed.send(reqwest::Method::POST, &path, None).await;
+        assert_eq!(status, 200, "{body}");
+        let id = body["data"]["operationId"]
+            .as_str()
+            .expect("drain")
+            .to_string();
+        // The drain has not run yet (no executor pass): leave maintenance now.
+        let exit = if keep {
+            format!("{path}?keepDrain=true")
+        } else {
+            path.clone()
+        };
+        let (status, body) = bed.send(reqwest::Method::DELETE, &exit, None).await;
+        assert_eq!(status, 200, "{body}");
+        let d = &body["data"];
+        assert_eq!(d["drain"]["operationId"], id.as_str());
+        assert_eq!(d["drain"]["cancelled"], !keep, "{d}");
+        let op = bed.store.operation(&id).expect("read").expect("operation");
+        assert_eq!(op.cancel_requested, !keep, "{op:?}");
+        let message = d["message"].as_str().unwrap_or_default();
+        if keep {
+            assert!(message.contains("keeps running"), "{message}");
+            bed.run_to_end(&id).await;
+        } else {
+            assert!(message.contains("was cancelled"), "{message}");
+            bed.run_to_end(&id).await;
+            let op = bed.store.operation(&id).expect("read").expect("operation");
+            assert_eq!(format!("{:?}", op.state), "Cancelled", "{op:?}");
+        }
+    }
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_list_throttle_and_apply_answer_in_the_envelope() {
     let bed = bed().await;
     let (status, _) = bed

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use ballast_kafka::{ElectionType, ReplicaLogDirMove, TopicPartition};
 use ballast_model::BrokerId;
 use ballast_moves::placement::{self, Part};
-use ballast_schema::{Maintenance, NewOperation};
+use ballast_schema::{CancelRequest, Maintenance, NewOperation};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -210,22 +210,32 @@ pub async fn set_broker_maintenance(
     }))
 }
 
-/// The operation `remove_broker_maintenance`: ends the broker's maintenance; audited
-/// `brokers.maintenance.exit`.
+/// The query of `DELETE /brokers/{id}/maintenance`.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ExitQuery {
+    /// Leave the broker's drain running when one is in progress (default: it is cancelled —
+    /// moves in flight are cancelled through the cluster, completed ones stay).
+    pub keep_drain: Option<bool>,
+}
+
+/// The operation `remove_broker_maintenance`: the broker takes load again. A drain of it still
+/// running is cancelled unless `keep_drain` (moving data off a broker that is back makes no
+/// sense); the answer says what happened to it. Audited `brokers.maintenance.exit`.
 pub async fn remove_broker_maintenance(
     state: &Ops,
     actor: &Actor,
     broker: i32,
+    keep_drain: bool,
 ) -> Result<Value, OpError> {
-    let mut event = actor.event(
-        state.clock.now_ms(),
-        "brokers.maintenance.exit",
-        format!("broker {broker}"),
-    );
-    event.summary = json!({ "broker": broker });
-    state
+    let now = state.clock.now_ms();
+    let mut event = actor.event(now, "brokers.maintenance.exit", format!("broker {broker}"));
+    event.summary = json!({ "broker": broker, "keepDrain": keep_drain });
+    let resources = [Resource::Broker(broker), Resource::ReassignmentSlot];
+    let (drain, _) = state
         .pipeline
-        .run([Resource::Broker(broker)], event, || async {
+        .run(resources, event, || async {
             let removed = state
                 .db(move |s| s.exit_maintenance(broker))
                 .await
@@ -236,17 +246,59 @@ pub async fn remove_broker_maintenance(
                     format!("broker {broker} is not in maintenance"),
                 )));
             }
+            // The drain of this broker, if it is still running.
+            let drain = state
+                .db(move |s| {
+                    let Some(op) = s.next_operation()? else {
+                        return Ok(None);
+                    };
+                    if op.kind != "maintenance" || op.detail["broker"] != json!(broker) {
+                        return Ok(None);
+                    }
+                    let moves = s.moves(&op.id)?;
+                    let done = moves.iter().filter(|m| m.state.is_finished()).count();
+                    let cancelled = !keep_drain
+                        && matches!(s.request_cancel(&op.id, now)?, CancelRequest::Requested(_));
+                    Ok(Some(json!({
+                        "operationId": op.id,
+                        "movesDone": done,
+                        "movesTotal": moves.len(),
+                        "cancelled": cancelled,
+                    })))
+                })
+                .await
+                .map_err(NotDone::Refused)?;
+            let mut after = json!({ "maintenance": false });
+            if let Some(d) = &drain {
+                after["drain"] = d.clone();
+            }
             Ok(Done::new(
-                (),
+                drain,
                 Some(json!({ "maintenance": true })),
-                Some(json!({ "maintenance": false })),
+                Some(after),
             ))
         })
         .await?;
+    let message = match &drain {
+        Some(d) if d["cancelled"] == true => format!(
+            "maintenance ended; its drain {} was cancelled after {} of {} moves (moves in flight are cancelled through the cluster, completed ones stay); the next proposal moves partitions back onto the broker",
+            d["operationId"].as_str().unwrap_or_default(),
+            d["movesDone"],
+            d["movesTotal"]
+        ),
+        Some(d) => format!(
+            "maintenance ended; its drain {} keeps running ({} of {} moves done, keepDrain=true)",
+            d["operationId"].as_str().unwrap_or_default(),
+            d["movesDone"],
+            d["movesTotal"]
+        ),
+        None => "maintenance ended: the next proposal moves partitions back onto the broker".into(),
+    };
     Ok(json!({
         "brokerId": broker,
         "maintenance": false,
-        "message": "maintenance ended: the next proposal moves partitions back onto the broker",
+        "drain": drain,
+        "message": message,
     }))
 }
 

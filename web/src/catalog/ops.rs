@@ -905,7 +905,7 @@ fn set_broker_maintenance(state: AppState, caller: Caller, input: Value) -> OpFu
 fn check_broker(input: &Value) -> Result<String, OpError> {
     let i: BrokerInput = parse(input)?;
     Ok(format!(
-        "take broker {} out of maintenance (the next proposal moves partitions back)",
+        "take broker {} out of maintenance and cancel its drain if one still runs (the next proposal moves partitions back)",
         i.broker_id
     ))
 }
@@ -914,8 +914,13 @@ fn remove_broker_maintenance(state: AppState, caller: Caller, input: Value) -> O
     boxed(async move {
         let i: BrokerInput = parse(&input)?;
         answer(
-            crate::routes::brokers::remove_broker_maintenance(&state, &caller.actor(), i.broker_id)
-                .await,
+            crate::routes::brokers::remove_broker_maintenance(
+                &state,
+                &caller.actor(),
+                i.broker_id,
+                false,
+            )
+            .await,
         )
     })
 }

@@ -902,7 +902,8 @@ fn reassignments() -> Vec<(&'static str, Value)> {
                 vec![
                     ("brokerId", t("integer", "")),
                     ("maintenance", t("boolean", "false")),
-                    ("message", t("string", "")),
+                    ("drain", json!({"type": ["object", "null"], "description": "The broker's drain when one was still running: `operationId`, `movesDone`, `movesTotal`, and `cancelled` (false with `keepDrain=true`); null when none ran", "properties": {"operationId": t("string", ""), "movesDone": t("integer", ""), "movesTotal": t("integer", ""), "cancelled": t("boolean", "")}})),
+                    ("message", t("string", "what happened, in words")),
                 ],
             ),
         ),

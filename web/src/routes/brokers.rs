@@ -68,8 +68,8 @@ async fn enter(
     tag = "brokers",
     operation_id = "exitMaintenance",
     summary = "Exit broker maintenance",
-    description = "Ends the maintenance; the next proposal moves partitions back onto the broker. Audited `brokers.maintenance.exit`.",
-    params(("brokerId" = i32, Path, description = "broker id")),
+    description = "Ends the maintenance; the next proposal moves partitions back onto the broker. A drain of the broker still running is cancelled (moves in flight are cancelled through the cluster, completed ones stay) unless `keepDrain=true`; `drain` says which operation, how far it got and whether it was cancelled. Audited `brokers.maintenance.exit`.",
+    params(("brokerId" = i32, Path, description = "broker id"), ExitQuery),
     responses(
         (status = 200, description = "Maintenance ended", body = ref("MaintenanceExited")),
         (status = 404, description = "The broker is not in maintenance"),
@@ -79,9 +79,11 @@ async fn exit(
     state: axum::extract::State<AppState>,
     HttpActor(actor): HttpActor,
     Path(broker): Path<i32>,
+    Query(q): Query<ExitQuery>,
 ) -> ApiResult<Value> {
+    let keep_drain = q.keep_drain.unwrap_or(false);
     Ok(ApiOk(
-        remove_broker_maintenance(&state, &actor, broker).await?,
+        remove_broker_maintenance(&state, &actor, broker, keep_drain).await?,
     ))
 }
 

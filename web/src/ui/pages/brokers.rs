@@ -283,7 +283,15 @@ pub async fn maintenance(
                 Err(p) => redirect("/ui/brokers", &Flash::problem(&p)),
             }
         }
-        "exit" => match ctx.api.delete(&uri).await {
+        "exit" => match ctx
+            .api
+            .delete(&if form.checked("cancelDrain") {
+                uri
+            } else {
+                format!("{uri}?keepDrain=true")
+            })
+            .await
+        {
             Ok(d) => redirect(
                 "/ui/brokers",
                 &Flash::ok(format!("Broker {id}: {}", fmt::s(&d, "message"))),
