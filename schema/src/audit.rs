@@ -274,6 +274,19 @@ impl Store {
         Ok(stmt.query_row([id], from_row).optional()?)
     }
 
+    /// The newest `audit.revert` event that reverted event `id` (status 200, or 202 for a
+    /// placement revert queued for the executor; not an intent nor a failure), None when it was
+    /// never reverted.
+    pub fn reverted_by(&self, id: i64) -> Result<Option<i64>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT id FROM audit_events
+             WHERE action = 'audit.revert' AND related_event_id = ?1 AND status IN (200, 202)
+             ORDER BY id DESC LIMIT 1",
+        )?;
+        Ok(stmt.query_row([id], |r| r.get(0)).optional()?)
+    }
+
     /// Events matching `q`, newest first (`at_ms` then `id` descending), one page at a time.
     pub fn list_audit(&self, q: &AuditQuery) -> Result<AuditPage, StoreError> {
         let limit = q.limit.unwrap_or(AUDIT_DEFAULT_LIMIT).min(AUDIT_MAX_LIMIT);

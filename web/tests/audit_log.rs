@@ -516,7 +516,8 @@ async fn a_reassignment_revert_is_previewed_against_the_live_placement_and_queue
         .await;
     assert_eq!(status, 409);
 
-    // a partition that moved since the audited change is a conflict
+    // a partition that moved elsewhere since the audited change is a conflict
+    let elsewhere = vec![other, now[0]];
     let stale = insert(
         &h,
         NewAuditEvent {
@@ -525,7 +526,7 @@ async fn a_reassignment_revert_is_previewed_against_the_live_placement_and_queue
             method: "POST".into(),
             status: 202,
             target: Some("moved-0".into()),
-            before: Some(json!({"replicas": now})),
+            before: Some(json!({"replicas": elsewhere})),
             after: Some(json!({"replicas": before})),
             ..NewAuditEvent::default()
         },
@@ -703,4 +704,82 @@ async fn a_change_waits_out_a_short_write_lock_and_is_refused_with_503_when_the_
         .unwrap();
     assert_eq!(failures(&h, "dropped").await, 0);
     assert_eq!(h.audit().len(), 1);
+}
+
+#[tokio::test]
+async fn the_completed_moves_of_a_cancelled_apply_can_be_reverted_and_the_ones_never_run_are_no_conflict(
+) {
+    let h = Harness::start().await;
+    h.create_topic(NewTopic::new("half", 2, 2)).await;
+    let metadata = h.kafka.metadata(Some(&["half".to_string()])).await.unwrap();
+    let parts = &metadata.topic("half").unwrap().partitions;
+    let now: Vec<Vec<i32>> = parts.iter().map(|p| p.replicas.clone()).collect();
+    let other = |r: &Vec<i32>| (1..=3).find(|b| !r.contains(b)).unwrap();
+    // Partition 0 was moved (it holds what the event recorded after); partition 1's move never
+    // ran (cancelled): it still holds what the event recorded before.
+    let p0_before = vec![now[0][0], other(&now[0])];
+    let p1_after = vec![now[1][0], other(&now[1])];
+    let rows = |a: &Vec<i32>, b: &Vec<i32>| json!([{"topic": "half", "partition": 0, "replicas": a}, {"topic": "half", "partition": 1, "replicas": b}]);
+    let id = insert(
+        &h,
+        NewAuditEvent {
+            at_ms: 1,
+            action: "reassignments.apply".into(),
+            method: "POST".into(),
+            user_id: Some("alice".into()),
+            status: 202,
+            target: Some("half".into()),
+            before: Some(rows(&p0_before, &now[1])),
+            after: Some(rows(&now[0], &p1_after)),
+            ..NewAuditEvent::default()
+        },
+    );
+    let p = preview(&h, id).await;
+    assert_eq!(p["canRevert"], true, "{p}");
+    assert_eq!(
+        p["conflicts"],
+        json!([]),
+        "the move that never ran is no conflict"
+    );
+    assert_eq!(
+        p["changes"],
+        json!([{"item": {"topic": "half", "partition": 0}, "audited": now[0], "current": now[0], "revertTo": p0_before}]),
+        "only the completed move is reverted"
+    );
+    let done = revert(&h, id).await;
+    let op = done["executionId"].as_str().expect("executionId");
+    let moves = h.store.moves(op).unwrap();
+    assert_eq!(moves.len(), 1);
+    assert_eq!(moves[0].partition, 0);
+    assert_eq!(moves[0].target, p0_before);
+}
+
+#[tokio::test]
+async fn a_reverted_event_says_which_event_reverted_it() {
+    let h = Harness::start().await;
+    h.create_topic(NewTopic::new("undo", 1, 1)).await;
+    let (status, body) = h
+        .put(
+            "/api/v1/topics/undo/config",
+            json!({"configs": {"retention.ms": "3600000"}}),
+        )
+        .await;
+    let changed = event_id(&assert_ok(status, &body));
+    assert_eq!(preview(&h, changed).await["revertedBy"], Value::Null);
+    let done = revert(&h, changed).await;
+    let p = preview(&h, changed).await;
+    assert_eq!(p["canRevert"], false);
+    let by = h
+        .audit()
+        .iter()
+        .find(|e| e.action == "audit.revert" && e.related_event_id == Some(changed))
+        .map(|e| e.id)
+        .expect("the revert event");
+    assert_eq!(p["revertedBy"], by, "{p} {done}");
+    assert!(
+        p["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains(&format!("reverted by event {by}"))),
+        "{p}"
+    );
 }

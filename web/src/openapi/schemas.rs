@@ -446,6 +446,7 @@ fn typed() -> Vec<(&'static str, Value)> {
                     ("target", n("string", "")),
                     ("kind", t("string", "")),
                     ("canRevert", t("boolean", "Whether a revert with this fingerprint would be accepted now.")),
+                    ("revertedBy", n("integer", "The `audit.revert` event that already reverted this one; null when none did.")),
                     ("reason", n("string", "Why not, when it would not. (left out when absent)")),
                     ("fingerprint", t("string", "")),
                     ("changes", rows("Items a revert would change.")),

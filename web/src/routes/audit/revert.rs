@@ -122,6 +122,8 @@ pub struct Preview {
     changes: Vec<Item>,
     /// Items changed since the audited change (a revert is refused while there are any).
     conflicts: Vec<Item>,
+    /// The `audit.revert` event that already reverted this one (null when none did).
+    reverted_by: Option<i64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -444,6 +446,8 @@ fn fingerprint(event_id: i64, items: &[Item]) -> String {
 }
 
 struct Review {
+    /// The `audit.revert` event that already reverted this one, if any.
+    reverted_by: Option<i64>,
     event: AuditEvent,
     plan: Plan,
     current: Current,
@@ -452,10 +456,15 @@ struct Review {
 }
 
 impl Review {
+    /// Items changed since the audited change. A partition a reassignment never moved (the
+    /// operation was cancelled or failed before it) still holds what the event recorded before:
+    /// not a conflict, and nothing to revert for it — so the moves that did complete can be
+    /// undone.
     fn conflicts(&self) -> Vec<Item> {
+        let placement = matches!(self.plan, Plan::Reassignment { .. });
         self.items
             .iter()
-            .filter(|i| i.current != i.audited)
+            .filter(|i| i.current != i.audited && !(placement && i.current == i.revert_to))
             .cloned()
             .collect()
     }
@@ -470,6 +479,15 @@ impl Review {
 
     /// Why a revert would be refused now (before looking at the fingerprint).
     fn refusal(&self) -> Option<ApiError> {
+        if let (Some(by), true) = (self.reverted_by, self.changes().is_empty()) {
+            return Some(conflict(
+                "already reverted",
+                format!(
+                    "event {} was reverted by event {by}; its values before are in place",
+                    self.event.id
+                ),
+            ));
+        }
         let conflicts = self.conflicts();
         if !conflicts.is_empty() {
             let listed: Vec<String> = conflicts
@@ -511,9 +529,11 @@ async fn review(state: &AppState, event_id: i64) -> Result<(Client, Review), Api
     let current = read_current(state, &client, &plan).await?;
     let items = items(&plan, &current);
     let fingerprint = fingerprint(event.id, &items);
+    let reverted_by = state.db(move |store| store.reverted_by(event_id)).await?;
     Ok((
         client,
         Review {
+            reverted_by,
             event,
             plan,
             current,
@@ -565,6 +585,7 @@ pub(crate) async fn preview_revert(
         fingerprint: r.fingerprint.clone(),
         changes: r.changes(),
         conflicts: r.conflicts(),
+        reverted_by: r.reverted_by,
     })
 }
 

@@ -288,8 +288,21 @@ fn preview(p: &Value) -> Preview {
             "bad"
         }),
     ];
+    if let Some(by) = p["revertedBy"].as_i64() {
+        facts.push(fact("Reverted by", format!("event {by}")).link(format!("/ui/audit/{by}")));
+    }
     let reason = fmt::s(p, "reason");
-    if !reason.is_empty() {
+    let conflicts = fmt::arr(p, "conflicts").len();
+    if conflicts > 0 {
+        // The API's details list every conflict; the table below shows them.
+        facts.push(fact(
+            "Why not",
+            format!(
+                "{conflicts} {} changed since the audited change (below): reverting would undo those later changes",
+                if conflicts == 1 { "item" } else { "items" }
+            ),
+        ));
+    } else if !reason.is_empty() {
         facts.push(fact("Why not", reason));
     }
     let items = |key: &str, caption: &str, empty: &str| {
