@@ -116,6 +116,8 @@ for f in README.md deploy.md database.md rolling-restarts.md copyright changelog
   in_root test -f "/usr/share/doc/ballast/$f" || fail "missing /usr/share/doc/ballast/$f"
 done
 in_root test -f /usr/share/man/man1/ballast.1.gz || fail "no man page"
+expect_mode /usr/share/ballast/prometheus/ballast-alerts.yml "644 root:root"
+expect_mode /usr/share/ballast/grafana/ballast-dashboard.json "644 root:root"
 in_root sh -c 'zcat /usr/share/man/man1/ballast.1.gz | grep -q BALLAST_KAFKA_BOOTSTRAP_SERVERS' \
   || fail "the man page does not list the settings"
 in_root sh -c 'zcat /usr/share/doc/ballast/third-party-notices.txt.gz | grep -q "^tokio "' \

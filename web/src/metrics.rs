@@ -200,6 +200,7 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
     let observed = observed_metrics(state, &scraped).await?;
     reassignment_metrics(state, &scraped).await?;
     agent_metrics(state, &scraped, now).await?;
+    proposal_metrics(state, &scraped, now).await?;
 
     let mut families = state.metrics.registry.gather();
     families.extend(scraped.gather());
@@ -290,6 +291,67 @@ async fn reassignment_metrics(state: &AppState, registry: &Registry) -> Result<(
             .with_label_values(&[b.to_string().as_str()])
             .set(c as f64);
     }
+    Ok(())
+}
+
+/// The current proposal: how far each load is from fair share before and after its plan, whether
+/// it may be applied, its size and how long ago it was checked. Absent before the first one.
+async fn proposal_metrics(state: &AppState, registry: &Registry, now: i64) -> Result<(), ApiError> {
+    let Some(p) = state.db(|s| s.current_proposal()).await? else {
+        return Ok(());
+    };
+    let before = gauge_vec(
+        registry,
+        "ballast_balance_imbalance_percent",
+        "per load, the largest distance of a broker from its fair share, in percent, as the current proposal measured it",
+        &["load"],
+    )?;
+    let after = gauge_vec(
+        registry,
+        "ballast_balance_imbalance_after_percent",
+        "per load, the largest distance from fair share the current proposal's plan would leave, in percent",
+        &["load"],
+    )?;
+    if let Some(loads) = p.plan.get("loads").and_then(serde_json::Value::as_object) {
+        for (load, l) in loads {
+            if let Some(v) = l
+                .get("maxDistanceBefore")
+                .and_then(serde_json::Value::as_f64)
+            {
+                before.with_label_values(&[load.as_str()]).set(v);
+            }
+            if let Some(v) = l
+                .get("maxDistanceAfter")
+                .and_then(serde_json::Value::as_f64)
+            {
+                after.with_label_values(&[load.as_str()]).set(v);
+            }
+        }
+    }
+    gauge(
+        registry,
+        "ballast_proposal_applicable",
+        "1 when the current proposal's decision allows applying it, else 0",
+    )?
+    .set(f64::from(u8::from(p.application_allowed)));
+    gauge(
+        registry,
+        "ballast_proposal_moves",
+        "partition moves in the current proposal",
+    )?
+    .set(p.moves as f64);
+    gauge(
+        registry,
+        "ballast_proposal_bytes",
+        "bytes the current proposal's moves would copy",
+    )?
+    .set(p.estimated_bytes as f64);
+    gauge(
+        registry,
+        "ballast_proposal_checked_age_seconds",
+        "seconds since the observer last checked the current proposal",
+    )?
+    .set((now - p.checked_at_ms).max(0) as f64 / 1000.0);
     Ok(())
 }
 
@@ -449,6 +511,18 @@ fn view_metrics(v: &observed_view::View, registry: &Registry) -> Result<(), ApiE
                     .with_label_values(&[id.as_str(), load.name()])
                     .set(value);
             }
+        }
+    }
+    let lag = gauge_vec(
+        registry,
+        "ballast_consumer_group_lag",
+        "messages each consumer group is behind the log end, summed over the partitions it committed offsets for (groups whose offsets were read)",
+        &["group"],
+    )?;
+    for (group, (_, total)) in v.raw.groups.iter().zip(&v.group_lag) {
+        if group.offsets_read {
+            lag.with_label_values(&[group.group_id.as_str()])
+                .set(*total as f64);
         }
     }
     let brokers = gauge_vec(
