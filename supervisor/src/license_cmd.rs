@@ -22,6 +22,7 @@ use crate::{EXIT_CONFIG, EXIT_FAILURE};
 pub enum LicenseCommand {
     /// Write an Ed25519 key pair: PREFIX (private key, PKCS#8 PEM, mode 0600) and PREFIX.pub
     Keygen {
+        /// The path of the private key; the public key is written to PREFIX.pub (neither is overwritten)
         #[arg(long, value_name = "PREFIX")]
         out: PathBuf,
     },

@@ -55,24 +55,31 @@ enum Command {
     Sim(sim::Raw),
     /// Print a ballast.plan/v1 document for a ballast.snapshot/v1 file (offline, same planner as the service)
     Plan {
+        /// The ballast.snapshot/v1 file to plan (`ballast snapshot --out FILE` writes one)
         #[arg(long, value_name = "FILE")]
         snapshot: PathBuf,
         /// An env file with balancing settings (BALLAST_BALANCE_*, BALLAST_MOVE_COOLDOWN, ...)
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
+        /// Print tables for people (summary, each load before and after, the moves) instead of JSON
+        #[arg(long)]
+        table: bool,
     },
     /// Read the cluster named by the BALLAST_KAFKA_* settings and write a ballast.snapshot/v1 file
     Snapshot {
+        /// Where to write the snapshot (JSON; replaced if it exists)
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
         /// Time between the two readings that rates are measured over
         #[arg(long, default_value = "10s", value_parser = parse_window)]
         window: std::time::Duration,
+        /// An env file with the BALLAST_KAFKA_* settings of the cluster to read
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
     /// Show the supervisor and workers of a data directory: pids, states, restarts, heartbeats
     Status {
+        /// The service's env file (its BALLAST_DATA_DIR names the data directory)
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
         /// Print JSON instead of a table
@@ -140,6 +147,7 @@ enum Command {
 enum ConfigCommand {
     /// Validate and print the effective configuration, secrets redacted
     Check {
+        /// An env file (KEY=VALUE lines); variables set in the environment win over it
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
@@ -153,7 +161,11 @@ fn main() -> ExitCode {
         Command::Run { config } => run(config.as_deref()),
         Command::Demo { port } => demo::run(port),
         Command::Sim(raw) => sim::run(raw),
-        Command::Plan { snapshot, config } => plan_cmd::run(&snapshot, config.as_deref()),
+        Command::Plan {
+            snapshot,
+            config,
+            table,
+        } => plan_cmd::run(&snapshot, config.as_deref(), table),
         Command::Snapshot {
             out,
             window,
@@ -304,5 +316,40 @@ where
             tracing::error!(error = %error_chain(&e), "worker failed");
             ExitCode::from(EXIT_FAILURE)
         }
+    }
+}
+
+#[cfg(test)]
+mod cli_tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every visible command and every flag or argument of it says what it is for.
+    #[test]
+    fn every_command_and_every_flag_has_help_text() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id == "help" || id == "version" || arg.is_hide_set() {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} --{id}"));
+                }
+            }
+            for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+                let here = format!("{path} {}", sub.get_name());
+                if sub.get_about().is_none() && sub.get_name() != "help" {
+                    missing.push(here.clone());
+                }
+                // `ballast sim` parses its own flags (`ballast sim --help`).
+                if sub.get_name() != "sim" {
+                    walk(sub, &here, missing);
+                }
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "ballast", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:?}");
     }
 }

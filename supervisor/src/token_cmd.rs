@@ -30,17 +30,21 @@ pub enum TokenCommand {
         /// Lifetime (30d, 12h); never expires when left out
         #[arg(long, value_parser = parse_lifetime)]
         expires_in: Option<Duration>,
+        /// The service's env file (its BALLAST_DATA_DIR names the database)
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
     /// List every token (never a value)
     List {
+        /// The service's env file (its BALLAST_DATA_DIR names the database)
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
     /// Revoke a token by id: it stops working at once
     Revoke {
+        /// The token's id (`ballast token list` shows it)
         id: String,
+        /// The service's env file (its BALLAST_DATA_DIR names the database)
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },

@@ -53,6 +53,30 @@ fn plan_prints_one_ballast_plan_v1_document_for_a_snapshot() {
 }
 
 #[test]
+fn plan_table_prints_the_same_plan_for_people() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("cluster.json");
+    std::fs::write(&path, snapshot().to_string()).expect("write snapshot");
+    let path = path.to_string_lossy().into_owned();
+    let out = ballast_output(&["plan", "--snapshot", path.as_str(), "--table"], &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.starts_with("Recommended: "), "{stdout}");
+    assert!(stdout.contains(" to copy"), "{stdout}");
+    assert!(
+        stdout.contains("Farthest from fair share") && stdout.contains("diskBytes"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Replicas now"), "{stdout}");
+    assert!(serde_json::from_str::<Value>(&stdout).is_err(), "not JSON");
+}
+
+#[test]
 fn plan_exits_zero_when_nothing_is_recommended() {
     let mut s = snapshot();
     s["brokers"].as_array_mut().expect("brokers").pop();
