@@ -48,7 +48,64 @@ fn scenario() -> GenerateParams {
     }
 }
 
+/// Whether `port` is free on loopback: `Err` with one line for the operator when it is taken.
+fn port_free(port: u16) -> Result<(), String> {
+    match std::net::TcpListener::bind(("127.0.0.1", port)) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!(
+            "port {port} is not free ({e}): stop what uses it (another `ballast demo`?) or pick another with `ballast demo --port N`"
+        )),
+    }
+}
+
+/// Starts a fresh data directory for this demo: the previous demo's database described another
+/// simulated cluster. Returns whether one was replaced.
+fn fresh_data_dir(dir: &std::path::Path) -> Result<bool, String> {
+    if !dir.exists() {
+        return Ok(false);
+    }
+    std::fs::remove_dir_all(dir).map(|()| true).map_err(|e| {
+        format!(
+            "cannot clear the previous demo's data in {}: {e}",
+            dir.display()
+        )
+    })
+}
+
+/// Prints one line when the demo's first proposal may be applied (and where to see it), reading
+/// the demo's database; gives up quietly after `give_up`.
+fn announce_proposal(db: std::path::PathBuf, port: u16, give_up: Duration) {
+    let _ = std::thread::Builder::new()
+        .name("ballast-demo-guide".into())
+        .spawn(move || {
+            let started = std::time::Instant::now();
+            while started.elapsed() < give_up {
+                std::thread::sleep(Duration::from_secs(2));
+                // Never create the file: the supervisor makes and migrates it.
+                if !db.exists() {
+                    continue;
+                }
+                let Ok(store) = ballast_schema::Store::open(&db) else {
+                    continue;
+                };
+                if let Ok(Some(p)) = store.current_proposal() {
+                    if p.application_allowed {
+                        eprintln!(
+                            "ballast demo: a proposal is ready ({} moves): review and apply it at http://127.0.0.1:{port}/ui/proposals/current",
+                            p.moves
+                        );
+                        return;
+                    }
+                }
+            }
+        });
+}
+
 pub fn run(port: u16) -> ExitCode {
+    if let Err(e) = port_free(port) {
+        eprintln!("ballast: {e}");
+        return ExitCode::from(crate::EXIT_CONFIG);
+    }
     // The trial's cluster id, inherited by every worker. Set while this process has one thread
     // (before any runtime starts), so changing the environment races with no reader.
     let cluster_id = ballast_license::trial::new_demo_cluster_id();
@@ -80,8 +137,15 @@ pub fn run(port: u16) -> ExitCode {
         }
     };
     let bootstrap = sim.bootstrap();
-    let data_dir = std::env::temp_dir().join(format!("ballast-demo-{port}"));
-    let data_dir = data_dir.to_string_lossy().into_owned();
+    let data_path = std::env::temp_dir().join(format!("ballast-demo-{port}"));
+    let replaced = match fresh_data_dir(&data_path) {
+        Ok(replaced) => replaced,
+        Err(e) => {
+            eprintln!("ballast: {e}");
+            return ExitCode::from(crate::EXIT_FAILURE);
+        }
+    };
+    let data_dir = data_path.to_string_lossy().into_owned();
     let mut vars = demo_settings(port, &data_dir, &bootstrap);
     // An agent per simulated broker (threads of this process), restarting it through the
     // simulator's control API: the Agents page and rolling restarts work in the demo.
@@ -119,11 +183,14 @@ pub fn run(port: u16) -> ExitCode {
                      The dashboard: http://127.0.0.1:{port}/ui   API docs: http://127.0.0.1:{port}/docs/\n\
                      An agent per broker reports to the service (Agents page): try a rolling restart there.\n\
                      Try offline planning on this cluster: BALLAST_KAFKA_BOOTSTRAP_SERVERS={bootstrap} ballast snapshot --out c.json && ballast plan --snapshot c.json\n\
-                     Data directory: {data_dir}   (stop with Ctrl-C)\n\
-                     From another terminal: BALLAST_DATA_DIR={data_dir} ballast status",
+                     Data directory: {data_dir}{fresh}   (stop with Ctrl-C)\n\
+                     From another terminal: BALLAST_DATA_DIR={data_dir} ballast status\n\
+                     The first proposal becomes applicable after a warm-up and three readings (about a minute): a line here says when.",
                     sim.control_url().unwrap_or_else(|| "off".into()),
                     days = ballast_license::trial::TRIAL_DAYS,
+                    fresh = if replaced { " (the previous demo's data was cleared: this is a new cluster)" } else { "" },
                 );
+                announce_proposal(data_path.join("ballast.db"), port, Duration::from_secs(600));
                 crate::supervise(&raw, &config)
             }
         },

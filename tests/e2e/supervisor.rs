@@ -230,6 +230,64 @@ fn a_port_in_use_is_refused_before_anything_starts() {
 }
 
 #[test]
+fn the_demo_on_a_taken_port_says_so_in_one_line_before_its_banner() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port().to_string();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let out = crate::support::ballast()
+        .args(["demo", "--port", port.as_str()])
+        .env("TMPDIR", tmp.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the demo");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("port {port} is not free")) && stderr.contains("--port"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("simulated Kafka cluster"),
+        "no banner: {stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_new_demo_starts_from_a_fresh_database_and_says_it_replaced_the_old_one() {
+    let port = crate::support::free_port().to_string();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let data = tmp.path().join(format!("ballast-demo-{port}"));
+    std::fs::create_dir_all(&data).expect("old demo dir");
+    std::fs::write(data.join("ballast.db"), b"the previous demo's cluster").expect("old db");
+    let mut child = crate::support::ballast()
+        .args(["demo", "--port", port.as_str()])
+        .env("TMPDIR", tmp.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start demo");
+    let url = format!("http://127.0.0.1:{port}/api/v1/health");
+    let up = (0..150).any(|_| {
+        std::thread::sleep(Duration::from_millis(200));
+        reqwest::blocking::get(&url).is_ok_and(|r| r.status().is_success())
+    });
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let out = child.wait_with_output().expect("demo output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(up, "the demo answered: {stderr}");
+    assert!(
+        stderr.contains("the previous demo's data was cleared"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("a line here says when"), "{stderr}");
+}
+
+#[test]
 fn a_database_from_a_newer_ballast_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("ballast.db");
