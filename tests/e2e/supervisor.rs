@@ -260,7 +260,7 @@ fn a_new_demo_starts_from_a_fresh_database_and_says_it_replaced_the_old_one() {
     let data = tmp.path().join(format!("ballast-demo-{port}"));
     std::fs::create_dir_all(&data).expect("old demo dir");
     std::fs::write(data.join("ballast.db"), b"the previous demo's cluster").expect("old db");
-    let mut child = crate::support::ballast()
+    let child = crate::support::ballast()
         .args(["demo", "--port", port.as_str()])
         .env("TMPDIR", tmp.path())
         .stdin(std::process::Stdio::null())
