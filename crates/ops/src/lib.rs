@@ -9,6 +9,7 @@
 //! - `readback`: a change read back once every broker shows it.
 //! - `cluster`: the cluster's errors in an operation's words.
 //! - `names`: Kafka's own rules for the names a change carries (topics, groups, principals).
+//! - `time`: instants as a change's input names them (Unix ms or RFC 3339).
 //! - the operations, one module per family: `quotas`, `topic_configs`.
 //!
 //! Architecture Invariant: no HTTP type in this crate (`scripts/check-deps`); `web` adapts its
@@ -22,6 +23,7 @@ pub mod names;
 pub mod pipeline;
 pub mod quotas;
 pub mod readback;
+pub mod time;
 pub mod topic_configs;
 
 pub use actor::Actor;
