@@ -10,11 +10,13 @@
 //! - `cluster`: the cluster's errors in an operation's words.
 //! - `names`: Kafka's own rules for the names a change carries (topics, groups, principals).
 //! - `time`: instants as a change's input names them (Unix ms or RFC 3339).
-//! - the operations, one module per family: `quotas`, `topic_configs`.
+//! - the operations, one module per family: `quotas`, `topic_configs`, `acls` (with the
+//!   binding and filter rules the list of bindings shares).
 //!
 //! Architecture Invariant: no HTTP type in this crate (`scripts/check-deps`); `web` adapts its
 //! answers.
 
+pub mod acls;
 pub mod actor;
 pub mod cluster;
 pub mod context;
