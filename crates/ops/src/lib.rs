@@ -11,7 +11,8 @@
 //! - `names`: Kafka's own rules for the names a change carries (topics, groups, principals).
 //! - `time`: instants as a change's input names them (Unix ms or RFC 3339).
 //! - the operations, one module per family: `quotas`, `topic_configs`, `acls` (with the
-//!   binding and filter rules the list of bindings shares).
+//!   binding and filter rules the list of bindings shares), `groups` (consumer-group offset
+//!   resets and deletion).
 //!
 //! Architecture Invariant: no HTTP type in this crate (`scripts/check-deps`); `web` adapts its
 //! answers.
@@ -21,6 +22,7 @@ pub mod actor;
 pub mod cluster;
 pub mod context;
 pub mod error;
+pub mod groups;
 pub mod names;
 pub mod pipeline;
 pub mod quotas;

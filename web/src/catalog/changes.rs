@@ -474,8 +474,8 @@ pub(super) fn reset_consumer_group_offsets(
     boxed(async move {
         check_reset_offsets(&input)?;
         let i: ResetOffsetsInput = parse(&input)?;
-        use crate::routes::manage::groups::{OffsetEntry, ResetBody};
-        let body = ResetBody {
+        use ballast_ops::groups::{OffsetEntry, Reset};
+        let body = Reset {
             strategy: i.strategy.trim().to_ascii_lowercase(),
             topic: i.topic,
             partitions: i.partitions,
@@ -493,13 +493,14 @@ pub(super) fn reset_consumer_group_offsets(
             dry_run: false,
         };
         answer(
-            crate::routes::manage::groups::reset_consumer_group_offsets(
+            ballast_ops::groups::reset_consumer_group_offsets(
                 &state,
                 &caller.actor(),
                 i.group,
                 body,
             )
-            .await,
+            .await
+            .map_err(crate::ApiError::from),
         )
     })
 }
