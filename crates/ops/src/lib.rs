@@ -10,16 +10,21 @@
 //! - `readback`: a change read back once every broker shows it.
 //! - `cluster`: the cluster's errors in an operation's words.
 //! - `names`: Kafka's own rules for the names a change carries (topics, groups, principals).
-//! - the operations, one module per family: `quotas`, `topic_configs`, `proposals`, `reassignments`, `brokers`, `tokens`, `rolls`.
+//! - `time`: instants as a change's input names them (Unix ms or RFC 3339).
+//! - the operations, one module per family: `quotas`, `topic_configs`, `acls` (with the
+//!   binding and filter rules the list of bindings shares), `groups` (consumer-group offset
+//!   resets and deletion), `proposals`, `reassignments`, `brokers`, `tokens`, `rolls`.
 //!
 //! Architecture Invariant: no HTTP type in this crate (`scripts/check-deps`); `web` adapts its
 //! answers.
 
+pub mod acls;
 pub mod actor;
 pub mod brokers;
 pub mod cluster;
 pub mod context;
 pub mod error;
+pub mod groups;
 pub mod names;
 pub mod pipeline;
 pub mod proposals;
@@ -27,6 +32,7 @@ pub mod quotas;
 pub mod readback;
 pub mod reassignments;
 pub mod rolls;
+pub mod time;
 pub mod tokens;
 pub mod topic_configs;
 pub mod view;

@@ -332,23 +332,24 @@ pub(super) fn check_create_acls(input: &Value) -> Result<String, OpError> {
 pub(super) fn create_acls(state: AppState, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: CreateAclsInput = parse(&input)?;
-        use crate::routes::manage::acls::{BindingBody, CreateBody};
-        let body = CreateBody {
-            bindings: i
-                .bindings
-                .into_iter()
-                .map(|b| BindingBody {
-                    resource_type: b.resource_type,
-                    resource_name: b.resource_name,
-                    pattern_type: b.pattern_type,
-                    principal: b.principal,
-                    host: b.host,
-                    operation: b.operation,
-                    permission_type: b.permission_type,
-                })
-                .collect(),
-        };
-        answer(crate::routes::manage::acls::create_acls(&state, &caller.actor(), body).await)
+        let bindings = i
+            .bindings
+            .into_iter()
+            .map(|b| ballast_ops::acls::BindingInput {
+                resource_type: b.resource_type,
+                resource_name: b.resource_name,
+                pattern_type: b.pattern_type,
+                principal: b.principal,
+                host: b.host,
+                operation: b.operation,
+                permission_type: b.permission_type,
+            })
+            .collect();
+        answer(
+            ballast_ops::acls::create_acls(&state, &caller.actor(), bindings)
+                .await
+                .map_err(crate::ApiError::from),
+        )
     })
 }
 
@@ -385,7 +386,7 @@ pub(super) fn delete_acls(state: AppState, caller: Caller, input: Value) -> OpFu
     boxed(async move {
         check_delete_acls(&input)?;
         let i: DeleteAclsInput = parse(&input)?;
-        let q = crate::routes::live::acls::AclQuery {
+        let q = ballast_ops::acls::Query {
             principal: given(i.principal),
             resource_type: given(i.resource_type),
             resource_name: given(i.resource_name),
@@ -395,7 +396,11 @@ pub(super) fn delete_acls(state: AppState, caller: Caller, input: Value) -> OpFu
             host: given(i.host),
             limit: None,
         };
-        answer(crate::routes::manage::acls::delete_acls(&state, &caller.actor(), q).await)
+        answer(
+            ballast_ops::acls::delete_acls(&state, &caller.actor(), q)
+                .await
+                .map_err(crate::ApiError::from),
+        )
     })
 }
 
@@ -469,8 +474,8 @@ pub(super) fn reset_consumer_group_offsets(
     boxed(async move {
         check_reset_offsets(&input)?;
         let i: ResetOffsetsInput = parse(&input)?;
-        use crate::routes::manage::groups::{OffsetEntry, ResetBody};
-        let body = ResetBody {
+        use ballast_ops::groups::{OffsetEntry, Reset};
+        let body = Reset {
             strategy: i.strategy.trim().to_ascii_lowercase(),
             topic: i.topic,
             partitions: i.partitions,
@@ -488,13 +493,14 @@ pub(super) fn reset_consumer_group_offsets(
             dry_run: false,
         };
         answer(
-            crate::routes::manage::groups::reset_consumer_group_offsets(
+            ballast_ops::groups::reset_consumer_group_offsets(
                 &state,
                 &caller.actor(),
                 i.group,
                 body,
             )
-            .await,
+            .await
+            .map_err(crate::ApiError::from),
         )
     })
 }

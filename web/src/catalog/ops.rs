@@ -839,8 +839,9 @@ fn delete_consumer_group(state: AppState, caller: Caller, input: Value) -> OpFut
     boxed(async move {
         let i: GroupInput = parse(&input)?;
         answer(
-            crate::routes::manage::groups::delete_consumer_group(&state, &caller.actor(), i.group)
-                .await,
+            ballast_ops::groups::delete_consumer_group(&state, &caller.actor(), i.group)
+                .await
+                .map_err(crate::ApiError::from),
         )
     })
 }

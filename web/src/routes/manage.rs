@@ -10,8 +10,8 @@
 //! The read after a change waits until the cluster shows it (`readback`): on KRaft a broker
 //! applies a change a moment after the controller accepted it.
 //!
-//! The read and apply helpers of each kind (`configs`, `quotas`, `acls`) are shared with the
-//! audit-log revert (`routes::audit`), which puts a recorded `before` back.
+//! The read and apply helpers of each kind (`ballast_ops::{topic_configs, quotas, acls}`) are
+//! shared with the audit-log revert (`routes::audit`), which puts a recorded `before` back.
 
 pub(crate) mod acls;
 pub(crate) mod cluster;
@@ -21,7 +21,7 @@ pub(crate) mod quotas;
 
 use axum::routing::{delete, post, put};
 use axum::Router;
-use ballast_kafka::{Error as KafkaError, ItemError};
+use ballast_kafka::Error as KafkaError;
 
 use crate::{ApiError, AppState};
 
@@ -102,20 +102,4 @@ pub fn routes() -> Router<AppState> {
 /// A failed cluster call of a mutation in the envelope (`ballast_ops::cluster::change_failed`).
 pub(crate) fn fail(state: &AppState, err: KafkaError) -> ApiError {
     ballast_ops::cluster::change_failed(&state.kafka, err).into()
-}
-
-/// The cluster's error for one item (`ballast_ops::cluster::item_failed`).
-pub(crate) fn item_fail(context: &str, e: &ItemError) -> ApiError {
-    ballast_ops::cluster::item_failed(context, e).into()
-}
-
-/// A name given in a request body or path (`ballast_ops::names::plain`).
-pub(crate) fn check_name(what: &str, name: &str) -> Result<(), ApiError> {
-    ballast_ops::names::plain(what, name)
-        .map_err(|why| ApiError::bad_request("invalid request", why))
-}
-
-/// A topic name by Kafka's own rule (`ballast_ops::names::topic`).
-pub(crate) fn check_topic(name: &str) -> Result<(), ApiError> {
-    ballast_ops::names::topic(name).map_err(|why| ApiError::bad_request("invalid request", why))
 }

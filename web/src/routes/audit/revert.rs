@@ -28,12 +28,11 @@ use ballast_schema::{AuditEvent, NewAuditEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::super::manage::acls;
 use crate::audit::HttpActor;
 use crate::audit::{Actor, Audited};
 use crate::extract::Json;
 use crate::{ApiError, ApiOk, ApiResult, AppState};
-use ballast_ops::{quotas, topic_configs as configs};
+use ballast_ops::{acls, quotas, topic_configs as configs};
 use ballast_ops::{Done, NotDone, Resource};
 
 /// One revert at a time in this process: the check of the current values and the change belong
@@ -252,7 +251,7 @@ fn plan_of(e: &AuditEvent, kind: &str) -> Result<Plan, ApiError> {
             affected.extend(after.iter().cloned());
             let mut seen = std::collections::HashSet::new();
             affected.retain(|b| seen.insert(b.clone()));
-            affected.sort_by_cached_key(super::super::live::acls::sort_key);
+            affected.sort_by_cached_key(acls::sort_key);
             Ok(Plan::Acl {
                 affected,
                 before,

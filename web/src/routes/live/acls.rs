@@ -1,12 +1,11 @@
-//! ACL bindings with filters.
+//! ACL bindings with filters (the filter's rules: `ballast_ops::acls::filter_of`).
 
 use axum::extract::State;
-use ballast_kafka::{
-    AclBinding, AclFilter, AclOperation, AclPatternFilter, AclPermissionType, AclResourceType,
-};
+use ballast_kafka::AclBinding;
+use ballast_ops::acls::{filter_of, sort_key};
 use serde::{Deserialize, Serialize};
 
-use super::{fail, kafka_name, non_empty, row_limit};
+use super::{fail, kafka_name, row_limit};
 use crate::extract::Query;
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 
@@ -47,137 +46,19 @@ pub struct AclList {
     bindings: Vec<AclBinding>,
 }
 
-/// Enum values are matched ignoring case, `_` and `-` (`Topic`, `TOPIC`, `transactional_id`);
-/// `Any` (or an absent parameter) matches everything.
-fn normalize(v: &str) -> String {
-    v.chars()
-        .filter(|c| *c != '_' && *c != '-')
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
-fn invalid(param: &str, value: &str, allowed: &str) -> ApiError {
-    ApiError::bad_request(
-        "invalid query",
-        format!("{param}: unknown value {value:?}; expected one of {allowed}"),
-    )
-}
-
-pub(crate) fn resource_type(v: &str) -> Result<Option<AclResourceType>, ApiError> {
-    Ok(Some(match normalize(v).as_str() {
-        "any" => return Ok(None),
-        "topic" => AclResourceType::Topic,
-        "group" => AclResourceType::Group,
-        "cluster" => AclResourceType::Cluster,
-        "transactionalid" => AclResourceType::TransactionalId,
-        "delegationtoken" => AclResourceType::DelegationToken,
-        "user" => AclResourceType::User,
-        _ => {
-            return Err(invalid(
-                "resourceType",
-                v,
-                "Topic, Group, Cluster, TransactionalId, DelegationToken, User, Any",
-            ))
-        }
-    }))
-}
-
-pub(crate) fn pattern_type(v: &str) -> Result<AclPatternFilter, ApiError> {
-    Ok(match normalize(v).as_str() {
-        "any" => AclPatternFilter::Any,
-        "match" => AclPatternFilter::Match,
-        "literal" => AclPatternFilter::Literal,
-        "prefixed" => AclPatternFilter::Prefixed,
-        _ => return Err(invalid("patternType", v, "Literal, Prefixed, Match, Any")),
-    })
-}
-
-pub(crate) fn operation(v: &str) -> Result<Option<AclOperation>, ApiError> {
-    use AclOperation::*;
-    let all = [
-        All,
-        Read,
-        Write,
-        Create,
-        Delete,
-        Alter,
-        Describe,
-        ClusterAction,
-        DescribeConfigs,
-        AlterConfigs,
-        IdempotentWrite,
-        CreateTokens,
-        DescribeTokens,
-        TwoPhaseCommit,
-    ];
-    let wanted = normalize(v);
-    if wanted == "any" {
-        return Ok(None);
-    }
-    all.into_iter()
-        .find(|op| normalize(&format!("{op:?}")) == wanted)
-        .map(Some)
-        .ok_or_else(|| {
-            let names: Vec<String> = all.iter().map(|op| format!("{op:?}")).collect();
-            invalid("operation", v, &format!("{}, Any", names.join(", ")))
-        })
-}
-
-pub(crate) fn permission_type(v: &str) -> Result<Option<AclPermissionType>, ApiError> {
-    Ok(Some(match normalize(v).as_str() {
-        "any" => return Ok(None),
-        "allow" => AclPermissionType::Allow,
-        "deny" => AclPermissionType::Deny,
-        _ => return Err(invalid("permissionType", v, "Allow, Deny, Any")),
-    }))
-}
-
-pub(crate) fn filter_of(q: &AclQuery) -> Result<AclFilter, ApiError> {
-    let text = |v: &Option<String>| non_empty(v.clone());
-    let principal = text(&q.principal);
-    if let Some(p) = &principal {
-        if !p.contains(':') {
-            return Err(ApiError::bad_request(
-                "invalid query",
-                format!("principal: expected the form User:<name>, got {p:?}"),
-            ));
+impl From<AclQuery> for ballast_ops::acls::Query {
+    fn from(q: AclQuery) -> Self {
+        Self {
+            principal: q.principal,
+            resource_type: q.resource_type,
+            resource_name: q.resource_name,
+            pattern_type: q.pattern_type,
+            operation: q.operation,
+            permission_type: q.permission_type,
+            host: q.host,
+            limit: q.limit,
         }
     }
-    Ok(AclFilter {
-        resource_type: match text(&q.resource_type) {
-            Some(v) => resource_type(&v)?,
-            None => None,
-        },
-        resource_name: text(&q.resource_name),
-        pattern_type: match text(&q.pattern_type) {
-            Some(v) => pattern_type(&v)?,
-            None => AclPatternFilter::Any,
-        },
-        principal,
-        host: text(&q.host),
-        operation: match text(&q.operation) {
-            Some(v) => operation(&v)?,
-            None => None,
-        },
-        permission_type: match text(&q.permission_type) {
-            Some(v) => permission_type(&v)?,
-            None => None,
-        },
-    })
-}
-
-/// Resource type, resource name, principal (as the MCP `list_acls`), then the rest for a total
-/// order.
-pub(crate) fn sort_key(b: &AclBinding) -> (String, String, String, String, String, String, String) {
-    (
-        format!("{:?}", b.resource_type),
-        b.resource_name.clone(),
-        b.principal.clone(),
-        format!("{:?}", b.pattern_type),
-        b.host.clone(),
-        format!("{:?}", b.operation),
-        format!("{:?}", b.permission_type),
-    )
 }
 
 #[utoipa::path(
@@ -201,8 +82,8 @@ pub async fn list(State(state): State<AppState>, Query(q): Query<AclQuery>) -> A
 
 /// The operation `list_acls`: the bindings matching the filters, in [`sort_key`] order.
 pub(crate) async fn list_acls(state: &AppState, q: AclQuery) -> Result<AclList, ApiError> {
-    let filter = filter_of(&q)?;
     let limit = row_limit(q.limit, LIST_DEFAULT, LIST_MAX);
+    let filter = filter_of(&q.into())?;
     let client = state.kafka.client().await?;
     let mut bindings = match client.describe_acls(&filter).await {
         Ok(b) => b,
@@ -234,57 +115,4 @@ pub(crate) async fn list_acls(state: &AppState, q: AclQuery) -> Result<AclList, 
         authorizer_enabled: true,
         bindings,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn query(pairs: &[(&str, &str)]) -> AclQuery {
-        let text: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        serde_urlencoded_like(&text.join("&"))
-    }
-
-    // The extractor parses with serde_urlencoded; serde_json over a map is close enough here.
-    fn serde_urlencoded_like(text: &str) -> AclQuery {
-        let map: serde_json::Map<String, serde_json::Value> = text
-            .split('&')
-            .filter(|p| !p.is_empty())
-            .map(|p| {
-                let (k, v) = p.split_once('=').unwrap();
-                (k.to_string(), serde_json::Value::String(v.to_string()))
-            })
-            .collect();
-        serde_json::from_value(serde_json::Value::Object(map)).unwrap()
-    }
-
-    #[test]
-    fn enum_values_match_ignoring_case_and_separators() {
-        let f = filter_of(&query(&[
-            ("resourceType", "transactional_id"),
-            ("patternType", "PREFIXED"),
-            ("operation", "describeConfigs"),
-            ("permissionType", "deny"),
-        ]))
-        .unwrap();
-        assert_eq!(f.resource_type, Some(AclResourceType::TransactionalId));
-        assert_eq!(f.pattern_type, AclPatternFilter::Prefixed);
-        assert_eq!(f.operation, Some(AclOperation::DescribeConfigs));
-        assert_eq!(f.permission_type, Some(AclPermissionType::Deny));
-    }
-
-    #[test]
-    fn unknown_enum_values_and_bare_principals_are_refused() {
-        for (k, v) in [
-            ("resourceType", "Table"),
-            ("patternType", "Suffixed"),
-            ("operation", "Eat"),
-            ("permissionType", "Maybe"),
-            ("principal", "alice"),
-        ] {
-            let err = filter_of(&query(&[(k, v)])).unwrap_err();
-            assert_eq!(err.status, axum::http::StatusCode::BAD_REQUEST, "{k}={v}");
-            assert!(err.details.contains(k), "{}", err.details);
-        }
-    }
 }
