@@ -238,7 +238,7 @@ pub enum Mode {
 /// threshold sheds (or takes) about what brings it this far inside, not all the way to fair
 /// share, so a plan copies little more than the bytes that must move. It is also the edge of
 /// the band the objective mostly ignores (see [`objective`]).
-const AIM: f64 = 0.95;
+pub(crate) const AIM: f64 = 0.95;
 
 /// The weight of the distance inside the band in [`objective`]: small, so that within the
 /// band the objective only breaks ties.
@@ -254,7 +254,7 @@ const CROSS_RACK: f64 = 1.1;
 /// broker already inside the band gains little, so copies go where the targets need them and
 /// a broker is brought just inside rather than towards fair share: the bytes stay close to
 /// what must move.
-fn objective(d: f64, band: f64) -> f64 {
+pub(crate) fn objective(d: f64, band: f64) -> f64 {
     let beyond = (d.abs() - band).max(0.0);
     beyond * beyond + INSIDE * d * d
 }

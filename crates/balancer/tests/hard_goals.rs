@@ -214,3 +214,46 @@ fn a_load_below_its_floor_is_never_pushed_beyond_the_trigger() {
         assert!(l.stop_reason.contains("2.00 MB/s"), "{}", l.stop_reason);
     }
 }
+
+#[test]
+fn a_rack_repair_takes_its_copy_off_the_broker_that_must_give_and_onto_the_one_that_must_receive() {
+    // `balanced()` (30 GiB on every broker) plus `x` on brokers 1 and 4 (both r1) and 2 (r2),
+    // 3 GiB, led by 1: it lacks r3. `y` (4 GiB, one replica per rack) makes broker 1 the fullest
+    // (37 GiB, +10.4% of the 33.5 fair share) and leaves broker 6 the emptiest (30 GiB, -10.4%).
+    // The one copy that must happen, x's copy out of r1 into r3, can be the one from broker 1 to
+    // broker 6: it repairs x and evens disk (34 and 33 GiB, within 5%), so the best plan copies
+    // exactly x's 3 GiB, though the copy on broker 1 is x's leader (its leadership is handed on;
+    // leader count is evened for free).
+    let c = balanced()
+        .part("x", 0, &[1, 4, 2], 3 * GIB)
+        .part("y", 0, &[1, 5, 3], 4 * GIB);
+    let p = c.plan();
+    assert_eq!(p.rack_awareness.violations_after, 0);
+    assert_eq!(p.estimated_bytes, 3 * GIB, "{:#?}", p.moves);
+    let x = p
+        .moves
+        .iter()
+        .find(|m| m.topic == "x")
+        .expect("x is repaired");
+    assert!(
+        !x.replicas_after.contains(&1) && x.replicas_after.contains(&6),
+        "{x:?}"
+    );
+    // Leader count moves by whole leaders: 62 over six brokers is 10.33, and 11 is +6.45%.
+    for (load, within) in [
+        ("diskBytes", 5.0),
+        ("followerCount", 5.0),
+        ("leaderCount", 6.5),
+    ] {
+        let (_, s) = p
+            .loads
+            .0
+            .iter()
+            .find(|(l, _)| l.name() == load)
+            .expect("load");
+        assert!(s.max_distance_after <= within, "{load}: {s:?}");
+    }
+    // Planned again, the result proposes nothing.
+    let after = apply_plan(&c.snapshot, &p, None);
+    assert!(plan(&after, &Policy::default(), NOW_MS).moves.is_empty());
+}
