@@ -298,7 +298,14 @@ pub fn generate(spec: &Spec) -> Snapshot {
 ///   and at least its replica excess in replicas (each at least as large as its smallest ones).
 ///
 /// Leadership moves copy nothing, so leader counts add nothing to the bound.
+///
+/// The targets bind only a plan that balances: one where disk, leader count or follower count
+/// has a broker beyond the trigger (twice the threshold) before. Where none has, a plan only
+/// repairs rack awareness, and the bound is [`rack_repair_bytes`].
 pub fn lower_bound_bytes(s: &Snapshot, threshold_pct: f64) -> f64 {
+    if !placement_triggers(s, threshold_pct) {
+        return rack_repair_bytes(s);
+    }
     let takes: Vec<i32> = s
         .brokers
         .iter()
@@ -353,6 +360,40 @@ pub fn lower_bound_bytes(s: &Snapshot, threshold_pct: f64) -> f64 {
         .max(kept_in_rack_bound(s, &takes, &need))
         .max(rack_repair_bytes(s))
         .max(repair_and_balance_bound(s, &takes, &need))
+}
+
+/// Whether disk, leader count or follower count has a broker that takes load beyond twice
+/// `threshold_pct` from fair share (the planner's trigger for evening them).
+fn placement_triggers(s: &Snapshot, threshold_pct: f64) -> bool {
+    let takes: Vec<i32> = s
+        .brokers
+        .iter()
+        .filter(|b| b.state.takes_load())
+        .map(|b| b.id)
+        .collect();
+    if takes.is_empty() {
+        return false;
+    }
+    // Disk, leaders, followers per broker that takes load.
+    let mut v = vec![[0.0f64; 3]; takes.len()];
+    let mut total = [0.0f64; 3];
+    for p in &s.partitions {
+        let size = p.size_bytes as f64;
+        for &r in &p.replicas {
+            let led = p.leader == Some(r);
+            total[0] += size;
+            total[if led { 1 } else { 2 }] += 1.0;
+            if let Some(i) = takes.iter().position(|&b| b == r) {
+                v[i][0] += size;
+                v[i][if led { 1 } else { 2 }] += 1.0;
+            }
+        }
+    }
+    let trigger = 2.0 * threshold_pct / 100.0;
+    (0..3).any(|l| {
+        let fair = total[l] / takes.len() as f64;
+        fair > 0.0 && v.iter().any(|x| (x[l] - fair).abs() > trigger * fair)
+    })
 }
 
 /// Repairs and balance together. Every copy leaves one broker and lands on one, and a repair

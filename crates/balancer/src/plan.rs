@@ -282,13 +282,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             policy.max_partitions,
         );
         // A partition the repairs move ends on enough racks; the others wait for balancing.
-        let (n, left) = repair_racks(
-            &mut model,
-            &eligible,
-            eligible_count,
-            policy,
-            (&targets, Scope::Moved),
-        );
+        let (n, left) = repair_racks(&mut model, &eligible, policy, (&targets, Scope::Moved));
         stats.steps_applied += n;
         repaired = n;
         rack_limits = left;
@@ -310,7 +304,6 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         let (n, left) = repair_racks(
             &mut model,
             &eligible,
-            eligible_count,
             policy,
             (&drained_targets, Scope::All),
         );
@@ -387,13 +380,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             // onto more racks (where that also evens a load), and what it leaves is repaired
             // here; the next pass evens what the repairs changed. The search never moves a
             // partition the repair could not reach.
-            let (n, left) = repair_racks(
-                &mut model,
-                &eligible,
-                eligible_count,
-                policy,
-                (&targets, Scope::All),
-            );
+            let (n, left) = repair_racks(&mut model, &eligible, policy, (&targets, Scope::All));
             repaired += n;
             rack_limits = left;
             stats.steps_applied += n;
@@ -724,7 +711,6 @@ fn partitions(n: u64) -> String {
 fn repair_racks(
     model: &mut Model,
     eligible: &[bool],
-    eligible_count: usize,
     policy: &Policy,
     (t, scope): (&Targets, Scope),
 ) -> (u64, Vec<RackLimit>) {
@@ -733,7 +719,18 @@ fn repair_racks(
     }
     let mut changed = model.parts.iter().filter(|p| p.changed()).count();
     let (mut repaired, mut cooling, mut offline, mut capped) = (0u64, 0u64, 0u64, 0u64);
-    for pi in 0..model.parts.len() as u32 {
+    // The largest first: they take the most off the brokers that must give, and the smaller
+    // ones after them even out what is left.
+    let mut order: Vec<u32> = (0..model.parts.len() as u32)
+        .filter(|&pi| model.too_few_racks(model.parts[pi as usize].replicas.as_slice()))
+        .collect();
+    order.sort_by(|&a, &b| {
+        model.parts[b as usize]
+            .size
+            .total_cmp(&model.parts[a as usize].size)
+            .then(a.cmp(&b))
+    });
+    for pi in order {
         let p = &model.parts[pi as usize];
         if !model.too_few_racks(p.replicas.as_slice()) || (scope == Scope::Moved && !p.changed()) {
             continue;
@@ -753,7 +750,7 @@ fn repair_racks(
         }
         let mut moved = false;
         while model.too_few_racks(model.parts[pi as usize].replicas.as_slice()) {
-            let Some((from, to)) = repair_copy(model, t, pi, eligible, eligible_count) else {
+            let Some((from, to)) = repair_copy(model, t, pi, eligible) else {
                 break;
             };
             model.parts[pi as usize].why.get_or_insert(Why::RackRepair);
@@ -808,25 +805,18 @@ fn repair_racks(
 
 /// The copy that repairs (or brings closer to repair) partition `pi`: one of the copies in a
 /// doubled rack leaves for an eligible broker of a rack the partition lacks. Among those pairs,
-/// in order: one that keeps the topic's replica cap on the destination; one that pushes no load
+/// in order: one that adds nothing to its topic's replicas and leaders beyond their caps; one
+/// that pushes no load
 /// beyond the trigger (or farther beyond it) that was not; the one that lowers the search's
 /// objective on disk the most, so the repair takes bytes off a broker that must give and onto
 /// one that must receive (disk is what copies pay for: counts are evened afterwards by
 /// leadership changes and small partitions, and weighing them here sent repairs to brokers
 /// that needed no bytes: 8-broker `random` seed 1 copied 4.02 GB instead of 3.46); a follower
 /// rather than the leader; the lowest broker indexes.
-fn repair_copy(
-    model: &Model,
-    t: &Targets,
-    pi: u32,
-    eligible: &[bool],
-    eligible_count: usize,
-) -> Option<(Bx, Bx)> {
+fn repair_copy(model: &Model, t: &Targets, pi: u32, eligible: &[bool]) -> Option<(Bx, Bx)> {
     let p = &model.parts[pi as usize];
     let rack = |b: Bx| model.brokers[b as usize].rack;
     let nb = model.nb();
-    let topic = p.topic as usize;
-    let rcap = model.replica_cap(topic, eligible_count);
     let band = AIM * t.threshold / 100.0;
     let mut best: Option<RepairKey> = None;
     for &from in p.replicas.iter() {
@@ -866,7 +856,7 @@ fn repair_copy(
                 }
             }
             let key = RepairKey {
-                over: model.topic_replicas[topic * nb + to as usize] >= rcap,
+                over: spread_growth(model, t, pi, from, to) > 0,
                 harm,
                 disk,
                 leader: p.leader == Some(from),
@@ -878,6 +868,39 @@ fn repair_copy(
         }
     }
     best.map(|k| k.pair)
+}
+
+/// How much copying `pi`'s replica from `from` to `to` adds to its topic's replicas and leaders
+/// beyond their caps, summed over eligible brokers (the search's topic spread check): negative
+/// when it lowers them. A copy leaving a broker over the cap for one at the cap adds nothing.
+fn spread_growth(model: &Model, t: &Targets, pi: u32, from: Bx, to: Bx) -> i64 {
+    let p = &model.parts[pi as usize];
+    let topic = p.topic as usize;
+    let nb = model.nb();
+    let (rcap, lcap) = (
+        model.replica_cap(topic, t.eligible_count),
+        model.leader_cap(topic, t.eligible_count),
+    );
+    let over = |counts: &[u32], b: Bx, d: i64, cap: u32| {
+        if !t.eligible[b as usize] {
+            return 0;
+        }
+        let c = i64::from(counts[topic * nb + b as usize]);
+        let cap = i64::from(cap);
+        (c + d - cap).max(0) - (c - cap).max(0)
+    };
+    let mut growth =
+        over(&model.topic_replicas, from, -1, rcap) + over(&model.topic_replicas, to, 1, rcap);
+    if p.leader == Some(from) {
+        let next = if p.replicas.first() == Some(&from) {
+            to
+        } else {
+            p.replicas[0]
+        };
+        growth +=
+            over(&model.topic_leaders, from, -1, lcap) + over(&model.topic_leaders, next, 1, lcap);
+    }
+    growth
 }
 
 /// How [`repair_copy`] ranks a candidate copy `pair` (from, to): the lower the better, in field
