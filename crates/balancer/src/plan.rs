@@ -331,6 +331,13 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
                     pass_targets.active[l] |= pass_targets.counted[l];
                 }
             }
+            // A load within the trigger before the plan, and not pushed beyond it since by a
+            // repair, is never pushed beyond it by balancing, even when evened with another.
+            // (Read from where it has been, so a re-plan of the result, which finds it within
+            // the trigger, keeps it too.)
+            for (l, was) in ever_active.iter().enumerate() {
+                pass_targets.kept[l] = pass_targets.counted[l] && !was;
+            }
             targets = pass_targets;
             let (mut applied, mut capped) = (0, false);
             if targets.active.iter().any(|a| *a) {
@@ -641,6 +648,7 @@ fn classify(
         counted: [false; 7],
         active: [false; 7],
         floor: [None; 7],
+        kept: [false; 7],
         threshold: policy.threshold_pct,
         trigger: policy.trigger_pct(),
         eligible: eligible.to_vec(),
@@ -1398,6 +1406,7 @@ mod tests {
             counted: [true; 7],
             active: [true; 7],
             floor: [None; 7],
+            kept: [false; 7],
             threshold: 5.0,
             trigger: 10.0,
             eligible: Vec::new(),

@@ -145,6 +145,10 @@ pub struct Targets {
     /// Loads left alone because their imbalance is below `BALLAST_BALANCE_FLOOR`, with that
     /// floor: moves must not push a broker beyond the trigger on them (or farther beyond it).
     pub floor: [Option<f64>; 7],
+    /// Counted loads within the trigger before the plan: a move never pushes a broker beyond
+    /// the trigger on them (or farther beyond it), even when they are evened with another
+    /// (disk, leader and follower count are evened together once one of them triggers).
+    pub kept: [bool; 7],
     pub threshold: f64,
     pub trigger: f64,
     pub eligible: Vec<bool>,
@@ -1323,6 +1327,13 @@ impl View<'_> {
                 if !t.counted[l] {
                     continue;
                 }
+                if t.kept[l] {
+                    let (d0, d1) = (t.dev(l, v), t.dev(l, v + dl));
+                    if d1.abs() > t.trigger && d1.abs() > d0.abs() {
+                        tally.conflict += 1;
+                        return None;
+                    }
+                }
                 let (d0, d1) = (t.dev(l, v) / 100.0, t.dev(l, v + dl) / 100.0);
                 delta_obj += objective(d1, band) - objective(d0, band);
                 // A load that did not trigger is not pushed past the threshold (or past where it
@@ -1463,6 +1474,7 @@ mod tests {
             counted: placement,
             active: placement,
             floor: [None; 7],
+            kept: [false; 7],
             threshold: 5.0,
             trigger: 10.0,
             eligible: vec![true; 4],
@@ -1526,6 +1538,7 @@ mod tests {
             counted: on,
             active: on,
             floor: [None; 7],
+            kept: [false; 7],
             threshold: 5.0,
             trigger: 10.0,
             eligible: vec![true; 6],
