@@ -713,8 +713,8 @@ fn partitions(n: u64) -> String {
 
 /// Repairs every partition on too few racks that may move: a copy in a doubled rack goes to a
 /// broker of a rack the partition lacks ([`repair_copy`] chooses which copy and where), until
-/// the partition spans `min(replication factor, racks)`. Partitions in index order; the
-/// proposal cap counts them with the partitions the drain changed. Returns how many it repaired
+/// the partition spans `min(replication factor, racks)`. The largest partitions first (ties in
+/// index order); the proposal cap counts them with the partitions the drain changed. Returns how many it repaired
 /// and, per cause, those it could not.
 fn repair_racks(
     model: &mut Model,
@@ -814,13 +814,12 @@ fn repair_racks(
 /// The copy that repairs (or brings closer to repair) partition `pi`: one of the copies in a
 /// doubled rack leaves for an eligible broker of a rack the partition lacks. Among those pairs,
 /// in order: one that adds nothing to its topic's replicas and leaders beyond their caps; one
-/// that pushes no load
-/// beyond the trigger (or farther beyond it) that was not; the one that lowers the search's
-/// objective on disk the most, so the repair takes bytes off a broker that must give and onto
-/// one that must receive (disk is what copies pay for: counts are evened afterwards by
-/// leadership changes and small partitions, and weighing them here sent repairs to brokers
-/// that needed no bytes: 8-broker `random` seed 1 copied 4.02 GB instead of 3.46); a follower
-/// rather than the leader; the lowest broker indexes.
+/// that pushes the fewest loads beyond the trigger (or farther beyond it); the one that lowers
+/// the search's objective on disk the most, so the repair takes bytes off a broker that must
+/// give and onto one that must receive (disk is what copies pay for: counts are evened
+/// afterwards by leadership changes and small partitions, and weighing them here sent repairs
+/// to brokers that needed no bytes: 8-broker `random` seed 1 copied 4.02 GB instead of 3.46);
+/// a follower rather than the leader; the lowest broker indexes.
 fn repair_copy(model: &Model, t: &Targets, pi: u32, eligible: &[bool]) -> Option<(Bx, Bx)> {
     let p = &model.parts[pi as usize];
     let rack = |b: Bx| model.brokers[b as usize].rack;
