@@ -298,7 +298,14 @@ pub fn generate(spec: &Spec) -> Snapshot {
 ///   and at least its replica excess in replicas (each at least as large as its smallest ones).
 ///
 /// Leadership moves copy nothing, so leader counts add nothing to the bound.
+///
+/// The targets bind only a plan that balances: one where disk, leader count or follower count
+/// has a broker beyond the trigger (twice the threshold) before. Where none has, a plan only
+/// repairs rack awareness, and the bound is [`rack_repair_bytes`].
 pub fn lower_bound_bytes(s: &Snapshot, threshold_pct: f64) -> f64 {
+    if !placement_triggers(s, threshold_pct) {
+        return rack_repair_bytes(s);
+    }
     let takes: Vec<i32> = s
         .brokers
         .iter()
@@ -352,6 +359,100 @@ pub fn lower_bound_bytes(s: &Snapshot, threshold_pct: f64) -> f64 {
         .max(rack_bound(s, &takes, &need))
         .max(kept_in_rack_bound(s, &takes, &need))
         .max(rack_repair_bytes(s))
+        .max(repair_and_balance_bound(s, &takes, &need))
+}
+
+/// Whether disk, leader count or follower count has a broker that takes load beyond twice
+/// `threshold_pct` from fair share (the planner's trigger for evening them).
+fn placement_triggers(s: &Snapshot, threshold_pct: f64) -> bool {
+    let takes: Vec<i32> = s
+        .brokers
+        .iter()
+        .filter(|b| b.state.takes_load())
+        .map(|b| b.id)
+        .collect();
+    if takes.is_empty() {
+        return false;
+    }
+    // Disk, leaders, followers per broker that takes load.
+    let mut v = vec![[0.0f64; 3]; takes.len()];
+    let mut total = [0.0f64; 3];
+    for p in &s.partitions {
+        let size = p.size_bytes as f64;
+        for &r in &p.replicas {
+            let led = p.leader == Some(r);
+            total[0] += size;
+            total[if led { 1 } else { 2 }] += 1.0;
+            if let Some(i) = takes.iter().position(|&b| b == r) {
+                v[i][0] += size;
+                v[i][if led { 1 } else { 2 }] += 1.0;
+            }
+        }
+    }
+    let trigger = 2.0 * threshold_pct / 100.0;
+    (0..3).any(|l| {
+        let fair = total[l] / takes.len() as f64;
+        fair > 0.0 && v.iter().any(|x| (x[l] - fair).abs() > trigger * fair)
+    })
+}
+
+/// Repairs and balance together. Every copy leaves one broker and lands on one, and a repair
+/// copy of partition `p` (one per rack it lacks, [`rack_repair_bytes`]) leaves a broker that
+/// holds `p` in a rack holding more than one of its replicas (when the replication factor is at
+/// most the racks: each such rack keeps one) and lands on a broker of a rack `p` lacks. So what
+/// leaves broker `b` is at least the larger of what `b` must give and the repair bytes that leave
+/// it, and the sum over brokers of the larger is at least what they must give plus the repair
+/// bytes, less what repairs can take off brokers that must give: at most, for each broker, the
+/// smaller of what it must give and the repair bytes of the partitions that may leave it (a cut
+/// of the flow from repairs to brokers). The same holds for what lands. Where repairs cannot
+/// serve the balance (the brokers that must give hold none of the doubled copies), this is the
+/// sum of the two, not the larger.
+fn repair_and_balance_bound(s: &Snapshot, takes: &[i32], need: &[(f64, f64)]) -> f64 {
+    let (racks, rack_of) = rack_layout(s);
+    if racks == 0 {
+        return 0.0;
+    }
+    let rack = |id: i32| rack_of.get(&id).cloned().flatten();
+    let take_racks: Vec<Option<String>> = takes.iter().map(|&b| rack(b)).collect();
+    let (mut leave, mut land) = (vec![0.0f64; takes.len()], vec![0.0f64; takes.len()]);
+    let mut repair = 0.0;
+    for p in &s.partitions {
+        let lacking = p
+            .replicas
+            .len()
+            .min(racks)
+            .saturating_sub(spread(&p.replicas, &rack_of));
+        if lacking == 0 {
+            continue;
+        }
+        let size = p.size_bytes as f64;
+        repair += size * lacking as f64;
+        let held: Vec<Option<String>> = p.replicas.iter().map(|&r| rack(r)).collect();
+        for (&r, here) in p.replicas.iter().zip(&held) {
+            let doubled = here.is_some() && held.iter().filter(|&x| x == here).count() > 1;
+            if p.replicas.len() > racks || doubled {
+                if let Some(i) = takes.iter().position(|&b| b == r) {
+                    leave[i] += size;
+                }
+            }
+        }
+        for (i, tr) in take_racks.iter().enumerate() {
+            if tr.is_some() && !held.contains(tr) {
+                land[i] += size;
+            }
+        }
+    }
+    let (mut into, mut out, mut served_in, mut served_out) = (0.0, 0.0, 0.0, 0.0);
+    for (i, &(need_in, need_out)) in need.iter().enumerate() {
+        into += need_in;
+        out += need_out;
+        served_in += need_in.min(land[i]);
+        served_out += need_out.min(leave[i]);
+    }
+    f64::max(
+        out + repair - served_out.min(repair),
+        into + repair - served_in.min(repair),
+    )
 }
 
 /// Partitions whose replicas sit on fewer racks than `min(replication factor, racks)`, the
@@ -708,6 +809,31 @@ mod tests {
         // Once broker 1 holds a partition that could cross, 1 GB of its 2 GB may leave rack a.
         s.partitions[1].replicas = vec![1, 2];
         assert_eq!(kept_in_rack_bound(&s, &takes, &need), 3e9);
+    }
+
+    #[test]
+    fn repair_copies_count_towards_the_balance_only_on_brokers_that_must_give_or_receive() {
+        // Racks a = {1, 2}, b = {3, 4}; RF 2, 1 GB each. Partition 0 sits on 1 and 2 (rack a
+        // only): its repair copies 1 GB out of broker 1 or 2 into rack b.
+        let mut s = generate(&Spec::new(Kind::NewBroker, 4, 0, 1));
+        for b in &mut s.brokers {
+            b.rack = Some(if b.id <= 2 { "a" } else { "b" }.to_string());
+        }
+        s.partitions
+            .push(crate::fixtures::partition("t", 0, &[1, 2], 1_000_000_000));
+        s.partitions
+            .push(crate::fixtures::partition("t", 1, &[1, 3], 1_000_000_000));
+        let takes = [1, 2, 3, 4];
+        // Broker 3 must give 2 GB and broker 4 receive 2 GB: the repair copy can land on 4 but
+        // cannot leave 3, so at least 2 GB leave broker 3 and 1 GB more leaves rack a.
+        let need = [(0.0, 0.0), (0.0, 0.0), (0.0, 2e9), (2e9, 0.0)];
+        assert_eq!(repair_and_balance_bound(&s, &takes, &need), 3e9);
+        // Broker 1 must give 2 GB and broker 4 receive 2 GB: the repair copy can do 1 GB of both.
+        let need = [(0.0, 2e9), (0.0, 0.0), (0.0, 0.0), (2e9, 0.0)];
+        assert_eq!(repair_and_balance_bound(&s, &takes, &need), 2e9);
+        // Without a partition on too few racks, nothing beyond the balance.
+        s.partitions[0].replicas = vec![1, 4];
+        assert_eq!(repair_and_balance_bound(&s, &takes, &need), 2e9);
     }
 
     #[test]

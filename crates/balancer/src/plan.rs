@@ -12,7 +12,7 @@ use crate::model::{Bx, Model, Why, DISK, MAX_RF};
 use crate::policy::Policy;
 use crate::proof::{prove, Proof};
 use crate::prune::prune;
-use crate::search::{Mode, Search, Tally, Targets};
+use crate::search::{effect, objective, Action, Mode, Search, Tally, Targets, AIM};
 use crate::{is_no_traffic, load_index};
 
 /// One partition's change, as the executor will carry it out.
@@ -272,7 +272,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
     };
     let mut drained = false;
     let mut repaired = 0u64;
-    let mut rack_limits: Vec<RackLimit> = Vec::new();
+    let mut rack_limits: Vec<RackLimit>;
     if balance_hold {
         stats.steps_applied = evacuate(
             &mut model,
@@ -282,13 +282,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             policy.max_partitions,
         );
         // A partition the repairs move ends on enough racks; the others wait for balancing.
-        let (n, left) = repair_racks(
-            &mut model,
-            &eligible,
-            eligible_count,
-            policy,
-            (fair, Scope::Moved),
-        );
+        let (n, left) = repair_racks(&mut model, &eligible, policy, (&targets, Scope::Moved));
         stats.steps_applied += n;
         repaired = n;
         rack_limits = left;
@@ -302,6 +296,20 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             policy.max_partitions,
         );
         drained = stats.steps_applied > 0;
+        // Rack awareness first: the repairs choose which copy leaves the doubled rack and where
+        // it lands while the brokers still lie where the snapshot has them, so a repair copy
+        // takes load off a broker that must give and onto one that must receive, and the
+        // search evens what is left rather than balancing first and repairing after.
+        let (drained_targets, _) = classify(&model, fair, &eligible, eligible_count, policy);
+        let (n, left) = repair_racks(
+            &mut model,
+            &eligible,
+            policy,
+            (&drained_targets, Scope::All),
+        );
+        repaired += n;
+        rack_limits = left;
+        stats.steps_applied += n;
         // Which loads count and trigger depends on the placement, so the search runs until a
         // pass on its own result changes nothing: re-planning the plan's result then proposes
         // nothing new.
@@ -322,6 +330,13 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
                 for l in PLACEMENT {
                     pass_targets.active[l] |= pass_targets.counted[l];
                 }
+            }
+            // A load within the trigger before the plan, and not pushed beyond it since by a
+            // repair, is never pushed beyond it by balancing, even when evened with another.
+            // (Read from where it has been, so a re-plan of the result, which finds it within
+            // the trigger, keeps it too.)
+            for (l, was) in ever_active.iter().enumerate() {
+                pass_targets.kept[l] = pass_targets.counted[l] && !was;
             }
             targets = pass_targets;
             let (mut applied, mut capped) = (0, false);
@@ -372,13 +387,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             // onto more racks (where that also evens a load), and what it leaves is repaired
             // here; the next pass evens what the repairs changed. The search never moves a
             // partition the repair could not reach.
-            let (n, left) = repair_racks(
-                &mut model,
-                &eligible,
-                eligible_count,
-                policy,
-                (fair, Scope::All),
-            );
+            let (n, left) = repair_racks(&mut model, &eligible, policy, (&targets, Scope::All));
             repaired += n;
             rack_limits = left;
             stats.steps_applied += n;
@@ -639,6 +648,7 @@ fn classify(
         counted: [false; 7],
         active: [false; 7],
         floor: [None; 7],
+        kept: [false; 7],
         threshold: policy.threshold_pct,
         trigger: policy.trigger_pct(),
         eligible: eligible.to_vec(),
@@ -701,27 +711,34 @@ fn partitions(n: u64) -> String {
     format!("{n} partition{}", if n == 1 { "" } else { "s" })
 }
 
-/// Repairs every partition on too few racks that may move: the surplus copy in a doubled rack
-/// (a follower, on the fullest broker: disk or follower count against fair share) goes to the
-/// least full broker among
-/// those of the racks the partition lacks, under its topic's replica cap where one is, until
-/// the partition spans `min(replication factor, racks)`. Partitions in index order; the
-/// proposal cap counts them with the partitions the drain changed. Returns how many it repaired
+/// Repairs every partition on too few racks that may move: a copy in a doubled rack goes to a
+/// broker of a rack the partition lacks ([`repair_copy`] chooses which copy and where), until
+/// the partition spans `min(replication factor, racks)`. The largest partitions first (ties in
+/// index order); the proposal cap counts them with the partitions the drain changed. Returns how many it repaired
 /// and, per cause, those it could not.
 fn repair_racks(
     model: &mut Model,
     eligible: &[bool],
-    eligible_count: usize,
     policy: &Policy,
-    (fair, scope): ([f64; 7], Scope),
+    (t, scope): (&Targets, Scope),
 ) -> (u64, Vec<RackLimit>) {
     if model.racks == 0 {
         return (0, Vec::new());
     }
-    let nb = model.nb();
     let mut changed = model.parts.iter().filter(|p| p.changed()).count();
     let (mut repaired, mut cooling, mut offline, mut capped) = (0u64, 0u64, 0u64, 0u64);
-    for pi in 0..model.parts.len() as u32 {
+    // The largest first: they take the most off the brokers that must give, and the smaller
+    // ones after them even out what is left.
+    let mut order: Vec<u32> = (0..model.parts.len() as u32)
+        .filter(|&pi| model.too_few_racks(model.parts[pi as usize].replicas.as_slice()))
+        .collect();
+    order.sort_by(|&a, &b| {
+        model.parts[b as usize]
+            .size
+            .total_cmp(&model.parts[a as usize].size)
+            .then(a.cmp(&b))
+    });
+    for pi in order {
         let p = &model.parts[pi as usize];
         if !model.too_few_racks(p.replicas.as_slice()) || (scope == Scope::Moved && !p.changed()) {
             continue;
@@ -741,40 +758,7 @@ fn repair_racks(
         }
         let mut moved = false;
         while model.too_few_racks(model.parts[pi as usize].replicas.as_slice()) {
-            let p = &model.parts[pi as usize];
-            let rack = |b: Bx| model.brokers[b as usize].rack;
-            // How full a broker is: the larger of its disk and its follower count against fair
-            // share (a repair moves a follower), so repairs neither pile copies onto a broker
-            // nor push its follower count out.
-            let disk = |b: Bx| {
-                let v = &model.loads[b as usize];
-                let rel = |l: usize| if fair[l] > 0.0 { v[l] / fair[l] } else { 0.0 };
-                rel(DISK).max(rel(1))
-            };
-            let surplus = p
-                .replicas
-                .iter()
-                .copied()
-                .filter(|&r| p.replicas.iter().filter(|&&x| rack(x) == rack(r)).count() > 1)
-                .min_by(|&a, &b| {
-                    (p.leader == Some(a))
-                        .cmp(&(p.leader == Some(b)))
-                        .then(disk(b).total_cmp(&disk(a)))
-                        .then(a.cmp(&b))
-                });
-            let topic = p.topic as usize;
-            let rcap = model.replica_cap(topic, eligible_count);
-            let dest = (0..nb as Bx)
-                .filter(|&d| eligible[d as usize] && !p.holds(d))
-                .filter(|&d| !p.replicas.iter().any(|&r| rack(r) == rack(d)))
-                .min_by(|&a, &b| {
-                    let over = |d: Bx| model.topic_replicas[topic * nb + d as usize] >= rcap;
-                    over(a)
-                        .cmp(&over(b))
-                        .then(disk(a).total_cmp(&disk(b)))
-                        .then(a.cmp(&b))
-                });
-            let (Some(from), Some(to)) = (surplus, dest) else {
+            let Some((from, to)) = repair_copy(model, t, pi, eligible) else {
                 break;
             };
             model.parts[pi as usize].why.get_or_insert(Why::RackRepair);
@@ -825,6 +809,125 @@ fn repair_racks(
         });
     }
     (repaired, out)
+}
+
+/// The copy that repairs (or brings closer to repair) partition `pi`: one of the copies in a
+/// doubled rack leaves for an eligible broker of a rack the partition lacks. Among those pairs,
+/// in order: one that adds nothing to its topic's replicas and leaders beyond their caps; one
+/// that pushes the fewest loads beyond the trigger (or farther beyond it); the one that lowers
+/// the search's objective on disk the most, so the repair takes bytes off a broker that must
+/// give and onto one that must receive (disk is what copies pay for: counts are evened
+/// afterwards by leadership changes and small partitions, and weighing them here sent repairs
+/// to brokers that needed no bytes: 8-broker `random` seed 1 copied 4.02 GB instead of 3.46);
+/// a follower rather than the leader; the lowest broker indexes.
+fn repair_copy(model: &Model, t: &Targets, pi: u32, eligible: &[bool]) -> Option<(Bx, Bx)> {
+    let p = &model.parts[pi as usize];
+    let rack = |b: Bx| model.brokers[b as usize].rack;
+    let nb = model.nb();
+    let band = AIM * t.threshold / 100.0;
+    let mut best: Option<RepairKey> = None;
+    for &from in p.replicas.iter() {
+        if p.replicas
+            .iter()
+            .filter(|&&x| rack(x) == rack(from))
+            .count()
+            < 2
+        {
+            continue;
+        }
+        for to in 0..nb as Bx {
+            if !eligible[to as usize]
+                || p.holds(to)
+                || p.replicas.iter().any(|&r| rack(r) == rack(to))
+            {
+                continue;
+            }
+            let e = effect(model, Action::Replica { pi, from, to });
+            let (mut harm, mut disk) = (0u32, 0.0);
+            for &(x, ref dv) in &e.items[..e.len] {
+                if !t.eligible[x as usize] {
+                    continue;
+                }
+                for (l, &dl) in dv.iter().enumerate() {
+                    if dl == 0.0 || !(t.counted[l] || t.floor[l].is_some()) {
+                        continue;
+                    }
+                    let v = model.loads[x as usize][l];
+                    let (d0, d1) = (t.dev(l, v), t.dev(l, v + dl));
+                    if d1.abs() > t.trigger && d1.abs() > d0.abs() {
+                        harm += 1;
+                    }
+                    if l == DISK && t.counted[l] {
+                        disk += objective(d1 / 100.0, band) - objective(d0 / 100.0, band);
+                    }
+                }
+            }
+            let key = RepairKey {
+                over: spread_growth(model, t, pi, from, to) > 0,
+                harm,
+                disk,
+                leader: p.leader == Some(from),
+                pair: (from, to),
+            };
+            if best.as_ref().is_none_or(|b| key.before(b)) {
+                best = Some(key);
+            }
+        }
+    }
+    best.map(|k| k.pair)
+}
+
+/// How much copying `pi`'s replica from `from` to `to` adds to its topic's replicas and leaders
+/// beyond their caps, summed over eligible brokers (the search's topic spread check): negative
+/// when it lowers them. A copy leaving a broker over the cap for one at the cap adds nothing.
+fn spread_growth(model: &Model, t: &Targets, pi: u32, from: Bx, to: Bx) -> i64 {
+    let p = &model.parts[pi as usize];
+    let topic = p.topic as usize;
+    let nb = model.nb();
+    let (rcap, lcap) = (
+        model.replica_cap(topic, t.eligible_count),
+        model.leader_cap(topic, t.eligible_count),
+    );
+    let over = |counts: &[u32], b: Bx, d: i64, cap: u32| {
+        if !t.eligible[b as usize] {
+            return 0;
+        }
+        let c = i64::from(counts[topic * nb + b as usize]);
+        let cap = i64::from(cap);
+        (c + d - cap).max(0) - (c - cap).max(0)
+    };
+    let mut growth =
+        over(&model.topic_replicas, from, -1, rcap) + over(&model.topic_replicas, to, 1, rcap);
+    if p.leader == Some(from) {
+        let next = if p.replicas.first() == Some(&from) {
+            to
+        } else {
+            p.replicas[0]
+        };
+        growth +=
+            over(&model.topic_leaders, from, -1, lcap) + over(&model.topic_leaders, next, 1, lcap);
+    }
+    growth
+}
+
+/// How [`repair_copy`] ranks a candidate copy `pair` (from, to): the lower the better, in field
+/// order.
+struct RepairKey {
+    over: bool,
+    harm: u32,
+    disk: f64,
+    leader: bool,
+    pair: (Bx, Bx),
+}
+
+impl RepairKey {
+    fn before(&self, o: &RepairKey) -> bool {
+        (self.over, self.harm)
+            .cmp(&(o.over, o.harm))
+            .then(self.disk.total_cmp(&o.disk))
+            .then((self.leader, self.pair).cmp(&(o.leader, o.pair)))
+            == std::cmp::Ordering::Less
+    }
 }
 
 /// Which partitions on too few racks [`repair_racks`] repairs.
@@ -1302,6 +1405,7 @@ mod tests {
             counted: [true; 7],
             active: [true; 7],
             floor: [None; 7],
+            kept: [false; 7],
             threshold: 5.0,
             trigger: 10.0,
             eligible: Vec::new(),

@@ -413,6 +413,7 @@ mod tests {
             counted: on,
             active: on,
             floor: [None; 7],
+            kept: [false; 7],
             threshold: 5.0,
             trigger: 10.0,
             eligible: vec![true; nb],

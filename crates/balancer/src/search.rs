@@ -145,6 +145,10 @@ pub struct Targets {
     /// Loads left alone because their imbalance is below `BALLAST_BALANCE_FLOOR`, with that
     /// floor: moves must not push a broker beyond the trigger on them (or farther beyond it).
     pub floor: [Option<f64>; 7],
+    /// Counted loads within the trigger before the plan: a move never pushes a broker beyond
+    /// the trigger on them (or farther beyond it), even when they are evened with another
+    /// (disk, leader and follower count are evened together once one of them triggers).
+    pub kept: [bool; 7],
     pub threshold: f64,
     pub trigger: f64,
     pub eligible: Vec<bool>,
@@ -238,7 +242,7 @@ pub enum Mode {
 /// threshold sheds (or takes) about what brings it this far inside, not all the way to fair
 /// share, so a plan copies little more than the bytes that must move. It is also the edge of
 /// the band the objective mostly ignores (see [`objective`]).
-const AIM: f64 = 0.95;
+pub(crate) const AIM: f64 = 0.95;
 
 /// The weight of the distance inside the band in [`objective`]: small, so that within the
 /// band the objective only breaks ties.
@@ -254,7 +258,7 @@ const CROSS_RACK: f64 = 1.1;
 /// broker already inside the band gains little, so copies go where the targets need them and
 /// a broker is brought just inside rather than towards fair share: the bytes stay close to
 /// what must move.
-fn objective(d: f64, band: f64) -> f64 {
+pub(crate) fn objective(d: f64, band: f64) -> f64 {
     let beyond = (d.abs() - band).max(0.0);
     beyond * beyond + INSIDE * d * d
 }
@@ -1323,6 +1327,13 @@ impl View<'_> {
                 if !t.counted[l] {
                     continue;
                 }
+                if t.kept[l] {
+                    let (d0, d1) = (t.dev(l, v), t.dev(l, v + dl));
+                    if d1.abs() > t.trigger && d1.abs() > d0.abs() {
+                        tally.conflict += 1;
+                        return None;
+                    }
+                }
                 let (d0, d1) = (t.dev(l, v) / 100.0, t.dev(l, v + dl) / 100.0);
                 delta_obj += objective(d1, band) - objective(d0, band);
                 // A load that did not trigger is not pushed past the threshold (or past where it
@@ -1463,6 +1474,7 @@ mod tests {
             counted: placement,
             active: placement,
             floor: [None; 7],
+            kept: [false; 7],
             threshold: 5.0,
             trigger: 10.0,
             eligible: vec![true; 4],
@@ -1526,6 +1538,7 @@ mod tests {
             counted: on,
             active: on,
             floor: [None; 7],
+            kept: [false; 7],
             threshold: 5.0,
             trigger: 10.0,
             eligible: vec![true; 6],
