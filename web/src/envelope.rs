@@ -126,29 +126,6 @@ impl From<ballast_ops::OpError> for ApiError {
     }
 }
 
-/// A web-side failure inside a pipeline step of an operation still written over `AppState`
-/// (the families not yet moved into `ballast_ops`): its kind from the status.
-impl From<ApiError> for ballast_ops::OpError {
-    fn from(e: ApiError) -> Self {
-        use ballast_ops::Kind;
-        let kind = match e.status.as_u16() {
-            403 => Kind::Forbidden,
-            404 => Kind::NotFound,
-            409 => Kind::Conflict,
-            502 => Kind::Cluster,
-            503 => Kind::Unavailable,
-            s if (400..500).contains(&s) => Kind::BadInput,
-            _ => Kind::Internal,
-        };
-        ballast_ops::OpError {
-            kind,
-            error: e.error,
-            details: e.details,
-            retry_after_s: e.retry_after_s,
-        }
-    }
-}
-
 impl From<ballast_ops::Unavailable> for ApiError {
     fn from(u: ballast_ops::Unavailable) -> Self {
         ApiError::busy(u.error, u.details, u.retry_after_s)

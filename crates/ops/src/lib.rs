@@ -13,7 +13,7 @@
 //! - `time`: instants as a change's input names them (Unix ms or RFC 3339).
 //! - the operations, one module per family: `quotas`, `topic_configs`, `acls` (with the
 //!   binding and filter rules the list of bindings shares), `groups` (consumer-group offset
-//!   resets and deletion), `proposals`, `reassignments`, `brokers`, `tokens`, `rolls`.
+//!   resets and deletion), `proposals`, `reassignments`, `brokers`, `tokens`, `rolls`, `revert` (an audited change put back).
 //!
 //! Architecture Invariant: no HTTP type in this crate (`scripts/check-deps`); `web` adapts its
 //! answers.
@@ -31,6 +31,7 @@ pub mod proposals;
 pub mod quotas;
 pub mod readback;
 pub mod reassignments;
+pub mod revert;
 pub mod rolls;
 pub mod time;
 pub mod tokens;

@@ -718,7 +718,8 @@ async fn create_token(
     };
     let actor = crate::audit::identity_actor(&i, "POST");
     let mint = || {
-        let value = new_token_value()?;
+        let value =
+            new_token_value().map_err(|e| ballast_ops::OpError::internal(e.error, e.details))?;
         let hmac = state.auth.token_hmac(&value);
         Ok((value, hmac))
     };

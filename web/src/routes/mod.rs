@@ -14,11 +14,6 @@ use axum::Router;
 
 use crate::{ApiError, AppState};
 
-/// A 409 in the envelope (`ballast_ops::reassignments::conflict`).
-pub(crate) fn conflict(error: impl Into<String>, details: impl Into<String>) -> crate::ApiError {
-    ballast_ops::reassignments::conflict(error, details).into()
-}
-
 /// Every documented operation: each module's `Api` (listed next to its `routes()`), merged. The
 /// description is built from this (`crate::openapi`); `web/tests/openapi.rs` checks it against
 /// what the router serves.
