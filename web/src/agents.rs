@@ -667,6 +667,7 @@ async fn get_roll(State(state): State<AppState>, Path(id): Path<String>) -> ApiR
 pub(crate) struct StartBody {
     /// The brokers to restart (default: every broker of the cluster). They go in id order with
     /// the active controller last, whatever the order given.
+    #[schema(schema_with = crate::openapi::distinct_broker_ids_or_null)]
     brokers: Option<Vec<i32>>,
     /// Why (recorded with the roll and in the audit log).
     reason: Option<String>,

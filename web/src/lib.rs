@@ -26,6 +26,7 @@ pub mod notices;
 mod observed_view;
 /// The OpenAPI description (`/api/v1/openapi.json`, `.yaml`) and the `/docs/` pages.
 pub mod openapi;
+mod params;
 mod routes;
 /// The `/ui` dashboard: server-rendered pages over the API, called in-process.
 mod ui;
@@ -160,6 +161,7 @@ pub fn router(state: AppState) -> Router {
         })
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
+        .layer(axum::middleware::from_fn(params::check_parameters))
         .layer(axum::middleware::from_fn(
             middleware::refuse_unexpected_bodies,
         ))

@@ -178,7 +178,9 @@ fn finish(doc: &mut Value, licensed: &[(axum::http::Method, &str)]) {
                     if matches!(method.as_str(), "post" | "put" | "patch" | "delete") {
                         mutation_rules(op);
                     }
-                    shared_rules(op, is_licensed);
+                    parameter_rules(op);
+                    // The description itself is served as it is, not in the envelope.
+                    shared_rules(op, is_licensed, path != JSON_PATH);
                     auth_rules(op, method, path);
                 }
             }
@@ -221,7 +223,7 @@ fn mutation_rules(op: &mut Map<String, Value>) {
     }
 }
 
-fn shared_rules(op: &mut Map<String, Value>, licensed: bool) {
+fn shared_rules(op: &mut Map<String, Value>, licensed: bool, envelope: bool) {
     let takes_input = op
         .get("parameters")
         .and_then(Value::as_array)
@@ -252,7 +254,7 @@ fn shared_rules(op: &mut Map<String, Value>, licensed: bool) {
         let Value::Object(response) = response else {
             continue;
         };
-        if code.starts_with('2') {
+        if code.starts_with('2') && envelope {
             let json_content = response
                 .get_mut("content")
                 .and_then(|c| c.get_mut("application/json"));
@@ -261,7 +263,7 @@ fn shared_rules(op: &mut Map<String, Value>, licensed: bool) {
                     media.insert("schema".into(), success_envelope(data));
                 }
             }
-        } else if !response.contains_key("content") {
+        } else if !code.starts_with('2') && !response.contains_key("content") {
             response.insert(
                 "content".into(),
                 json!({"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}),
@@ -319,6 +321,128 @@ fn auth_rules(op: &mut Map<String, Value>, method: &str, path: &str) {
             json!({"description": "The identity has the read scope; this needs write", "content": error})
         });
     }
+}
+
+/// The rules of parameters written once here. A parameter read into `usize` or `u64` is an
+/// integer without a format in utoipa's output, which allows any size; the server reads at most
+/// 64 bits: it is written `int64`, and `params.rs` refuses what does not fit before a handler
+/// runs (never "number too large"). Path names carry Kafka's naming rules; a path partition or
+/// offset is 0 or more.
+fn parameter_rules(op: &mut Map<String, Value>) {
+    let Some(Value::Array(params)) = op.get_mut("parameters") else {
+        return;
+    };
+    for p in params {
+        if let Some(Value::Object(schema)) = p.get_mut("schema") {
+            let integer = match schema.get("type") {
+                Some(Value::String(t)) => t == "integer",
+                Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
+                _ => false,
+            };
+            if integer && !schema.contains_key("format") {
+                schema.insert("format".into(), json!("int64"));
+            }
+            // Names by Kafka's rules (`ballast_ops::names`), refused before anything is sent.
+            let name = p
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if p.get("in").and_then(Value::as_str) == Some("path") {
+                if let Some(Value::Object(schema)) = p.get_mut("schema") {
+                    match name.as_str() {
+                        "topic" => {
+                            schema
+                                .insert("pattern".into(), json!(ballast_ops::names::TOPIC_PATTERN));
+                        }
+                        "group" => {
+                            schema
+                                .insert("pattern".into(), json!(ballast_ops::names::PLAIN_PATTERN));
+                            schema.insert(
+                                "maxLength".into(),
+                                json!(ballast_ops::names::PLAIN_MAX_CHARS),
+                            );
+                        }
+                        "partition" | "offset" => {
+                            schema.insert("minimum".into(), json!(0));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A string limited to `values` (the server compares them ignoring case), for
+/// `#[param(schema_with = ...)]` next to the list the parser reads.
+pub(crate) fn string_enum<'a>(
+    values: impl IntoIterator<Item = &'a str>,
+) -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .enum_values(Some(values.into_iter().map(str::to_string)))
+        .build()
+}
+
+/// [`string_enum`] for an optional body field: `null` is the field left out.
+pub(crate) fn string_enum_or_null<'a>(
+    values: impl IntoIterator<Item = &'a str>,
+) -> utoipa::openapi::Object {
+    let values: Vec<Value> = values
+        .into_iter()
+        .map(|v| Value::String(v.to_string()))
+        .chain([Value::Null])
+        .collect();
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+            utoipa::openapi::Type::String,
+            utoipa::openapi::Type::Null,
+        ]))
+        .enum_values(Some(values))
+        .build()
+}
+
+/// An optional list of distinct broker ids (`null` or absent: the default), at least one: the
+/// body fields the server refuses empty or with a repeated id.
+pub(crate) fn distinct_broker_ids_or_null() -> utoipa::openapi::Schema {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, Type};
+    let id = ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+            utoipa::openapi::KnownFormat::Int32,
+        )))
+        .minimum(Some(0));
+    OneOfBuilder::new()
+        .item(
+            ArrayBuilder::new()
+                .items(id)
+                .min_items(Some(1))
+                .unique_items(true),
+        )
+        .item(ObjectBuilder::new().schema_type(Type::Null))
+        .build()
+        .into()
+}
+
+/// A string matching `pattern` (an ECMA-262 regular expression the server's own check agrees with).
+pub(crate) fn string_pattern(pattern: &str) -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .pattern(Some(pattern))
+        .build()
+}
+
+/// An instant as [`crate::extract::parse_instant_ms`] reads it: Unix milliseconds or RFC 3339
+/// (a date, or a time with `Z` or an offset), years 1980 to 2999; empty allowed where `empty`.
+pub(crate) fn instant_schema(empty: bool) -> utoipa::openapi::Object {
+    let time = "[0-9]{1,15}|(19[89][0-9]|2[0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{3})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?";
+    let pattern = if empty {
+        format!("^(|{time})$")
+    } else {
+        format!("^({time})$")
+    };
+    string_pattern(&pattern)
 }
 
 /// `{"success": true, "data": <data>}`.
@@ -514,6 +638,50 @@ mod tests {
 
     fn op(doc: &Value, path: &str, method: &str) -> Value {
         doc["paths"][path][method].clone()
+    }
+
+    #[test]
+    fn each_request_body_has_its_own_schema_and_parameters_carry_the_servers_rules() {
+        let doc = document();
+        let body = |path: &str, method: &str| {
+            let r = doc["paths"][path][method]["requestBody"]["content"]["application/json"]
+                ["schema"]["$ref"]
+                .as_str()
+                .unwrap_or_default()
+                .trim_start_matches("#/components/schemas/")
+                .to_string();
+            doc["components"]["schemas"][r].clone()
+        };
+        // Two types named UpdateBody (ACLs, topic configs) once shared one schema.
+        assert!(body("/api/v1/topics/{topic}/config", "put")["properties"]["configs"].is_object());
+        assert!(body("/api/v1/acls", "put")["properties"]["from"].is_object());
+        assert!(body("/api/v1/topics/config/bulk", "put")["properties"]["updates"].is_object());
+        let param = |path: &str, name: &str| {
+            doc["paths"][path]["get"]["parameters"]
+                .as_array()
+                .and_then(|ps| ps.iter().find(|p| p["name"] == name))
+                .map(|p| p["schema"].clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(param("/api/v1/cluster/health", "limit")["format"], "int64");
+        assert_eq!(
+            param("/api/v1/topics/{topic}/config", "topic")["pattern"],
+            ballast_ops::names::TOPIC_PATTERN
+        );
+        assert_eq!(
+            param("/api/v1/topics/{topic}/messages/tail", "keepalive")["maximum"],
+            300
+        );
+        assert!(param("/api/v1/activity/topics", "sortBy")["enum"]
+            .as_array()
+            .is_some_and(|e| e.iter().any(|v| v == "producerByteRate")));
+        // The description itself is not in the envelope.
+        assert!(
+            doc["paths"][JSON_PATH]["get"]["responses"]["200"]["content"]["application/json"]
+                ["schema"]
+                .get("required")
+                .is_none()
+        );
     }
 
     #[test]

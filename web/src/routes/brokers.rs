@@ -547,6 +547,7 @@ pub(crate) struct PartitionRef {
 #[serde(deny_unknown_fields)]
 pub(crate) struct ClusterElection {
     /// Only these partitions; default every partition whose preferred leader does not lead.
+    #[schema(min_items = 1)]
     pub(crate) partitions: Option<Vec<PartitionRef>>,
 }
 
@@ -555,6 +556,7 @@ pub(crate) struct ClusterElection {
 pub(crate) struct TopicElection {
     /// When given it must be the topic of the path.
     pub(crate) topic: Option<String>,
+    #[schema(min_items = 1)]
     pub(crate) partitions: Option<Vec<i32>>,
 }
 

@@ -30,6 +30,7 @@ pub(crate) type TopicOverrides = BTreeMap<String, Overrides>;
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = TopicConfigUpdateBody)]
 pub struct UpdateBody {
     /// key → new value (string, number or boolean), or null to remove the topic's override.
     pub(crate) configs: BTreeMap<String, Value>,
@@ -37,6 +38,7 @@ pub struct UpdateBody {
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = TopicConfigBulkBody)]
 pub struct BulkBody {
     /// The same `configs` for every topic listed...
     pub(crate) topics: Option<Vec<String>>,
