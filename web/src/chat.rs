@@ -742,7 +742,7 @@ pub struct NewMessage {
     params(("id" = String, Path, description = "conversation id")),
     request_body(content = inline(NewMessage), description = "`{\"content\"}`"),
     responses(
-        (status = 200, description = "Server-sent events", content_type = "text/event-stream", body = String),
+        (status = 200, description = "Server-sent events", content_type = "text/event-stream", body = ref("ServerSentEvent")),
         (status = 400, description = "Empty content"),
         (status = 404, description = "Not the caller's conversation, or the assistant is disabled (`chat assistant disabled`)"),
         (status = 409, description = "A tool call waits for approval"),
@@ -905,7 +905,7 @@ async fn decide(
     description = "Runs the tool call as the chat user (audit method `CHAT`), then continues the turn with its result; the same events as sending a message. 409 when it was already decided; 403 without the write scope.",
     params(("id" = String, Path, description = "conversation id"), ("toolCallId" = String, Path, description = "the tool call")),
     responses(
-        (status = 200, description = "Server-sent events", content_type = "text/event-stream", body = String),
+        (status = 200, description = "Server-sent events", content_type = "text/event-stream", body = ref("ServerSentEvent")),
         (status = 403, description = "The caller's scope does not allow it"),
         (status = 404, description = "Unknown conversation or tool call"),
         (status = 409, description = "Already decided"),
@@ -929,7 +929,7 @@ pub async fn approve(
     summary = "Reject a pending mutation: the model is told, and the answer continues (server-sent events)",
     params(("id" = String, Path, description = "conversation id"), ("toolCallId" = String, Path, description = "the tool call")),
     responses(
-        (status = 200, description = "Server-sent events", content_type = "text/event-stream", body = String),
+        (status = 200, description = "Server-sent events", content_type = "text/event-stream", body = ref("ServerSentEvent")),
         (status = 404, description = "Unknown conversation or tool call"),
         (status = 409, description = "Already decided"),
     )

@@ -64,7 +64,7 @@ where
     }
 }
 
-/// A JSON body that may be left out: an empty body is `T::default()`; anything else must parse
+/// A JSON body that may be left out: an empty body (or `null`) is `T::default()`; anything else must parse
 /// (400 envelope otherwise).
 #[derive(Debug, Clone)]
 pub struct OptionalJson<T>(pub T);
@@ -85,6 +85,11 @@ where
         }
         let v: serde_json::Value = serde_json::from_slice(&bytes)
             .map_err(|e| ApiError::bad_request("invalid request body", e.to_string()))?;
+        // The document describes an optional body as `null` or the object: `null` is the body
+        // left out.
+        if v.is_null() {
+            return Ok(OptionalJson(T::default()));
+        }
         object(v).map(OptionalJson)
     }
 }
@@ -108,6 +113,7 @@ fn object<T: DeserializeOwned>(v: serde_json::Value) -> Result<T, ApiError> {
             "the body must be a JSON object",
         ));
     }
+    let v = whole_numbers(v);
     serde_path_to_error::deserialize(v).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
@@ -118,6 +124,27 @@ fn object<T: DeserializeOwned>(v: serde_json::Value) -> Result<T, ApiError> {
         };
         ApiError::bad_request("invalid request body", details)
     })
+}
+
+/// Numbers as JSON Schema has them: `16503.0` is the integer 16503 (a number with a zero
+/// fraction), which serde's integer types alone refuse. Exact integers (up to 2^53) written with
+/// a fraction become integers; a field of a float type takes them alike.
+fn whole_numbers(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    match v {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() <= EXACT => Value::from(f as i64),
+            _ => Value::Number(n),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(whole_numbers).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, whole_numbers(v)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// An instant as Unix milliseconds or RFC 3339 (`ballast_ops::time::parse_instant_ms`).

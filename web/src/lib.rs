@@ -25,6 +25,7 @@ pub mod notices;
 use ballast_ops::view as observed_view;
 /// The OpenAPI description (`/api/v1/openapi.json`, `.yaml`) and the `/docs/` pages.
 pub mod openapi;
+mod params;
 mod routes;
 /// The `/ui` dashboard: server-rendered pages over the API, called in-process.
 mod ui;
@@ -147,6 +148,7 @@ pub fn router(state: AppState) -> Router {
         })
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
+        .layer(axum::middleware::from_fn(params::check_parameters))
         .layer(axum::middleware::from_fn(
             middleware::refuse_unexpected_bodies,
         ))

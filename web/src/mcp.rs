@@ -43,8 +43,12 @@ pub(crate) struct Api;
     responses(
         (status = 200, description = "A JSON-RPC answer (JSON) or a stream of them (text/event-stream)", content_type = "application/json"),
         (status = 202, description = "A notification or response was accepted"),
-        (status = 400, description = "Not a JSON-RPC message, or a bad session"),
-        (status = 406, description = "The Accept header does not allow JSON and event streams"),
+        (status = 400, description = "Not a JSON-RPC message, or a bad session (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
+        (status = 404, description = "The session named by `Mcp-Session-Id` is unknown or ended (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
+        (status = 406, description = "The Accept header does not allow JSON and event streams (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
+        (status = 413, description = "The body is larger than the limit (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
+        (status = 415, description = "The body is not `application/json` (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
+        (status = 500, description = "The transport failed (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
     )
 )]
 #[allow(dead_code)]
@@ -57,10 +61,14 @@ fn mcp_post() {}
     operation_id = "mcpStream",
     summary = "MCP: the server's event stream for a session",
     description = "Server-sent events from the server to the client of the session named by `Mcp-Session-Id`.",
+    params(("Mcp-Session-Id" = String, Header, description = "The session `initialize` answered")),
     responses(
-        (status = 200, description = "An event stream", content_type = "text/event-stream"),
-        (status = 400, description = "No or unknown session"),
-        (status = 405, description = "Not offered for this session"),
+        (status = 200, description = "An event stream", content_type = "text/event-stream", body = ref("ServerSentEvent")),
+        (status = 400, description = "No session header (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
+        (status = 404, description = "Unknown or ended session (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
+        (status = 405, description = "Not offered for this session (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
+        (status = 406, description = "The Accept header does not allow event streams (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
+        (status = 500, description = "The transport failed (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
     )
 )]
 #[allow(dead_code)]
@@ -73,9 +81,15 @@ fn mcp_get() {}
     operation_id = "mcpEndSession",
     summary = "MCP: end a session",
     description = "Ends the session named by `Mcp-Session-Id`. Pending actions it requested stay pending (they live in the database).",
+    params(("Mcp-Session-Id" = String, Header, description = "The session `initialize` answered")),
     responses(
         (status = 200, description = "The session ended"),
-        (status = 400, description = "No or unknown session"),
+        (status = 202, description = "The session ended"),
+        (status = 204, description = "The session ended"),
+        (status = 400, description = "No session header (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
+        (status = 404, description = "Unknown or ended session (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
+        (status = 405, description = "Not offered (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
+        (status = 500, description = "The transport failed (a JSON-RPC error)", content_type = "application/json", body = ref("JsonRpcError")),
     )
 )]
 #[allow(dead_code)]

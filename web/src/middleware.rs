@@ -25,7 +25,7 @@ static BODILESS: std::sync::LazyLock<std::collections::HashSet<(String, String)>
     });
 
 /// A path template with its parameters' names left out: `/a/{id}` → `/a/{}`.
-fn template(path: &str) -> String {
+pub(crate) fn template(path: &str) -> String {
     path.split('/')
         .map(|s| if s.starts_with('{') { "{}" } else { s })
         .collect::<Vec<_>>()

@@ -23,6 +23,10 @@
 
 mod schemas;
 
+pub(crate) use ballast_ops::schema::{
+    instant_schema, string_enum, string_enum_or_null, string_pattern,
+};
+
 use std::sync::OnceLock;
 
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
@@ -178,7 +182,9 @@ fn finish(doc: &mut Value, licensed: &[(axum::http::Method, &str)]) {
                     if matches!(method.as_str(), "post" | "put" | "patch" | "delete") {
                         mutation_rules(op);
                     }
-                    shared_rules(op, is_licensed);
+                    parameter_rules(op);
+                    // The description itself is served as it is, not in the envelope.
+                    shared_rules(op, is_licensed, path != JSON_PATH);
                     auth_rules(op, method, path);
                 }
             }
@@ -221,7 +227,7 @@ fn mutation_rules(op: &mut Map<String, Value>) {
     }
 }
 
-fn shared_rules(op: &mut Map<String, Value>, licensed: bool) {
+fn shared_rules(op: &mut Map<String, Value>, licensed: bool, envelope: bool) {
     let takes_input = op
         .get("parameters")
         .and_then(Value::as_array)
@@ -252,7 +258,7 @@ fn shared_rules(op: &mut Map<String, Value>, licensed: bool) {
         let Value::Object(response) = response else {
             continue;
         };
-        if code.starts_with('2') {
+        if code.starts_with('2') && envelope {
             let json_content = response
                 .get_mut("content")
                 .and_then(|c| c.get_mut("application/json"));
@@ -261,7 +267,7 @@ fn shared_rules(op: &mut Map<String, Value>, licensed: bool) {
                     media.insert("schema".into(), success_envelope(data));
                 }
             }
-        } else if !response.contains_key("content") {
+        } else if !code.starts_with('2') && !response.contains_key("content") {
             response.insert(
                 "content".into(),
                 json!({"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}),
@@ -318,6 +324,57 @@ fn auth_rules(op: &mut Map<String, Value>, method: &str, path: &str) {
         responses.entry("403").or_insert_with(|| {
             json!({"description": "The identity has the read scope; this needs write", "content": error})
         });
+    }
+}
+
+/// The rules of parameters written once here. A parameter read into `usize` or `u64` is an
+/// integer without a format in utoipa's output, which allows any size; the server reads at most
+/// 64 bits: it is written `int64`, and `params.rs` refuses what does not fit before a handler
+/// runs (never "number too large"). Path names carry Kafka's naming rules; a path partition or
+/// offset is 0 or more.
+fn parameter_rules(op: &mut Map<String, Value>) {
+    let Some(Value::Array(params)) = op.get_mut("parameters") else {
+        return;
+    };
+    for p in params {
+        if let Some(Value::Object(schema)) = p.get_mut("schema") {
+            let integer = match schema.get("type") {
+                Some(Value::String(t)) => t == "integer",
+                Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
+                _ => false,
+            };
+            if integer && !schema.contains_key("format") {
+                schema.insert("format".into(), json!("int64"));
+            }
+            // Names by Kafka's rules (`ballast_ops::names`), refused before anything is sent.
+            let name = p
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if p.get("in").and_then(Value::as_str) == Some("path") {
+                if let Some(Value::Object(schema)) = p.get_mut("schema") {
+                    match name.as_str() {
+                        "topic" => {
+                            schema
+                                .insert("pattern".into(), json!(ballast_ops::names::TOPIC_PATTERN));
+                        }
+                        "group" => {
+                            schema
+                                .insert("pattern".into(), json!(ballast_ops::names::PLAIN_PATTERN));
+                            schema.insert(
+                                "maxLength".into(),
+                                json!(ballast_ops::names::PLAIN_MAX_CHARS),
+                            );
+                        }
+                        "partition" | "offset" => {
+                            schema.insert("minimum".into(), json!(0));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -514,6 +571,50 @@ mod tests {
 
     fn op(doc: &Value, path: &str, method: &str) -> Value {
         doc["paths"][path][method].clone()
+    }
+
+    #[test]
+    fn each_request_body_has_its_own_schema_and_parameters_carry_the_servers_rules() {
+        let doc = document();
+        let body = |path: &str, method: &str| {
+            let r = doc["paths"][path][method]["requestBody"]["content"]["application/json"]
+                ["schema"]["$ref"]
+                .as_str()
+                .unwrap_or_default()
+                .trim_start_matches("#/components/schemas/")
+                .to_string();
+            doc["components"]["schemas"][r].clone()
+        };
+        // Two types named UpdateBody (ACLs, topic configs) once shared one schema.
+        assert!(body("/api/v1/topics/{topic}/config", "put")["properties"]["configs"].is_object());
+        assert!(body("/api/v1/acls", "put")["properties"]["from"].is_object());
+        assert!(body("/api/v1/topics/config/bulk", "put")["properties"]["updates"].is_object());
+        let param = |path: &str, name: &str| {
+            doc["paths"][path]["get"]["parameters"]
+                .as_array()
+                .and_then(|ps| ps.iter().find(|p| p["name"] == name))
+                .map(|p| p["schema"].clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(param("/api/v1/cluster/health", "limit")["format"], "int64");
+        assert_eq!(
+            param("/api/v1/topics/{topic}/config", "topic")["pattern"],
+            ballast_ops::names::TOPIC_PATTERN
+        );
+        assert_eq!(
+            param("/api/v1/topics/{topic}/messages/tail", "keepalive")["maximum"],
+            300
+        );
+        assert!(param("/api/v1/activity/topics", "sortBy")["enum"]
+            .as_array()
+            .is_some_and(|e| e.iter().any(|v| v == "producerByteRate")));
+        // The description itself is not in the envelope.
+        assert!(
+            doc["paths"][JSON_PATH]["get"]["responses"]["200"]["content"]["application/json"]
+                ["schema"]
+                .get("required")
+                .is_none()
+        );
     }
 
     #[test]

@@ -499,6 +499,7 @@ pub struct PartitionRef {
 #[serde(deny_unknown_fields)]
 pub struct ClusterElection {
     /// Only these partitions; default every partition whose preferred leader does not lead.
+    #[schema(min_items = 1)]
     pub partitions: Option<Vec<PartitionRef>>,
 }
 
@@ -507,6 +508,7 @@ pub struct ClusterElection {
 pub struct TopicElection {
     /// When given it must be the topic of the path.
     pub topic: Option<String>,
+    #[schema(min_items = 1)]
     pub partitions: Option<Vec<i32>>,
 }
 

@@ -9,6 +9,7 @@
 //! - `view`: the observed cluster as the observer last stored it, cached per generation.
 //! - `readback`: a change read back once every broker shows it.
 //! - `cluster`: the cluster's errors in an operation's words.
+//! - `schema`: JSON Schema pieces of the input types (enums, patterns, distinct ids).
 //! - `names`: Kafka's own rules for the names a change carries (topics, groups, principals).
 //! - `time`: instants as a change's input names them (Unix ms or RFC 3339).
 //! - the operations, one module per family: `quotas`, `topic_configs`, `acls` (with the
@@ -33,6 +34,7 @@ pub mod readback;
 pub mod reassignments;
 pub mod revert;
 pub mod rolls;
+pub mod schema;
 pub mod time;
 pub mod tokens;
 pub mod topic_configs;

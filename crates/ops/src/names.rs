@@ -3,9 +3,21 @@
 
 /// The longest topic name Kafka accepts (`Topic.MAX_NAME_LENGTH`).
 pub const MAX_TOPIC_LEN: usize = 249;
-/// The longest group id, principal or other name ballast sends (Kafka's protocol strings are at
-/// most 32767 bytes; no real name comes near this).
+/// The longest group id, principal or other name ballast sends, in characters (Kafka's protocol
+/// strings are at most 32767 bytes, and 1024 characters are at most 4096; no real name comes near
+/// this). Counted in characters, as the OpenAPI document's `maxLength` counts.
 pub const MAX_NAME_LEN: usize = 1024;
+
+/// [`topic`]'s rule as a regular expression (ECMA-262 and Rust's `regex` alike), for the
+/// OpenAPI document: 1 to 249 of `[a-zA-Z0-9._-]`, neither `.` nor `..`.
+pub const TOPIC_PATTERN: &str = r"^([a-zA-Z0-9_-][a-zA-Z0-9._-]{0,248}|\.[a-zA-Z0-9_-][a-zA-Z0-9._-]{0,247}|\.\.[a-zA-Z0-9._-]{1,247})$";
+
+/// [`plain`]'s rule as a regular expression: not blank, no control character; with
+/// [`PLAIN_MAX_CHARS`] as `maxLength`.
+pub const PLAIN_PATTERN: &str =
+    r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$";
+/// The most characters of a plain name.
+pub const PLAIN_MAX_CHARS: usize = MAX_NAME_LEN;
 
 /// A topic name as Kafka's `Topic.validate` has it: 1 to 249 characters of ASCII letters, digits,
 /// `.`, `_` and `-`, and neither `.` nor `..`.
@@ -37,15 +49,15 @@ pub fn topic(name: &str) -> Result<(), String> {
 }
 
 /// Any other name (a group id, a resource name, a host): not blank, no control characters, at
-/// most [`MAX_NAME_LEN`] bytes.
+/// most [`MAX_NAME_LEN`] characters.
 pub fn plain(what: &str, name: &str) -> Result<(), String> {
     if name.trim().is_empty() {
         return Err(format!("{what} must not be empty"));
     }
-    if name.len() > MAX_NAME_LEN {
+    let chars = name.chars().count();
+    if chars > MAX_NAME_LEN {
         return Err(format!(
-            "{what} is {} bytes long; at most {MAX_NAME_LEN}",
-            name.len()
+            "{what} is {chars} characters long; at most {MAX_NAME_LEN}"
         ));
     }
     if name.chars().any(char::is_control) {
@@ -102,5 +114,8 @@ mod tests {
         assert!(plain("group", " ").is_err());
         assert!(plain("group", "a\u{7}").is_err());
         assert!(plain("group", &"g".repeat(1025)).is_err());
+        // Characters, as the OpenAPI document's maxLength counts them.
+        assert!(plain("group", &"é".repeat(1024)).is_ok());
+        assert!(plain("group", &"é".repeat(1025)).is_err());
     }
 }

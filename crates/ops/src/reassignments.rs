@@ -420,11 +420,15 @@ fn healthy_target(
 #[serde(deny_unknown_fields)]
 pub struct SingleBody {
     /// An explicit replica set (broker ids, the first is the preferred leader); default: chosen by ballast.
+    #[schema(schema_with = crate::schema::distinct_broker_ids_or_null)]
     pub replicas: Option<Vec<i64>>,
     /// Plan from the cached view and start nothing.
     pub preview: Option<bool>,
 }
 
+/// One entry of a bulk request. Entries are checked one by one and each gets its own result
+/// (an unknown partition, an empty or repeated replica set fail only that entry), so the schema
+/// states only the types: the rules are in each entry's answer.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BulkEntry {
@@ -438,6 +442,7 @@ pub struct BulkEntry {
 pub struct BulkBody {
     pub description: Option<String>,
     /// At least one entry; a partition listed twice rejects every entry for it.
+    #[schema(min_items = 1)]
     pub partitions: Vec<BulkEntry>,
 }
 
@@ -984,6 +989,7 @@ pub struct TopicBody {
     /// Plan from the cached view (at most 60 s old) and start nothing.
     pub preview: Option<bool>,
     /// The brokers to spread over; default every broker that is up and not in maintenance.
+    #[schema(schema_with = crate::schema::distinct_broker_ids_or_null)]
     pub brokers: Option<Vec<i64>>,
 }
 
@@ -1286,11 +1292,23 @@ fn op_json(o: &OperationRecord, moves: &[MoveRecord], with_moves: bool) -> Value
     v
 }
 
+fn state_schema() -> utoipa::openapi::Object {
+    crate::schema::string_enum([
+        "Pending",
+        "Active",
+        "Running",
+        "Completed",
+        "Failed",
+        "Cancelled",
+    ])
+}
+
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
-    /// `Pending`, `Active`, `Completed`, `Failed` or `Cancelled` (case-insensitive).
+    /// `Pending`, `Active` (or `Running`), `Completed`, `Failed` or `Cancelled` (case-insensitive).
+    #[param(schema_with = state_schema)]
     pub state: Option<String>,
     /// Rows, default 50, at most 500.
     pub limit: Option<u64>,
@@ -1428,7 +1446,9 @@ pub async fn cancel_reassignment(state: &Ops, actor: &Actor, id: String) -> Resu
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ThrottleBody {
-    /// MB/s (10^6 bytes), 1 to `BALLAST_THROTTLE_MAX_RATE_MB`.
+    /// MB/s (10^6 bytes), 1 to `BALLAST_THROTTLE_MAX_RATE_MB` (default 1000, the maximum
+    /// written here).
+    #[schema(minimum = 1, maximum = 1000)]
     pub rate_mb: i64,
 }
 

@@ -322,7 +322,7 @@ async fn read_current(state: &Ops, client: &Client, plan: &Plan) -> Result<Curre
             Current::TopicConfig(
                 configs::read_all(state, client, &wanted)
                     .await
-                    .map_err(|e| gone(e.into()))?,
+                    .map_err(gone)?,
             )
         }
         Plan::Quota { entity, .. } => Current::Quota(quotas::read(state, client, entity).await?),

@@ -23,6 +23,7 @@ use crate::reassignments::{busy_conflict, conflict};
 pub struct StartBody {
     /// The brokers to restart (default: every broker of the cluster). They go in id order with
     /// the active controller last, whatever the order given.
+    #[schema(schema_with = crate::schema::distinct_broker_ids_or_null)]
     pub brokers: Option<Vec<i32>>,
     /// Why (recorded with the roll and in the audit log).
     pub reason: Option<String>,

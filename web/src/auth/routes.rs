@@ -173,7 +173,10 @@ async fn providers(State(state): State<AppState>) -> ApiResult<Value> {
     ),
     responses(
         (status = 303, description = "To the provider"),
-        (status = 404, description = "No such provider"),
+        (status = 404, description = "No such provider (the failure envelope, or an HTML page for a browser)", content(
+            (ref("Error") = "application/json"),
+            (String = "text/html"),
+        )),
         (status = 502, description = "The provider's discovery failed"),
     )
 )]
@@ -243,11 +246,11 @@ struct CallbackQuery {
     params(("provider" = String, Path, description = "provider name")),
     responses(
         (status = 303, description = "Logged in: back to the page"),
-        (status = 400, description = "Unknown, replayed or expired login state"),
-        (status = 404, description = "No such provider"),
-        (status = 401, description = "The provider or its ID token refused the login"),
-        (status = 403, description = "Not allowed by ALLOWED_DOMAINS / ALLOWED_GROUPS"),
-        (status = 502, description = "The provider could not be reached"),
+        (status = 400, description = "Unknown, replayed or expired login state (an HTML page)", content_type = "text/html", body = String),
+        (status = 404, description = "No such provider (an HTML page)", content_type = "text/html", body = String),
+        (status = 401, description = "The provider or its ID token refused the login (an HTML page)", content_type = "text/html", body = String),
+        (status = 403, description = "Not allowed by ALLOWED_DOMAINS / ALLOWED_GROUPS (an HTML page)", content_type = "text/html", body = String),
+        (status = 502, description = "The provider could not be reached (an HTML page)", content_type = "text/html", body = String),
     )
 )]
 async fn callback(

@@ -54,6 +54,54 @@ pub(super) fn obj(description: &str, fields: Vec<(&str, Value)>) -> Value {
 pub(super) fn all() -> Vec<(&'static str, Value)> {
     let mut out = vec![
         (
+            "ServerSentEvent",
+            json!({
+                "type": "object",
+                "description": "One server-sent event as a client reads it: its `event` name, its `data` (JSON text, docs per route), optionally `id` and `retry`",
+                "properties": {
+                    "event": {"type": "string"},
+                    "data": {"type": "string"},
+                    "id": {"type": "string"},
+                    "retry": {"type": "integer"}
+                }
+            }),
+        ),
+        (
+            "TailEvent",
+            json!({
+                "type": "object",
+                "description": "One event of the live tail (docs/api/live.md): `subscribed` (the topic, filters and each partition's start offset), `message` (one record), `error` (reading failed); `data` is JSON text",
+                "required": ["data"],
+                "properties": {
+                    "event": {"type": "string", "enum": ["subscribed", "message", "error"]},
+                    "data": {"type": "string"},
+                    "id": {"type": "string"},
+                    "retry": {"type": "integer"}
+                }
+            }),
+        ),
+        (
+            "JsonRpcError",
+            json!({
+                "type": "object",
+                "description": "A JSON-RPC 2.0 error: how the MCP transport refuses a request (docs/api/mcp.md)",
+                "required": ["jsonrpc", "error"],
+                "properties": {
+                    "jsonrpc": {"type": "string", "const": "2.0"},
+                    "id": {"type": ["string", "integer", "null"]},
+                    "error": {
+                        "type": "object",
+                        "required": ["code", "message"],
+                        "properties": {
+                            "code": {"type": "integer"},
+                            "message": {"type": "string"},
+                            "data": {}
+                        }
+                    }
+                }
+            }),
+        ),
+        (
             "Error",
             json!({
                 "type": "object",

@@ -35,8 +35,10 @@ pub struct ListQuery {
     /// The acting user or the requester.
     pub(crate) user: Option<String>,
     /// From this instant (inclusive): Unix ms or RFC 3339.
+    #[param(schema_with = instant_or_empty)]
     pub(crate) since: Option<String>,
     /// Up to this instant (inclusive).
+    #[param(schema_with = instant_or_empty)]
     pub(crate) until: Option<String>,
     /// Case-insensitive text in the action, target, summary or details.
     pub(crate) search: Option<String>,
@@ -78,6 +80,10 @@ fn render(e: &AuditEvent) -> Value {
         "details": e.details,
         "revertible": revert::revertible(e),
     })
+}
+
+fn instant_or_empty() -> utoipa::openapi::Object {
+    crate::openapi::instant_schema(true)
 }
 
 fn instant(name: &str, value: Option<String>) -> Result<Option<i64>, ApiError> {

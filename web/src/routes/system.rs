@@ -155,7 +155,12 @@ pub async fn version(State(state): State<AppState>) -> ApiResult<Value> {
 #[into_params(parameter_in = Query)]
 pub struct NoticesQuery {
     /// `json` (default, in the envelope) or `text` (plain text, as the Debian package ships it).
+    #[param(schema_with = notices_format_schema)]
     format: Option<String>,
+}
+
+fn notices_format_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_enum(["json", "text"])
 }
 
 #[utoipa::path(
@@ -167,7 +172,10 @@ pub struct NoticesQuery {
     description = "Every crate compiled into this binary with its version, licence and licence text, generated from the dependency tree by cargo-about at build time.",
     params(NoticesQuery),
     responses(
-        (status = 200, description = "The notices (JSON, or text/plain with format=text)", body = ref("ThirdPartyNotices")),
+        (status = 200, description = "The notices (JSON, or text/plain with format=text)", content(
+            (ref("ThirdPartyNotices") = "application/json"),
+            (String = "text/plain"),
+        )),
         (status = 400, description = "Unknown format"),
     )
 )]

@@ -18,14 +18,19 @@ const LIST_MAX: usize = 500;
 #[into_params(parameter_in = Query)]
 pub struct AclQuery {
     /// `User:<name>`.
+    #[param(schema_with = filter_principal)]
     pub(crate) principal: Option<String>,
     /// `Topic`, `Group`, `Cluster`, `TransactionalId`, `DelegationToken`.
+    #[param(schema_with = filter_resource_type)]
     pub(crate) resource_type: Option<String>,
     pub(crate) resource_name: Option<String>,
     /// `Literal` or `Prefixed`.
+    #[param(schema_with = filter_pattern_type)]
     pub(crate) pattern_type: Option<String>,
+    #[param(schema_with = filter_operation)]
     pub(crate) operation: Option<String>,
     /// `Allow` or `Deny`.
+    #[param(schema_with = filter_permission_type)]
     pub(crate) permission_type: Option<String>,
     pub(crate) host: Option<String>,
     /// Rows, default 100, at most 500 (not accepted by DELETE).
@@ -44,6 +49,122 @@ pub struct AclList {
     /// ACLs and every principal may do everything.
     authorizer_enabled: bool,
     bindings: Vec<AclBinding>,
+}
+
+/// Schemas of a binding's fields (a concrete binding: no `Any`, no `Match`), from the names the
+/// parsers below accept.
+pub(crate) fn binding_resource_type_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_enum([
+        "Topic",
+        "Group",
+        "Cluster",
+        "TransactionalId",
+        "DelegationToken",
+        "User",
+    ])
+}
+
+pub(crate) fn binding_pattern_type_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_enum_or_null(["Literal", "Prefixed"])
+}
+
+pub(crate) fn binding_operation_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_enum([
+        "All",
+        "Read",
+        "Write",
+        "Create",
+        "Delete",
+        "Alter",
+        "Describe",
+        "ClusterAction",
+        "DescribeConfigs",
+        "AlterConfigs",
+        "IdempotentWrite",
+        "CreateTokens",
+        "DescribeTokens",
+        "TwoPhaseCommit",
+    ])
+}
+
+pub(crate) fn binding_permission_type_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_enum(["Allow", "Deny"])
+}
+
+/// `<type>:<name>`, both non-empty.
+pub(crate) fn principal_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_pattern("^[^:]+:.")
+}
+
+/// A resource name or host: `ballast_ops::names::plain`.
+pub(crate) fn plain_name_schema() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::Type::String)
+        .pattern(Some(ballast_ops::names::PLAIN_PATTERN))
+        .max_length(Some(ballast_ops::names::PLAIN_MAX_CHARS))
+        .build()
+}
+
+/// An optional host: `null` (any host) or a plain name.
+pub(crate) fn host_schema() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+            utoipa::openapi::Type::String,
+            utoipa::openapi::Type::Null,
+        ]))
+        .pattern(Some(ballast_ops::names::PLAIN_PATTERN))
+        .max_length(Some(ballast_ops::names::PLAIN_MAX_CHARS))
+        .build()
+}
+
+/// A filter: empty or absent matches every value.
+fn filter_enum(values: &[&'static str]) -> utoipa::openapi::Object {
+    crate::openapi::string_enum(std::iter::once("").chain(values.iter().copied()))
+}
+
+fn filter_resource_type() -> utoipa::openapi::Object {
+    filter_enum(&[
+        "Topic",
+        "Group",
+        "Cluster",
+        "TransactionalId",
+        "DelegationToken",
+        "User",
+        "Any",
+    ])
+}
+
+fn filter_pattern_type() -> utoipa::openapi::Object {
+    filter_enum(&["Literal", "Prefixed", "Match", "Any"])
+}
+
+fn filter_operation() -> utoipa::openapi::Object {
+    filter_enum(&[
+        "All",
+        "Read",
+        "Write",
+        "Create",
+        "Delete",
+        "Alter",
+        "Describe",
+        "ClusterAction",
+        "DescribeConfigs",
+        "AlterConfigs",
+        "IdempotentWrite",
+        "CreateTokens",
+        "DescribeTokens",
+        "TwoPhaseCommit",
+        "Any",
+    ])
+}
+
+fn filter_permission_type() -> utoipa::openapi::Object {
+    filter_enum(&["Allow", "Deny", "Any"])
+}
+
+/// Empty, or `<type>:<name>`.
+fn filter_principal() -> utoipa::openapi::Object {
+    crate::openapi::string_pattern("^$|^[^:]*:")
 }
 
 impl From<AclQuery> for ballast_ops::acls::Query {

@@ -273,6 +273,7 @@ mod tests {
 #[into_params(parameter_in = Query)]
 pub struct ConfigSearchQuery {
     /// The configuration key, exactly (e.g. `retention.ms`, `cleanup.policy`).
+    #[param(pattern = "\\S")]
     pub(crate) key: String,
     /// The value to compare with; omitted: every topic, with its value.
     pub(crate) value: Option<String>,

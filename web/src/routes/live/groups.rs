@@ -181,7 +181,12 @@ pub struct LagQuery {
     /// Only this topic.
     pub(crate) topic: Option<String>,
     /// `lag` (largest first, the default) or `partition` (topic, partition).
+    #[param(schema_with = lag_sort_schema)]
     pub(crate) sort: Option<String>,
+}
+
+fn lag_sort_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_enum(["", "lag", "partition"])
 }
 
 // ---------------------------------------------------------------------------------------------

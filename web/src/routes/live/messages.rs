@@ -31,17 +31,23 @@ const MAX_WINDOW: i64 = 10_000;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NoQuery {}
 
+fn from_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_enum(["", "earliest", "latest"])
+}
+
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct RangeQuery {
     /// Only this partition.
+    #[param(minimum = 0)]
     pub(crate) partition: Option<i32>,
     /// Start at this offset (with `partition`).
     pub(crate) offset: Option<i64>,
     /// ms since the epoch.
     pub(crate) timestamp: Option<i64>,
     /// `earliest` or `latest` (the default).
+    #[param(schema_with = from_schema)]
     pub(crate) from: Option<String>,
     /// Messages, default 20, at most 50.
     pub(crate) limit: Option<u32>,

@@ -265,6 +265,7 @@ pub async fn user_client(
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResolveRequest {
+    #[schema(min_length = 1)]
     user: Option<String>,
     client_id: Option<String>,
 }

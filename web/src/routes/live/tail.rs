@@ -40,12 +40,14 @@ const DEFAULT_KEEPALIVE_SECS: u64 = 15;
 #[into_params(parameter_in = Query)]
 pub struct TailQuery {
     /// Only this partition.
+    #[param(minimum = 0)]
     partition: Option<i32>,
     /// Only messages whose key contains this.
     key_filter: Option<String>,
     /// Only messages whose value contains this.
     value_filter: Option<String>,
     /// Seconds between `keepalive` comments, 1 to 300 (default 15).
+    #[param(minimum = 1, maximum = 300)]
     keepalive: Option<u64>,
 }
 
@@ -87,7 +89,7 @@ fn event(name: &str, data: &impl Serialize) -> Event {
     description = "New messages as server-sent events from the end of the log, with `keepalive` comments; the stream ends when ballast stops. docs/api/live.md.",
     params(("topic" = String, Path, description = "topic name"), TailQuery),
     responses(
-        (status = 200, description = "A stream of server-sent events, one event per message", content_type = "text/event-stream", body = String),
+        (status = 200, description = "A stream of server-sent events, one event per message", content_type = "text/event-stream", body = ref("TailEvent")),
         (status = 404, description = "Unknown topic or partition"),
         (status = 502, description = "The cluster answered with an error"),
         (status = 503, description = "The cluster is unreachable"),

@@ -18,21 +18,31 @@ use crate::{ApiOk, ApiResult, AppState};
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BindingBody {
+    #[schema(schema_with = acl_schema::binding_resource_type_schema)]
     pub(crate) resource_type: String,
+    #[schema(schema_with = acl_schema::plain_name_schema)]
     pub(crate) resource_name: String,
     /// `Literal` (default) or `Prefixed`.
+    #[schema(schema_with = acl_schema::binding_pattern_type_schema)]
     pub(crate) pattern_type: Option<String>,
     /// `User:<name>` (any `<type>:<name>`).
+    #[schema(schema_with = acl_schema::principal_schema)]
     pub(crate) principal: String,
     /// Default `*` (any host).
+    #[schema(schema_with = acl_schema::host_schema)]
     pub(crate) host: Option<String>,
+    #[schema(schema_with = acl_schema::binding_operation_schema)]
     pub(crate) operation: String,
+    #[schema(schema_with = acl_schema::binding_permission_type_schema)]
     pub(crate) permission_type: String,
 }
+
+use crate::routes::live::acls as acl_schema;
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateBody {
+    #[schema(min_items = 1, max_items = 1000)]
     pub(crate) bindings: Vec<BindingBody>,
 }
 
@@ -124,6 +134,7 @@ pub async fn update(
     responses(
         (status = 200, description = "Delete ACL bindings matching a filter", body = ref("AclsDeleted")),
         (status = 400, description = "An invalid filter, or `limit`"),
+        (status = 404, description = "The filter matches no binding; nothing was deleted (`no acl binding matches`)"),
         (status = 502, description = "The cluster answered with an error"),
         (status = 503, description = "The cluster is unreachable"),
     )

@@ -17,6 +17,7 @@ use crate::{ApiOk, ApiResult, AppState};
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = TopicConfigUpdateBody)]
 pub struct UpdateBody {
     /// key → new value (string, number or boolean), or null to remove the topic's override.
     pub(crate) configs: BTreeMap<String, Value>,
@@ -24,6 +25,7 @@ pub struct UpdateBody {
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = TopicConfigBulkBody)]
 pub struct BulkBody {
     /// The same `configs` for every topic listed...
     pub(crate) topics: Option<Vec<String>>,

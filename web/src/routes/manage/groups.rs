@@ -13,10 +13,15 @@ use crate::audit::HttpActor;
 use crate::extract::{Json, Path};
 use crate::{ApiOk, ApiResult, AppState};
 
+fn strategy_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_enum(["earliest", "latest", "timestamp", "shift", "offsets"])
+}
+
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResetBody {
     /// `earliest`, `latest`, `timestamp`, `shift` or `offsets`.
+    #[schema(schema_with = strategy_schema)]
     pub(crate) strategy: String,
     /// Only this topic (all its partitions, or `partitions`); default: every partition the group
     /// has committed offsets for.

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use axum::extract::State;
-use ballast_ops::quotas::{delete_quota, update_quota, QuotaChange, DEFAULT_SEGMENT};
+use ballast_ops::quotas::{delete_quota, update_quota, QuotaChange, CLIENT_KEYS, DEFAULT_SEGMENT};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -20,7 +20,25 @@ use crate::{ApiOk, ApiResult, AppState};
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PutBody {
     /// key → value, e.g. `{"producer_byte_rate": 1048576, "request_percentage": 250}`.
+    #[schema(schema_with = values_schema)]
     pub(crate) values: BTreeMap<String, Value>,
+}
+
+/// At least one client quota key, each a number above 0.
+fn values_schema() -> utoipa::openapi::Object {
+    use utoipa::openapi::{ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property_names(Some(crate::openapi::string_enum(
+            CLIENT_KEYS.iter().copied(),
+        )))
+        .additional_properties(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::Number)
+                .exclusive_minimum(Some(0.0)),
+        ))
+        .min_properties(Some(1))
+        .build()
 }
 
 /// The path segment of a default entity.

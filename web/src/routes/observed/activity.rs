@@ -25,6 +25,7 @@ use crate::{ApiError, AppState};
 #[into_params(parameter_in = Query)]
 pub struct ActivityQuery {
     /// `score` (= `traffic`), `messages`, `producerMsgRate`, `producerByteRate`, `consumerMsgRate`, `consumerByteRate`, `size`; largest first.
+    #[param(schema_with = sort_by_schema)]
     pub(crate) sort_by: Option<String>,
     /// Only this topic.
     pub(crate) topic: Option<String>,
@@ -35,7 +36,16 @@ pub struct ActivityQuery {
     /// Rows (defaults: partitions 50, topics 20), at most 1000.
     pub(crate) limit: Option<usize>,
     /// Partitions only: `topic` answers as `/activity/topics`.
+    #[param(schema_with = aggregate_schema)]
     pub(crate) aggregate: Option<String>,
+}
+
+fn sort_by_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_enum(std::iter::once("").chain(SORT_KEYS.iter().map(|(k, _)| *k)))
+}
+
+fn aggregate_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_enum(["", "topic"])
 }
 
 /// What a list can be sorted by (largest first).

@@ -959,6 +959,12 @@ pub const PARTITIONS_DEFAULT_LIMIT: usize = 1_000;
 /// The largest page; a larger `limit` is clamped to it.
 pub const PARTITIONS_MAX_LIMIT: usize = 100_000;
 
+fn fields_schema() -> utoipa::openapi::Object {
+    let names: Vec<&str> = FIELDS.iter().map(|(n, _)| *n).collect();
+    let one = format!("(\\s*({})\\s*)?", names.join("|"));
+    crate::openapi::string_pattern(&format!("^{one}(,{one})*$"))
+}
+
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
@@ -966,6 +972,7 @@ pub struct PartitionsQuery {
     /// Rows with `topic`, `partition`, `leader`, `replicas`, `isr` only.
     minimal: Option<bool>,
     /// Comma-separated field names (`topic` and `partition` are always included); wins over `minimal`.
+    #[param(schema_with = fields_schema)]
     fields: Option<String>,
     /// Only this topic.
     topic: Option<String>,

@@ -22,29 +22,34 @@ pub const MAX_POINTS: usize = 2_000;
 #[into_params(parameter_in = Query)]
 pub struct HistoryQuery {
     /// RFC 3339 time or unix milliseconds; default 24 hours before `until`.
+    #[param(schema_with = instant)]
     since: Option<String>,
     /// RFC 3339 time or unix milliseconds; default now.
+    #[param(schema_with = instant)]
     until: Option<String>,
     /// One load name (e.g. `diskBytes`); default all seven.
+    #[param(schema_with = load_schema)]
     load: Option<String>,
     /// 1 to 2000, default 300: readings are averaged into at most that many equal time buckets.
+    #[param(minimum = 1, maximum = 2000)]
     max_points: Option<usize>,
 }
 
+fn instant() -> utoipa::openapi::Object {
+    crate::openapi::instant_schema(false)
+}
+
+fn load_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_enum(Load::ALL.iter().map(|l| l.name()))
+}
+
 fn parse_time(name: &str, v: &str) -> Result<i64, ApiError> {
-    if let Ok(ms) = v.trim().parse::<i64>() {
-        return Ok(ms);
-    }
-    humantime::parse_rfc3339_weak(v.trim())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as i64)
-        .ok_or_else(|| {
-            ApiError::bad_request(
-                format!("invalid {name}"),
-                format!("{name} must be an RFC 3339 time or unix milliseconds, got {v:?}"),
-            )
-        })
+    crate::extract::parse_instant_ms(v).map_err(|e| {
+        ApiError::bad_request(
+            format!("invalid {name}"),
+            format!("{name} must be an RFC 3339 time or unix milliseconds: {e}"),
+        )
+    })
 }
 
 struct Range {
@@ -270,12 +275,16 @@ pub async fn all(State(state): State<AppState>, Query(q): Query<HistoryQuery>) -
 #[into_params(parameter_in = Query)]
 pub struct TopicHistoryQuery {
     /// RFC 3339 time or unix milliseconds; default 24 hours before `until`.
+    #[param(schema_with = instant)]
     since: Option<String>,
     /// RFC 3339 time or unix milliseconds; default now.
+    #[param(schema_with = instant)]
     until: Option<String>,
-    /// One partition of the topic; default the topic's totals over its partitions.
+    /// One partition of the topic; default the topic's totals over its partitions (an unknown
+    /// one, negative included: 404).
     partition: Option<i32>,
     /// 1 to 2000, default 300: readings are averaged into at most that many equal time buckets.
+    #[param(minimum = 1, maximum = 2000)]
     max_points: Option<usize>,
 }
 

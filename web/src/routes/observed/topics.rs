@@ -27,12 +27,17 @@ pub(crate) struct SearchBody {
     pub(crate) query: Option<String>,
     /// `contains` (default), `prefix`, `exact`, `glob` (`*` any run, `?` one character).
     #[serde(rename = "match")]
+    #[schema(schema_with = match_schema)]
     pub(crate) mode: Option<String>,
     /// Include internal topics (default false).
     pub(crate) include_internal: Option<bool>,
     /// Default 100, at most 1000.
     pub(crate) limit: Option<usize>,
     pub(crate) offset: Option<usize>,
+}
+
+fn match_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_enum_or_null(["contains", "prefix", "exact", "glob"])
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -423,11 +428,16 @@ pub fn recommendations(v: &View) -> Vec<Recommendation> {
     out
 }
 
+fn priority_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_enum(["", "High", "Medium", "Low"])
+}
+
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct OptimizeQuery {
     /// `High`, `Medium` or `Low` (case-insensitive).
+    #[param(schema_with = priority_schema)]
     pub(crate) priority: Option<String>,
     /// Only this topic.
     pub(crate) topic: Option<String>,
