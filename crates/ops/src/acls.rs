@@ -124,6 +124,57 @@ fn invalid(param: &str, value: &str, allowed: &str) -> OpError {
     )
 }
 
+/// The names a binding's fields take, as the API writes them (a concrete binding: the filters'
+/// `Any` and `Match` are not among them). The parsers below, the OpenAPI document and the
+/// dashboard's forms all read these.
+pub const RESOURCE_TYPES: [&str; 6] = [
+    "Topic",
+    "Group",
+    "Cluster",
+    "TransactionalId",
+    "DelegationToken",
+    "User",
+];
+pub const PATTERN_TYPES: [&str; 2] = ["Literal", "Prefixed"];
+pub const OPERATIONS: [&str; 14] = [
+    "All",
+    "Read",
+    "Write",
+    "Create",
+    "Delete",
+    "Alter",
+    "Describe",
+    "ClusterAction",
+    "DescribeConfigs",
+    "AlterConfigs",
+    "IdempotentWrite",
+    "CreateTokens",
+    "DescribeTokens",
+    "TwoPhaseCommit",
+];
+pub const PERMISSIONS: [&str; 2] = ["Allow", "Deny"];
+
+/// The operations in the order of [`OPERATIONS`].
+const OPERATION_VALUES: [AclOperation; 14] = {
+    use AclOperation::*;
+    [
+        All,
+        Read,
+        Write,
+        Create,
+        Delete,
+        Alter,
+        Describe,
+        ClusterAction,
+        DescribeConfigs,
+        AlterConfigs,
+        IdempotentWrite,
+        CreateTokens,
+        DescribeTokens,
+        TwoPhaseCommit,
+    ]
+};
+
 /// A resource type; `Any` is None.
 pub fn resource_type(v: &str) -> Result<Option<AclResourceType>, OpError> {
     Ok(Some(match normalize(v).as_str() {
@@ -157,34 +208,15 @@ pub fn pattern_type(v: &str) -> Result<AclPatternFilter, OpError> {
 
 /// An operation; `Any` is None.
 pub fn operation(v: &str) -> Result<Option<AclOperation>, OpError> {
-    use AclOperation::*;
-    let all = [
-        All,
-        Read,
-        Write,
-        Create,
-        Delete,
-        Alter,
-        Describe,
-        ClusterAction,
-        DescribeConfigs,
-        AlterConfigs,
-        IdempotentWrite,
-        CreateTokens,
-        DescribeTokens,
-        TwoPhaseCommit,
-    ];
     let wanted = normalize(v);
     if wanted == "any" {
         return Ok(None);
     }
-    all.into_iter()
-        .find(|op| normalize(&format!("{op:?}")) == wanted)
-        .map(Some)
-        .ok_or_else(|| {
-            let names: Vec<String> = all.iter().map(|op| format!("{op:?}")).collect();
-            invalid("operation", v, &format!("{}, Any", names.join(", ")))
-        })
+    OPERATIONS
+        .iter()
+        .position(|name| normalize(name) == wanted)
+        .map(|i| Some(OPERATION_VALUES[i]))
+        .ok_or_else(|| invalid("operation", v, &format!("{}, Any", OPERATIONS.join(", "))))
 }
 
 /// A permission type; `Any` is None.
@@ -690,6 +722,13 @@ pub async fn delete_acls(ctx: &Context, actor: &Actor, q: Query) -> Result<Delet
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_operation_names_are_the_operations_debug_names() {
+        for (name, value) in OPERATIONS.iter().zip(OPERATION_VALUES) {
+            assert_eq!(*name, format!("{value:?}"));
+        }
+    }
     use crate::error::Kind;
 
     fn body(v: Value) -> BindingInput {

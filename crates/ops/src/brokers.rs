@@ -103,18 +103,7 @@ pub async fn set_broker_maintenance(
     let now = state.clock.now_ms();
     let sizes: BTreeMap<(String, i32), u64> = view
         .as_ref()
-        .map(|v| {
-            v.raw
-                .partitions
-                .iter()
-                .map(|p| {
-                    (
-                        (p.topic.clone(), p.partition),
-                        p.size_bytes.unwrap_or(0).max(0) as u64,
-                    )
-                })
-                .collect()
-        })
+        .map(|v| v.partition_sizes())
         .unwrap_or_default();
     let mut moves = Vec::new();
     for (phase, list) in [(0u32, &plan.leadership), (1u32, &plan.replicas)] {

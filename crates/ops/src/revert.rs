@@ -819,18 +819,7 @@ pub async fn queue_reassignment_revert(
     let view = crate::view::current(state).await?;
     let sizes: BTreeMap<(String, i32), u64> = view
         .as_ref()
-        .map(|v| {
-            v.raw
-                .partitions
-                .iter()
-                .map(|p| {
-                    (
-                        (p.topic.clone(), p.partition),
-                        p.size_bytes.unwrap_or(0).max(0) as u64,
-                    )
-                })
-                .collect()
-        })
+        .map(|v| v.partition_sizes())
         .unwrap_or_default();
     let new_moves: Vec<ballast_schema::NewMove> = moves
         .iter()

@@ -173,6 +173,20 @@ fn fraction(part: u32, whole: u32) -> f64 {
 }
 
 impl View {
+    /// Every partition's size in bytes, by topic and partition (0 when not known).
+    pub fn partition_sizes(&self) -> BTreeMap<(String, i32), u64> {
+        self.raw
+            .partitions
+            .iter()
+            .map(|p| {
+                (
+                    (p.topic.clone(), p.partition),
+                    p.size_bytes.unwrap_or(0).max(0) as u64,
+                )
+            })
+            .collect()
+    }
+
     pub fn build(raw: ObservedView) -> View {
         let topic_index: HashMap<String, usize> = raw
             .topics

@@ -2,7 +2,7 @@
 
 use axum::extract::State;
 use ballast_kafka::AclBinding;
-use ballast_ops::acls::{filter_of, sort_key};
+use ballast_ops::acls::{self, filter_of, sort_key};
 use serde::{Deserialize, Serialize};
 
 use super::{fail, kafka_name, row_limit};
@@ -52,43 +52,21 @@ pub struct AclList {
 }
 
 /// Schemas of a binding's fields (a concrete binding: no `Any`, no `Match`), from the names the
-/// parsers below accept.
+/// parsers accept (`ballast_ops::acls`).
 pub(crate) fn binding_resource_type_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum([
-        "Topic",
-        "Group",
-        "Cluster",
-        "TransactionalId",
-        "DelegationToken",
-        "User",
-    ])
+    crate::openapi::string_enum(acls::RESOURCE_TYPES)
 }
 
 pub(crate) fn binding_pattern_type_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum_or_null(["Literal", "Prefixed"])
+    crate::openapi::string_enum_or_null(acls::PATTERN_TYPES)
 }
 
 pub(crate) fn binding_operation_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum([
-        "All",
-        "Read",
-        "Write",
-        "Create",
-        "Delete",
-        "Alter",
-        "Describe",
-        "ClusterAction",
-        "DescribeConfigs",
-        "AlterConfigs",
-        "IdempotentWrite",
-        "CreateTokens",
-        "DescribeTokens",
-        "TwoPhaseCommit",
-    ])
+    crate::openapi::string_enum(acls::OPERATIONS)
 }
 
 pub(crate) fn binding_permission_type_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum(["Allow", "Deny"])
+    crate::openapi::string_enum(acls::PERMISSIONS)
 }
 
 /// `<type>:<name>`, both non-empty.
@@ -123,43 +101,19 @@ fn filter_enum(values: &[&'static str]) -> utoipa::openapi::Object {
 }
 
 fn filter_resource_type() -> utoipa::openapi::Object {
-    filter_enum(&[
-        "Topic",
-        "Group",
-        "Cluster",
-        "TransactionalId",
-        "DelegationToken",
-        "User",
-        "Any",
-    ])
+    filter_enum(&[acls::RESOURCE_TYPES.as_slice(), &["Any"]].concat())
 }
 
 fn filter_pattern_type() -> utoipa::openapi::Object {
-    filter_enum(&["Literal", "Prefixed", "Match", "Any"])
+    filter_enum(&[acls::PATTERN_TYPES.as_slice(), &["Match", "Any"]].concat())
 }
 
 fn filter_operation() -> utoipa::openapi::Object {
-    filter_enum(&[
-        "All",
-        "Read",
-        "Write",
-        "Create",
-        "Delete",
-        "Alter",
-        "Describe",
-        "ClusterAction",
-        "DescribeConfigs",
-        "AlterConfigs",
-        "IdempotentWrite",
-        "CreateTokens",
-        "DescribeTokens",
-        "TwoPhaseCommit",
-        "Any",
-    ])
+    filter_enum(&[acls::OPERATIONS.as_slice(), &["Any"]].concat())
 }
 
 fn filter_permission_type() -> utoipa::openapi::Object {
-    filter_enum(&["Allow", "Deny", "Any"])
+    filter_enum(&[acls::PERMISSIONS.as_slice(), &["Any"]].concat())
 }
 
 /// Empty, or `<type>:<name>`.

@@ -14,31 +14,7 @@ use crate::ui::{
     cross_site, query_form, redirect, render, Cell, Ctx, Flash, Form, Layout, Notice, Table,
 };
 
-const RESOURCE_TYPES: [&str; 6] = [
-    "Topic",
-    "Group",
-    "Cluster",
-    "TransactionalId",
-    "DelegationToken",
-    "User",
-];
-const PATTERN_TYPES: [&str; 2] = ["Literal", "Prefixed"];
-const OPERATIONS: [&str; 13] = [
-    "All",
-    "Read",
-    "Write",
-    "Create",
-    "Delete",
-    "Alter",
-    "Describe",
-    "ClusterAction",
-    "DescribeConfigs",
-    "AlterConfigs",
-    "IdempotentWrite",
-    "CreateTokens",
-    "DescribeTokens",
-];
-const PERMISSIONS: [&str; 2] = ["Allow", "Deny"];
+use ballast_ops::acls::{OPERATIONS, PATTERN_TYPES, PERMISSIONS, RESOURCE_TYPES};
 
 /// The binding fields, in the API's names.
 const FIELDS: [&str; 7] = [
@@ -64,7 +40,7 @@ struct AclPage {
     filter: Vec<(&'static str, String)>,
     resource_types: [&'static str; 6],
     pattern_types: [&'static str; 2],
-    operations: [&'static str; 13],
+    operations: [&'static str; 14],
     permissions: [&'static str; 2],
     summary: String,
     bindings: Vec<Binding>,
