@@ -997,3 +997,23 @@ async fn while_a_rolling_restart_runs_a_reassignment_is_refused_with_the_rolls_4
     assert_eq!(bed.operations(), 0);
     bed.sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_topic_name_kafka_refuses_is_a_400_before_the_cluster_or_the_slot_is_looked_at() {
+    let bed = bed().await;
+    for path in [
+        "/api/v1/topics/null%2Cnull/partitions/bulk",
+        "/api/v1/topics/a%20b/redistribute",
+        "/api/v1/topics/..%2F..%2Fx/partitions/0/redistribute",
+    ] {
+        let body = if path.ends_with("bulk") {
+            json!({"partitions": [{"partition": 0}]})
+        } else {
+            json!({})
+        };
+        let (status, answer) = bed.post(path, body).await;
+        assert_eq!(status, 400, "{path}: {answer}");
+        assert_eq!(answer["error"], "invalid request", "{path}: {answer}");
+    }
+    bed.sim.shutdown().await;
+}

@@ -551,6 +551,7 @@ async fn elect_topic_of(
     topic: String,
     body: TopicElection,
 ) -> Result<Value, OpError> {
+    crate::reassignments::check_topic(&topic)?;
     if let Some(other) = body.topic.as_deref().filter(|t| *t != topic) {
         return Err(OpError::bad_input(
             "topic mismatch",

@@ -28,6 +28,12 @@ use crate::view as observed_view;
 pub const DEFAULT_LIMIT: u64 = 50;
 pub const MAX_LIMIT: u64 = 500;
 
+/// A topic named by the caller, by Kafka's own rule: refused before anything else (the cluster,
+/// the slot, a rolling restart) is looked at.
+pub fn check_topic(topic: &str) -> Result<(), OpError> {
+    crate::names::topic(topic).map_err(|why| OpError::bad_input("invalid request", why))
+}
+
 pub fn conflict(error: impl Into<String>, details: impl Into<String>) -> OpError {
     OpError::conflict(error, details)
 }
@@ -731,6 +737,7 @@ pub async fn redistribute_partition(
     q: ForceQuery,
     body: SingleBody,
 ) -> Result<Value, OpError> {
+    check_topic(&topic)?;
     if partition < 0 {
         return Err(OpError::bad_input(
             "invalid partition",
@@ -840,6 +847,7 @@ pub async fn bulk_reassign_partitions(
     q: ForceQuery,
     body: BulkBody,
 ) -> Result<Value, OpError> {
+    check_topic(&topic)?;
     if body.partitions.is_empty() {
         return Err(OpError::bad_input(
             "empty partitions list",
@@ -1015,6 +1023,7 @@ pub async fn redistribute_topic(
     q: ForceQuery,
     body: TopicBody,
 ) -> Result<Value, OpError> {
+    check_topic(&topic)?;
     let preview = body.preview.unwrap_or(false);
     // Validate the selection before reading anything.
     let selected: Option<BTreeSet<BrokerId>> = match &body.brokers {
