@@ -3,12 +3,12 @@
 //! under `balanceHold`, raised replication factors `whatif::with_replication_factors` (the
 //! what-if `changeReplicationFactor` placement), balancing the observer's current proposal.
 
+use ballast_moves::PlanMove;
 use std::collections::{BTreeMap, BTreeSet};
 
 use ballast_balancer::Policy;
 use ballast_model::snapshot::Snapshot;
 use ballast_model::{BrokerId, BrokerState};
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::decide::{Move, Work};
@@ -298,17 +298,6 @@ pub struct Proposal {
     pub plan: Value,
     /// The stored decision.
     pub decision: Value,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PlanMove {
-    topic: String,
-    partition: i32,
-    replicas_before: Vec<BrokerId>,
-    replicas_after: Vec<BrokerId>,
-    #[serde(default)]
-    bytes: u64,
 }
 
 /// The activity loop's work: the current proposal's moves when its decision allows applying it

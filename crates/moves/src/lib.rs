@@ -12,3 +12,16 @@ pub mod waves;
 /// The settings key of the operator's replication throttle rate (MB/s per broker), written by
 /// `PUT /api/v1/reassignments/throttle` and read by the executor.
 pub const THROTTLE_RATE_KEY: &str = "throttle.rate_mb";
+
+/// The fields of a stored `ballast.plan/v1` move that applying it needs (a proposal apply, the
+/// healer's activity loop).
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanMove {
+    pub topic: String,
+    pub partition: i32,
+    pub replicas_before: Vec<ballast_model::BrokerId>,
+    pub replicas_after: Vec<ballast_model::BrokerId>,
+    #[serde(default)]
+    pub bytes: u64,
+}

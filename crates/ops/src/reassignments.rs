@@ -6,6 +6,7 @@
 //! executor (`Store::queue_operation`: the slot, the operation, its moves and the audit event in
 //! one transaction). The web process never sends a reassignment itself.
 
+use ballast_moves::PlanMove;
 use ballast_runtime::millis;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -374,18 +375,6 @@ async fn apply(
         "forced": gate.forced,
         "overridden": gate.overridden,
     }))
-}
-
-/// The fields of a `ballast.plan/v1` move that apply needs.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PlanMove {
-    topic: String,
-    partition: i32,
-    replicas_before: Vec<BrokerId>,
-    replicas_after: Vec<BrokerId>,
-    #[serde(default)]
-    bytes: u64,
 }
 
 fn humantime_text(d: std::time::Duration) -> String {
