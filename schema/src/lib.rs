@@ -73,6 +73,11 @@ pub use proposals::{
 pub use settings::{SampleRequest, Setting, SAMPLE_REQUEST_KEY};
 pub use slot::{Lease, SlotHolder};
 
+/// Pooled connections taken by [`Store::hold_connections`], given back when dropped.
+pub struct PoolHold {
+    _held: Vec<r2d2::PooledConnection<SqliteConnectionManager>>,
+}
+
 /// How connections are opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpenOptions {
@@ -271,6 +276,13 @@ impl Store {
     pub fn connection_settings(&self) -> Result<ConnectionSettings, StoreError> {
         let conn = self.conn()?;
         Ok(read_settings(&conn)?)
+    }
+
+    /// Takes `n` of this process's pooled connections and keeps them until the hold is dropped:
+    /// for tests of what answers while the pool is exhausted.
+    pub fn hold_connections(&self, n: usize) -> Result<PoolHold, StoreError> {
+        let held = (0..n).map(|_| self.conn()).collect::<Result<Vec<_>, _>>()?;
+        Ok(PoolHold { _held: held })
     }
 
     pub(crate) fn conn(

@@ -289,6 +289,37 @@ impl Store {
         Ok(stmt.query_row([id], full_from_row).optional()?)
     }
 
+    /// The current proposal's summary row (no plan, no detail): what changes with every check
+    /// (check time, decision) without the plan, which never changes for an id.
+    pub fn current_proposal_head(&self) -> Result<Option<ProposalRecord>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {SUMMARY_COLUMNS} FROM proposals WHERE current = 1"
+        ))?;
+        Ok(stmt.query_row([], summary_from_row).optional()?)
+    }
+
+    /// One proposal's summary row by id (no plan, no detail), None when unknown.
+    pub fn proposal_head(&self, id: &str) -> Result<Option<ProposalRecord>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {SUMMARY_COLUMNS} FROM proposals WHERE id = ?1"
+        ))?;
+        Ok(stmt.query_row([id], summary_from_row).optional()?)
+    }
+
+    /// One proposal's plan and detail (they never change for an id), None when unknown.
+    pub fn proposal_plan(
+        &self,
+        id: &str,
+    ) -> Result<Option<(serde_json::Value, serde_json::Value)>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached("SELECT plan, detail FROM proposals WHERE id = ?1")?;
+        Ok(stmt
+            .query_row([id], |r| Ok((json_col(r, 0)?, json_col(r, 1)?)))
+            .optional()?)
+    }
+
     /// Summary rows (no plan, no detail), newest first.
     pub fn proposals(&self, limit: u64, offset: u64) -> Result<ProposalPage, StoreError> {
         let limit = to_i64("limit", limit)?;

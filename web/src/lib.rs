@@ -12,10 +12,14 @@ pub mod catalog;
 /// The chat assistant `/api/v1/chat/*` over the catalog.
 pub mod chat;
 pub mod envelope;
+/// Conditional GETs: `ETag` on every answer, 304 for `If-None-Match`.
+pub mod etag;
 pub mod extract;
 mod healing;
 /// License enforcement: the licensed-route table, the 403 layer, `/api/v1/license`, auto-fetch.
 pub mod license;
+/// Bounded concurrency per route: 503 with `Retry-After` beyond it.
+pub mod limit;
 /// The MCP endpoint `/api/v1/mcp` over the catalog.
 pub mod mcp;
 mod metrics;
@@ -26,6 +30,8 @@ use ballast_ops::view as observed_view;
 /// The OpenAPI description (`/api/v1/openapi.json`, `.yaml`) and the `/docs/` pages.
 pub mod openapi;
 mod params;
+/// The probes' own reads: `/api/v1/health` and `/api/v1/ready` never wait on the pool.
+pub mod probes;
 mod routes;
 /// The `/ui` dashboard: server-rendered pages over the API, called in-process.
 mod ui;
@@ -75,6 +81,10 @@ pub struct AppState {
     pub license: Arc<license::LicenseRuntime>,
     /// Authentication: the OIDC providers and the token key (`auth`).
     pub auth: Arc<auth::AuthRuntime>,
+    /// The probes' own connection and last read (`probes.rs`).
+    pub probes: Arc<probes::Probes>,
+    /// Each route's bound on requests served at once (`limit.rs`).
+    pub limits: Arc<limit::Limits>,
     /// Set when the process stops: long-lived responses (server-sent events) end on it, so a
     /// graceful shutdown is not held open by a client that never disconnects.
     stop: Arc<tokio::sync::watch::Sender<bool>>,
@@ -94,6 +104,11 @@ impl AppState {
         let kafka = ballast_ops::KafkaHandle::new(ballast_runtime::client_config(&config.kafka));
         let auth = auth::runtime(&config);
         let pipeline = ballast_ops::Pipeline::new(store.clone(), CHANGE_WAIT);
+        let probes = Arc::new(probes::Probes::new(&store));
+        let limits = Arc::new(limit::Limits::new(
+            config.http_route_concurrency,
+            config.http_queue_wait,
+        ));
         Self {
             ops: ballast_ops::Context {
                 store,
@@ -106,6 +121,8 @@ impl AppState {
             started_at_ms,
             license: Arc::new(license::LicenseRuntime::for_this_build()),
             auth,
+            probes,
+            limits,
             stop: Arc::new(tokio::sync::watch::channel(false).0),
         }
     }
@@ -149,6 +166,10 @@ pub fn router(state: AppState) -> Router {
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(axum::middleware::from_fn(params::check_parameters))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            limit::bound,
+        ))
         .layer(axum::middleware::from_fn(
             middleware::refuse_unexpected_bodies,
         ))
@@ -164,6 +185,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             auth::authenticate,
         ))
+        .layer(axum::middleware::from_fn(etag::conditional))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             middleware::log_and_measure,

@@ -284,3 +284,176 @@ async fn an_old_proposal_reads_as_superseded_whatever_its_own_decision_said() {
         .unwrap();
     assert!(page.contains("superseded by a newer proposal"), "{page}");
 }
+
+/// A plan of `n` moves over three topics, with bytes that repeat (ties) and two broker sets.
+fn varied(n: usize) -> NewProposal {
+    let mut p = proposal("p-big", "fb", n, true);
+    let moves: Vec<Value> = (0..n)
+        .map(|i| {
+            let (before, after) = if i % 2 == 0 {
+                ([1, 2], [4, 2])
+            } else {
+                ([3, 5], [6, 5])
+            };
+            json!({"topic": format!("t{}", i % 3), "partition": n - i, "replicasBefore": before,
+                   "replicasAfter": after, "leaderBefore": before[0], "leaderAfter": after[0],
+                   "costClass": if i % 5 == 0 { "cross-rack" } else { "inter-broker" },
+                   "bytes": (i * 37) % 11})
+        })
+        .collect();
+    p.plan["moves"] = Value::Array(moves);
+    p
+}
+
+/// Every move of a proposal, following `next` from `first`.
+async fn walk(h: &Harness, first: &str) -> Vec<Value> {
+    let mut all = Vec::new();
+    let mut path = Some(first.to_string());
+    while let Some(p) = path {
+        let (status, body) = get(h, &p).await;
+        assert_eq!(status, 200, "{p}: {body}");
+        all.extend(body["data"]["moves"].as_array().unwrap().iter().cloned());
+        path = body["data"]["next"].as_str().map(str::to_string);
+    }
+    all
+}
+
+#[tokio::test]
+async fn a_large_proposal_embeds_its_first_moves_and_pages_every_move_in_the_documented_orders() {
+    let h = Harness::empty().await;
+    let n = 250;
+    let stored = varied(n);
+    let plan_moves = stored.plan["moves"].as_array().unwrap().clone();
+    h.store.save_proposal(&stored, 1_000, 200).unwrap();
+
+    let (status, body) = get(&h, "/api/v1/proposals/current").await;
+    assert_eq!(status, 200, "{body}");
+    let d = &body["data"];
+    assert_eq!(d["reassignments"].as_array().unwrap().len(), 100);
+    assert_eq!(d["reassignments"][0], plan_moves[0]);
+    assert_eq!(d["totalReassignments"], n);
+    assert_eq!(d["reassignmentsTruncated"], true);
+    assert_eq!(
+        d["reassignmentsNext"],
+        "/api/v1/proposals/p-big/moves?offset=100&limit=100"
+    );
+    // The cost classes count every move, not only the embedded ones.
+    assert_eq!(d["movement"]["costClasses"]["cross-rack"]["moves"], 50);
+    assert_eq!(d["movement"]["costClasses"]["inter-broker"]["moves"], 200);
+
+    // The planner's order, page by page, is the stored plan's.
+    let all = walk(&h, "/api/v1/proposals/p-big/moves?limit=40").await;
+    assert_eq!(all, plan_moves);
+    let rest = walk(&h, d["reassignmentsNext"].as_str().unwrap()).await;
+    assert_eq!(rest, plan_moves[100..].to_vec());
+
+    // Most bytes first; ties by topic, then partition.
+    let by_bytes = walk(&h, "/api/v1/proposals/current/moves?sort=bytes&limit=70").await;
+    assert_eq!(by_bytes.len(), n);
+    let key = |m: &Value| {
+        (
+            -m["bytes"].as_i64().unwrap(),
+            m["topic"].as_str().unwrap().to_string(),
+            m["partition"].as_i64().unwrap(),
+        )
+    };
+    assert!(by_bytes.windows(2).all(|w| key(&w[0]) <= key(&w[1])));
+    // By topic, then partition.
+    let by_partition = walk(
+        &h,
+        "/api/v1/proposals/p-big/moves?sort=partition&limit=1000",
+    )
+    .await;
+    let pkey = |m: &Value| {
+        (
+            m["topic"].as_str().unwrap().to_string(),
+            m["partition"].as_i64().unwrap(),
+        )
+    };
+    assert!(by_partition.windows(2).all(|w| pkey(&w[0]) < pkey(&w[1])));
+    assert_eq!(by_partition.len(), n);
+
+    // Filters: one topic, one broker (before or after), each with its own total.
+    let (_, t1) = get(&h, "/api/v1/proposals/p-big/moves?topic=t1").await;
+    let expected = plan_moves.iter().filter(|m| m["topic"] == "t1").count();
+    assert_eq!(t1["data"]["total"], expected);
+    assert!(walk(&h, "/api/v1/proposals/p-big/moves?topic=t1&limit=10")
+        .await
+        .iter()
+        .all(|m| m["topic"] == "t1"));
+    let on_6 = walk(&h, "/api/v1/proposals/p-big/moves?brokerId=6&limit=30").await;
+    assert_eq!(on_6.len(), n / 2);
+    assert!(on_6.iter().all(|m| m["replicasAfter"][0] == 6));
+
+    // Bad queries are 400s in the envelope; an unknown proposal is a 404.
+    for bad in ["sort=size", "limit=1001", "offset=-1", "colour=red"] {
+        let (status, body) = get(&h, &format!("/api/v1/proposals/p-big/moves?{bad}")).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert_eq!(body["success"], false);
+    }
+    let (status, _) = get(&h, "/api/v1/proposals/p-none/moves").await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn an_answer_carries_an_etag_and_the_same_tag_in_if_none_match_is_a_304_until_the_next_check()
+{
+    let h = Harness::empty().await;
+    h.store
+        .save_proposal(&proposal("p-1", "f1", 2, true), 1_000, 200)
+        .unwrap();
+    let url = format!("{}/api/v1/proposals/current", h.base);
+    let first = h.http.get(&url).send().await.unwrap();
+    assert_eq!(first.status(), 200);
+    let tag = first.headers()["etag"].to_str().unwrap().to_string();
+    let again = h
+        .http
+        .get(&url)
+        .header("If-None-Match", &tag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+    assert_eq!(again.headers()["etag"].to_str().unwrap(), tag);
+    assert!(again.bytes().await.unwrap().is_empty());
+    // A tag the client does not have is a 200.
+    let other = h
+        .http
+        .get(&url)
+        .header("If-None-Match", "\"something-else\"")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 200);
+    // The next check changes the answer (checkedAt, decision): a 200 with a new tag.
+    h.store
+        .save_proposal(&proposal("p-1", "f1", 2, true), 2_000, 200)
+        .unwrap();
+    let after = h
+        .http
+        .get(&url)
+        .header("If-None-Match", &tag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after.status(), 200);
+    assert_ne!(after.headers()["etag"].to_str().unwrap(), tag);
+    let body: Value = after.json().await.unwrap();
+    assert_eq!(body["data"]["checkedAt"], "1970-01-01T00:00:02.000Z");
+}
+
+#[tokio::test]
+async fn the_probes_answer_while_every_pooled_connection_is_taken() {
+    let h = Harness::empty().await;
+    let (status, _) = get(&h, "/api/v1/health").await;
+    assert_eq!(status, 200);
+    // Every connection of the pool the other requests share is taken.
+    let _hold = h.store.hold_connections(4).unwrap();
+    let (status, body) = get(&h, "/api/v1/health").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["data"]["detailsAsOf"].is_string());
+    let (status, body) = get(&h, "/api/v1/ready").await;
+    // Not ready (no sample yet) is the probe's own answer, not a database error.
+    assert_eq!(status, 503);
+    assert_eq!(body["error"], "broker view unavailable");
+}

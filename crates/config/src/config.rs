@@ -19,6 +19,10 @@ pub struct Config {
     pub port: u16,
     /// `BALLAST_BIND`
     pub bind: IpAddr,
+    /// `BALLAST_HTTP_ROUTE_CONCURRENCY`: requests one route serves at once
+    pub http_route_concurrency: usize,
+    /// `BALLAST_HTTP_QUEUE_WAIT` (may be 0): how long a request waits for its route
+    pub http_queue_wait: Duration,
     /// `BALLAST_DATA_DIR`
     pub data_dir: PathBuf,
     /// `LOG_LEVEL`
@@ -549,6 +553,8 @@ impl Config {
                     })
                 })
                 .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+            http_route_concurrency: r.whole::<usize>("BALLAST_HTTP_ROUTE_CONCURRENCY").max(1),
+            http_queue_wait: r.duration("BALLAST_HTTP_QUEUE_WAIT"),
             data_dir: PathBuf::from(r.value("BALLAST_DATA_DIR").unwrap_or_default()),
             log_level: r.parse("LOG_LEVEL", str::parse).unwrap_or_default(),
             log_format: r.parse("LOG_FORMAT", str::parse).unwrap_or_default(),

@@ -66,6 +66,18 @@ pub static SETTINGS: &[SettingSpec] = &[
         "IP address to listen on; 0.0.0.0 (or ::) listens on every interface",
     ),
     setting(
+        "BALLAST_HTTP_ROUTE_CONCURRENCY",
+        Some("16"),
+        "server",
+        "requests one route serves at once (the probes are not bounded); more wait in line",
+    ),
+    setting(
+        "BALLAST_HTTP_QUEUE_WAIT",
+        Some("5s"),
+        "server",
+        "how long a request waits in its route's line before it is answered 503 with Retry-After (0: not at all)",
+    ),
+    setting(
         "BALLAST_DATA_DIR",
         Some("./data"),
         "server",

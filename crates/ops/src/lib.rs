@@ -28,6 +28,7 @@ pub mod error;
 pub mod groups;
 pub mod names;
 pub mod pipeline;
+pub mod proposal_view;
 pub mod proposals;
 pub mod quotas;
 pub mod readback;

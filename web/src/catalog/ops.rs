@@ -257,17 +257,23 @@ pub(crate) fn proposal_for_agents(mut p: Value) -> Value {
     if let Some(obj) = p.as_object_mut() {
         obj.remove("activity");
         obj.remove("snapshot");
-        let moves = obj
-            .remove("reassignments")
-            .and_then(|m| m.as_array().cloned())
-            .unwrap_or_default();
-        let total = moves.len();
+        let moves = match obj.remove("reassignments") {
+            Some(Value::Array(moves)) => moves,
+            _ => Vec::new(),
+        };
+        // The proposal answer embeds only its first moves; its total counts every one.
+        let total = obj
+            .get("totalReassignments")
+            .and_then(Value::as_u64)
+            .map_or(moves.len(), |t| t as usize);
         obj.insert(
             "reassignments".into(),
             Value::Array(moves.into_iter().take(EMBEDDED).collect()),
         );
         obj.insert("totalReassignments".into(), json!(total));
         obj.insert("reassignmentsTruncated".into(), json!(total > EMBEDDED));
+        // Agents page the rest with the REST list (no tool pages moves yet).
+        obj.remove("reassignmentsNext");
     }
     p
 }
@@ -428,7 +434,11 @@ fn get_proposal(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let input: ProposalInput = parse(&input)?;
         let id = proposal_id(&input.proposal_id)?;
-        let p = answer(crate::routes::proposals::get_proposal(&state, id).await)?;
+        let p = answer(
+            crate::routes::proposals::get_proposal(&state, id)
+                .await
+                .map(|f| f.value()),
+        )?;
         Ok(proposal_for_agents(p))
     })
 }
@@ -436,7 +446,11 @@ fn get_proposal(state: AppState, _caller: Caller, input: Value) -> OpFuture {
 fn generate_proposal(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let _: Nothing = parse(&input)?;
-        let p = answer(crate::routes::proposals::generate_proposal(&state).await)?;
+        let p = answer(
+            crate::routes::proposals::generate_proposal(&state)
+                .await
+                .map(|f| f.value()),
+        )?;
         Ok(proposal_for_agents(p))
     })
 }

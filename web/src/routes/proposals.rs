@@ -4,12 +4,15 @@
 //! The web process never plans: `POST /api/v1/proposals/generate` returns the current candidate
 //! and its decision, as the spec's `generate_proposal` does. Applying is not served here.
 
+use std::sync::Arc;
+
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
-use ballast_runtime::format_rfc3339_ms;
+use ballast_ops::proposal_view::{self, MovesQuery, Prepared};
 use ballast_schema::ProposalRecord;
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::audit::HttpActor;
 use crate::extract::{Path, Query};
@@ -20,7 +23,7 @@ pub const MAX_LIMIT: u64 = 500;
 
 /// The operations of this module, as `routes()` serves them (`crate::openapi`).
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(list, current, generate, one, delete))]
+#[openapi(paths(list, current, generate, one, moves, delete))]
 pub(super) struct Api;
 
 pub fn routes() -> Router<AppState> {
@@ -29,6 +32,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/proposals/current", get(current))
         .route("/api/v1/proposals/generate", post(generate))
         .route("/api/v1/proposals/{proposalId}", get(one).delete(delete))
+        .route("/api/v1/proposals/{proposalId}/moves", get(moves))
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
@@ -45,120 +49,6 @@ pub(crate) struct ListQuery {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NoQuery {}
-
-fn candidate_available(p: &ProposalRecord) -> bool {
-    p.current && p.moves > 0
-}
-
-/// A list row: the summary columns and the proposal's own decision.
-fn summary(p: &ProposalRecord) -> Value {
-    json!({
-        "id": p.id,
-        "createdAt": format_rfc3339_ms(p.created_at_ms),
-        "checkedAt": format_rfc3339_ms(p.checked_at_ms),
-        "current": p.current,
-        "superseded": !p.current,
-        "candidateAvailable": candidate_available(p),
-        "recommended": p.recommended,
-        "totalReassignments": p.moves,
-        "estimatedBytes": p.estimated_bytes,
-        "balanceHold": p.balance_hold,
-        "fingerprint": p.fingerprint,
-        "decision": p.decision,
-    })
-}
-
-/// The whole proposal: the spec's named fields from the stored plan, decision and detail.
-fn full(p: &ProposalRecord) -> Value {
-    let plan = &p.plan;
-    let field = |name: &str| plan.get(name).cloned().unwrap_or(Value::Null);
-    let moves = plan
-        .get("moves")
-        .cloned()
-        .unwrap_or_else(|| Value::Array(Vec::new()));
-    let total = moves.as_array().map_or(0, Vec::len);
-    let mut balance = Map::new();
-    if let Some(loads) = plan.get("loads").and_then(Value::as_object) {
-        for (name, l) in loads {
-            let get = |k: &str| l.get(k).cloned().unwrap_or(Value::Null);
-            balance.insert(
-                name.clone(),
-                json!({
-                    "imbalance": get("maxDistanceBefore"),
-                    "imbalanceAfter": get("maxDistanceAfter"),
-                    "counted": get("counted"),
-                    "noTraffic": get("noTraffic"),
-                    "belowFloor": get("belowFloor"),
-                    "triggered": get("triggered"),
-                    "largestDifference": get("largestDifference"),
-                    "busiestBroker": get("busiestBroker"),
-                    "quietestBroker": get("quietestBroker"),
-                    "stop": get("stop"),
-                    "stopReason": get("stopReason"),
-                }),
-            );
-        }
-    }
-    let detail = |name: &str, empty: Value| p.detail.get(name).cloned().unwrap_or(empty);
-    // The cap counts, before and after the plan (`null` in proposals stored before they were).
-    let spread = |name: &str| {
-        plan.get("topicSpread")
-            .and_then(|s| s.get(name))
-            .cloned()
-            .unwrap_or(Value::Null)
-    };
-    json!({
-        "id": p.id,
-        "createdAt": format_rfc3339_ms(p.created_at_ms),
-        "checkedAt": format_rfc3339_ms(p.checked_at_ms),
-        "current": p.current,
-        "superseded": !p.current,
-        "candidateAvailable": candidate_available(p),
-        "recommended": p.recommended,
-        "reason": field("reason"),
-        "reasonText": field("reasonText"),
-        "decision": p.decision,
-        "fingerprint": p.fingerprint,
-        "fairShare": {
-            "shares": detail("shares", json!([])),
-            "loads": field("loads"),
-        },
-        "topicSpread": {
-            "atLimit": detail("topicSpreadAtLimit", json!({})),
-            "overCap": spread("overCap"),
-            "projectedOverCap": spread("projectedOverCap"),
-            "excessLeaders": spread("excessLeaders"),
-            "projectedExcessLeaders": spread("projectedExcessLeaders"),
-            "excessReplicas": spread("excessReplicas"),
-            "projectedExcessReplicas": spread("projectedExcessReplicas"),
-        },
-        // Partitions on fewer racks than min(replication factor, racks), before and after, and
-        // why any stay (`null` in proposals stored before plans reported it).
-        "rackAwareness": field("rackAwareness"),
-        "benefitEvidence": {
-            "tripped": plan.get("tripped").cloned().unwrap_or_else(|| json!([])),
-            "topicBreaches": detail("topicBreaches", json!([])),
-        },
-        "structuralLimits": plan.get("structuralLimits").cloned().unwrap_or_else(|| json!([])),
-        "metrics": {
-            "effective": field("effectiveAfter"),
-            "effectiveBefore": field("effectiveBefore"),
-            "evennessBefore": field("evennessBefore"),
-            "evennessAfter": field("evennessAfter"),
-        },
-        "movement": {
-            "estimatedBytes": p.estimated_bytes,
-            "search": field("search"),
-            "planningMs": field("elapsedMs"),
-        },
-        "balance": balance,
-        "balanceHold": p.balance_hold,
-        "downBrokers": plan.get("downBrokers").cloned().unwrap_or_else(|| json!([])),
-        "reassignments": moves,
-        "totalReassignments": total,
-        "reassignmentsTruncated": false,
-    })
-}
 
 pub(crate) fn no_proposal() -> ApiError {
     ApiError::not_found(
@@ -200,7 +90,7 @@ pub(crate) async fn list_proposals(state: &AppState, q: ListQuery) -> Result<Val
         return Err(ApiError::bad_request("invalid query", "offset: too large"));
     }
     let page = state.db(move |s| s.proposals(limit, offset)).await?;
-    let rows: Vec<Value> = page.proposals.iter().map(summary).collect();
+    let rows: Vec<Value> = page.proposals.iter().map(proposal_view::summary).collect();
     let count = rows.len() as u64;
     Ok(json!({
         "total": page.total,
@@ -226,17 +116,49 @@ pub(crate) async fn list_proposals(state: &AppState, q: ListQuery) -> Result<Val
 async fn current(
     state: axum::extract::State<AppState>,
     Query(_): Query<NoQuery>,
-) -> ApiResult<Value> {
-    generate_proposal(&state).await.map(ApiOk)
+) -> Result<Response, ApiError> {
+    Ok(generate_proposal(&state).await?.rendered())
+}
+
+/// A proposal found: its head (this check) and its parsed plan.
+pub(crate) struct Found {
+    head: ProposalRecord,
+    plan: Arc<Prepared>,
+}
+
+impl Found {
+    /// The answer as a value (for the agents' shaping).
+    pub(crate) fn value(&self) -> Value {
+        proposal_view::full(&self.head, &self.plan)
+    }
+
+    /// The answer as JSON text, rendered once per check.
+    fn rendered(&self) -> Response {
+        let (head, p) = (&self.head, &self.plan);
+        let text = p.rendered(head, "full", || proposal_view::full(head, p).to_string());
+        super::observed::ok_raw(&text)
+    }
+}
+
+/// The proposal `id` (None: the current one), or its 404.
+async fn load(
+    state: &AppState,
+    id: Option<&str>,
+) -> Result<(ProposalRecord, Arc<Prepared>), ApiError> {
+    match proposal_view::load(state, id).await? {
+        Some(found) => Ok(found),
+        None => Err(match id {
+            None => no_proposal(),
+            Some(id) => unknown(id),
+        }),
+    }
 }
 
 /// The operation `generate_proposal`: the current candidate proposal and its decision (the web
 /// process starts no calculation; the observer re-evaluates after every sample).
-pub(crate) async fn generate_proposal(state: &AppState) -> Result<Value, ApiError> {
-    match state.db(|s| s.current_proposal()).await? {
-        Some(p) => Ok(full(&p)),
-        None => Err(no_proposal()),
-    }
+pub(crate) async fn generate_proposal(state: &AppState) -> Result<Found, ApiError> {
+    let (head, plan) = load(state, None).await?;
+    Ok(Found { head, plan })
 }
 
 #[utoipa::path(
@@ -255,8 +177,8 @@ pub(crate) async fn generate_proposal(state: &AppState) -> Result<Value, ApiErro
 async fn generate(
     state: axum::extract::State<AppState>,
     Query(_): Query<NoQuery>,
-) -> ApiResult<Value> {
-    generate_proposal(&state).await.map(ApiOk)
+) -> Result<Response, ApiError> {
+    Ok(generate_proposal(&state).await?.rendered())
 }
 
 #[utoipa::path(
@@ -275,21 +197,88 @@ async fn one(
     state: axum::extract::State<AppState>,
     Path(id): Path<String>,
     Query(_): Query<NoQuery>,
-) -> ApiResult<Value> {
-    get_proposal(&state, id).await.map(ApiOk)
+) -> Result<Response, ApiError> {
+    Ok(get_proposal(&state, id).await?.rendered())
 }
 
-/// The operation `get_proposal`: one stored proposal in full; `current` names the current one
-/// (as `GET /api/v1/proposals/current`, whose route comes before this one's).
-pub(crate) async fn get_proposal(state: &AppState, id: String) -> Result<Value, ApiError> {
-    if id == "current" {
-        return generate_proposal(state).await;
-    }
-    let key = id.clone();
-    match state.db(move |s| s.proposal(&key)).await? {
-        Some(p) => Ok(full(&p)),
-        None => Err(unknown(&id)),
-    }
+/// `current` names the current proposal.
+fn named(id: &str) -> Option<&str> {
+    (id != "current").then_some(id)
+}
+
+/// The operation `get_proposal`: one stored proposal (its summary and first moves); `current`
+/// names the current one (as `GET /api/v1/proposals/current`, whose route comes before this
+/// one's).
+pub(crate) async fn get_proposal(state: &AppState, id: String) -> Result<Found, ApiError> {
+    let (head, plan) = load(state, named(&id)).await?;
+    Ok(Found { head, plan })
+}
+
+/// `GET /api/v1/proposals/{proposalId}/moves` query.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub(crate) struct MovesParams {
+    /// Moves per page, default 100, at most 1000 (absent or 0: the default).
+    #[param(maximum = 1000)]
+    pub(crate) limit: Option<usize>,
+    /// Moves to skip, default 0.
+    pub(crate) offset: Option<usize>,
+    /// `plan` (default: the planner's order, the order the executor submits them in), `bytes`
+    /// (most bytes to copy first) or `partition` (by topic, then partition). Ties keep the
+    /// planner's order.
+    #[param(schema_with = sort_schema)]
+    pub(crate) sort: Option<String>,
+    /// Only the moves of this topic.
+    pub(crate) topic: Option<String>,
+    /// Only the moves whose replicas before or after include this broker.
+    pub(crate) broker_id: Option<i64>,
+}
+
+fn sort_schema() -> utoipa::openapi::Object {
+    crate::openapi::string_enum(proposal_view::MOVE_SORTS)
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/proposals/{proposalId}/moves",
+    tag = "proposals",
+    operation_id = "listProposalMoves",
+    summary = "A page of a proposal's moves",
+    description = "The whole move list of a proposal, paged (a proposal answer embeds the first 100 in the planner's order and names this page in `reassignmentsNext`). Sorted by `sort`; `next` is the path of the following page, null on the last.",
+    params(
+        ("proposalId" = String, Path, description = "`p-<created unix ms>-<8 hex digits>`, or `current`"),
+        MovesParams,
+    ),
+    responses(
+        (status = 200, description = "A page of moves", body = ref("ProposalMoves")),
+        (status = 400, description = "A bad limit or sort (`invalid query`)"),
+        (status = 404, description = "No stored proposal with this id"),
+    )
+)]
+async fn moves(
+    state: axum::extract::State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<MovesParams>,
+) -> Result<Response, ApiError> {
+    let (head, p) = load(&state, named(&id)).await?;
+    let q = MovesQuery {
+        limit: q.limit,
+        offset: q.offset,
+        sort: q.sort,
+        topic: q.topic,
+        broker_id: q.broker_id,
+    };
+    let key = q.key();
+    let text = match p.cached(&head, &key) {
+        Some(text) => text,
+        None => {
+            // A bad query is refused here and never cached.
+            let page = proposal_view::moves_page(&head, &p, &q)?;
+            p.rendered(&head, &key, || page.to_string())
+        }
+    };
+    Ok(super::observed::ok_raw(&text))
 }
 
 #[utoipa::path(

@@ -36,9 +36,8 @@ const WORKERS: [&str; 4] = ["observer", "executor", "healer", "web"];
 /// Liveness: 200 while this process answers. The details say how every process is doing, with
 /// restart counts, so one request shows a crash-looping worker.
 pub async fn health(State(state): State<AppState>) -> ApiResult<Value> {
-    let (processes, heartbeats) = state
-        .db(|store| Ok((store.processes()?, store.heartbeats()?)))
-        .await?;
+    let data = crate::probes::data(&state).await?;
+    let (processes, heartbeats) = (&data.processes, &data.heartbeats);
     let now = state.clock.now_ms();
     let stale_after = 3 * state.config.timing.heartbeat_interval.as_millis() as i64;
     let mut degraded = Vec::new();
@@ -73,6 +72,7 @@ pub async fn health(State(state): State<AppState>) -> ApiResult<Value> {
         "uptimeSeconds": (now - state.started_at_ms).max(0) / 1000,
         "supervisor": supervisor.map(|p| json!({"pid": p.pid, "startedAt": p.started_at_ms.map(format_rfc3339_ms)})),
         "workers": workers,
+        "detailsAsOf": format_rfc3339_ms(data.read_at_ms),
     })))
 }
 
@@ -91,7 +91,7 @@ pub async fn health(State(state): State<AppState>) -> ApiResult<Value> {
 /// Readiness: 503 until the observer has a view of the brokers no older than
 /// `BALLAST_READY_STALE_AFTER`.
 pub async fn ready(State(state): State<AppState>) -> ApiResult<Value> {
-    let observation = state.db(|store| store.observation("brokers")).await?;
+    let observation = crate::probes::data(&state).await?.brokers.clone();
     let now = state.clock.now_ms();
     let bound = state.config.timing.ready_stale_after;
     let Some(seen) = observation else {

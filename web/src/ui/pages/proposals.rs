@@ -120,6 +120,17 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
     };
     let threshold = ctx.threshold();
     let pid = fmt::s(&p, "id");
+    // The answer embeds the first moves; the table shows up to MOVES_SHOWN of them.
+    let total = p["totalReassignments"].as_u64().unwrap_or(0) as usize;
+    let moves = if total > fmt::arr(&p, "reassignments").len() {
+        let page = format!("/api/v1/proposals/{}/moves?limit={MOVES_SHOWN}", enc(&pid));
+        match ctx.api.get(&page).await {
+            Ok(page) => fmt::arr(&page, "moves").to_vec(),
+            Err(_) => fmt::arr(&p, "reassignments").to_vec(),
+        }
+    } else {
+        fmt::arr(&p, "reassignments").to_vec()
+    };
     let title = if id == "current" {
         format!("Current proposal {pid}")
     } else {
@@ -149,7 +160,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
         after: fair_share_table(&p, threshold, true),
         limits: limits_table(fmt::arr(&p, "structuralLimits")),
         cost: cost_table(&p),
-        moves: moves_table(&p),
+        moves: moves_table(&moves, total),
         tripped: tripped_table(&p),
     };
     render(StatusCode::OK, &page)
@@ -448,16 +459,22 @@ pub fn limits_table(limits: &[Value]) -> Table {
     t
 }
 
-/// Moves and bytes per cost class, and the total.
+/// Moves and bytes per cost class (every move, from the answer's totals), and the total.
 fn by_cost_class(p: &Value) -> (BTreeMap<String, (u64, f64)>, usize) {
     let mut classes: BTreeMap<String, (u64, f64)> = BTreeMap::new();
-    let moves = fmt::arr(p, "reassignments");
-    for m in moves {
-        let e = classes.entry(fmt::s(m, "costClass")).or_default();
-        e.0 += 1;
-        e.1 += fmt::f(m, "bytes").unwrap_or(0.0);
+    if let Some(counted) = p["movement"]["costClasses"].as_object() {
+        for (class, c) in counted {
+            classes.insert(
+                class.clone(),
+                (
+                    c["moves"].as_u64().unwrap_or(0),
+                    fmt::f(c, "bytes").unwrap_or(0.0),
+                ),
+            );
+        }
     }
-    (classes, moves.len())
+    let total = p["totalReassignments"].as_u64().unwrap_or(0) as usize;
+    (classes, total)
 }
 
 fn cost_table(p: &Value) -> Table {
@@ -505,15 +522,14 @@ pub fn move_rows(t: &mut Table, moves: &[Value], with_cause: bool) {
     }
 }
 
-fn moves_table(p: &Value) -> Table {
-    let moves = fmt::arr(p, "reassignments");
-    let caption = if moves.len() > MOVES_SHOWN {
+fn moves_table(moves: &[Value], total: usize) -> Table {
+    let caption = if total > moves.len() {
         format!(
-            "The first {MOVES_SHOWN} of {} moves (the API lists every one)",
+            "The first {} of {total} moves in the planner's order (the API pages every one: GET /api/v1/proposals/{{id}}/moves)",
             moves.len()
         )
     } else {
-        format!("{} moves", moves.len())
+        format!("{total} moves")
     };
     let mut t = Table::new(
         caption,
