@@ -297,7 +297,8 @@ async fn reassignment_metrics(state: &AppState, registry: &Registry) -> Result<(
 /// The current proposal: how far each load is from fair share before and after its plan, whether
 /// it may be applied, its size and how long ago it was checked. Absent before the first one.
 async fn proposal_metrics(state: &AppState, registry: &Registry, now: i64) -> Result<(), ApiError> {
-    let Some(p) = state.db(|s| s.current_proposal()).await? else {
+    // The head and the plan parsed once per proposal (never the whole plan per scrape).
+    let Some((p, prepared)) = ballast_ops::proposal_view::load(state, None).await? else {
         return Ok(());
     };
     let before = gauge_vec(
@@ -312,7 +313,11 @@ async fn proposal_metrics(state: &AppState, registry: &Registry, now: i64) -> Re
         "per load, the largest distance from fair share the current proposal's plan would leave, in percent",
         &["load"],
     )?;
-    if let Some(loads) = p.plan.get("loads").and_then(serde_json::Value::as_object) {
+    if let Some(loads) = prepared
+        .plan
+        .get("loads")
+        .and_then(serde_json::Value::as_object)
+    {
         for (load, l) in loads {
             if let Some(v) = l
                 .get("maxDistanceBefore")

@@ -729,15 +729,16 @@ async fn proposal_gate(
     if id.is_empty() {
         return Err(OpError::invalid("proposalId: must not be empty"));
     }
+    // The head (the stored verdict) is all this needs: the plan is not read.
     let p = if id == "current" {
         state
-            .db(|s| s.current_proposal())
+            .db(|s| s.current_proposal_head())
             .await?
             .ok_or_else(no_proposal)?
     } else {
         let key = id.to_string();
         state
-            .db(move |s| s.proposal(&key))
+            .db(move |s| s.proposal_head(&key))
             .await?
             .ok_or_else(|| unknown(id))?
     };
