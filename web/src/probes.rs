@@ -81,10 +81,15 @@ pub async fn data(state: &AppState) -> Result<Arc<ProbeData>, ApiError> {
         let _ = probes.reading.lock().await;
         return probes.last().ok_or_else(unavailable);
     };
-    let store = probes.store.clone();
     let now = state.clock.now_ms();
+    let own = probes.clone();
+    // The read is remembered before the lock is let go, so a probe that waited for the lock
+    // finds it.
     let task = tokio::task::spawn_blocking(move || {
-        let data = read(&store, now);
+        let data = read(&own.store, now).map(Arc::new);
+        if let Ok(data) = &data {
+            own.remember(data.clone());
+        }
         drop(guard);
         data
     });
@@ -97,11 +102,7 @@ pub async fn data(state: &AppState) -> Result<Arc<ProbeData>, ApiError> {
         None => task.await,
     };
     match result {
-        Ok(Ok(data)) => {
-            let data = Arc::new(data);
-            probes.remember(data.clone());
-            Ok(data)
-        }
+        Ok(Ok(data)) => Ok(data),
         _ => probes.last().ok_or_else(unavailable),
     }
 }
