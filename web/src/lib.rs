@@ -15,6 +15,8 @@ pub mod envelope;
 /// Conditional GETs: `ETag` on every answer, 304 for `If-None-Match`.
 pub mod etag;
 pub mod extract;
+/// Identical live reads in flight are shared.
+pub mod flight;
 mod healing;
 /// License enforcement: the licensed-route table, the 403 layer, `/api/v1/license`, auto-fetch.
 pub mod license;
@@ -69,6 +71,13 @@ pub const CHANGE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 pub use ballast_ops::context::DB_RETRY_AFTER_S;
 
+/// The kinds of live reads shared while in flight.
+#[derive(Default)]
+pub struct LiveFlights {
+    pub group_list: flight::Flights<routes::GroupList>,
+    pub group_summary: flight::Flights<routes::GroupSummary>,
+}
+
 /// What every handler can reach.
 #[derive(Clone)]
 pub struct AppState {
@@ -85,6 +94,8 @@ pub struct AppState {
     pub probes: Arc<probes::Probes>,
     /// Each route's bound on requests served at once (`limit.rs`).
     pub limits: Arc<limit::Limits>,
+    /// Live reads in flight, shared by identical requests (`flight.rs`).
+    pub flights: Arc<LiveFlights>,
     /// Set when the process stops: long-lived responses (server-sent events) end on it, so a
     /// graceful shutdown is not held open by a client that never disconnects.
     stop: Arc<tokio::sync::watch::Sender<bool>>,
@@ -123,6 +134,7 @@ impl AppState {
             auth,
             probes,
             limits,
+            flights: Arc::default(),
             stop: Arc::new(tokio::sync::watch::channel(false).0),
         }
     }

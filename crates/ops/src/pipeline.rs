@@ -159,6 +159,8 @@ pub struct Pipeline {
     pub wait: Duration,
     /// `Retry-After` of a refusal, in seconds.
     pub retry_after_s: u64,
+    /// Counts changes starting and ending in this process ([`Pipeline::changes`]).
+    changes: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Pipeline {
@@ -168,7 +170,20 @@ impl Pipeline {
             locks: Arc::default(),
             wait,
             retry_after_s: wait.as_secs().clamp(1, 30),
+            changes: Arc::default(),
         }
+    }
+
+    /// A number that grows when a change starts and when it ends: two reads that saw the same
+    /// number have no change of this process between them (a read in flight may be shared by a
+    /// request that arrives later only then).
+    pub fn changes(&self) -> u64 {
+        self.changes.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn count_change(&self) {
+        self.changes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Completes as failures the intents a process that ended left in progress (written before
@@ -203,7 +218,10 @@ impl Pipeline {
             store: self.store.clone(),
             id: Some(self.write_intent(&event).await?),
         };
-        match change().await {
+        self.count_change();
+        let outcome = change().await;
+        self.count_change();
+        match outcome {
             Ok(done) => {
                 let recorded = intent
                     .complete(done.status, done.before, done.after, done.details)

@@ -8,6 +8,8 @@ pub(crate) mod reassignments;
 pub(crate) mod simulation;
 pub(crate) mod system;
 
+pub use live::groups::{GroupList, Summary as GroupSummary};
+
 use axum::http::{Method, Uri};
 use axum::routing::get;
 use axum::Router;

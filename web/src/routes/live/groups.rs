@@ -76,7 +76,7 @@ pub struct TopicLag {
     max_lag: i64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GroupList {
     count: usize,
@@ -87,7 +87,7 @@ pub struct GroupList {
     groups: Vec<GroupRow>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
     total_groups: usize,
@@ -451,6 +451,19 @@ pub(crate) async fn list_consumer_groups(
     state: &AppState,
     q: ListQuery,
 ) -> Result<GroupList, ApiError> {
+    // Identical listings in flight are one read of the cluster (`crate::flight`).
+    let key = format!("{:?}", (&q.state, &q.search, q.limit));
+    let own = state.clone();
+    state
+        .flights
+        .group_list
+        .run(key, state.pipeline.changes(), async move {
+            list_groups_now(&own, q).await
+        })
+        .await
+}
+
+async fn list_groups_now(state: &AppState, q: ListQuery) -> Result<GroupList, ApiError> {
     let limit = row_limit(q.limit, LIST_DEFAULT, LIST_MAX);
     let client = state.kafka.client().await?;
     let listings = client.list_groups().await.map_err(|e| fail(state, e))?;
@@ -531,6 +544,20 @@ pub async fn summary(
     Query(q): Query<SummaryQuery>,
 ) -> ApiResult<Summary> {
     let top = row_limit(q.limit, TOP_DEFAULT, TOP_MAX);
+    // Identical summaries in flight are one read of the cluster (`crate::flight`).
+    let own = state.clone();
+    state
+        .flights
+        .group_summary
+        .run(top.to_string(), state.pipeline.changes(), async move {
+            summary_now(&own, top).await
+        })
+        .await
+        .map(ApiOk)
+}
+
+async fn summary_now(state: &AppState, top: usize) -> Result<Summary, ApiError> {
+    let state = state.clone();
     let client = state.kafka.client().await?;
     let listings = client.list_groups().await.map_err(|e| fail(&state, e))?;
     let ids: Vec<String> = listings.iter().map(|l| l.group_id.clone()).collect();
@@ -564,7 +591,7 @@ pub async fn summary(
             .then_with(|| a.group_id.cmp(&b.group_id))
     });
     rows.truncate(top);
-    Ok(ApiOk(Summary {
+    Ok(Summary {
         total_groups: listings.len(),
         by_state,
         by_protocol_type,
@@ -573,7 +600,7 @@ pub async fn summary(
         groups_with_lag,
         groups_without_lag,
         top_lagging: rows,
-    }))
+    })
 }
 
 #[utoipa::path(
