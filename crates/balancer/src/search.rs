@@ -924,8 +924,9 @@ impl View<'_> {
         let value = m.loads[b as usize][load];
         let fair = t.fair[load];
         let mut out = Vec::new();
+        // Leadership changes only: the copies' destinations and candidates are not looked for.
+        let full = self.mode == Mode::Full;
         if t.dev(load, value) > 0.0 {
-            let dests = self.partners(b, load, true);
             let ideal = value - fair * (1.0 + AIM * t.threshold / 100.0);
             let mut moves: Vec<Ranked> = Vec::new();
             let mut swaps: Vec<Ranked> = Vec::new();
@@ -936,7 +937,7 @@ impl View<'_> {
                 }
                 let (lv, fv) = (p.leader_vec()[load], p.follower_vec()[load]);
                 let own = if p.leader == Some(b) { lv } else { fv };
-                if own > 0.0 {
+                if full && own > 0.0 {
                     moves.push(Ranked::copy(own - ideal, p.size, pi, Bx::MAX));
                 }
                 if p.leader == Some(b) && lv - fv > 0.0 {
@@ -957,9 +958,10 @@ impl View<'_> {
                     to: r.tag,
                 });
             }
-            if self.mode == Mode::Leadership {
+            if !full {
                 return out;
             }
+            let dests = self.partners(b, load, true);
             // Most partitions may only move within their rack (they have one replica in every
             // rack), so the few that may leave it get a shortlist of their own: without it,
             // the destinations in other racks, often the farthest from fair share, would see
@@ -1038,7 +1040,6 @@ impl View<'_> {
                 }
             }
         } else {
-            let sources = self.partners(b, load, false);
             let ideal = fair * (1.0 - AIM * t.threshold / 100.0) - value;
             let mut swaps: Vec<Ranked> = Vec::new();
             for pi in sample(&m.broker_parts[b as usize], self.step) {
@@ -1049,6 +1050,15 @@ impl View<'_> {
                     swaps.push(Ranked::new(gain - ideal, pi, b));
                 }
             }
+            for r in shortlist(swaps, |r| {
+                self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, b, tally)
+            }) {
+                out.push(Action::Leader { pi: r.pi, to: b });
+            }
+            if !full {
+                return out;
+            }
+            let sources = self.partners(b, load, false);
             let mut pulls: Vec<Ranked> = Vec::new();
             let per_source = (SAMPLE / sources.len().max(1)).max(64);
             for &s in &sources {
@@ -1068,14 +1078,6 @@ impl View<'_> {
                         pulls.push(Ranked::copy(own - ideal, p.size, pi, s));
                     }
                 }
-            }
-            for r in shortlist(swaps, |r| {
-                self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, b, tally)
-            }) {
-                out.push(Action::Leader { pi: r.pi, to: b });
-            }
-            if self.mode == Mode::Leadership {
-                return out;
             }
             for r in shortlist(pulls, |r| {
                 self.not_frozen(r.pi, tally) && self.replica_admissible(r.pi, r.tag, b, tally)
