@@ -298,6 +298,45 @@ fn sample(list: &[u32], salt: u64) -> impl Iterator<Item = u32> + '_ {
     (0..take).map(move |i| list[(start + i * stride) % n])
 }
 
+/// The partitions `pis` yields (at most [`SAMPLE`]), in order, with the cache lines a step
+/// reads of each loaded first: the partitions are scattered over the whole array, and a tight
+/// loop of independent loads keeps many misses in flight where the step's own loop, which does
+/// real work per partition, waits for them one or two at a time.
+fn warmed(model: &Model, pis: impl Iterator<Item = u32>) -> Sampled {
+    let mut out = Sampled {
+        items: [0; SAMPLE],
+        len: 0,
+    };
+    for pi in pis.take(SAMPLE) {
+        out.items[out.len] = pi;
+        out.len += 1;
+    }
+    let mut touched = 0usize;
+    for &pi in out.as_slice() {
+        if let Some(p) = model.parts.get(pi as usize) {
+            touched += usize::from(p.leader.is_some()) + p.isr.len();
+        }
+    }
+    std::hint::black_box(touched);
+    out
+}
+
+/// Up to [`SAMPLE`] partition indexes, on the stack.
+struct Sampled {
+    items: [u32; SAMPLE],
+    len: usize,
+}
+
+impl Sampled {
+    fn as_slice(&self) -> &[u32] {
+        &self.items[..self.len]
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.as_slice().iter().copied()
+    }
+}
+
 /// A partition in the cheap scan: how far its share is from the ideal amount, a tie-breaker
 /// that spreads equal shares over many topics, and a broker tag (swap target or source).
 #[derive(Clone, Copy)]
@@ -930,7 +969,7 @@ impl View<'_> {
             let ideal = value - fair * (1.0 + AIM * t.threshold / 100.0);
             let mut moves: Vec<Ranked> = Vec::new();
             let mut swaps: Vec<Ranked> = Vec::new();
-            for pi in sample(&m.broker_parts[b as usize], self.step) {
+            for pi in warmed(m, sample(&m.broker_parts[b as usize], self.step)).iter() {
                 let p = &m.parts[pi as usize];
                 if p.leader.is_none() {
                     continue;
@@ -1042,7 +1081,7 @@ impl View<'_> {
         } else {
             let ideal = fair * (1.0 - AIM * t.threshold / 100.0) - value;
             let mut swaps: Vec<Ranked> = Vec::new();
-            for pi in sample(&m.broker_parts[b as usize], self.step) {
+            for pi in warmed(m, sample(&m.broker_parts[b as usize], self.step)).iter() {
                 let p = &m.parts[pi as usize];
                 let Some(l) = p.leader else { continue };
                 let gain = p.leader_vec()[load] - p.follower_vec()[load];
@@ -1062,9 +1101,11 @@ impl View<'_> {
             let mut pulls: Vec<Ranked> = Vec::new();
             let per_source = (SAMPLE / sources.len().max(1)).max(64);
             for &s in &sources {
-                for pi in
-                    sample(&m.broker_parts[s as usize], self.step ^ u64::from(s)).take(per_source)
-                {
+                let sampled = warmed(
+                    m,
+                    sample(&m.broker_parts[s as usize], self.step ^ u64::from(s)).take(per_source),
+                );
+                for pi in sampled.iter() {
                     let p = &m.parts[pi as usize];
                     if p.leader.is_none() || p.holds(b) {
                         continue;
@@ -1159,14 +1200,17 @@ impl View<'_> {
             !p.frozen && !p.holds(other) && self.keeps_role(pi, at)
         };
         let salt = self.step ^ (u64::from(hi) << 20) ^ u64::from(lo);
-        let mut give: Vec<(f64, u32)> = sample(&m.broker_parts[hi as usize], salt)
+        let mut give: Vec<(f64, u32)> = warmed(m, sample(&m.broker_parts[hi as usize], salt))
+            .iter()
             .filter(|&pi| usable(pi, hi, lo))
             .map(|pi| (m.parts[pi as usize].size, pi))
             .collect();
-        let mut take: Vec<(f64, u32)> = sample(&m.broker_parts[lo as usize], salt.rotate_left(9))
-            .filter(|&pi| usable(pi, lo, hi))
-            .map(|pi| (m.parts[pi as usize].size, pi))
-            .collect();
+        let mut take: Vec<(f64, u32)> =
+            warmed(m, sample(&m.broker_parts[lo as usize], salt.rotate_left(9)))
+                .iter()
+                .filter(|&pi| usable(pi, lo, hi))
+                .map(|pi| (m.parts[pi as usize].size, pi))
+                .collect();
         if give.is_empty() || take.is_empty() {
             return;
         }
