@@ -901,8 +901,18 @@ impl View<'_> {
             }
             let t = topic as usize;
             let at = t * nb + b as usize;
-            let er = over(m.topic_replicas[at], dr, m.replica_cap(t, eligible));
-            let el = over(m.topic_leaders[at], dl, m.leader_cap(t, eligible));
+            // A count that does not change adds no excess: not read (the per-topic tables are
+            // large, and a leadership change leaves every replica count as it is).
+            let er = if dr == 0 {
+                0
+            } else {
+                over(m.topic_replicas[at], dr, m.replica_cap(t, eligible))
+            };
+            let el = if dl == 0 {
+                0
+            } else {
+                over(m.topic_leaders[at], dl, m.leader_cap(t, eligible))
+            };
             match per_topic[..topics].iter_mut().find(|x| x.0 == topic) {
                 Some(x) => {
                     x.1 += er;
