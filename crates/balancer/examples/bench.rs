@@ -4,7 +4,7 @@
 //!   cargo run --release -p ballast-balancer --example bench -- [--sizes 24x6000,200x300000]
 //!       [--kinds new-broker,hot-broker,leaders,random] [--seeds 1,2,3] [--rf 3] [--racks 3]
 //!       [--workers 1] [--threshold 5] [--rack-violations PCT] [--dump DIR] [--moves PREFIX]
-//!       [--stats]
+//!       [--stats] [--min-chunk N]
 //!
 //! Columns: `disk%`, `lead%`, `foll%` are the farthest broker's distance from fair share of disk,
 //! leader count and follower count, before and after the plan (the targets are 5%). `replica`
@@ -28,7 +28,8 @@
 //! `--moves PREFIX` writes each plan's moves to `PREFIX.<kind>.<brokers>x<partitions>.<seed>.json`
 //! (to compare plans made with different `--workers`); `--dump DIR` writes each snapshot.
 //! `--stats` prints the search's counters under each row (steps, candidates evaluated, moves
-//! applied, threads used).
+//! applied, threads used). `--min-chunk N` sets `Policy::parallel_min_chunk` (a step's candidates
+//! are split over the workers only when each gets at least N).
 
 use std::time::Instant;
 
@@ -48,6 +49,7 @@ struct Args {
     dump: Option<String>,
     moves_out: Option<String>,
     stats: bool,
+    min_chunk: usize,
 }
 
 fn args() -> Result<Args, String> {
@@ -63,6 +65,7 @@ fn args() -> Result<Args, String> {
         dump: None,
         moves_out: None,
         stats: false,
+        min_chunk: Policy::default().parallel_min_chunk,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -97,6 +100,7 @@ fn args() -> Result<Args, String> {
             "--rf" => a.rf = num(&value)?,
             "--racks" => a.racks = num(&value)? as i32,
             "--workers" => a.workers = num(&value)?,
+            "--min-chunk" => a.min_chunk = num(&value)?,
             "--threshold" => {
                 a.threshold = value.parse::<f64>().map_err(|e| format!("{flag}: {e}"))?
             }
@@ -161,6 +165,7 @@ fn main() {
     };
     let policy = Policy {
         workers: a.workers,
+        parallel_min_chunk: a.min_chunk,
         threshold_pct: a.threshold,
         ..Policy::default()
     };
