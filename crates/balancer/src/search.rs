@@ -411,20 +411,33 @@ fn shortlist(mut ranked: Vec<Ranked>, mut admissible: impl FnMut(&Ranked) -> boo
 #[cfg(test)]
 const MIN_CHUNK: usize = 48;
 
-/// One thread's share of a step's candidates.
+/// What a step hands to the threads: items `range` of the task's list are one thread's share.
+#[derive(Clone)]
+enum Task {
+    /// Score these candidates.
+    Evaluate(Arc<[Action]>),
+    /// Look for replica exchanges between these (giving, taking) broker pairs, each moving at
+    /// most the amount given: every pair's search is independent of the others'.
+    Exchanges(Arc<[(Bx, Bx)]>, f64),
+}
+
+/// One thread's share of a step's work.
 struct Job {
     step: u64,
     b: Bx,
     load: usize,
-    actions: Arc<[Action]>,
+    task: Task,
     range: Range<usize>,
     slot: usize,
 }
 
-type Outcome = (Vec<Scored>, Tally);
+/// A share's result: the scored candidates ([`Task::Evaluate`]), the exchanges found
+/// ([`Task::Exchanges`]), and why candidates were refused.
+type Outcome = (Vec<Scored>, Vec<Action>, Tally);
 
-/// Helper threads that live as long as one search and evaluate chunks of a step's candidates
-/// while the searching thread evaluates the first chunk. Results are merged in chunk order and
+/// Helper threads that live as long as one search and take chunks of a step's work (scoring
+/// candidates, looking for exchanges between broker pairs) while the searching thread does the
+/// first chunk. Results are merged in chunk order and
 /// ranked with a total order, so how the work was split never shows in the plan. A panic in a
 /// helper is resumed on the searching thread: a lost chunk never silently changes the plan.
 struct Pool {
@@ -472,11 +485,17 @@ impl Pool {
         (self.jobs.len() + 1).min(n / self.min_chunk).max(1)
     }
 
+    /// Threads the exchanges between `n` broker pairs are split over: one pair's search samples
+    /// and sorts hundreds of partitions, enough to be worth handing over on its own.
+    fn threads_for_pairs(&self, n: usize) -> usize {
+        (self.jobs.len() + 1).min(n).max(1)
+    }
+
     /// Evaluates `actions` over [`Pool::threads_for`] threads, `own` on this one; the chunks'
     /// outcomes in chunk order, and the number of threads used.
     fn evaluate(
         &self,
-        (step, b, load): (u64, Bx, usize),
+        key: (u64, Bx, usize),
         actions: Vec<Action>,
         own: impl Fn(&[Action]) -> Outcome,
     ) -> (Vec<Outcome>, usize) {
@@ -485,8 +504,26 @@ impl Pool {
         if threads == 1 {
             return (vec![own(&actions)], 1);
         }
-        let actions: Arc<[Action]> = actions.into();
-        let chunk = n.div_ceil(threads);
+        let task = Task::Evaluate(actions.into());
+        let out = self.split(key, &task, n, threads, |range| match &task {
+            Task::Evaluate(actions) => own(&actions[range]),
+            Task::Exchanges(..) => (Vec::new(), Vec::new(), Tally::default()),
+        });
+        (out, threads)
+    }
+
+    /// Splits the `n` items of `task` into `threads` chunks in order: the first done here by
+    /// `own` (as is a chunk whose helper is gone), the others by the helpers; the chunks'
+    /// outcomes in chunk order.
+    fn split(
+        &self,
+        (step, b, load): (u64, Bx, usize),
+        task: &Task,
+        n: usize,
+        threads: usize,
+        own: impl Fn(Range<usize>) -> Outcome,
+    ) -> Vec<Outcome> {
+        let chunk = n.div_ceil(threads.max(1));
         let mut pending: Vec<Option<Job>> = Vec::new();
         let mut sent = 0;
         for slot in 1..threads {
@@ -494,7 +531,7 @@ impl Pool {
                 step,
                 b,
                 load,
-                actions: Arc::clone(&actions),
+                task: task.clone(),
                 range: (slot * chunk).min(n)..((slot + 1) * chunk).min(n),
                 slot,
             };
@@ -508,10 +545,10 @@ impl Pool {
             }
         }
         let mut out: Vec<Option<Outcome>> = vec![None; threads];
-        out[0] = Some(own(&actions[..chunk.min(n)]));
+        out[0] = Some(own(0..chunk.min(n)));
         for (i, job) in pending.into_iter().enumerate() {
             if let Some(job) = job {
-                out[i + 1] = Some(own(&actions[job.range]));
+                out[i + 1] = Some(own(job.range));
             }
         }
         for _ in 0..sent {
@@ -521,7 +558,7 @@ impl Pool {
                 Err(_) => panic!("search helper threads ended with work outstanding"),
             }
         }
-        (out.into_iter().flatten().collect(), threads)
+        out.into_iter().flatten().collect()
     }
 }
 
@@ -555,7 +592,14 @@ impl Search<'_> {
                 mode,
                 step: job.step,
             };
-            view.evaluate_chunk(job.b, job.load, &job.actions[job.range.clone()])
+            match &job.task {
+                Task::Evaluate(actions) => {
+                    view.evaluate_chunk(job.b, job.load, &actions[job.range.clone()])
+                }
+                Task::Exchanges(pairs, ideal) => {
+                    view.exchange_chunk(&pairs[job.range.clone()], *ideal)
+                }
+            }
         };
         std::thread::scope(|scope| {
             let pool = Pool::start(scope, workers.max(1) - 1, min_chunk, &work);
@@ -967,12 +1011,22 @@ impl View<'_> {
     /// partitions by how close their share of `load` is to the amount that should move; they
     /// are then checked in that order until [`SHORTLIST`] admissible ones are found, so a step
     /// costs about the same however many partitions a broker holds.
-    fn candidates(&self, b: Bx, load: usize, tally: &mut Tally) -> Vec<Action> {
+    /// With a pool, the exchanges between broker pairs are looked for on its threads; the
+    /// candidates are the same in the same order however many threads there are. Returns the
+    /// candidates and the threads used.
+    fn candidates(
+        &self,
+        b: Bx,
+        load: usize,
+        tally: &mut Tally,
+        pool: Option<&Pool>,
+    ) -> (Vec<Action>, usize) {
         let m = self.model;
         let t = self.targets;
         let value = m.loads[b as usize][load];
         let fair = t.fair[load];
         let mut out = Vec::new();
+        let mut threads = 1;
         // Leadership changes only: the copies' destinations and candidates are not looked for.
         let full = self.mode == Mode::Full;
         if t.dev(load, value) > 0.0 {
@@ -1008,7 +1062,7 @@ impl View<'_> {
                 });
             }
             if !full {
-                return out;
+                return (out, 1);
             }
             let dests = self.partners(b, load, true);
             // Most partitions may only move within their rack (they have one replica in every
@@ -1084,9 +1138,8 @@ impl View<'_> {
                 }
             }
             if load == DISK && !self.counts_beyond(b, 1.0) {
-                for &d in &dests {
-                    self.exchanges(b, d, ideal, &mut out, tally);
-                }
+                let pairs: Vec<(Bx, Bx)> = dests.iter().map(|&d| (b, d)).collect();
+                threads = self.all_exchanges(pairs, ideal, pool, &mut out, tally);
             }
         } else {
             let ideal = fair * (1.0 - AIM * t.threshold / 100.0) - value;
@@ -1105,7 +1158,7 @@ impl View<'_> {
                 out.push(Action::Leader { pi: r.pi, to: b });
             }
             if !full {
-                return out;
+                return (out, 1);
             }
             let sources = self.partners(b, load, false);
             let mut pulls: Vec<Ranked> = Vec::new();
@@ -1140,12 +1193,57 @@ impl View<'_> {
                 });
             }
             if load == DISK && !self.counts_beyond(b, -1.0) {
-                for &s in &sources {
-                    self.exchanges(s, b, ideal, &mut out, tally);
-                }
+                let pairs: Vec<(Bx, Bx)> = sources.iter().map(|&s| (s, b)).collect();
+                threads = self.all_exchanges(pairs, ideal, pool, &mut out, tally);
             }
         }
-        out
+        (out, threads)
+    }
+
+    /// The exchanges between each (giving, taking) pair of `pairs`, appended to `out` pair by
+    /// pair in order; split over the pool's threads when there is one. Returns the threads used.
+    fn all_exchanges(
+        &self,
+        pairs: Vec<(Bx, Bx)>,
+        ideal: f64,
+        pool: Option<&Pool>,
+        out: &mut Vec<Action>,
+        tally: &mut Tally,
+    ) -> usize {
+        let threads = pool.map_or(1, |p| p.threads_for_pairs(pairs.len()));
+        let Some(pool) = pool.filter(|_| threads > 1) else {
+            for &(hi, lo) in &pairs {
+                self.exchanges(hi, lo, ideal, out, tally);
+            }
+            return 1;
+        };
+        let n = pairs.len();
+        let task = Task::Exchanges(pairs.into(), ideal);
+        let chunks = pool.split(
+            (self.step, 0, DISK),
+            &task,
+            n,
+            threads,
+            |range| match &task {
+                Task::Exchanges(pairs, ideal) => self.exchange_chunk(&pairs[range], *ideal),
+                Task::Evaluate(..) => (Vec::new(), Vec::new(), Tally::default()),
+            },
+        );
+        for (_, found, t) in chunks {
+            tally.merge(&t);
+            out.extend(found);
+        }
+        threads
+    }
+
+    /// [`View::exchanges`] for each pair, in order.
+    fn exchange_chunk(&self, pairs: &[(Bx, Bx)], ideal: f64) -> Outcome {
+        let mut out = Vec::new();
+        let mut tally = Tally::default();
+        for &(hi, lo) in pairs {
+            self.exchanges(hi, lo, ideal, &mut out, &mut tally);
+        }
+        (Vec::new(), out, tally)
     }
 
     /// Whether `b` is beyond the threshold on leader or follower count in the direction `sign`
@@ -1291,16 +1389,17 @@ impl View<'_> {
         pool: &Pool,
     ) -> (Vec<Scored>, Tally, usize) {
         let mut scan = Tally::default();
-        let mut actions = self.candidates(b, load, &mut scan);
+        let (mut actions, scan_threads) = self.candidates(b, load, &mut scan, Some(pool));
         if let Some(only) = only {
             actions.retain(|a| only.contains(&a.partition()));
         }
         let (chunks, threads) = pool.evaluate((self.step, b, load), actions, |chunk| {
             self.evaluate_chunk(b, load, chunk)
         });
+        let threads = threads.max(scan_threads);
         let mut found = Vec::new();
         let mut tally = scan;
-        for (f, t) in chunks {
+        for (f, _, t) in chunks {
             tally.merge(&t);
             found.extend(f);
         }
@@ -1317,7 +1416,7 @@ impl View<'_> {
         (found, tally, threads)
     }
 
-    fn evaluate_chunk(&self, b: Bx, load: usize, actions: &[Action]) -> (Vec<Scored>, Tally) {
+    fn evaluate_chunk(&self, b: Bx, load: usize, actions: &[Action]) -> Outcome {
         let mut found = Vec::new();
         let mut tally = Tally::default();
         for &a in actions {
@@ -1326,7 +1425,7 @@ impl View<'_> {
                 found.push(s);
             }
         }
-        (found, tally)
+        (found, Vec::new(), tally)
     }
 
     /// Scores one candidate; `None` (with the reason tallied) when it is not admissible.
@@ -1544,7 +1643,8 @@ mod tests {
                 mode: Mode::Full,
                 step: 1,
             };
-            v.candidates(3, DISK, &mut Tally::default())
+            v.candidates(3, DISK, &mut Tally::default(), None)
+                .0
                 .iter()
                 .filter(|a| matches!(a, Action::Exchange { .. }))
                 .count()
@@ -1609,7 +1709,7 @@ mod tests {
                 mode: Mode::Full,
                 step,
             };
-            let found = v.candidates(0, DISK, &mut Tally::default());
+            let (found, _) = v.candidates(0, DISK, &mut Tally::default(), None);
             let away: Vec<Bx> = found
                 .iter()
                 .filter_map(|a| match *a {
@@ -1641,12 +1741,15 @@ mod tests {
             evaluated: job_actions.len() as u64,
             ..Tally::default()
         };
-        (found, tally)
+        (found, Vec::new(), tally)
     }
 
     #[test]
     fn a_step_is_split_over_threads_only_when_each_gets_enough_candidates() {
-        let work = |job: &Job| scored(&job.actions[job.range.clone()]);
+        let work = |job: &Job| match &job.task {
+            Task::Evaluate(actions) => scored(&actions[job.range.clone()]),
+            Task::Exchanges(..) => (Vec::new(), Vec::new(), Tally::default()),
+        };
         std::thread::scope(|scope| {
             let pool = Pool::start(scope, 3, MIN_CHUNK, &work);
             assert_eq!(pool.threads_for(MIN_CHUNK * 2 - 1), 1);
@@ -1658,10 +1761,10 @@ mod tests {
             // Every candidate evaluated once, chunks in order.
             let all: Vec<u32> = chunks
                 .iter()
-                .flat_map(|(f, _)| f.iter().map(|s| s.action.partition()))
+                .flat_map(|(f, _, _)| f.iter().map(|s| s.action.partition()))
                 .collect();
             assert_eq!(all, (0..n).collect::<Vec<_>>());
-            let evaluated: u64 = chunks.iter().map(|(_, t)| t.evaluated).sum();
+            let evaluated: u64 = chunks.iter().map(|(_, _, t)| t.evaluated).sum();
             assert_eq!(evaluated, u64::from(n));
         });
     }
@@ -1672,7 +1775,10 @@ mod tests {
             if job.slot == 1 {
                 panic!("injected failure in a helper");
             }
-            scored(&job.actions[job.range.clone()])
+            match &job.task {
+                Task::Evaluate(actions) => scored(&actions[job.range.clone()]),
+                Task::Exchanges(..) => (Vec::new(), Vec::new(), Tally::default()),
+            }
         };
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             std::thread::scope(|scope| {
