@@ -539,6 +539,11 @@ fn spread(replicas: &[i32], rack_of: &std::collections::HashMap<i32, Option<Stri
 /// Whether `p` has exactly one replica in every rack of `racks` (the racks of `takes`, sorted):
 /// it cannot copy a replica to another rack without losing rack spread, so every replica it
 /// gives up in a rack is replaced in the same rack.
+/// Each broker's rack by id (the first broker listed with an id, as a search of the list finds).
+fn racks_by_id(s: &Snapshot) -> std::collections::HashMap<i32, &Option<String>> {
+    s.brokers.iter().rev().map(|b| (b.id, &b.rack)).collect()
+}
+
 fn one_per_rack(
     p: &SnapshotPartition,
     rack_of: &impl Fn(i32) -> Option<String>,
@@ -561,12 +566,8 @@ fn one_per_rack(
 /// helps only the broker that holds it.)
 fn kept_in_rack_bound(s: &Snapshot, takes: &[i32], need: &[(f64, f64)]) -> f64 {
     let at = positions(takes);
-    let rack_of = |id: i32| {
-        s.brokers
-            .iter()
-            .find(|b| b.id == id)
-            .and_then(|b| b.rack.clone())
-    };
+    let by_id = racks_by_id(s);
+    let rack_of = |id: i32| by_id.get(&id).and_then(|r| (*r).clone());
     let racks: Vec<Option<String>> = takes.iter().map(|&b| rack_of(b)).collect();
     if racks.iter().any(Option::is_none) {
         return 0.0;
@@ -609,12 +610,8 @@ fn kept_in_rack_bound(s: &Snapshot, takes: &[i32], need: &[(f64, f64)]) -> f64 {
 /// must receive and give, less everything that could cross (every replica of every partition
 /// that is not one-per-rack).
 fn rack_bound(s: &Snapshot, takes: &[i32], need: &[(f64, f64)]) -> f64 {
-    let rack_of = |id: i32| {
-        s.brokers
-            .iter()
-            .find(|b| b.id == id)
-            .and_then(|b| b.rack.clone())
-    };
+    let by_id = racks_by_id(s);
+    let rack_of = |id: i32| by_id.get(&id).and_then(|r| (*r).clone());
     let racks: Vec<Option<String>> = takes.iter().map(|&b| rack_of(b)).collect();
     if racks.iter().any(Option::is_none) {
         return 0.0;
