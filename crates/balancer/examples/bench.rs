@@ -4,6 +4,7 @@
 //!   cargo run --release -p ballast-balancer --example bench -- [--sizes 24x6000,200x300000]
 //!       [--kinds new-broker,hot-broker,leaders,random] [--seeds 1,2,3] [--rf 3] [--racks 3]
 //!       [--workers 1] [--threshold 5] [--rack-violations PCT] [--dump DIR] [--moves PREFIX]
+//!       [--stats] [--min-chunk N]
 //!
 //! Columns: `disk%`, `lead%`, `foll%` are the farthest broker's distance from fair share of disk,
 //! leader count and follower count, before and after the plan (the targets are 5%). `replica`
@@ -15,7 +16,7 @@
 //! partitions on fewer racks than min(replication factor, racks) before and after the plan;
 //! `xLead` the leaders beyond their topic's leader cap and `overCap` the topic/broker pairs over
 //! the replica cap (`topicSpread`), before and after. `plan_s` is
-//! the plan's wall time, `peakMiB` the process's peak resident memory while planning (snapshot
+//! the plan's wall time, `cpu_s` its CPU time (user + system, every thread; 10 ms ticks), `peakMiB` the process's peak resident memory while planning (snapshot
 //! included; reset before each plan through /proc/self/clear_refs).
 //!
 //! `--rack-violations PCT` breaks rack awareness on about PCT% of the partitions of every kind
@@ -26,6 +27,9 @@
 //!
 //! `--moves PREFIX` writes each plan's moves to `PREFIX.<kind>.<brokers>x<partitions>.<seed>.json`
 //! (to compare plans made with different `--workers`); `--dump DIR` writes each snapshot.
+//! `--stats` prints the search's counters under each row (steps, candidates evaluated, moves
+//! applied, threads used). `--min-chunk N` sets `Policy::parallel_min_chunk` (a step's candidates
+//! are split over the workers only when each gets at least N).
 
 use std::time::Instant;
 
@@ -44,6 +48,8 @@ struct Args {
     rack_violations: Option<u32>,
     dump: Option<String>,
     moves_out: Option<String>,
+    stats: bool,
+    min_chunk: usize,
 }
 
 fn args() -> Result<Args, String> {
@@ -58,9 +64,15 @@ fn args() -> Result<Args, String> {
         rack_violations: None,
         dump: None,
         moves_out: None,
+        stats: false,
+        min_chunk: Policy::default().parallel_min_chunk,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--stats" {
+            a.stats = true;
+            continue;
+        }
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
         let num = |v: &str| v.parse::<usize>().map_err(|e| format!("{flag}: {e}"));
         match flag.as_str() {
@@ -88,6 +100,7 @@ fn args() -> Result<Args, String> {
             "--rf" => a.rf = num(&value)?,
             "--racks" => a.racks = num(&value)? as i32,
             "--workers" => a.workers = num(&value)?,
+            "--min-chunk" => a.min_chunk = num(&value)?,
             "--threshold" => {
                 a.threshold = value.parse::<f64>().map_err(|e| format!("{flag}: {e}"))?
             }
@@ -111,6 +124,21 @@ fn peak_rss_mib() -> f64 {
             })
         })
         .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// CPU time (user + system) of the whole process so far, helper threads included, in seconds
+/// (Linux: fields 14 and 15 of /proc/self/stat, in clock ticks of 10 ms).
+fn cpu_secs() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // The command name may hold spaces: fields are counted after its closing ')'.
+            let rest = &s[s.rfind(')')? + 1..];
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+            Some((ticks(11)? + ticks(12)?) / 100.0)
+        })
+        .unwrap_or(0.0)
 }
 
 /// Resets the peak resident memory to the current (Linux: "5" to clear_refs).
@@ -137,11 +165,12 @@ fn main() {
     };
     let policy = Policy {
         workers: a.workers,
+        parallel_min_chunk: a.min_chunk,
         threshold_pct: a.threshold,
         ..Policy::default()
     };
     println!(
-        "{:<10} {:>14} {:>4} {:>15} {:>15} {:>15} {:>7} {:>6} {:>5} {:>9} {:>9} {:>6} {:>6} {:>11} {:>11} {:>9} {:>7} {:>8}",
+        "{:<10} {:>14} {:>4} {:>15} {:>15} {:>15} {:>7} {:>6} {:>5} {:>9} {:>9} {:>6} {:>6} {:>11} {:>11} {:>9} {:>7} {:>6} {:>8}",
         "kind",
         "size",
         "seed",
@@ -159,6 +188,7 @@ fn main() {
         "xLead b>a",
         "overCap",
         "plan_s",
+        "cpu_s",
         "peakMiB"
     );
     for &(brokers, partitions) in &a.sizes {
@@ -178,8 +208,10 @@ fn main() {
                 let lb = lower_bound_bytes(&s, policy.threshold_pct);
                 reset_peak();
                 let started = Instant::now();
+                let cpu_before = cpu_secs();
                 let p = plan(&s, &policy, 1_795_255_200_000);
                 let secs = started.elapsed().as_secs_f64();
+                let cpu = cpu_secs() - cpu_before;
                 let peak = peak_rss_mib();
                 let rack_v = format!(
                     "{}>{}",
@@ -218,7 +250,7 @@ fn main() {
                     "inf".into()
                 };
                 println!(
-                    "{:<10} {:>14} {:>4} {:>15} {:>15} {:>15} {:>7} {:>6} {:>5} {:>9.2} {:>9.2} {:>6} {:>6} {:>11} {:>11} {:>9} {:>7.3} {:>8.0}",
+                    "{:<10} {:>14} {:>4} {:>15} {:>15} {:>15} {:>7} {:>6} {:>5} {:>9.2} {:>9.2} {:>6} {:>6} {:>11} {:>11} {:>9} {:>7.3} {:>6.2} {:>8.0}",
                     kind.name(),
                     format!("{brokers}x{partitions}"),
                     seed,
@@ -236,8 +268,21 @@ fn main() {
                     x_lead,
                     over_cap,
                     secs,
+                    cpu,
                     peak
                 );
+                if a.stats {
+                    let st = &p.search;
+                    println!(
+                        "    search: {} steps, {} candidates evaluated, {} applied, {} workers, {} threads at most, {} parallel steps",
+                        st.iterations,
+                        st.candidates_evaluated,
+                        st.steps_applied,
+                        st.workers,
+                        st.threads_used,
+                        st.parallel_steps
+                    );
+                }
                 for l in &p.structural_limits {
                     println!(
                         "    limit: broker {} {} {:.1}% ({}): {}",

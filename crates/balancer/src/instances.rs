@@ -202,19 +202,31 @@ pub fn generate(spec: &Spec) -> Snapshot {
             while replicas.len() < rf {
                 let group = &groups[g % groups.len()];
                 let salt = rng.next();
-                let pick = group
-                    .iter()
-                    .copied()
-                    .filter(|b| !replicas.contains(b))
-                    .min_by_key(|&b| {
-                        let tie =
-                            (salt ^ (b as u64).wrapping_mul(0x2545_F491_4F6C_DD1D)).rotate_left(23);
-                        if first {
-                            (leader_count[b as usize], replica_count[b as usize], tie)
-                        } else {
-                            (replica_count[b as usize], 0, tie)
-                        }
-                    });
+                // The broker with the fewest (leaders, replicas), or replicas; ties go to the
+                // smallest of a salted hash, which differs for every broker. Counts are compared
+                // first and the hash is computed only for a broker that ties or beats the best:
+                // this loop runs once per replica over a whole rack.
+                let mut pick: Option<(u64, u64, i32)> = None;
+                for &b in group {
+                    if replicas.contains(&b) {
+                        continue;
+                    }
+                    let counts = if first {
+                        (u64::from(leader_count[b as usize]) << 32)
+                            | u64::from(replica_count[b as usize])
+                    } else {
+                        u64::from(replica_count[b as usize]) << 32
+                    };
+                    if pick.is_some_and(|(c, _, _)| counts > c) {
+                        continue;
+                    }
+                    let tie =
+                        (salt ^ (b as u64).wrapping_mul(0x2545_F491_4F6C_DD1D)).rotate_left(23);
+                    if pick.is_none_or(|(c, t, _)| counts < c || tie < t) {
+                        pick = Some((counts, tie, b));
+                    }
+                }
+                let pick = pick.map(|(_, _, b)| b);
                 if let Some(b) = pick {
                     replicas.push(b);
                     replica_count[b as usize] += 1;
@@ -315,7 +327,8 @@ pub fn lower_bound_bytes(s: &Snapshot, threshold_pct: f64) -> f64 {
     if takes.is_empty() {
         return 0.0;
     }
-    let idx = |id: i32| takes.iter().position(|&b| b == id);
+    let at = positions(&takes);
+    let idx = |id: i32| at.get(&id).copied();
     let nb = takes.len();
     let mut disk = vec![0.0f64; nb];
     let mut held: Vec<Vec<f64>> = vec![Vec::new(); nb];
@@ -362,6 +375,11 @@ pub fn lower_bound_bytes(s: &Snapshot, threshold_pct: f64) -> f64 {
         .max(repair_and_balance_bound(s, &takes, &need))
 }
 
+/// Each broker's position in `takes` (a replica's broker is looked up once per replica).
+fn positions(takes: &[i32]) -> std::collections::HashMap<i32, usize> {
+    takes.iter().enumerate().map(|(i, &b)| (b, i)).collect()
+}
+
 /// Whether disk, leader count or follower count has a broker that takes load beyond twice
 /// `threshold_pct` from fair share (the planner's trigger for evening them).
 fn placement_triggers(s: &Snapshot, threshold_pct: f64) -> bool {
@@ -374,6 +392,7 @@ fn placement_triggers(s: &Snapshot, threshold_pct: f64) -> bool {
     if takes.is_empty() {
         return false;
     }
+    let at = positions(&takes);
     // Disk, leaders, followers per broker that takes load.
     let mut v = vec![[0.0f64; 3]; takes.len()];
     let mut total = [0.0f64; 3];
@@ -383,7 +402,7 @@ fn placement_triggers(s: &Snapshot, threshold_pct: f64) -> bool {
             let led = p.leader == Some(r);
             total[0] += size;
             total[if led { 1 } else { 2 }] += 1.0;
-            if let Some(i) = takes.iter().position(|&b| b == r) {
+            if let Some(i) = at.get(&r).copied() {
                 v[i][0] += size;
                 v[i][if led { 1 } else { 2 }] += 1.0;
             }
@@ -408,6 +427,7 @@ fn placement_triggers(s: &Snapshot, threshold_pct: f64) -> bool {
 /// serve the balance (the brokers that must give hold none of the doubled copies), this is the
 /// sum of the two, not the larger.
 fn repair_and_balance_bound(s: &Snapshot, takes: &[i32], need: &[(f64, f64)]) -> f64 {
+    let at = positions(takes);
     let (racks, rack_of) = rack_layout(s);
     if racks == 0 {
         return 0.0;
@@ -431,7 +451,7 @@ fn repair_and_balance_bound(s: &Snapshot, takes: &[i32], need: &[(f64, f64)]) ->
         for (&r, here) in p.replicas.iter().zip(&held) {
             let doubled = here.is_some() && held.iter().filter(|&x| x == here).count() > 1;
             if p.replicas.len() > racks || doubled {
-                if let Some(i) = takes.iter().position(|&b| b == r) {
+                if let Some(i) = at.get(&r).copied() {
                     leave[i] += size;
                 }
             }
@@ -519,6 +539,11 @@ fn spread(replicas: &[i32], rack_of: &std::collections::HashMap<i32, Option<Stri
 /// Whether `p` has exactly one replica in every rack of `racks` (the racks of `takes`, sorted):
 /// it cannot copy a replica to another rack without losing rack spread, so every replica it
 /// gives up in a rack is replaced in the same rack.
+/// Each broker's rack by id (the first broker listed with an id, as a search of the list finds).
+fn racks_by_id(s: &Snapshot) -> std::collections::HashMap<i32, &Option<String>> {
+    s.brokers.iter().rev().map(|b| (b.id, &b.rack)).collect()
+}
+
 fn one_per_rack(
     p: &SnapshotPartition,
     rack_of: &impl Fn(i32) -> Option<String>,
@@ -540,12 +565,9 @@ fn one_per_rack(
 /// rack, so the sum over racks is a bound. (Unlike [`rack_bound`], a partition that could cross
 /// helps only the broker that holds it.)
 fn kept_in_rack_bound(s: &Snapshot, takes: &[i32], need: &[(f64, f64)]) -> f64 {
-    let rack_of = |id: i32| {
-        s.brokers
-            .iter()
-            .find(|b| b.id == id)
-            .and_then(|b| b.rack.clone())
-    };
+    let at = positions(takes);
+    let by_id = racks_by_id(s);
+    let rack_of = |id: i32| by_id.get(&id).and_then(|r| (*r).clone());
     let racks: Vec<Option<String>> = takes.iter().map(|&b| rack_of(b)).collect();
     if racks.iter().any(Option::is_none) {
         return 0.0;
@@ -562,7 +584,7 @@ fn kept_in_rack_bound(s: &Snapshot, takes: &[i32], need: &[(f64, f64)]) -> f64 {
             continue;
         }
         for &r in &p.replicas {
-            if let Some(i) = takes.iter().position(|&b| b == r) {
+            if let Some(i) = at.get(&r).copied() {
                 can_cross[i] += p.size_bytes as f64;
             }
         }
@@ -588,12 +610,8 @@ fn kept_in_rack_bound(s: &Snapshot, takes: &[i32], need: &[(f64, f64)]) -> f64 {
 /// must receive and give, less everything that could cross (every replica of every partition
 /// that is not one-per-rack).
 fn rack_bound(s: &Snapshot, takes: &[i32], need: &[(f64, f64)]) -> f64 {
-    let rack_of = |id: i32| {
-        s.brokers
-            .iter()
-            .find(|b| b.id == id)
-            .and_then(|b| b.rack.clone())
-    };
+    let by_id = racks_by_id(s);
+    let rack_of = |id: i32| by_id.get(&id).and_then(|r| (*r).clone());
     let racks: Vec<Option<String>> = takes.iter().map(|&b| rack_of(b)).collect();
     if racks.iter().any(Option::is_none) {
         return 0.0;

@@ -110,18 +110,23 @@ impl std::ops::Index<usize> for Slots {
     }
 }
 
+/// The fields a search step reads for every partition it samples come first and fill two cache
+/// lines of the 64-byte aligned struct (size, rates, topic, leader, frozen, replicas, in-sync
+/// replicas): a step samples hundreds of partitions scattered over the whole array, and each
+/// costs the lines it touches.
+#[repr(C, align(64))]
 pub struct Part {
-    pub topic: u32,
-    pub partition: i32,
-    pub replicas: Slots,
-    pub leader: Option<Bx>,
-    pub isr: Slots,
     pub size: f64,
     /// producer msg, producer bytes, consumer msg, consumer bytes (per second).
     pub rates: [f64; 4],
-    pub min_isr: i32,
+    pub topic: u32,
+    pub leader: Option<Bx>,
     /// Moved within the cooldown: not moved again.
     pub frozen: bool,
+    pub replicas: Slots,
+    pub isr: Slots,
+    pub partition: i32,
+    pub min_isr: i32,
     pub original_replicas: Slots,
     pub original_leader: Option<Bx>,
     pub original_isr: Slots,
@@ -520,5 +525,17 @@ impl Model {
     /// The most leaders of topic `t` a broker should hold: ceil(partitions / eligible).
     pub fn leader_cap(&self, t: usize, eligible: usize) -> u32 {
         self.topic_partitions[t].div_ceil(eligible.max(1) as u32)
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+
+    #[test]
+    fn what_a_search_step_reads_of_a_partition_fits_two_cache_lines() {
+        let p = std::mem::offset_of!(Part, isr) + std::mem::size_of::<Slots>();
+        assert!(p <= 128, "the hot fields end at byte {p}");
+        assert_eq!(std::mem::align_of::<Part>(), 64);
     }
 }

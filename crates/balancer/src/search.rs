@@ -298,44 +298,95 @@ fn sample(list: &[u32], salt: u64) -> impl Iterator<Item = u32> + '_ {
     (0..take).map(move |i| list[(start + i * stride) % n])
 }
 
+/// The partitions `pis` yields (at most [`SAMPLE`]), in order, with the cache lines a step
+/// reads of each loaded first: the partitions are scattered over the whole array, and a tight
+/// loop of independent loads keeps many misses in flight where the step's own loop, which does
+/// real work per partition, waits for them one or two at a time.
+fn warmed(model: &Model, pis: impl Iterator<Item = u32>) -> Sampled {
+    let mut out = Sampled {
+        items: [0; SAMPLE],
+        len: 0,
+    };
+    for pi in pis.take(SAMPLE) {
+        out.items[out.len] = pi;
+        out.len += 1;
+    }
+    let mut touched = 0usize;
+    for &pi in out.as_slice() {
+        if let Some(p) = model.parts.get(pi as usize) {
+            touched += usize::from(p.leader.is_some()) + p.isr.len();
+        }
+    }
+    std::hint::black_box(touched);
+    out
+}
+
+/// Up to [`SAMPLE`] partition indexes, on the stack.
+struct Sampled {
+    items: [u32; SAMPLE],
+    len: usize,
+}
+
+impl Sampled {
+    fn as_slice(&self) -> &[u32] {
+        &self.items[..self.len]
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.as_slice().iter().copied()
+    }
+}
+
 /// A partition in the cheap scan: how far its share is from the ideal amount, a tie-breaker
 /// that spreads equal shares over many topics, and a broker tag (swap target or source).
+///
+/// Ranked by closeness, then bytes (the bytes the move copies, 0 for a leadership change: among
+/// equal shares, as every replica is of a count, the smallest copy first), then the spread
+/// tie-breaker, the partition and the tag. The order is kept as integers (`f64::total_cmp` is
+/// the order of [`ordered`] bits): a step sorts hundreds of these.
 #[derive(Clone, Copy)]
 struct Ranked {
+    /// Closeness's and bytes' [`ordered`] bits.
+    key: u128,
+    /// The spread tie-breaker, then the partition.
+    then: u64,
     closeness: f64,
-    /// Bytes the move copies (0 for a leadership change): among equal shares (every replica
-    /// is one replica of a count), the smallest copy first.
-    bytes: f64,
-    spread: u32,
     pi: u32,
     tag: Bx,
 }
 
+/// `x`'s bits as an integer whose order is `f64::total_cmp`'s.
+fn ordered(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
 impl Ranked {
     fn new(difference: f64, pi: u32, tag: Bx) -> Self {
+        Self::copy(difference, 0.0, pi, tag)
+    }
+
+    /// A replica copy of `bytes`.
+    fn copy(difference: f64, bytes: f64, pi: u32, tag: Bx) -> Self {
+        let closeness = difference.abs();
+        let spread = pi.wrapping_mul(0x9E37_79B1).rotate_left(7);
         Self {
-            closeness: difference.abs(),
-            bytes: 0.0,
-            spread: pi.wrapping_mul(0x9E37_79B1).rotate_left(7),
+            key: (u128::from(ordered(closeness)) << 64) | u128::from(ordered(bytes)),
+            then: (u64::from(spread) << 32) | u64::from(pi),
+            closeness,
             pi,
             tag,
         }
     }
 
-    /// A replica copy of `bytes`.
-    fn copy(difference: f64, bytes: f64, pi: u32, tag: Bx) -> Self {
-        Self {
-            bytes,
-            ..Self::new(difference, pi, tag)
-        }
-    }
-
     fn order(a: &Ranked, b: &Ranked) -> std::cmp::Ordering {
-        a.closeness
-            .total_cmp(&b.closeness)
-            .then(a.bytes.total_cmp(&b.bytes))
-            .then(a.spread.cmp(&b.spread))
-            .then(a.pi.cmp(&b.pi))
+        a.key
+            .cmp(&b.key)
+            .then(a.then.cmp(&b.then))
             .then(a.tag.cmp(&b.tag))
     }
 }
@@ -372,20 +423,33 @@ fn shortlist(mut ranked: Vec<Ranked>, mut admissible: impl FnMut(&Ranked) -> boo
 #[cfg(test)]
 const MIN_CHUNK: usize = 48;
 
-/// One thread's share of a step's candidates.
+/// What a step hands to the threads: items `range` of the task's list are one thread's share.
+#[derive(Clone)]
+enum Task {
+    /// Score these candidates.
+    Evaluate(Arc<[Action]>),
+    /// Look for replica exchanges between these (giving, taking) broker pairs, each moving at
+    /// most the amount given: every pair's search is independent of the others'.
+    Exchanges(Arc<[(Bx, Bx)]>, f64),
+}
+
+/// One thread's share of a step's work.
 struct Job {
     step: u64,
     b: Bx,
     load: usize,
-    actions: Arc<[Action]>,
+    task: Task,
     range: Range<usize>,
     slot: usize,
 }
 
-type Outcome = (Vec<Scored>, Tally);
+/// A share's result: the scored candidates ([`Task::Evaluate`]), the exchanges found
+/// ([`Task::Exchanges`]), and why candidates were refused.
+type Outcome = (Vec<Scored>, Vec<Action>, Tally);
 
-/// Helper threads that live as long as one search and evaluate chunks of a step's candidates
-/// while the searching thread evaluates the first chunk. Results are merged in chunk order and
+/// Helper threads that live as long as one search and take chunks of a step's work (scoring
+/// candidates, looking for exchanges between broker pairs) while the searching thread does the
+/// first chunk. Results are merged in chunk order and
 /// ranked with a total order, so how the work was split never shows in the plan. A panic in a
 /// helper is resumed on the searching thread: a lost chunk never silently changes the plan.
 struct Pool {
@@ -433,11 +497,17 @@ impl Pool {
         (self.jobs.len() + 1).min(n / self.min_chunk).max(1)
     }
 
+    /// Threads the exchanges between `n` broker pairs are split over: one pair's search samples
+    /// and sorts hundreds of partitions, enough to be worth handing over on its own.
+    fn threads_for_pairs(&self, n: usize) -> usize {
+        (self.jobs.len() + 1).min(n).max(1)
+    }
+
     /// Evaluates `actions` over [`Pool::threads_for`] threads, `own` on this one; the chunks'
     /// outcomes in chunk order, and the number of threads used.
     fn evaluate(
         &self,
-        (step, b, load): (u64, Bx, usize),
+        key: (u64, Bx, usize),
         actions: Vec<Action>,
         own: impl Fn(&[Action]) -> Outcome,
     ) -> (Vec<Outcome>, usize) {
@@ -446,8 +516,26 @@ impl Pool {
         if threads == 1 {
             return (vec![own(&actions)], 1);
         }
-        let actions: Arc<[Action]> = actions.into();
-        let chunk = n.div_ceil(threads);
+        let task = Task::Evaluate(actions.into());
+        let out = self.split(key, &task, n, threads, |range| match &task {
+            Task::Evaluate(actions) => own(&actions[range]),
+            Task::Exchanges(..) => (Vec::new(), Vec::new(), Tally::default()),
+        });
+        (out, threads)
+    }
+
+    /// Splits the `n` items of `task` into `threads` chunks in order: the first done here by
+    /// `own` (as is a chunk whose helper is gone), the others by the helpers; the chunks'
+    /// outcomes in chunk order.
+    fn split(
+        &self,
+        (step, b, load): (u64, Bx, usize),
+        task: &Task,
+        n: usize,
+        threads: usize,
+        own: impl Fn(Range<usize>) -> Outcome,
+    ) -> Vec<Outcome> {
+        let chunk = n.div_ceil(threads.max(1));
         let mut pending: Vec<Option<Job>> = Vec::new();
         let mut sent = 0;
         for slot in 1..threads {
@@ -455,7 +543,7 @@ impl Pool {
                 step,
                 b,
                 load,
-                actions: Arc::clone(&actions),
+                task: task.clone(),
                 range: (slot * chunk).min(n)..((slot + 1) * chunk).min(n),
                 slot,
             };
@@ -469,10 +557,10 @@ impl Pool {
             }
         }
         let mut out: Vec<Option<Outcome>> = vec![None; threads];
-        out[0] = Some(own(&actions[..chunk.min(n)]));
+        out[0] = Some(own(0..chunk.min(n)));
         for (i, job) in pending.into_iter().enumerate() {
             if let Some(job) = job {
-                out[i + 1] = Some(own(&actions[job.range]));
+                out[i + 1] = Some(own(job.range));
             }
         }
         for _ in 0..sent {
@@ -482,7 +570,7 @@ impl Pool {
                 Err(_) => panic!("search helper threads ended with work outstanding"),
             }
         }
-        (out.into_iter().flatten().collect(), threads)
+        out.into_iter().flatten().collect()
     }
 }
 
@@ -516,7 +604,14 @@ impl Search<'_> {
                 mode,
                 step: job.step,
             };
-            view.evaluate_chunk(job.b, job.load, &job.actions[job.range.clone()])
+            match &job.task {
+                Task::Evaluate(actions) => {
+                    view.evaluate_chunk(job.b, job.load, &actions[job.range.clone()])
+                }
+                Task::Exchanges(pairs, ideal) => {
+                    view.exchange_chunk(&pairs[job.range.clone()], *ideal)
+                }
+            }
         };
         std::thread::scope(|scope| {
             let pool = Pool::start(scope, workers.max(1) - 1, min_chunk, &work);
@@ -738,12 +833,23 @@ impl View<'_> {
         let t = self.targets;
         let mut over: Option<(f64, Bx, usize)> = None;
         let mut under: Option<(f64, Bx, usize)> = None;
+        // A value this close to fair share is within the threshold whatever the rounding of
+        // [`Targets::dev`] (the margin is far larger than it): skipped without dividing.
+        let mut near = [-1.0; 7];
+        for (l, n) in near.iter_mut().enumerate() {
+            if t.fair[l] > 0.0 && t.threshold > 0.0 {
+                *n = t.fair[l] * t.threshold / 100.0 * (1.0 - 1e-9);
+            }
+        }
         for (b, loads) in self.model.loads.iter().enumerate() {
             if !t.eligible[b] {
                 continue;
             }
             for (l, v) in loads.iter().enumerate() {
-                if !t.active[l] || stuck.contains(&(b as Bx, l)) {
+                if !t.active[l] || (*v - t.fair[l]).abs() <= near[l] {
+                    continue;
+                }
+                if stuck.contains(&(b as Bx, l)) {
                     continue;
                 }
                 let d = t.dev(l, *v);
@@ -862,8 +968,18 @@ impl View<'_> {
             }
             let t = topic as usize;
             let at = t * nb + b as usize;
-            let er = over(m.topic_replicas[at], dr, m.replica_cap(t, eligible));
-            let el = over(m.topic_leaders[at], dl, m.leader_cap(t, eligible));
+            // A count that does not change adds no excess: not read (the per-topic tables are
+            // large, and a leadership change leaves every replica count as it is).
+            let er = if dr == 0 {
+                0
+            } else {
+                over(m.topic_replicas[at], dr, m.replica_cap(t, eligible))
+            };
+            let el = if dl == 0 {
+                0
+            } else {
+                over(m.topic_leaders[at], dl, m.leader_cap(t, eligible))
+            };
             match per_topic[..topics].iter_mut().find(|x| x.0 == topic) {
                 Some(x) => {
                     x.1 += er;
@@ -918,25 +1034,36 @@ impl View<'_> {
     /// partitions by how close their share of `load` is to the amount that should move; they
     /// are then checked in that order until [`SHORTLIST`] admissible ones are found, so a step
     /// costs about the same however many partitions a broker holds.
-    fn candidates(&self, b: Bx, load: usize, tally: &mut Tally) -> Vec<Action> {
+    /// With a pool, the exchanges between broker pairs are looked for on its threads; the
+    /// candidates are the same in the same order however many threads there are. Returns the
+    /// candidates and the threads used.
+    fn candidates(
+        &self,
+        b: Bx,
+        load: usize,
+        tally: &mut Tally,
+        pool: Option<&Pool>,
+    ) -> (Vec<Action>, usize) {
         let m = self.model;
         let t = self.targets;
         let value = m.loads[b as usize][load];
         let fair = t.fair[load];
         let mut out = Vec::new();
+        let mut threads = 1;
+        // Leadership changes only: the copies' destinations and candidates are not looked for.
+        let full = self.mode == Mode::Full;
         if t.dev(load, value) > 0.0 {
-            let dests = self.partners(b, load, true);
             let ideal = value - fair * (1.0 + AIM * t.threshold / 100.0);
             let mut moves: Vec<Ranked> = Vec::new();
             let mut swaps: Vec<Ranked> = Vec::new();
-            for pi in sample(&m.broker_parts[b as usize], self.step) {
+            for pi in warmed(m, sample(&m.broker_parts[b as usize], self.step)).iter() {
                 let p = &m.parts[pi as usize];
                 if p.leader.is_none() {
                     continue;
                 }
                 let (lv, fv) = (p.leader_vec()[load], p.follower_vec()[load]);
                 let own = if p.leader == Some(b) { lv } else { fv };
-                if own > 0.0 {
+                if full && own > 0.0 {
                     moves.push(Ranked::copy(own - ideal, p.size, pi, Bx::MAX));
                 }
                 if p.leader == Some(b) && lv - fv > 0.0 {
@@ -957,9 +1084,10 @@ impl View<'_> {
                     to: r.tag,
                 });
             }
-            if self.mode == Mode::Leadership {
-                return out;
+            if !full {
+                return (out, 1);
             }
+            let dests = self.partners(b, load, true);
             // Most partitions may only move within their rack (they have one replica in every
             // rack), so the few that may leave it get a shortlist of their own: without it,
             // the destinations in other racks, often the farthest from fair share, would see
@@ -1033,15 +1161,13 @@ impl View<'_> {
                 }
             }
             if load == DISK && !self.counts_beyond(b, 1.0) {
-                for &d in &dests {
-                    self.exchanges(b, d, ideal, &mut out, tally);
-                }
+                let pairs: Vec<(Bx, Bx)> = dests.iter().map(|&d| (b, d)).collect();
+                threads = self.all_exchanges(pairs, ideal, pool, &mut out, tally);
             }
         } else {
-            let sources = self.partners(b, load, false);
             let ideal = fair * (1.0 - AIM * t.threshold / 100.0) - value;
             let mut swaps: Vec<Ranked> = Vec::new();
-            for pi in sample(&m.broker_parts[b as usize], self.step) {
+            for pi in warmed(m, sample(&m.broker_parts[b as usize], self.step)).iter() {
                 let p = &m.parts[pi as usize];
                 let Some(l) = p.leader else { continue };
                 let gain = p.leader_vec()[load] - p.follower_vec()[load];
@@ -1049,12 +1175,23 @@ impl View<'_> {
                     swaps.push(Ranked::new(gain - ideal, pi, b));
                 }
             }
+            for r in shortlist(swaps, |r| {
+                self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, b, tally)
+            }) {
+                out.push(Action::Leader { pi: r.pi, to: b });
+            }
+            if !full {
+                return (out, 1);
+            }
+            let sources = self.partners(b, load, false);
             let mut pulls: Vec<Ranked> = Vec::new();
             let per_source = (SAMPLE / sources.len().max(1)).max(64);
             for &s in &sources {
-                for pi in
-                    sample(&m.broker_parts[s as usize], self.step ^ u64::from(s)).take(per_source)
-                {
+                let sampled = warmed(
+                    m,
+                    sample(&m.broker_parts[s as usize], self.step ^ u64::from(s)).take(per_source),
+                );
+                for pi in sampled.iter() {
                     let p = &m.parts[pi as usize];
                     if p.leader.is_none() || p.holds(b) {
                         continue;
@@ -1069,14 +1206,6 @@ impl View<'_> {
                     }
                 }
             }
-            for r in shortlist(swaps, |r| {
-                self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, b, tally)
-            }) {
-                out.push(Action::Leader { pi: r.pi, to: b });
-            }
-            if self.mode == Mode::Leadership {
-                return out;
-            }
             for r in shortlist(pulls, |r| {
                 self.not_frozen(r.pi, tally) && self.replica_admissible(r.pi, r.tag, b, tally)
             }) {
@@ -1087,12 +1216,57 @@ impl View<'_> {
                 });
             }
             if load == DISK && !self.counts_beyond(b, -1.0) {
-                for &s in &sources {
-                    self.exchanges(s, b, ideal, &mut out, tally);
-                }
+                let pairs: Vec<(Bx, Bx)> = sources.iter().map(|&s| (s, b)).collect();
+                threads = self.all_exchanges(pairs, ideal, pool, &mut out, tally);
             }
         }
-        out
+        (out, threads)
+    }
+
+    /// The exchanges between each (giving, taking) pair of `pairs`, appended to `out` pair by
+    /// pair in order; split over the pool's threads when there is one. Returns the threads used.
+    fn all_exchanges(
+        &self,
+        pairs: Vec<(Bx, Bx)>,
+        ideal: f64,
+        pool: Option<&Pool>,
+        out: &mut Vec<Action>,
+        tally: &mut Tally,
+    ) -> usize {
+        let threads = pool.map_or(1, |p| p.threads_for_pairs(pairs.len()));
+        let Some(pool) = pool.filter(|_| threads > 1) else {
+            for &(hi, lo) in &pairs {
+                self.exchanges(hi, lo, ideal, out, tally);
+            }
+            return 1;
+        };
+        let n = pairs.len();
+        let task = Task::Exchanges(pairs.into(), ideal);
+        let chunks = pool.split(
+            (self.step, 0, DISK),
+            &task,
+            n,
+            threads,
+            |range| match &task {
+                Task::Exchanges(pairs, ideal) => self.exchange_chunk(&pairs[range], *ideal),
+                Task::Evaluate(..) => (Vec::new(), Vec::new(), Tally::default()),
+            },
+        );
+        for (_, found, t) in chunks {
+            tally.merge(&t);
+            out.extend(found);
+        }
+        threads
+    }
+
+    /// [`View::exchanges`] for each pair, in order.
+    fn exchange_chunk(&self, pairs: &[(Bx, Bx)], ideal: f64) -> Outcome {
+        let mut out = Vec::new();
+        let mut tally = Tally::default();
+        for &(hi, lo) in pairs {
+            self.exchanges(hi, lo, ideal, &mut out, &mut tally);
+        }
+        (Vec::new(), out, tally)
     }
 
     /// Whether `b` is beyond the threshold on leader or follower count in the direction `sign`
@@ -1157,14 +1331,17 @@ impl View<'_> {
             !p.frozen && !p.holds(other) && self.keeps_role(pi, at)
         };
         let salt = self.step ^ (u64::from(hi) << 20) ^ u64::from(lo);
-        let mut give: Vec<(f64, u32)> = sample(&m.broker_parts[hi as usize], salt)
+        let mut give: Vec<(f64, u32)> = warmed(m, sample(&m.broker_parts[hi as usize], salt))
+            .iter()
             .filter(|&pi| usable(pi, hi, lo))
             .map(|pi| (m.parts[pi as usize].size, pi))
             .collect();
-        let mut take: Vec<(f64, u32)> = sample(&m.broker_parts[lo as usize], salt.rotate_left(9))
-            .filter(|&pi| usable(pi, lo, hi))
-            .map(|pi| (m.parts[pi as usize].size, pi))
-            .collect();
+        let mut take: Vec<(f64, u32)> =
+            warmed(m, sample(&m.broker_parts[lo as usize], salt.rotate_left(9)))
+                .iter()
+                .filter(|&pi| usable(pi, lo, hi))
+                .map(|pi| (m.parts[pi as usize].size, pi))
+                .collect();
         if give.is_empty() || take.is_empty() {
             return;
         }
@@ -1235,16 +1412,17 @@ impl View<'_> {
         pool: &Pool,
     ) -> (Vec<Scored>, Tally, usize) {
         let mut scan = Tally::default();
-        let mut actions = self.candidates(b, load, &mut scan);
+        let (mut actions, scan_threads) = self.candidates(b, load, &mut scan, Some(pool));
         if let Some(only) = only {
             actions.retain(|a| only.contains(&a.partition()));
         }
         let (chunks, threads) = pool.evaluate((self.step, b, load), actions, |chunk| {
             self.evaluate_chunk(b, load, chunk)
         });
+        let threads = threads.max(scan_threads);
         let mut found = Vec::new();
         let mut tally = scan;
-        for (f, t) in chunks {
+        for (f, _, t) in chunks {
             tally.merge(&t);
             found.extend(f);
         }
@@ -1261,7 +1439,7 @@ impl View<'_> {
         (found, tally, threads)
     }
 
-    fn evaluate_chunk(&self, b: Bx, load: usize, actions: &[Action]) -> (Vec<Scored>, Tally) {
+    fn evaluate_chunk(&self, b: Bx, load: usize, actions: &[Action]) -> Outcome {
         let mut found = Vec::new();
         let mut tally = Tally::default();
         for &a in actions {
@@ -1270,7 +1448,7 @@ impl View<'_> {
                 found.push(s);
             }
         }
-        (found, tally)
+        (found, Vec::new(), tally)
     }
 
     /// Scores one candidate; `None` (with the reason tallied) when it is not admissible.
@@ -1488,7 +1666,8 @@ mod tests {
                 mode: Mode::Full,
                 step: 1,
             };
-            v.candidates(3, DISK, &mut Tally::default())
+            v.candidates(3, DISK, &mut Tally::default(), None)
+                .0
                 .iter()
                 .filter(|a| matches!(a, Action::Exchange { .. }))
                 .count()
@@ -1553,7 +1732,7 @@ mod tests {
                 mode: Mode::Full,
                 step,
             };
-            let found = v.candidates(0, DISK, &mut Tally::default());
+            let (found, _) = v.candidates(0, DISK, &mut Tally::default(), None);
             let away: Vec<Bx> = found
                 .iter()
                 .filter_map(|a| match *a {
@@ -1566,6 +1745,30 @@ mod tests {
                 away.contains(&2) && away.contains(&5) && away.contains(&4),
                 "step {step}: {away:?}"
             );
+        }
+    }
+
+    #[test]
+    fn the_integer_ranking_key_orders_as_total_cmp() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -2.5,
+            -f64::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            f64::MIN_POSITIVE,
+            1.0,
+            2.5,
+            1e300,
+            f64::INFINITY,
+            f64::NAN,
+            -f64::NAN,
+        ];
+        for a in xs {
+            for b in xs {
+                assert_eq!(ordered(a).cmp(&ordered(b)), a.total_cmp(&b), "{a} {b}");
+            }
         }
     }
 
@@ -1585,12 +1788,15 @@ mod tests {
             evaluated: job_actions.len() as u64,
             ..Tally::default()
         };
-        (found, tally)
+        (found, Vec::new(), tally)
     }
 
     #[test]
     fn a_step_is_split_over_threads_only_when_each_gets_enough_candidates() {
-        let work = |job: &Job| scored(&job.actions[job.range.clone()]);
+        let work = |job: &Job| match &job.task {
+            Task::Evaluate(actions) => scored(&actions[job.range.clone()]),
+            Task::Exchanges(..) => (Vec::new(), Vec::new(), Tally::default()),
+        };
         std::thread::scope(|scope| {
             let pool = Pool::start(scope, 3, MIN_CHUNK, &work);
             assert_eq!(pool.threads_for(MIN_CHUNK * 2 - 1), 1);
@@ -1602,10 +1808,10 @@ mod tests {
             // Every candidate evaluated once, chunks in order.
             let all: Vec<u32> = chunks
                 .iter()
-                .flat_map(|(f, _)| f.iter().map(|s| s.action.partition()))
+                .flat_map(|(f, _, _)| f.iter().map(|s| s.action.partition()))
                 .collect();
             assert_eq!(all, (0..n).collect::<Vec<_>>());
-            let evaluated: u64 = chunks.iter().map(|(_, t)| t.evaluated).sum();
+            let evaluated: u64 = chunks.iter().map(|(_, _, t)| t.evaluated).sum();
             assert_eq!(evaluated, u64::from(n));
         });
     }
@@ -1616,7 +1822,10 @@ mod tests {
             if job.slot == 1 {
                 panic!("injected failure in a helper");
             }
-            scored(&job.actions[job.range.clone()])
+            match &job.task {
+                Task::Evaluate(actions) => scored(&actions[job.range.clone()]),
+                Task::Exchanges(..) => (Vec::new(), Vec::new(), Tally::default()),
+            }
         };
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             std::thread::scope(|scope| {

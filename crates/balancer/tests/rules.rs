@@ -2,7 +2,7 @@
 
 mod common;
 
-use ballast_balancer::{apply_plan, plan, Policy};
+use ballast_balancer::{apply_plan, instances, plan, Policy};
 use ballast_model::{BrokerState, CostClass};
 use common::{load, Cluster, GIB, NOW_MS};
 
@@ -619,4 +619,44 @@ fn compacted_topics_count_at_their_steady_size() {
         serde_json::to_string(&plain).expect("json"),
         "the compacted flag itself changes nothing: the size given is the steady size"
     );
+}
+
+#[test]
+fn exchanges_looked_for_on_worker_threads_never_change_the_plan() {
+    // One broker holds twice the disk of the others while every count is even: the search
+    // evens disk with replica exchanges, whose broker pairs are split over the threads (the
+    // candidates' scoring is not: the chunk is too large for these steps).
+    let s = instances::generate(&instances::Spec::new(
+        instances::Kind::HotBroker,
+        12,
+        1200,
+        1,
+    ));
+    let run = |workers| {
+        let mut p = plan(
+            &s,
+            &Policy {
+                workers,
+                parallel_min_chunk: 1_000_000,
+                ..Policy::default()
+            },
+            NOW_MS,
+        );
+        assert!(
+            p.moves.iter().any(|m| m.reason.starts_with("exchange")),
+            "the plan exchanges replicas"
+        );
+        if workers > 1 {
+            assert!(p.search.parallel_steps > 0, "{:?}", p.search);
+            assert!(p.search.threads_used > 1 && p.search.threads_used <= workers);
+        }
+        p.search.workers = 0;
+        p.search.parallel_steps = 0;
+        p.search.threads_used = 0;
+        serde_json::to_string(&p).expect("json")
+    };
+    let one = run(1);
+    assert!(one == run(2), "plans differ between 1 and 2 workers");
+    assert!(one == run(3), "plans differ between 1 and 3 workers");
+    assert!(one == run(4), "plans differ between 1 and 4 workers");
 }
