@@ -15,7 +15,7 @@
 //!
 //! Flags: `--brokers N` (default 60) `--topics N` (default 600) `--partitions N` (per topic,
 //! default 100) `--groups N` (consumer groups, exactly: `ballast sim --groups`; default 860)
-//! `--seed N` `--ticks N` (default 3) `--interval S` (seconds between ticks, default 10)
+//! `--seed N` `--dump` (print what the first sample read) `--ticks N` (default 3) `--interval S` (seconds between ticks, default 10)
 //! `--bootstrap ADDR` (use a running cluster instead of starting one) `--ballast PATH` (default
 //! `target/release/ballast`) `--read-bench` `--clients N` (default 100) `--seconds S` (per
 //! endpoint, default 5) `--only TEXT` (only endpoints whose path contains it). After the REST
@@ -505,6 +505,34 @@ async fn main() -> Result<(), String> {
             mib(rss),
             mib(peak),
         );
+        if i == 0 && flag("--dump") {
+            // What the sample read, to compare with Kafka's tools (kafka-consumer-groups.sh
+            // --describe, kafka-log-dirs.sh --describe, kafka-get-offsets.sh).
+            for (group, offsets) in &s.committed {
+                for (tp, offset) in offsets {
+                    println!("committed {group} {tp} {offset}");
+                }
+            }
+            for (tp, end) in &s.latest {
+                let start = s.earliest.get(tp).copied().unwrap_or(-1);
+                println!("offsets {tp} earliest {start} latest {end}");
+            }
+            for ((tp, broker), log) in &s.replicas {
+                println!("replica {tp} broker {broker} dir {} size {}", log.dir, log.size);
+            }
+            for (topic, meta) in &s.topics {
+                println!(
+                    "topic {topic} cleanup.policy {:?} min.insync {:?} retention.ms {:?} retention.bytes {:?}",
+                    meta.cleanup_policy,
+                    s.min_insync.get(topic),
+                    meta.retention_ms,
+                    meta.retention_bytes
+                );
+            }
+            for (group, g) in &s.groups {
+                println!("group {group} {:?} members {:?} coordinator {:?}", g.state, g.members, g.coordinator);
+            }
+        }
         totals.push(total);
         if i < ticks {
             tokio::time::sleep(Duration::from_secs(interval)).await;

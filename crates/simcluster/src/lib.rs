@@ -130,13 +130,13 @@ fn default_rf() -> i32 {
     3
 }
 
-/// The real time a request may see the model behind: requests within it share one advance.
-pub const ADVANCE_STEP: Duration = Duration::from_millis(10);
-
 /// State shared by the listeners, the ticker and the control API.
 pub(crate) struct Shared {
     pub state: Mutex<Cluster>,
     pub clock: SimClock,
+    /// Simulated milliseconds a request may see the model behind (half a tick): requests within
+    /// it share one advance.
+    pub advance_step_ms: i64,
     pub host: String,
     pub base_port: u16,
     pub protocol: SecurityProtocol,
@@ -147,18 +147,17 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// The model, advanced to now (to within [`ADVANCE_STEP`] of real time). Never hold it
-    /// across an `.await`.
+    /// The model, advanced to now (to within half a [`SimConfig::tick`]). Never hold it across
+    /// an `.await`.
     pub fn lock(&self) -> MutexGuard<'_, Cluster> {
         let mut guard = self
             .state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = self.clock.now_ms();
-        // Advancing walks every partition and group: once per step, not once per request (a
-        // sample of a large cluster sends thousands).
-        let step = (ADVANCE_STEP.as_secs_f64() * 1000.0 * self.clock.speed()) as i64;
-        if now - guard.now_ms >= step {
+        // Advancing walks every partition and group: once per half tick, not once per request
+        // (a sample of a large cluster sends thousands); the ticker advances every tick.
+        if now - guard.now_ms >= self.advance_step_ms {
             guard.advance(now);
         }
         guard
@@ -468,9 +467,12 @@ impl SimCluster {
         };
         let (shutdown, _) = watch::channel(false);
         let ids: Vec<(BrokerId, bool)> = cluster.brokers.values().map(|b| (b.id, b.up)).collect();
+        let advance_step_ms =
+            (config.tick.as_secs_f64() * 1000.0 / 2.0 * clock.speed()).min(i64::MAX as f64) as i64;
         let shared = Arc::new(Shared {
             state: Mutex::new(cluster),
             clock,
+            advance_step_ms,
             host: config.host.clone(),
             base_port: config.base_port,
             protocol: sec.protocol,
