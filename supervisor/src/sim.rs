@@ -316,12 +316,12 @@ mod tests {
             "--base-port",
             "0",
         ];
-        let c = parse(&[&base[..], &["--groups", "16"]].concat()).expect("valid");
+        let c = parse(&[&base[..], &["--groups", "16"][..]].concat()).expect("valid");
         match c.scenario {
             Scenario::Generate(p) => assert_eq!(p.groups, Some(16)),
             Scenario::Snapshot(_) => panic!("expected a generated scenario"),
         }
-        let e = parse(&[&base[..], &["--groups", "17"]].concat()).expect_err("too many");
+        let e = parse(&[&base[..], &["--groups", "17"][..]].concat()).expect_err("too many");
         assert!(e.contains("--groups"), "{e}");
         match parse(&base).expect("valid").scenario {
             Scenario::Generate(p) => assert_eq!(p.groups, None),
