@@ -47,6 +47,11 @@ struct SimArgs {
     /// Replication factor of a generated scenario
     #[arg(long, value_name = "RF", default_value_t = 3)]
     replication_factor: u32,
+    /// Consumer groups of a generated scenario: exactly N, spread over the topics from the seed
+    /// (at most 4 a topic), each with committed offsets on every partition of its topic
+    /// (default: 0 to 3 a topic from the seed)
+    #[arg(long, value_name = "N")]
+    groups: Option<u32>,
     /// Seed of a generated scenario (same seed, same cluster)
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -109,6 +114,15 @@ fn config(args: SimArgs) -> Result<SimConfig, String> {
                 return Err("--brokers must be at least 1".into());
             }
             let skew: Skew = args.skew.parse()?;
+            if let Some(groups) = args.groups {
+                let most = u64::from(topics) * u64::from(ballast_simcluster::MAX_GROUPS_PER_TOPIC);
+                if u64::from(groups) > most {
+                    return Err(format!(
+                        "--groups {groups} is more than {} a topic over {topics} topics ({most})",
+                        ballast_simcluster::MAX_GROUPS_PER_TOPIC
+                    ));
+                }
+            }
             Scenario::Generate(GenerateParams {
                 brokers,
                 racks: args.racks,
@@ -117,6 +131,7 @@ fn config(args: SimArgs) -> Result<SimConfig, String> {
                 replication_factor: args.replication_factor.clamp(1, brokers),
                 seed: args.seed,
                 skew,
+                groups: args.groups,
                 ..GenerateParams::default()
             })
         }
@@ -287,6 +302,44 @@ mod tests {
             }
             Scenario::Snapshot(_) => panic!("expected a generated scenario"),
         }
+    }
+
+    #[test]
+    fn groups_are_generated_as_asked_up_to_four_a_topic() {
+        let base = [
+            "--brokers",
+            "6",
+            "--topics",
+            "4",
+            "--partitions",
+            "2",
+            "--base-port",
+            "0",
+        ];
+        let c = parse(&[&base[..], &["--groups", "16"][..]].concat()).expect("valid");
+        match c.scenario {
+            Scenario::Generate(p) => assert_eq!(p.groups, Some(16)),
+            Scenario::Snapshot(_) => panic!("expected a generated scenario"),
+        }
+        let e = parse(&[&base[..], &["--groups", "17"][..]].concat()).expect_err("too many");
+        assert!(e.contains("--groups"), "{e}");
+        match parse(&base).expect("valid").scenario {
+            Scenario::Generate(p) => assert_eq!(p.groups, None),
+            Scenario::Snapshot(_) => panic!("expected a generated scenario"),
+        }
+    }
+
+    /// `ballast sim` parses its own flags: each says what it is for in `ballast sim --help`.
+    #[test]
+    fn every_sim_flag_has_help_text() {
+        use clap::CommandFactory;
+        let missing: Vec<String> = SimArgs::command()
+            .get_arguments()
+            .filter(|a| !matches!(a.get_id().as_str(), "help" | "version"))
+            .filter(|a| a.get_help().is_none() && a.get_long_help().is_none())
+            .map(|a| a.get_id().to_string())
+            .collect();
+        assert!(missing.is_empty(), "no help text: {missing:?}");
     }
 
     #[test]

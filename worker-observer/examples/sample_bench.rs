@@ -1,21 +1,26 @@
-//! Observer benchmark: full ticks (sample + derive + write, then proposal evaluation) against a simulated cluster running in
-//! its own process (`ballast sim`), so the figures are the observer's own: seconds per tick and
-//! the process's peak resident memory. With `--read-bench`, it then serves the written database
-//! with a real `ballast web` process and measures read latency under concurrent clients.
+//! Observer benchmark: full observer ticks against a simulated cluster running in its own process
+//! (`ballast sim`), so the figures are the observer's own. Each tick runs the worker's code path
+//! and prints every phase apart: the sample (`sample::take`, with its steps), derive
+//! (`History::observe`), the write (`Store::write_observed`), the settings pass (broker configs,
+//! ACLs and quotas on the first) and the proposal evaluation (plan and decision); then the tick's
+//! total and the process's peak resident memory (VmHWM). With `--read-bench`, it then serves the
+//! written database with a real `ballast web` process and measures read latency under concurrent
+//! clients. `scripts/bench-observer` builds both and runs it.
 //!
 //! ```sh
 //! cargo build --release -p ballast
 //! cargo run --release -p ballast-observer --example sample_bench -- \
-//!     --brokers 60 --partitions 60000 --groups 200 --read-bench
+//!     --brokers 60 --topics 600 --partitions 100 --groups 860
 //! ```
 //!
-//! Flags: `--brokers N` `--partitions N` (total) `--groups N` (approximate: the simulator gives a
-//! topic 0 to 3 groups, 1.4 on average) `--ticks N` (default 3) `--interval S` (seconds between
-//! ticks, default 10) `--bootstrap ADDR` (use a running cluster instead of starting one)
-//! `--ballast PATH` (default `target/release/ballast`) `--read-bench` `--clients N` (default 100)
-//! `--seconds S` (per endpoint, default 5) `--only TEXT` (only endpoints whose path contains it).
-//! After the REST endpoints it measures the MCP endpoint (`/api/v1/mcp`, one session, calls one
-//! after another): `tools/list` and the read tools `get_cluster_health`, `get_cluster_overview`,
+//! Flags: `--brokers N` (default 60) `--topics N` (default 600) `--partitions N` (per topic,
+//! default 100) `--groups N` (consumer groups, exactly: `ballast sim --groups`; default 860)
+//! `--seed N` `--dump` (print what the first sample read) `--ticks N` (default 3) `--interval S` (seconds between ticks, default 10)
+//! `--bootstrap ADDR` (use a running cluster instead of starting one) `--ballast PATH` (default
+//! `target/release/ballast`) `--read-bench` `--clients N` (default 100) `--seconds S` (per
+//! endpoint, default 5) `--only TEXT` (only endpoints whose path contains it). After the REST
+//! endpoints it measures the MCP endpoint (`/api/v1/mcp`, one session, calls one after another):
+//! `tools/list` and the read tools `get_cluster_health`, `get_cluster_overview`,
 //! `get_partition_activity` and `search_topics` (`--mcp-calls N`, default 200 each).
 
 use std::io::{BufRead, BufReader};
@@ -72,11 +77,25 @@ fn ballast_path() -> PathBuf {
     })
 }
 
-fn start_sim(brokers: u64, topics: u64, per_topic: u64) -> Result<(Reaped, String), String> {
-    let bin = ballast_path();
+fn start_sim(
+    brokers: u64,
+    topics: u64,
+    per_topic: u64,
+    groups: u64,
+    seed: u64,
+) -> Result<(Reaped, String), String> {
+    // `ballast sim` when a binary is named, else this benchmark itself in a process of its own
+    // running the same simulator (`--serve-sim`: no need to build the whole service).
+    let (bin, sub) = match arg("--ballast") {
+        Some(path) => (PathBuf::from(path), "sim"),
+        None => (
+            std::env::current_exe().map_err(|e| e.to_string())?,
+            "--serve-sim",
+        ),
+    };
     let mut child = Command::new(&bin)
         .args([
-            "sim",
+            sub,
             "--brokers",
             &brokers.to_string(),
             "--racks",
@@ -85,10 +104,15 @@ fn start_sim(brokers: u64, topics: u64, per_topic: u64) -> Result<(Reaped, Strin
             &topics.to_string(),
             "--partitions",
             &per_topic.to_string(),
+            "--groups",
+            &groups.to_string(),
+            "--seed",
+            &seed.to_string(),
             "--base-port",
             "0",
         ])
         .env("LOG_LEVEL", "WARN")
+        .env_remove("RUST_LOG")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -328,25 +352,61 @@ async fn mcp_bench(http: &reqwest::Client, base: &str, calls: usize) -> Result<(
     Ok(())
 }
 
+fn secs(ms: u64) -> String {
+    format!("{:.2}", ms as f64 / 1000.0)
+}
+
+/// `--serve-sim`: the simulator `ballast sim` runs, generated from the same flags; prints the
+/// bootstrap line and serves until killed.
+async fn serve_sim() -> Result<(), String> {
+    let num32 = |name: &str, default: u64| -> Result<u32, String> {
+        u32::try_from(num(name, default)?).map_err(|_| format!("{name} is too large"))
+    };
+    let sim = ballast_simcluster::SimCluster::start(ballast_simcluster::SimConfig {
+        scenario: ballast_simcluster::Scenario::Generate(ballast_simcluster::GenerateParams {
+            brokers: num32("--brokers", 60)?,
+            racks: 3,
+            topics: num32("--topics", 600)?,
+            partitions_per_topic: num32("--partitions", 100)?,
+            groups: Some(num32("--groups", 860)?),
+            seed: num("--seed", 1)?,
+            ..ballast_simcluster::GenerateParams::default()
+        }),
+        base_port: 0,
+        tick: Duration::from_millis(100),
+        ..ballast_simcluster::SimConfig::default()
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    println!("bootstrap={}", sim.bootstrap());
+    loop {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), String> {
+    if flag("--serve-sim") {
+        return serve_sim().await;
+    }
     let brokers = num("--brokers", 60)?;
-    let partitions = num("--partitions", 60_000)?;
-    let groups = num("--groups", 200)?;
+    let topics = num("--topics", 600)?.max(1);
+    let per_topic = num("--partitions", 100)?.max(1);
+    let groups = num("--groups", 860)?;
+    let seed = num("--seed", 1)?;
     let ticks = num("--ticks", 3)?.max(1);
     let interval = num("--interval", 10)?;
     let clients = num("--clients", 100)? as usize;
     let seconds = num("--seconds", 5)?;
-    let topics = (groups * 10 / 14).max(1);
-    let per_topic = partitions.div_ceil(topics);
 
     let (sim, bootstrap) = match arg("--bootstrap") {
         Some(b) => (None, b),
         None => {
             let started = Instant::now();
-            let (child, bootstrap) = start_sim(brokers, topics, per_topic)?;
+            let (child, bootstrap) = start_sim(brokers, topics, per_topic, groups, seed)?;
             println!(
-                "simulator (own process): {brokers} brokers, {topics} topics x {per_topic} partitions, RF 3, started in {:.1} s",
+                "simulator (own process): {brokers} brokers in 3 racks, {topics} topics x {per_topic} partitions ({} in all), RF 3, {groups} groups, started in {:.1} s",
+                topics * per_topic,
                 started.elapsed().as_secs_f64()
             );
             (Some(child), bootstrap)
@@ -379,25 +439,33 @@ async fn main() -> Result<(), String> {
     };
     let mut history = None;
     let mut first_topic = String::new();
-    for i in 0..ticks {
+    let mut totals = Vec::new();
+    for i in 0..=ticks {
+        if i == ticks {
+            // A restarted observer first reloads its rate history from the database.
+            history = None;
+        }
         let started = Instant::now();
         let report = ballast_observer::tick(&client, &store, &mut history, windows, now_ms())
             .await
             .map_err(|e| ballast_runtime::error_chain(&e))?;
-        let total = started.elapsed();
-        // The real tick then evaluates a proposal from the view it just wrote (re-read from the
-        // database: about 0.2 s of this at 60k partitions).
+        let tick_ms = started.elapsed().as_millis() as u64;
+        // The worker's tick goes on with the settings pass (broker configs every sample, ACLs
+        // and quotas on the first of every five) and the proposal evaluation.
+        let settings_started = Instant::now();
+        let s = &report.sample;
+        let ids: Vec<ballast_model::BrokerId> = s.brokers.keys().copied().collect();
+        let now = now_ms();
+        let _ = ballast_observer::settings_pass::broker_configs(&client, &store, &ids, now).await;
+        if i == 0 {
+            let _ = ballast_observer::settings_pass::security(&client, &store, now).await;
+        }
+        let settings_ms = settings_started.elapsed().as_millis() as u64;
         let eval_started = Instant::now();
         let evaluation =
             ballast_observer::proposals::evaluate(&store, &proposal_settings, now_ms())
                 .map_err(|e| ballast_runtime::error_chain(&e))?;
-        println!(
-            "  proposal evaluation: {:.2} s (planning {:.2} s, {} moves)",
-            eval_started.elapsed().as_secs_f64(),
-            evaluation.as_ref().map_or(0.0, |e| e.plan.elapsed_ms) / 1000.0,
-            evaluation.as_ref().map_or(0, |e| e.plan.moves.len())
-        );
-        let s = &report.sample;
+        let eval_ms = eval_started.elapsed().as_millis() as u64;
         if first_topic.is_empty() {
             first_topic = s.topics.keys().next().cloned().unwrap_or_default();
         }
@@ -405,17 +473,30 @@ async fn main() -> Result<(), String> {
         let steps: Vec<String> = s
             .timings
             .iter()
-            .map(|(k, v)| format!("{k} {:.2}", *v as f64 / 1000.0))
+            .map(|(k, v)| format!("{k} {}", secs(*v)))
             .collect();
+        let derive_ms = tick_ms.saturating_sub(report.sample_ms + report.write_ms);
+        let total = tick_ms + settings_ms + eval_ms;
+        let label = if i == ticks {
+            "tick after a restart (history reloaded from the database)".to_string()
+        } else {
+            format!("tick {}", i + 1)
+        };
         println!(
-            "tick {}: {:.2} s total = sample {:.2} s ({}) + derive/write {:.2} s (write {:.2} s, {} rows); {} brokers, {} partitions, {} replicas, {} groups ({} group offsets); observer RSS {:.0} MiB, peak {:.0} MiB",
-            i + 1,
-            total.as_secs_f64(),
-            report.sample_ms as f64 / 1000.0,
+            "{label}: {} s total = sample {} s ({}) + derive {} s + write {} s ({} rows) + settings pass {} s + proposal evaluation {} s (planning {:.2} s, {} moves)",
+            secs(total),
+            secs(report.sample_ms),
             steps.join(", "),
-            (total.as_millis() as u64).saturating_sub(report.sample_ms) as f64 / 1000.0,
-            report.write_ms as f64 / 1000.0,
+            secs(derive_ms),
+            secs(report.write_ms),
             report.stats.rows_written,
+            secs(settings_ms),
+            secs(eval_ms),
+            evaluation.as_ref().map_or(0.0, |e| e.plan.elapsed_ms) / 1000.0,
+            evaluation.as_ref().map_or(0, |e| e.plan.moves.len()),
+        );
+        println!(
+            "  {} brokers, {} partitions, {} replicas, {} groups ({} group offsets); observer RSS {:.0} MiB, peak (VmHWM) {:.0} MiB",
             s.brokers.len(),
             s.partitions.len(),
             s.replicas.len(),
@@ -424,30 +505,51 @@ async fn main() -> Result<(), String> {
             mib(rss),
             mib(peak),
         );
-        if i + 1 < ticks {
+        if i == 0 && flag("--dump") {
+            // What the sample read, to compare with Kafka's tools (kafka-consumer-groups.sh
+            // --describe, kafka-log-dirs.sh --describe, kafka-get-offsets.sh).
+            for (group, offsets) in &s.committed {
+                for (tp, offset) in offsets {
+                    println!("committed {group} {tp} {offset}");
+                }
+            }
+            for (tp, end) in &s.latest {
+                let start = s.earliest.get(tp).copied().unwrap_or(-1);
+                println!("offsets {tp} earliest {start} latest {end}");
+            }
+            for ((tp, broker), log) in &s.replicas {
+                println!("replica {tp} broker {broker} dir {} size {}", log.dir, log.size);
+            }
+            for (topic, meta) in &s.topics {
+                println!(
+                    "topic {topic} cleanup.policy {:?} min.insync {:?} retention.ms {:?} retention.bytes {:?}",
+                    meta.cleanup_policy,
+                    s.min_insync.get(topic),
+                    meta.retention_ms,
+                    meta.retention_bytes
+                );
+            }
+            for (group, g) in &s.groups {
+                println!("group {group} {:?} members {:?} coordinator {:?}", g.state, g.members, g.coordinator);
+            }
+        }
+        totals.push(total);
+        if i < ticks {
             tokio::time::sleep(Duration::from_secs(interval)).await;
         }
     }
-    // A restarted observer first reloads its rate history from the database.
-    tokio::time::sleep(Duration::from_secs(interval)).await;
-    history = None;
-    let started = Instant::now();
-    let report = ballast_observer::tick(&client, &store, &mut history, windows, now_ms())
-        .await
-        .map_err(|e| ballast_runtime::error_chain(&e))?;
-    let (rss, peak) = ballast_observer::memory();
-    println!(
-        "tick after a restart (history reloaded from the database): {:.2} s total (sample {:.2} s, write {:.2} s); observer RSS {:.0} MiB, peak {:.0} MiB",
-        started.elapsed().as_secs_f64(),
-        report.sample_ms as f64 / 1000.0,
-        report.write_ms as f64 / 1000.0,
-        mib(rss),
-        mib(peak)
-    );
     let (_, peak) = ballast_observer::memory();
+    let steady: Vec<u64> = totals
+        .iter()
+        .skip(1)
+        .take(ticks as usize - 1)
+        .copied()
+        .collect();
     println!(
-        "observer peak RSS over {} ticks: {:.0} MiB; database {:.0} MiB",
-        ticks + 1,
+        "summary: first tick {} s, later ticks {} s, after a restart {} s; observer peak RSS (VmHWM) {:.0} MiB; database {:.0} MiB",
+        secs(totals[0]),
+        if steady.is_empty() { "-".to_string() } else { steady.iter().map(|t| secs(*t)).collect::<Vec<_>>().join(" / ") },
+        secs(*totals.last().unwrap_or(&0)),
         mib(peak),
         mib(std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0)
             + std::fs::metadata(dir.path().join("ballast.db-wal"))

@@ -9,11 +9,15 @@ use std::time::Instant;
 use ballast_kafka::{Client, ConfigResource, KafkaVersionRange, MetadataMode, OffsetSpec};
 use ballast_model::snapshot::{Snapshot, SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
 use ballast_model::{BrokerId, BrokerState, TopicPartition};
-use tokio::task::JoinSet;
 use tracing::warn;
 
-/// How many groups' committed offsets are fetched at once.
-const GROUP_CONCURRENCY: usize = 16;
+/// The topic settings a sample reads (DescribeConfigs of these keys only, no synonyms).
+const TOPIC_SETTINGS: [&str; 4] = [
+    "cleanup.policy",
+    "min.insync.replicas",
+    "retention.ms",
+    "retention.bytes",
+];
 
 /// What one pass over the cluster saw.
 #[derive(Debug, Clone, Default)]
@@ -145,10 +149,16 @@ fn step(timings: &mut Vec<(&'static str, u64)>, name: &'static str, since: &mut 
 /// Reads one sample. Parts that fail (a broker's log dirs, a group's offsets, topic configs) are
 /// logged and left out: a partial view is still a view, and the next sample tries again. Only a
 /// cluster whose metadata cannot be read fails the sample.
+///
+/// After the metadata every read is independent of the others, so they are all sent at once:
+/// DescribeLogDirs to every broker, ListOffsets (earliest and latest) to every leader,
+/// ListGroups to every broker then DescribeGroups and OffsetFetch (many groups a request) to
+/// every coordinator, DescribeConfigs of every topic, ListPartitionReassignments. Each step's
+/// timing is its own wall time from the moment they were sent.
 pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka::Error> {
     let mut clock = Instant::now();
     let mut timings = Vec::new();
-    let meta = client.metadata(None).await?;
+    let meta = client.refresh_metadata().await?;
     let mut s = Sample {
         at_ms: now_ms,
         cluster_id: meta.cluster_id.clone(),
@@ -212,23 +222,68 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
             );
         }
     }
+    let broker_ids: Vec<BrokerId> = meta.brokers.iter().map(|b| b.id).collect();
+    drop(meta);
     step(&mut timings, "metadata", &mut clock);
 
-    for (broker, dirs) in client.describe_all_log_dirs().await? {
+    let topics: Vec<ConfigResource> = s
+        .topics
+        .keys()
+        .map(|t| ConfigResource::Topic(t.clone()))
+        .collect();
+    let sent = Instant::now();
+    let timed = |name: &'static str| move || (name, sent.elapsed().as_millis() as u64);
+    let (log_dirs, offsets, groups, configs, reassignments) = tokio::join!(
+        async {
+            let r = client.describe_log_dirs_of(&broker_ids).await;
+            (r, timed("logDirs")())
+        },
+        async {
+            let r = tokio::join!(
+                client.list_offsets(&all, OffsetSpec::Earliest),
+                client.list_offsets(&all, OffsetSpec::Latest)
+            );
+            (r, timed("offsets")())
+        },
+        async {
+            let r = read_groups(client, &broker_ids).await;
+            (r, timed("groups")())
+        },
+        async {
+            let r = if topics.is_empty() {
+                Ok(Vec::new())
+            } else {
+                client
+                    .describe_config_values(&topics, &TOPIC_SETTINGS)
+                    .await
+            };
+            (r, timed("configs")())
+        },
+        async {
+            let r = client.list_partition_reassignments(None).await;
+            (r, timed("reassignments")())
+        },
+    );
+    drop(all);
+    drop(topics);
+
+    let (log_dirs, took) = log_dirs;
+    timings.push(took);
+    for (broker, dirs) in log_dirs {
         match dirs {
             Ok(dirs) => {
                 let mut infos = Vec::with_capacity(dirs.dirs.len());
-                for d in &dirs.dirs {
+                for d in dirs.dirs {
                     infos.push(DirInfo {
-                        path: d.path.clone(),
+                        used_bytes: d.used_bytes(),
+                        replicas: d.replicas.len() as i64,
                         error: d.error.as_ref().map(|e| e.to_string()),
                         total_bytes: d.total_bytes,
                         usable_bytes: d.usable_bytes,
-                        used_bytes: d.used_bytes(),
-                        replicas: d.replicas.len() as i64,
+                        path: d.path.clone(),
                     });
-                    for r in &d.replicas {
-                        let tp = TopicPartition::new(r.topic.clone(), r.partition);
+                    for r in d.replicas {
+                        let tp = TopicPartition::new(r.topic, r.partition);
                         let log = ReplicaLog {
                             dir: d.path.clone(),
                             size: u64::try_from(r.size).unwrap_or(0),
@@ -250,134 +305,63 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
             }
         }
     }
-    step(&mut timings, "logDirs", &mut clock);
 
-    for (spec, into) in [
-        (OffsetSpec::Earliest, &mut s.earliest),
-        (OffsetSpec::Latest, &mut s.latest),
-    ] {
-        for o in client.list_offsets(&all, spec).await? {
+    let ((earliest, latest), took) = offsets;
+    timings.push(took);
+    for (listed, into) in [(earliest?, &mut s.earliest), (latest?, &mut s.latest)] {
+        for o in listed {
             if let (None, Some(offset)) = (&o.error, o.offset) {
                 into.insert(TopicPartition::new(o.topic, o.partition), offset);
             }
         }
     }
-    step(&mut timings, "offsets", &mut clock);
 
-    let listing = match client.list_groups().await {
-        Ok(listing) => listing,
-        Err(e) => {
-            // Without the listing no group is read this time; the history keeps every group's
-            // last offsets so consumption is counted once they are read again.
-            warn!(error = %e, "consumer groups not listed");
-            s.groups_error = Some(ballast_runtime::error_chain(&e));
-            Vec::new()
-        }
-    };
-    for g in &listing {
-        s.groups.insert(
-            g.group_id.clone(),
-            GroupInfo {
-                state: g.state.clone(),
-                protocol_type: g.protocol_type.clone(),
-                members: None,
-                coordinator: Some(g.coordinator),
-            },
-        );
-    }
-    let ids: Vec<String> = listing.iter().map(|g| g.group_id.clone()).collect();
-    if !ids.is_empty() {
-        match client.describe_groups(&ids).await {
-            Ok(described) => {
-                for d in described.into_iter().filter(|d| d.error.is_none()) {
-                    if let Some(g) = s.groups.get_mut(&d.group_id) {
-                        g.state = Some(d.state.clone());
-                        g.members = i32::try_from(d.members.len()).ok();
-                        if !d.protocol_type.is_empty() {
-                            g.protocol_type = d.protocol_type.clone();
-                        }
-                        if d.coordinator.is_some() {
-                            g.coordinator = d.coordinator;
-                        }
-                    }
-                }
-            }
-            Err(e) => warn!(error = %e, "groups not described"),
-        }
-    }
-    let mut pending = ids.into_iter();
-    let mut running = JoinSet::new();
-    loop {
-        while running.len() < GROUP_CONCURRENCY {
-            let Some(group) = pending.next() else { break };
-            let c = client.clone();
-            running.spawn(async move {
-                let result = c.committed_offsets(&group, None).await;
-                (group, result)
-            });
-        }
-        let Some(done) = running.join_next().await else {
-            break;
-        };
-        let Ok((group, result)) = done else { continue };
-        match result {
-            Ok(offsets) => {
-                let entry = s.committed.entry(group).or_default();
-                for o in offsets.into_iter().filter(|o| o.error.is_none()) {
-                    if let Some(offset) = o.offset {
-                        entry.insert(TopicPartition::new(o.topic, o.partition), offset);
-                    }
-                }
-            }
-            Err(e) => warn!(group = %group, error = %e, "committed offsets not read"),
-        }
-    }
-    step(&mut timings, "groups", &mut clock);
+    let (groups, took) = groups;
+    timings.push(took);
+    s.groups = groups.groups;
+    s.committed = groups.committed;
+    s.groups_error = groups.error;
 
-    let topics: Vec<ConfigResource> = s
-        .topics
-        .keys()
-        .map(|t| ConfigResource::Topic(t.clone()))
-        .collect();
-    if !topics.is_empty() {
-        match client.describe_configs(&topics).await {
-            Ok(configs) => {
-                for rc in configs {
-                    let ConfigResource::Topic(name) = &rc.resource else {
+    let (configs, took) = configs;
+    timings.push(took);
+    match configs {
+        Ok(configs) => {
+            for rc in configs {
+                let ConfigResource::Topic(name) = &rc.resource else {
+                    continue;
+                };
+                let Some(meta) = s.topics.get_mut(name) else {
+                    continue;
+                };
+                for e in &rc.entries {
+                    let Some(v) = e.value.as_deref() else {
                         continue;
                     };
-                    let Some(meta) = s.topics.get_mut(name) else {
-                        continue;
-                    };
-                    for e in &rc.entries {
-                        let Some(v) = e.value.as_deref() else {
-                            continue;
-                        };
-                        match e.name.as_str() {
-                            "cleanup.policy" => {
-                                if v.split(',').any(|p| p.trim() == "compact") {
-                                    s.compacted.insert(name.clone());
-                                }
-                                meta.cleanup_policy = Some(v.to_string());
+                    match e.name.as_str() {
+                        "cleanup.policy" => {
+                            if v.split(',').any(|p| p.trim() == "compact") {
+                                s.compacted.insert(name.clone());
                             }
-                            "min.insync.replicas" => {
-                                if let Ok(n) = v.parse() {
-                                    s.min_insync.insert(name.clone(), n);
-                                }
-                            }
-                            "retention.ms" => meta.retention_ms = v.parse().ok(),
-                            "retention.bytes" => meta.retention_bytes = v.parse().ok(),
-                            _ => {}
+                            meta.cleanup_policy = Some(v.to_string());
                         }
+                        "min.insync.replicas" => {
+                            if let Ok(n) = v.parse() {
+                                s.min_insync.insert(name.clone(), n);
+                            }
+                        }
+                        "retention.ms" => meta.retention_ms = v.parse().ok(),
+                        "retention.bytes" => meta.retention_bytes = v.parse().ok(),
+                        _ => {}
                     }
                 }
             }
-            Err(e) => warn!(error = %e, "topic configs not read"),
         }
+        Err(e) => warn!(error = %e, "topic configs not read"),
     }
-    step(&mut timings, "configs", &mut clock);
 
-    match client.list_partition_reassignments(None).await {
+    let (reassignments, took) = reassignments;
+    timings.push(took);
+    match reassignments {
         Ok(list) => {
             for r in list {
                 s.reassigning.insert(
@@ -388,9 +372,91 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
         }
         Err(e) => warn!(error = %e, "reassignments not listed"),
     }
-    step(&mut timings, "reassignments", &mut clock);
+    step(&mut timings, "allReads", &mut clock);
     s.timings = timings;
     Ok(s)
+}
+
+/// What the group reads found.
+struct GroupsRead {
+    groups: BTreeMap<String, GroupInfo>,
+    committed: BTreeMap<String, BTreeMap<TopicPartition, i64>>,
+    error: Option<String>,
+}
+
+/// Every consumer group (ListGroups on every broker), described (DescribeGroups) and with its
+/// committed offsets (OffsetFetch, many groups a request), both sent to every coordinator at
+/// once.
+async fn read_groups(client: &Client, brokers: &[BrokerId]) -> GroupsRead {
+    let mut read = GroupsRead {
+        groups: BTreeMap::new(),
+        committed: BTreeMap::new(),
+        error: None,
+    };
+    let listing = match client.list_groups_on(brokers).await {
+        Ok(listing) => listing,
+        Err(e) => {
+            // Without the listing no group is read this time; the history keeps every group's
+            // last offsets so consumption is counted once they are read again.
+            warn!(error = %e, "consumer groups not listed");
+            read.error = Some(ballast_runtime::error_chain(&e));
+            return read;
+        }
+    };
+    let ids: Vec<String> = listing.iter().map(|g| g.group_id.clone()).collect();
+    for g in listing {
+        read.groups.insert(
+            g.group_id,
+            GroupInfo {
+                state: g.state,
+                protocol_type: g.protocol_type,
+                members: None,
+                coordinator: Some(g.coordinator),
+            },
+        );
+    }
+    if ids.is_empty() {
+        return read;
+    }
+    let (described, offsets) = tokio::join!(
+        client.describe_groups(&ids),
+        client.committed_offsets_of_groups(&ids)
+    );
+    match described {
+        Ok(described) => {
+            for d in described.into_iter().filter(|d| d.error.is_none()) {
+                if let Some(g) = read.groups.get_mut(&d.group_id) {
+                    g.state = Some(d.state);
+                    g.members = i32::try_from(d.members.len()).ok();
+                    if !d.protocol_type.is_empty() {
+                        g.protocol_type = d.protocol_type;
+                    }
+                    if d.coordinator.is_some() {
+                        g.coordinator = d.coordinator;
+                    }
+                }
+            }
+        }
+        Err(e) => warn!(error = %e, "groups not described"),
+    }
+    match offsets {
+        Ok(offsets) => {
+            for g in offsets {
+                if let Some(e) = &g.error {
+                    warn!(group = %g.group_id, error = %e, "committed offsets not read");
+                    continue;
+                }
+                let entry = read.committed.entry(g.group_id).or_default();
+                for o in g.offsets.into_iter().filter(|o| o.error.is_none()) {
+                    if let Some(offset) = o.offset {
+                        entry.insert(TopicPartition::new(o.topic, o.partition), offset);
+                    }
+                }
+            }
+        }
+        Err(e) => warn!(error = %e, "committed offsets not read"),
+    }
+    read
 }
 
 /// Per-second growth of a counter between two samples; a counter that went backwards (a

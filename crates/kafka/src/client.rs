@@ -606,6 +606,7 @@ mod tests {
         assert_send(&c.describe_all_log_dirs());
         assert_send(&c.list_offsets(&tps, OffsetSpec::Latest));
         assert_send(&c.describe_configs(&[]));
+        assert_send(&c.describe_config_values(&[], &["retention.ms"]));
         assert_send(&c.describe_config(&ConfigResource::BrokerDefaults));
         assert_send(&c.incremental_alter_configs(&[], false));
         assert_send(&c.create_topics(&[], false));
@@ -621,6 +622,9 @@ mod tests {
         assert_send(&c.describe_client_quotas(&QuotaFilter::all()));
         assert_send(&c.alter_client_quotas(&[], false));
         assert_send(&c.list_groups());
+        assert_send(&c.list_groups_on(&[1]));
+        assert_send(&c.describe_log_dirs_of(&[1]));
+        assert_send(&c.committed_offsets_of_groups(&groups));
         assert_send(&c.describe_groups(&groups));
         assert_send(&c.committed_offsets("g", None));
         assert_send(&c.commit_offsets("g", &[]));

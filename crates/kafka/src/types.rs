@@ -36,19 +36,29 @@ pub struct ClusterMetadata {
 }
 
 impl ClusterMetadata {
+    /// A binary search over the brokers sorted by id (a linear one when they are not).
     pub fn broker(&self, id: BrokerId) -> Option<&BrokerInfo> {
-        self.brokers.iter().find(|b| b.id == id)
+        match self.brokers.binary_search_by_key(&id, |b| b.id) {
+            Ok(i) => self.brokers.get(i),
+            Err(_) => self.brokers.iter().find(|b| b.id == id),
+        }
     }
 
+    /// A binary search over the topics sorted by name (a linear one when they are not): looking
+    /// up every partition of a large cluster stays O(n log n).
     pub fn topic(&self, name: &str) -> Option<&TopicInfo> {
-        self.topics.iter().find(|t| t.name == name)
+        match self.topics.binary_search_by(|t| t.name.as_str().cmp(name)) {
+            Ok(i) => self.topics.get(i),
+            Err(_) => self.topics.iter().find(|t| t.name == name),
+        }
     }
 
     pub fn partition(&self, tp: &TopicPartition) -> Option<&PartitionInfo> {
-        self.topic(&tp.topic)?
-            .partitions
-            .iter()
-            .find(|p| p.partition == tp.partition)
+        let partitions = &self.topic(&tp.topic)?.partitions;
+        match partitions.binary_search_by_key(&tp.partition, |p| p.partition) {
+            Ok(i) => partitions.get(i),
+            Err(_) => partitions.iter().find(|p| p.partition == tp.partition),
+        }
     }
 
     /// The leader of `tp`, if the partition is known and has one.
@@ -881,6 +891,17 @@ pub struct CommittedOffset {
     pub error: Option<ItemError>,
 }
 
+/// Every committed offset of one group (`Client::committed_offsets_of_groups`), or why the group
+/// could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupOffsets {
+    pub group_id: String,
+    /// Sorted by topic and partition.
+    pub offsets: Vec<CommittedOffset>,
+    pub error: Option<ItemError>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GroupResult {
@@ -1001,6 +1022,66 @@ pub struct ProduceResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn topic(name: &str, partitions: &[i32]) -> TopicInfo {
+        TopicInfo {
+            name: name.into(),
+            id: None,
+            internal: false,
+            error: None,
+            partitions: partitions
+                .iter()
+                .map(|p| PartitionInfo {
+                    partition: *p,
+                    leader: Some(*p + 100),
+                    leader_epoch: None,
+                    replicas: Vec::new(),
+                    isr: Vec::new(),
+                    offline_replicas: Vec::new(),
+                    error: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn metadata_lookups_find_topics_partitions_and_brokers_sorted_or_not() {
+        let broker = |id| BrokerInfo {
+            id,
+            host: "h".into(),
+            port: 1,
+            rack: None,
+        };
+        let sorted = ClusterMetadata {
+            brokers: vec![broker(1), broker(2), broker(5)],
+            topics: vec![
+                topic("a", &[0, 1, 2]),
+                topic("b", &[0]),
+                topic("c", &[0, 1]),
+            ],
+            ..ClusterMetadata::default()
+        };
+        // Built by hand in another order: still found.
+        let unsorted = ClusterMetadata {
+            brokers: vec![broker(5), broker(1), broker(2)],
+            topics: vec![
+                topic("c", &[1, 0]),
+                topic("a", &[2, 0, 1]),
+                topic("b", &[0]),
+            ],
+            ..ClusterMetadata::default()
+        };
+        for m in [&sorted, &unsorted] {
+            for (name, p) in [("a", 0), ("a", 2), ("b", 0), ("c", 1)] {
+                let tp = TopicPartition::new(name, p);
+                assert_eq!(m.leader(&tp), Some(p + 100), "{tp}");
+            }
+            assert!(m.topic("d").is_none());
+            assert!(m.partition(&TopicPartition::new("a", 3)).is_none());
+            assert_eq!(m.broker(5).map(|b| b.id), Some(5));
+            assert!(m.broker(3).is_none());
+        }
+    }
 
     #[test]
     fn acl_bindings_serialize_with_the_names_of_the_interface_spec() {

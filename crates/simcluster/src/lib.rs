@@ -28,7 +28,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use crate::error::SimError;
-pub use crate::scenario::{generate, GenerateParams, Skew};
+pub use crate::scenario::{generate, GenerateParams, Skew, MAX_GROUPS_PER_TOPIC};
 pub use crate::security::{SecurityConfig, SecurityProtocol, TlsIdentity};
 pub use crate::state::BrokerId;
 pub use crate::truth::{
@@ -134,6 +134,9 @@ fn default_rf() -> i32 {
 pub(crate) struct Shared {
     pub state: Mutex<Cluster>,
     pub clock: SimClock,
+    /// Simulated milliseconds a request may see the model behind (half a tick): requests within
+    /// it share one advance.
+    pub advance_step_ms: i64,
     pub host: String,
     pub base_port: u16,
     pub protocol: SecurityProtocol,
@@ -144,13 +147,19 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// The model, advanced to now. Never hold it across an `.await`.
+    /// The model, advanced to now (to within half a [`SimConfig::tick`]). Never hold it across
+    /// an `.await`.
     pub fn lock(&self) -> MutexGuard<'_, Cluster> {
         let mut guard = self
             .state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        guard.advance(self.clock.now_ms());
+        let now = self.clock.now_ms();
+        // Advancing walks every partition and group: once per half tick, not once per request
+        // (a sample of a large cluster sends thousands); the ticker advances every tick.
+        if now - guard.now_ms >= self.advance_step_ms {
+            guard.advance(now);
+        }
         guard
     }
 
@@ -458,9 +467,12 @@ impl SimCluster {
         };
         let (shutdown, _) = watch::channel(false);
         let ids: Vec<(BrokerId, bool)> = cluster.brokers.values().map(|b| (b.id, b.up)).collect();
+        let advance_step_ms =
+            (config.tick.as_secs_f64() * 1000.0 / 2.0 * clock.speed()).min(i64::MAX as f64) as i64;
         let shared = Arc::new(Shared {
             state: Mutex::new(cluster),
             clock,
+            advance_step_ms,
             host: config.host.clone(),
             base_port: config.base_port,
             protocol: sec.protocol,
@@ -595,6 +607,45 @@ impl SimCluster {
     pub fn truth(&self) -> Truth {
         let c = self.shared.lock();
         truth::build(&c, self.shared.clock.speed())
+    }
+
+    /// Every group's committed offsets as a client reads them (whole offsets), by group, then
+    /// (topic, partition): the truth an observer's sample is checked against.
+    pub fn committed_offsets(&self) -> BTreeMap<String, BTreeMap<(String, i32), i64>> {
+        let c = self.shared.lock();
+        c.groups
+            .values()
+            .map(|g| {
+                let offsets = g
+                    .offsets
+                    .iter()
+                    .flat_map(|(t, slots)| {
+                        slots.iter().enumerate().filter_map(move |(i, slot)| {
+                            let offset = slot.as_ref()?.offset.floor() as i64;
+                            Some(((t.clone(), i as i32), offset))
+                        })
+                    })
+                    .collect();
+                (g.id.clone(), offsets)
+            })
+            .collect()
+    }
+
+    /// Every partition's log start and end offsets (what ListOffsets earliest and latest
+    /// answer), by (topic, partition).
+    pub fn log_offsets(&self) -> BTreeMap<(String, i32), (i64, i64)> {
+        let c = self.shared.lock();
+        c.topics
+            .values()
+            .flat_map(|t| {
+                t.partitions.iter().enumerate().map(|(i, p)| {
+                    (
+                        (t.name.clone(), i as i32),
+                        (p.log_start_offset(), p.high_watermark()),
+                    )
+                })
+            })
+            .collect()
     }
 
     /// The current state as a `ballast.snapshot/v1` document.

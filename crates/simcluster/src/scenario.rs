@@ -59,6 +59,35 @@ pub struct GenerateParams {
     pub msg_bytes: f64,
     /// Id of the first broker; the others follow.
     pub first_broker_id: i32,
+    /// Exactly this many consumer groups, spread over the topics from the seed (at most
+    /// [`MAX_GROUPS_PER_TOPIC`] a topic, every group with a committed offset on each partition of
+    /// its topic); None: 0 to 3 a topic, drawn from the seed (1.4 on average).
+    pub groups: Option<u32>,
+}
+
+/// The most consumer groups a generated topic has (and a snapshot's consumer rate gives).
+pub const MAX_GROUPS_PER_TOPIC: u32 = 4;
+
+/// How many groups each of `topics` topics consumes so that they add up to `groups`: an equal
+/// share each, the remainder to topics picked from the seed. Deterministic; at most
+/// [`MAX_GROUPS_PER_TOPIC`] a topic (the total is cut there).
+pub fn spread_groups(groups: u32, topics: u32, seed: u64) -> Vec<u32> {
+    if topics == 0 {
+        return Vec::new();
+    }
+    let groups = groups.min(topics.saturating_mul(MAX_GROUPS_PER_TOPIC));
+    let mut counts = vec![groups / topics; topics as usize];
+    let mut order: Vec<usize> = (0..topics as usize).collect();
+    // Its own stream, so partitions and rates are those of the same seed without `groups`.
+    let mut rng = Rng::new(seed ^ 0x6772_6f75_7073);
+    for i in (1..order.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        order.swap(i, j);
+    }
+    for t in order.iter().take((groups % topics) as usize) {
+        counts[*t] += 1;
+    }
+    counts
 }
 
 impl Default for GenerateParams {
@@ -75,6 +104,7 @@ impl Default for GenerateParams {
             mean_msg_rate: 100.0,
             msg_bytes: 512.0,
             first_broker_id: 1,
+            groups: None,
         }
     }
 }
@@ -131,6 +161,9 @@ pub fn generate(params: &GenerateParams) -> Snapshot {
     let ordered = rack_alternating(&placeable);
     let rf = (params.replication_factor.max(1) as usize).min(ordered.len().max(1));
     let hot = ids[0];
+    let group_counts = params
+        .groups
+        .map(|g| spread_groups(g, params.topics, params.seed));
     let mut partitions = Vec::new();
     for t in 0..params.topics {
         let name = topic_name(t);
@@ -141,6 +174,10 @@ pub fn generate(params: &GenerateParams) -> Snapshot {
             6..=8 => 2.0,
             _ => 3.0,
         };
+        let groups = group_counts
+            .as_ref()
+            .and_then(|c| c.get(t as usize))
+            .map_or(groups, |n| f64::from(*n));
         let compacted = rng.below(12) == 0;
         let min_isr = if rf >= 3 { 2 } else { 1 };
         let start = rng.below(ordered.len().max(1) as u64) as usize;
@@ -358,7 +395,9 @@ pub fn derive_groups(c: &mut Cluster, topic: &str) {
         return;
     }
     let n = if produce > 0.0 {
-        (consume / produce).round().clamp(1.0, 4.0) as usize
+        (consume / produce)
+            .round()
+            .clamp(1.0, f64::from(MAX_GROUPS_PER_TOPIC)) as usize
     } else {
         1
     };
@@ -487,6 +526,57 @@ mod tests {
         a.validate().expect("valid");
         let c = generate(&GenerateParams { seed: 43, ..p });
         assert_ne!(a.partitions, c.partitions);
+    }
+
+    #[test]
+    fn a_generated_cluster_has_exactly_the_groups_asked_for_each_with_committed_offsets() {
+        let p = GenerateParams {
+            topics: 20,
+            partitions_per_topic: 5,
+            groups: Some(37),
+            ..Default::default()
+        };
+        let c = load(&generate(&p), 1_000, 125e6).expect("load");
+        assert_eq!(c.groups.len(), 37);
+        for g in c.groups.values() {
+            assert!(!g.offsets.is_empty(), "{} commits nothing", g.id);
+            for (topic, slots) in &g.offsets {
+                assert_eq!(slots.len(), 5, "{} on {topic}", g.id);
+                assert!(slots.iter().all(Option::is_some), "{} on {topic}", g.id);
+            }
+        }
+        // Spread: every topic has one or two of them.
+        let topics: BTreeMap<&str, usize> = c.groups.values().fold(BTreeMap::new(), |mut m, g| {
+            for t in g.offsets.keys() {
+                *m.entry(t.as_str()).or_default() += 1;
+            }
+            m
+        });
+        assert_eq!(topics.len(), 20);
+        assert!(topics.values().all(|n| (1..=2).contains(n)), "{topics:?}");
+        // The same seed gives the same groups; the partitions are those without `groups`.
+        let again = load(&generate(&p), 1_000, 125e6).expect("load");
+        assert_eq!(
+            c.groups.keys().collect::<Vec<_>>(),
+            again.groups.keys().collect::<Vec<_>>()
+        );
+        let plain = generate(&GenerateParams { groups: None, ..p });
+        let placed = |s: &Snapshot| {
+            s.partitions
+                .iter()
+                .map(|p| (p.replicas.clone(), p.size_bytes))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(placed(&generate(&p)), placed(&plain));
+    }
+
+    #[test]
+    fn generated_groups_stop_at_four_a_topic() {
+        assert_eq!(spread_groups(100, 3, 1), vec![4, 4, 4]);
+        assert_eq!(spread_groups(5, 0, 1), Vec::<u32>::new());
+        let counts = spread_groups(860, 600, 7);
+        assert_eq!(counts.iter().sum::<u32>(), 860);
+        assert_eq!(counts, spread_groups(860, 600, 7));
     }
 
     #[test]

@@ -147,13 +147,23 @@ impl Client {
     pub async fn describe_all_log_dirs(&self) -> Result<Vec<(BrokerId, Result<LogDirs>)>> {
         let metadata = self.refresh_metadata().await?;
         let ids: Vec<BrokerId> = metadata.brokers.iter().map(|b| b.id).collect();
+        Ok(self.describe_log_dirs_of(&ids).await)
+    }
+
+    /// DescribeLogDirs on each of `brokers` (from metadata the caller just read), all at once;
+    /// one result per broker, in order.
+    pub async fn describe_log_dirs_of(
+        &self,
+        brokers: &[BrokerId],
+    ) -> Vec<(BrokerId, Result<LogDirs>)> {
         let results = join_all(
-            ids.iter()
+            brokers
+                .iter()
                 .map(|id| self.describe_log_dirs(*id, None))
                 .collect(),
         )
         .await;
-        Ok(ids.into_iter().zip(results).collect())
+        brokers.iter().copied().zip(results).collect()
     }
 
     /// ListOffsets for each partition, sent to the partition leaders (grouped, concurrently).

@@ -22,12 +22,15 @@ use crate::client::{group_id, join_all, topic_name, Client};
 use crate::codes;
 use crate::error::{Error, ItemError, Result};
 use crate::types::{
-    CommittedOffset, GroupDescription, GroupListing, GroupMember, GroupResult, PartitionResult,
-    TopicPartitions,
+    CommittedOffset, GroupDescription, GroupListing, GroupMember, GroupOffsets, GroupResult,
+    PartitionResult, TopicPartitions,
 };
 use crate::wire::guarded;
 
 const NETWORK_EXCEPTION: i16 = 13;
+
+/// At most this many groups go in one OffsetFetch (v8+) request.
+const GROUPS_PER_OFFSET_FETCH: usize = 100;
 
 /// Errors after which a group's request goes to a (re-discovered) coordinator again.
 fn coordinator_moved(code: i16) -> bool {
@@ -64,11 +67,17 @@ impl Client {
     /// Fails if a broker of the metadata cannot answer.
     pub async fn list_groups(&self) -> Result<Vec<GroupListing>> {
         let metadata = self.refresh_metadata().await?;
-        let calls: Vec<_> = metadata
-            .brokers
+        let ids: Vec<BrokerId> = metadata.brokers.iter().map(|b| b.id).collect();
+        self.list_groups_on(&ids).await
+    }
+
+    /// ListGroups on each of `brokers` (every broker of metadata the caller just read), all at
+    /// once, merged and sorted. Fails if one of them cannot answer.
+    pub async fn list_groups_on(&self, brokers: &[BrokerId]) -> Result<Vec<GroupListing>> {
+        let calls: Vec<_> = brokers
             .iter()
             .map(|b| {
-                let id = b.id;
+                let id = *b;
                 self.retrying("ListGroups", move || async move {
                     let conn = self.connection(id).await?;
                     let version = conn.version::<ListGroupsRequest>()?;
@@ -321,79 +330,78 @@ impl Client {
         Ok(order.iter().filter_map(|g| done.remove(g)).collect())
     }
 
-    /// The committed offsets of `group`: of the given partitions, or (None) of every partition
-    /// the group committed. Sorted by topic and partition; `offset` is None where the group has
-    /// none.
-    pub async fn committed_offsets(
+    /// Every committed offset of each of `groups`: on Kafka 3.0+ (OffsetFetch v8+) many groups
+    /// go in one request to their coordinator (at most 100), every coordinator at once; older
+    /// brokers get one request a group, every coordinator at once. Groups whose coordinator moved
+    /// are retried after rediscovering it. One result per group, in order (duplicates removed),
+    /// each with its error; the same offsets as [`Client::committed_offsets`] with no partitions.
+    pub async fn committed_offsets_of_groups(
         &self,
-        group: &str,
-        partitions: Option<&[TopicPartition]>,
-    ) -> Result<Vec<CommittedOffset>> {
-        self.with_coordinator("OffsetFetch", group, move |coordinator| async move {
-            let conn = self.connection(coordinator).await?;
-            let version = conn.version::<OffsetFetchRequest>()?;
-            let by_topic: Option<BTreeMap<&str, Vec<i32>>> = partitions.map(|tps| {
-                let mut m: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
-                for tp in tps {
-                    m.entry(tp.topic.as_str()).or_default().push(tp.partition);
-                }
-                m
-            });
-            let mut request = OffsetFetchRequest::default();
-            if version >= 8 {
-                let mut g = OffsetFetchRequestGroup::default();
-                g.group_id = group_id(group);
-                g.topics = by_topic.as_ref().map(|m| {
-                    m.iter()
-                        .map(|(t, parts)| {
-                            let mut topic = OffsetFetchRequestTopics::default();
-                            topic.name = topic_name(t);
-                            topic.partition_indexes = parts.clone();
-                            topic
-                        })
-                        .collect()
-                });
-                request.groups = vec![g];
-            } else {
-                request.group_id = group_id(group);
-                request.topics = match &by_topic {
-                    Some(m) => Some(
-                        m.iter()
-                            .map(|(t, parts)| {
-                                let mut topic = OffsetFetchRequestTopic::default();
-                                topic.name = topic_name(t);
-                                topic.partition_indexes = parts.clone();
-                                topic
-                            })
-                            .collect(),
-                    ),
-                    None if version >= 2 => None,
-                    None => {
-                        return Err(Error::UnsupportedVersion {
-                            api: "OffsetFetch",
-                            broker: conn.label().to_string(),
-                            broker_versions: None,
-                            client_versions: (2, 9),
-                        })
+        groups: &[String],
+    ) -> Result<Vec<GroupOffsets>> {
+        self.per_group(
+            groups,
+            |coordinator, names| self.offset_fetch_on(coordinator, names),
+            |g, error| GroupOffsets {
+                group_id: g.to_string(),
+                offsets: Vec::new(),
+                error: Some(error),
+            },
+            |o| o.error.as_ref().map(|e| e.code),
+        )
+        .await
+    }
+
+    /// OffsetFetch of every committed offset of `groups`, all coordinated by `coordinator`.
+    async fn offset_fetch_on(
+        &self,
+        coordinator: BrokerId,
+        groups: Vec<String>,
+    ) -> Result<Vec<(String, GroupOffsets)>> {
+        let conn = self.connection(coordinator).await?;
+        let version = conn.version::<OffsetFetchRequest>()?;
+        let mut out = Vec::with_capacity(groups.len());
+        if version < 8 {
+            for g in groups {
+                let result = self.committed_offsets_at(coordinator, &g, None).await;
+                let offsets = match result {
+                    Ok(offsets) => GroupOffsets {
+                        group_id: g.clone(),
+                        offsets,
+                        error: None,
+                    },
+                    Err(e) if e.is_retriable() || matches!(e, Error::Kafka { .. }) => {
+                        GroupOffsets {
+                            group_id: g.clone(),
+                            offsets: Vec::new(),
+                            error: Some(as_item_error(&e)),
+                        }
                     }
+                    Err(e) => return Err(e),
                 };
+                out.push((g, offsets));
             }
+            return Ok(out);
+        }
+        for chunk in groups.chunks(GROUPS_PER_OFFSET_FETCH) {
+            let mut request = OffsetFetchRequest::default();
+            request.groups = chunk
+                .iter()
+                .map(|g| {
+                    let mut group = OffsetFetchRequestGroup::default();
+                    group.group_id = group_id(g);
+                    group.topics = None;
+                    group
+                })
+                .collect();
             let response = conn.send(&request, version).await?;
-            let mut out = Vec::new();
-            if version >= 8 {
-                let Some(g) = response.groups.into_iter().next() else {
-                    return Err(Error::Protocol {
-                        broker: conn.label().to_string(),
-                        detail: "offsetfetch answer lacks the group".to_string(),
-                    });
-                };
-                if g.error_code != 0 {
-                    return Err(Error::kafka("OffsetFetch", g.error_code, None));
-                }
+            for g in response.groups {
+                let name = g.group_id.0.to_string();
+                let mut offsets = Vec::new();
                 for t in g.topics {
                     let topic = t.name.0.to_string();
                     for p in t.partitions {
-                        out.push(committed(
+                        offsets.push(committed(
                             &topic,
                             p.partition_index,
                             p.committed_offset,
@@ -403,39 +411,160 @@ impl Client {
                         ));
                     }
                 }
-            } else {
-                if response.error_code != 0 {
-                    return Err(Error::kafka("OffsetFetch", response.error_code, None));
+                // A coordinator error on a partition is the group's (retried elsewhere).
+                let code = if g.error_code != 0 {
+                    g.error_code
+                } else {
+                    offsets
+                        .iter()
+                        .filter_map(|o| o.error.as_ref().map(|e| e.code))
+                        .find(|c| coordinator_moved(*c))
+                        .unwrap_or(0)
+                };
+                let error = ItemError::from_code(code, None);
+                if error.is_some() {
+                    offsets.clear();
                 }
-                for t in response.topics {
-                    let topic = t.name.0.to_string();
-                    for p in t.partitions {
-                        out.push(committed(
-                            &topic,
-                            p.partition_index,
-                            p.committed_offset,
-                            if version >= 5 {
-                                p.committed_leader_epoch
-                            } else {
-                                -1
-                            },
-                            p.metadata,
-                            p.error_code,
-                        ));
-                    }
-                }
+                offsets.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+                out.push((
+                    name.clone(),
+                    GroupOffsets {
+                        group_id: name,
+                        offsets,
+                        error,
+                    },
+                ));
             }
-            if let Some(code) = out
-                .iter()
-                .filter_map(|o| o.error.as_ref().map(|e| e.code))
-                .find(|c| coordinator_moved(*c))
-            {
-                return Err(Error::kafka("OffsetFetch", code, None));
-            }
-            out.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
-            Ok(out)
+        }
+        Ok(out)
+    }
+
+    /// The committed offsets of `group`: of the given partitions, or (None) of every partition
+    /// the group committed. Sorted by topic and partition; `offset` is None where the group has
+    /// none.
+    pub async fn committed_offsets(
+        &self,
+        group: &str,
+        partitions: Option<&[TopicPartition]>,
+    ) -> Result<Vec<CommittedOffset>> {
+        self.with_coordinator("OffsetFetch", group, move |coordinator| async move {
+            self.committed_offsets_at(coordinator, group, partitions)
+                .await
         })
         .await
+    }
+
+    /// OffsetFetch of one group on its coordinator `coordinator`.
+    async fn committed_offsets_at(
+        &self,
+        coordinator: BrokerId,
+        group: &str,
+        partitions: Option<&[TopicPartition]>,
+    ) -> Result<Vec<CommittedOffset>> {
+        let conn = self.connection(coordinator).await?;
+        let version = conn.version::<OffsetFetchRequest>()?;
+        let by_topic: Option<BTreeMap<&str, Vec<i32>>> = partitions.map(|tps| {
+            let mut m: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
+            for tp in tps {
+                m.entry(tp.topic.as_str()).or_default().push(tp.partition);
+            }
+            m
+        });
+        let mut request = OffsetFetchRequest::default();
+        if version >= 8 {
+            let mut g = OffsetFetchRequestGroup::default();
+            g.group_id = group_id(group);
+            g.topics = by_topic.as_ref().map(|m| {
+                m.iter()
+                    .map(|(t, parts)| {
+                        let mut topic = OffsetFetchRequestTopics::default();
+                        topic.name = topic_name(t);
+                        topic.partition_indexes = parts.clone();
+                        topic
+                    })
+                    .collect()
+            });
+            request.groups = vec![g];
+        } else {
+            request.group_id = group_id(group);
+            request.topics = match &by_topic {
+                Some(m) => Some(
+                    m.iter()
+                        .map(|(t, parts)| {
+                            let mut topic = OffsetFetchRequestTopic::default();
+                            topic.name = topic_name(t);
+                            topic.partition_indexes = parts.clone();
+                            topic
+                        })
+                        .collect(),
+                ),
+                None if version >= 2 => None,
+                None => {
+                    return Err(Error::UnsupportedVersion {
+                        api: "OffsetFetch",
+                        broker: conn.label().to_string(),
+                        broker_versions: None,
+                        client_versions: (2, 9),
+                    })
+                }
+            };
+        }
+        let response = conn.send(&request, version).await?;
+        let mut out = Vec::new();
+        if version >= 8 {
+            let Some(g) = response.groups.into_iter().next() else {
+                return Err(Error::Protocol {
+                    broker: conn.label().to_string(),
+                    detail: "offsetfetch answer lacks the group".to_string(),
+                });
+            };
+            if g.error_code != 0 {
+                return Err(Error::kafka("OffsetFetch", g.error_code, None));
+            }
+            for t in g.topics {
+                let topic = t.name.0.to_string();
+                for p in t.partitions {
+                    out.push(committed(
+                        &topic,
+                        p.partition_index,
+                        p.committed_offset,
+                        p.committed_leader_epoch,
+                        p.metadata,
+                        p.error_code,
+                    ));
+                }
+            }
+        } else {
+            if response.error_code != 0 {
+                return Err(Error::kafka("OffsetFetch", response.error_code, None));
+            }
+            for t in response.topics {
+                let topic = t.name.0.to_string();
+                for p in t.partitions {
+                    out.push(committed(
+                        &topic,
+                        p.partition_index,
+                        p.committed_offset,
+                        if version >= 5 {
+                            p.committed_leader_epoch
+                        } else {
+                            -1
+                        },
+                        p.metadata,
+                        p.error_code,
+                    ));
+                }
+            }
+        }
+        if let Some(code) = out
+            .iter()
+            .filter_map(|o| o.error.as_ref().map(|e| e.code))
+            .find(|c| coordinator_moved(*c))
+        {
+            return Err(Error::kafka("OffsetFetch", code, None));
+        }
+        out.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+        Ok(out)
     }
 
     /// OffsetCommit in the simple form (generation -1, no member id), for resetting offsets of

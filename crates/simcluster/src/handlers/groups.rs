@@ -32,7 +32,8 @@ fn coordinated_here(c: &Cluster, broker: i32, group: &str) -> Result<(), i16> {
 
 pub fn list_groups(ctx: &Ctx, req: ListGroupsRequest) -> ListGroupsResponse {
     let v = ctx.version;
-    let c = ctx.shared.lock();
+    let mut c = ctx.shared.lock();
+    groups::refresh_coordinators(&mut c);
     let mut resp = ListGroupsResponse::default();
     let states: Vec<String> = req
         .states_filter
@@ -47,7 +48,7 @@ pub fn list_groups(ctx: &Ctx, req: ListGroupsRequest) -> ListGroupsResponse {
     resp.groups = c
         .groups
         .values()
-        .filter(|g| groups::coordinator(&c, &g.id) == Some(ctx.broker))
+        .filter(|g| c.coordinators.get(&g.id) == Some(ctx.broker))
         .filter(|g| states.is_empty() || states.contains(&g.state().to_ascii_lowercase()))
         .filter(|_| types.is_empty() || types.iter().any(|t| t == "classic"))
         .map(|g| {

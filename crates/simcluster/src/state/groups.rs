@@ -1,7 +1,7 @@
 //! Consumer groups: simulated groups whose members commit at their consume rates, groups created
 //! by offset commits of real clients, coordinators, and the offset rules of the real broker.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::consumer_protocol_assignment::{
@@ -75,13 +75,56 @@ impl Group {
 /// The coordinator of a group: the alive broker with the highest hash of (key, broker), so that
 /// only the groups of a stopped broker move.
 pub fn coordinator(c: &Cluster, key: &str) -> Option<BrokerId> {
-    c.alive_brokers()
-        .map(|b| {
-            let h = crate::util::fnv1a(&[key.as_bytes(), &b.id.to_be_bytes()]);
-            (crate::util::mix64(h), b.id)
+    rendezvous(key, c.alive_brokers().map(|b| b.id))
+}
+
+/// The live broker `key` hashes highest with.
+fn rendezvous(key: &str, alive: impl Iterator<Item = BrokerId>) -> Option<BrokerId> {
+    alive
+        .map(|id| {
+            let h = crate::util::fnv1a(&[key.as_bytes(), &id.to_be_bytes()]);
+            (crate::util::mix64(h), id)
         })
         .max()
         .map(|(_, id)| id)
+}
+
+/// Every group's coordinator ([`coordinator`]) while the live brokers stay the same: ListGroups
+/// asks every broker for the groups it coordinates, and without it each answer hashed every
+/// group against every broker.
+#[derive(Debug, Default)]
+pub struct CoordinatorCache {
+    alive: Vec<BrokerId>,
+    by_group: HashMap<String, BrokerId>,
+}
+
+impl CoordinatorCache {
+    /// The cached coordinator of `group` (after [`refresh_coordinators`]).
+    pub fn get(&self, group: &str) -> Option<BrokerId> {
+        self.by_group.get(group).copied()
+    }
+}
+
+/// Caches the coordinator of every group of `c.groups` (a stale entry of a deleted group may
+/// remain; it is never asked for).
+pub fn refresh_coordinators(c: &mut Cluster) {
+    let alive: Vec<BrokerId> = c.alive_brokers().map(|b| b.id).collect();
+    let Cluster {
+        groups,
+        coordinators,
+        ..
+    } = c;
+    if coordinators.alive != alive {
+        coordinators.alive = alive;
+        coordinators.by_group.clear();
+    }
+    for id in groups.keys() {
+        if !coordinators.by_group.contains_key(id) {
+            if let Some(b) = rendezvous(id, coordinators.alive.iter().copied()) {
+                coordinators.by_group.insert(id.clone(), b);
+            }
+        }
+    }
 }
 
 /// ConsumerProtocolSubscription bytes (version 0 with its 2-byte version prefix).
@@ -236,6 +279,35 @@ impl Cluster {
                 self.groups.remove(group_id);
                 Ok(())
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod coordinator_cache_tests {
+    use super::*;
+    use crate::scenario::{generate, load, GenerateParams};
+
+    #[test]
+    fn cached_coordinators_are_the_hashed_ones_and_follow_brokers_going_down() {
+        let snapshot = generate(&GenerateParams {
+            groups: Some(30),
+            ..GenerateParams::default()
+        });
+        let mut c = load(&snapshot, 1_000, 125e6).expect("load");
+        refresh_coordinators(&mut c);
+        for id in c.groups.keys() {
+            assert_eq!(c.coordinators.get(id), coordinator(&c, id), "{id}");
+        }
+        let ids: Vec<String> = c.groups.keys().cloned().collect();
+        let busiest = c.coordinators.get(&ids[0]).expect("a coordinator");
+        if let Some(b) = c.brokers.get_mut(&busiest) {
+            b.up = false;
+        }
+        refresh_coordinators(&mut c);
+        for id in &ids {
+            assert_eq!(c.coordinators.get(id), coordinator(&c, id), "{id}");
+            assert_ne!(c.coordinators.get(id), Some(busiest), "{id}");
         }
     }
 }

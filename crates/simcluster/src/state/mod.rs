@@ -294,6 +294,8 @@ pub struct Cluster {
     /// What DescribeConfigs and DescribeClientQuotas show while a change is on its way to the
     /// brokers (KRaft's metadata lag).
     pub lag: lag::MetadataLag,
+    /// Group coordinators, cached while the live brokers stay the same.
+    pub coordinators: groups::CoordinatorCache,
 }
 
 /// What a partition looks like when created: sizes, rates and placement.
@@ -336,6 +338,7 @@ impl Cluster {
             ],
             log_dir_capacity: 4 << 40,
             lag: lag::MetadataLag::default(),
+            coordinators: groups::CoordinatorCache::default(),
         }
     }
 
