@@ -457,3 +457,39 @@ async fn the_probes_answer_while_every_pooled_connection_is_taken() {
     assert_eq!(status, 503);
     assert_eq!(body["error"], "broker view unavailable");
 }
+
+#[tokio::test]
+async fn the_topic_broker_pairs_are_cut_to_a_hundred_with_every_pair_counted() {
+    let h = Harness::empty().await;
+    let mut p = proposal("p-pairs", "fp", 2, true);
+    let mut at_limit = serde_json::Map::new();
+    let mut breaches = Vec::new();
+    for i in 0..150 {
+        at_limit.insert(
+            format!("t{i:03}@1"),
+            json!({"topic": format!("t{i:03}"), "brokerId": 1, "replicas": 3, "cap": 3}),
+        );
+        breaches.push(
+            json!({"topic": format!("t{i:03}"), "brokerId": 2, "replicas": 3 + i % 7,
+                             "cap": 3, "replicasAfter": 3}),
+        );
+    }
+    p.detail["topicSpreadAtLimit"] = Value::Object(at_limit);
+    p.detail["topicBreaches"] = Value::Array(breaches);
+    h.store.save_proposal(&p, 1_000, 200).unwrap();
+    let (status, body) = get(&h, "/api/v1/proposals/current").await;
+    assert_eq!(status, 200, "{body}");
+    let spread = &body["data"]["topicSpread"];
+    assert_eq!(spread["atLimit"].as_object().unwrap().len(), 100);
+    assert_eq!(spread["atLimitTotal"], 150);
+    assert_eq!(spread["atLimitTruncated"], true);
+    let evidence = &body["data"]["benefitEvidence"];
+    let shown = evidence["topicBreaches"].as_array().unwrap();
+    assert_eq!(shown.len(), 100);
+    assert_eq!(evidence["topicBreachesTotal"], 150);
+    assert_eq!(evidence["topicBreachesTruncated"], true);
+    // Most replicas beyond the cap first.
+    let excess = |b: &Value| b["replicas"].as_i64().unwrap() - b["cap"].as_i64().unwrap();
+    assert!(shown.windows(2).all(|w| excess(&w[0]) >= excess(&w[1])));
+    assert_eq!(excess(&shown[0]), 6);
+}

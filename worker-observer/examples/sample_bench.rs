@@ -518,7 +518,10 @@ async fn main() -> Result<(), String> {
                 println!("offsets {tp} earliest {start} latest {end}");
             }
             for ((tp, broker), log) in &s.replicas {
-                println!("replica {tp} broker {broker} dir {} size {}", log.dir, log.size);
+                println!(
+                    "replica {tp} broker {broker} dir {} size {}",
+                    log.dir, log.size
+                );
             }
             for (topic, meta) in &s.topics {
                 println!(
@@ -530,7 +533,10 @@ async fn main() -> Result<(), String> {
                 );
             }
             for (group, g) in &s.groups {
-                println!("group {group} {:?} members {:?} coordinator {:?}", g.state, g.members, g.coordinator);
+                println!(
+                    "group {group} {:?} members {:?} coordinator {:?}",
+                    g.state, g.members, g.coordinator
+                );
             }
         }
         totals.push(total);

@@ -24,6 +24,10 @@ use crate::error::OpError;
 
 /// Moves embedded in a proposal answer (the first ones in the planner's order).
 pub const EMBEDDED_MOVES: usize = 100;
+/// Topic/broker pairs embedded in `topicSpread.atLimit` and `benefitEvidence.topicBreaches`
+/// (a cluster of 600 topics on 60 brokers has tens of thousands: megabytes no one reads); the
+/// totals count every pair.
+pub const EMBEDDED_PAIRS: usize = 100;
 /// Default and largest page of [`moves_page`].
 pub const DEFAULT_MOVES_LIMIT: usize = 100;
 pub const MAX_MOVES_LIMIT: usize = 1000;
@@ -284,6 +288,38 @@ pub fn full(head: &ProposalRecord, p: &Prepared) -> Value {
             .unwrap_or(Value::Null)
     };
     let embedded: Vec<Value> = p.moves.iter().take(EMBEDDED_MOVES).cloned().collect();
+    // The pairs at their topic's cap, first ones by key (`topic@broker`), and the breaches,
+    // most replicas beyond the cap first.
+    let at_limit = detail("topicSpreadAtLimit", json!({}));
+    let at_limit_total = at_limit.as_object().map_or(0, Map::len);
+    let at_limit = match at_limit {
+        Value::Object(pairs) => Value::Object(pairs.into_iter().take(EMBEDDED_PAIRS).collect()),
+        other => other,
+    };
+    let mut breaches = match detail("topicBreaches", json!([])) {
+        Value::Array(rows) => rows,
+        _ => Vec::new(),
+    };
+    let breaches_total = breaches.len();
+    let excess = |b: &Value| {
+        b.get("replicas").and_then(Value::as_i64).unwrap_or(0)
+            - b.get("cap").and_then(Value::as_i64).unwrap_or(0)
+    };
+    breaches.sort_by(|a, b| {
+        excess(b).cmp(&excess(a)).then_with(|| {
+            let key = |v: &Value| {
+                (
+                    v.get("topic")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    v.get("brokerId").and_then(Value::as_i64).unwrap_or(0),
+                )
+            };
+            key(a).cmp(&key(b))
+        })
+    });
+    breaches.truncate(EMBEDDED_PAIRS);
     json!({
         "id": head.id,
         "createdAt": format_rfc3339_ms(head.created_at_ms),
@@ -301,7 +337,9 @@ pub fn full(head: &ProposalRecord, p: &Prepared) -> Value {
             "loads": field("loads"),
         },
         "topicSpread": {
-            "atLimit": detail("topicSpreadAtLimit", json!({})),
+            "atLimit": at_limit,
+            "atLimitTotal": at_limit_total,
+            "atLimitTruncated": at_limit_total > EMBEDDED_PAIRS,
             "overCap": spread("overCap"),
             "projectedOverCap": spread("projectedOverCap"),
             "excessLeaders": spread("excessLeaders"),
@@ -314,7 +352,9 @@ pub fn full(head: &ProposalRecord, p: &Prepared) -> Value {
         "rackAwareness": field("rackAwareness"),
         "benefitEvidence": {
             "tripped": plan.get("tripped").cloned().unwrap_or_else(|| json!([])),
-            "topicBreaches": detail("topicBreaches", json!([])),
+            "topicBreaches": breaches,
+            "topicBreachesTotal": breaches_total,
+            "topicBreachesTruncated": breaches_total > EMBEDDED_PAIRS,
         },
         "structuralLimits": plan.get("structuralLimits").cloned().unwrap_or_else(|| json!([])),
         "metrics": {

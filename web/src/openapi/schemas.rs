@@ -1146,7 +1146,9 @@ fn proposals() -> Vec<(&'static str, Value)> {
                         ("loads", t("object", LOADS)),
                     ])),
                     ("topicSpread", obj("`atLimit`: keyed by `topic@broker`, pairs at their topic's spread cap (`topic`, `brokerId`, `replicas`, `cap`); the cap counts before and after the plan", vec![
-                        ("atLimit", t("object", "keyed by `topic@broker`")),
+                        ("atLimit", t("object", "keyed by `topic@broker`: the first 100 pairs by key")),
+                        ("atLimitTotal", t("integer", "pairs at their topic's cap, every one counted")),
+                        ("atLimitTruncated", t("boolean", "more pairs than `atLimit` holds")),
                         ("overCap", n("integer", "topic/broker pairs holding more replicas of the topic than its cap, before the plan")),
                         ("projectedOverCap", n("integer", "the same once the plan is done")),
                         ("excessLeaders", n("integer", "leaders beyond their topic's leader cap `ceil(partitions / eligible brokers)`, summed over brokers, before the plan")),
@@ -1157,7 +1159,9 @@ fn proposals() -> Vec<(&'static str, Value)> {
                     ("rackAwareness", n("object", "partitions whose replicas sit on fewer racks than `min(replication factor, racks)`: `racks` (racks of the brokers that take load; 0 when not assessed), `violationsBefore`, `violationsAfter`, `repaired`, `limits[]` (`partitions`, `cause`, `proof`, `remediation`) for those that stay; null in proposals stored before plans reported it")),
                     ("benefitEvidence", obj("evidence of imbalance", vec![
                         ("tripped", rows("brokers beyond the trigger: `brokerId`, `load`, `distanceBefore`, `distanceAfter`, `helped`")),
-                        ("topicBreaches", rows("topic/broker pairs above the spread cap before the plan: `topic`, `brokerId`, `replicas`, `cap`, `replicasAfter`")),
+                        ("topicBreaches", rows("topic/broker pairs above the spread cap before the plan, most replicas beyond the cap first, at most 100: `topic`, `brokerId`, `replicas`, `cap`, `replicasAfter`")),
+                        ("topicBreachesTotal", t("integer", "every such pair counted")),
+                        ("topicBreachesTruncated", t("boolean", "more pairs than `topicBreaches` holds")),
                     ])),
                     ("structuralLimits", rows("`brokerId`, `load`, `distance`, `cause` (`large partition`, `rack layout`, `messages vs bytes`, `no move helps`, `recent moves`), `remediation`")),
                     ("metrics", obj("evenness figures", vec![
