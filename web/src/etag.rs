@@ -44,7 +44,11 @@ pub async fn conditional(req: Request, next: Next) -> Response {
     if !tagged {
         return next.run(req).await;
     }
-    let asked = req.headers().clone();
+    // Only the tags the client holds are kept, not every header of every request.
+    let mut asked = HeaderMap::new();
+    for v in req.headers().get_all(IF_NONE_MATCH) {
+        asked.append(IF_NONE_MATCH, v.clone());
+    }
     let response = next.run(req).await;
     if response.status() != StatusCode::OK
         || response
