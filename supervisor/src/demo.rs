@@ -151,6 +151,16 @@ pub fn run(port: u16) -> ExitCode {
     // simulator's control API: the Agents page and rolling restarts work in the demo.
     let agent_token = demo_agent_token();
     vars.push(("BALLAST_AGENT_TOKEN".into(), agent_token.clone()));
+    // Two demo identities with tokens, so agent approval can be tried (docs/auth.md): anonymous
+    // access stays as without authentication, a token names its user. Not when the environment
+    // configures authentication itself.
+    let identities = std::env::var_os("AUTH_PROVIDERS").is_none()
+        && std::env::var_os("AUTH_PAT_ENABLED").is_none();
+    if identities {
+        vars.push(("AUTH_PAT_ENABLED".into(), "true".into()));
+        vars.push(("AUTH_ANONYMOUS".into(), "true".into()));
+        vars.push(("AUTH_PAT_HASH_SECRET".into(), demo_agent_token()));
+    }
     // The environment wins for everything but what makes this a demo.
     let fixed = [
         "PORT",
@@ -175,6 +185,17 @@ pub fn run(port: u16) -> ExitCode {
                 if let Some(control) = sim.control_url() {
                     start_agents(port, &agent_token, &control);
                 }
+                let guide = if identities {
+                    match demo_identities(&config, &data_path) {
+                        Ok(guide) => guide,
+                        Err(e) => {
+                            eprintln!("ballast: cannot make the demo identities: {e}");
+                            return ExitCode::from(crate::EXIT_FAILURE);
+                        }
+                    }
+                } else {
+                    String::new()
+                };
                 eprintln!(
                     "ballast demo: a simulated Kafka cluster of 6 brokers in 3 racks is running at {bootstrap}\n\
                      (broker 6 was just added and is empty; control API: {}).\n\
@@ -185,7 +206,7 @@ pub fn run(port: u16) -> ExitCode {
                      Try offline planning on this cluster: BALLAST_KAFKA_BOOTSTRAP_SERVERS={bootstrap} ballast snapshot --out c.json && ballast plan --snapshot c.json\n\
                      Data directory: {data_dir}{fresh}   (stop with Ctrl-C)\n\
                      From another terminal: BALLAST_DATA_DIR={data_dir} ballast status\n\
-                     The first proposal becomes applicable after a warm-up and three readings (about a minute): a line here says when.",
+                     The first proposal becomes applicable after a warm-up and three readings (about a minute): a line here says when.{guide}",
                     sim.control_url().unwrap_or_else(|| "off".into()),
                     days = ballast_license::trial::TRIAL_DAYS,
                     fresh = if replaced { " (the previous demo's data was cleared: this is a new cluster)" } else { "" },
@@ -197,6 +218,68 @@ pub fn run(port: u16) -> ExitCode {
     };
     runtime.block_on(sim.shutdown());
     code
+}
+
+/// The demo's two identities, each with a write token kept in a file of the data directory
+/// (0600): `demo-agent` asks for changes over MCP, `demo-reviewer` approves them. Returns the
+/// banner's lines on trying it.
+fn demo_identities(
+    config: &ballast_config::Config,
+    dir: &std::path::Path,
+) -> Result<String, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let db = dir.join("ballast.db");
+    ballast_schema::Store::migrate(&db).map_err(|e| ballast_runtime::error_chain(&e))?;
+    let store = ballast_schema::Store::open(&db).map_err(|e| ballast_runtime::error_chain(&e))?;
+    let now = ballast_runtime::Clock::now_ms(&ballast_runtime::SystemClock);
+    let mut files = Vec::new();
+    for (user, name) in [
+        ("demo-agent", "the demo's AI agent: asks for changes"),
+        ("demo-reviewer", "the demo's second person: approves them"),
+    ] {
+        let (_, value) = crate::token_cmd::mint(
+            config,
+            &store,
+            &crate::token_cmd::Mint {
+                owner: "demo:",
+                user,
+                name,
+                scope: "write",
+                expires_in: None,
+                now,
+            },
+        )?;
+        let file = dir.join(format!("{user}.token"));
+        write_private(&file, &value).map_err(|e| format!("{}: {e}", file.display()))?;
+        files.push(file);
+    }
+    Ok(format!(
+        "\nAgent approval: two demo identities, demo-agent and demo-reviewer, have write tokens in\n  \
+         {}\n  {}\n\
+         An agent's change over MCP waits for another person; try it (README, \"Agent approval\"):\n  \
+         ballast mcp call --port {} --token-file {} update_topic_config '{{\"topic\":\"orders\",\"configs\":{{\"retention.ms\":\"7200000\"}}}}'\n  \
+         ballast mcp call --port {} --token-file {} approve_action '{{\"token\":\"<the token it printed>\"}}'",
+        files[0].display(),
+        files[1].display(),
+        config.port,
+        files[0].display(),
+        config.port,
+        files[1].display(),
+    ))
+}
+
+/// Writes `value` to a new file only its owner may read.
+fn write_private(path: &std::path::Path, value: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(value.as_bytes())?;
+    f.write_all(b"\n")
 }
 
 /// A random agent secret for this run (32 random bytes).

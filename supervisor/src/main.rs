@@ -5,6 +5,7 @@ mod agent;
 mod demo;
 mod license_cmd;
 mod man_cmd;
+mod mcp_cmd;
 mod plan_cmd;
 mod restart;
 mod sim;
@@ -91,6 +92,11 @@ enum Command {
         #[command(subcommand)]
         command: license_cmd::LicenseCommand,
     },
+    /// Call the service's MCP tools from a terminal, as an agent would (try agent approval: README)
+    Mcp {
+        #[command(subcommand)]
+        command: mcp_cmd::McpCommand,
+    },
     /// Personal access tokens made by an operator: create (prints the value once), list, revoke
     Token {
         #[command(subcommand)]
@@ -174,6 +180,7 @@ fn main() -> ExitCode {
         Command::Status { config, json } => status::run(config.as_deref(), json),
         Command::License { command } => license_cmd::run(command),
         Command::Token { command } => token_cmd::run(command),
+        Command::Mcp { command } => mcp_cmd::run(command),
         Command::Agent { config } => agent::run(config.as_deref()),
         Command::AgentToken { broker, config } => agent::agent_token(broker, config.as_deref()),
         Command::SimBroker {

@@ -82,6 +82,62 @@ fn open(file: Option<&Path>) -> Result<(Config, Store), String> {
     Ok((config, store))
 }
 
+/// A token to make: `owner` is the prefix of its owner (`cli:`, `demo:`) before the user.
+pub struct Mint<'a> {
+    pub owner: &'a str,
+    pub user: &'a str,
+    pub name: &'a str,
+    pub scope: &'a str,
+    pub expires_in: Option<Duration>,
+    pub now: i64,
+}
+
+/// Makes a personal access token (only its HMAC is stored) and audits it: the token and its
+/// value, which is shown once.
+pub fn mint(
+    config: &Config,
+    store: &Store,
+    m: &Mint<'_>,
+) -> Result<(ballast_schema::ApiToken, String), String> {
+    let user = m.user.trim().to_string();
+    if user.is_empty() || user.chars().any(char::is_control) {
+        return Err("--user must be a plain name".into());
+    }
+    if m.name.trim().is_empty() {
+        return Err("--name must not be empty".into());
+    }
+    let scope = ballast_web::auth::Scope::parse(m.scope)
+        .ok_or_else(|| format!("--scope must be read or write, got {:?}", m.scope))?;
+    let runtime = ballast_web::auth::AuthRuntime::new(&config.auth);
+    let value = ballast_web::auth::new_token_value().map_err(|e| e.details)?;
+    let value_hmac = runtime
+        .token_hmac(&value)
+        .ok_or("AUTH_PAT_HASH_SECRET is not set")?;
+    let expires_at_ms = m.expires_in.map(|d| m.now + d.as_millis() as i64);
+    let token = store
+        .create_token(
+            &NewToken {
+                owner: format!("{}{user}", m.owner),
+                user_id: user.clone(),
+                name: m.name.trim().to_string(),
+                scope: scope.as_str().to_string(),
+                value_hmac,
+                expires_at_ms,
+            },
+            m.now,
+        )
+        .map_err(|e| error_chain(&e))?;
+    audit(
+        store,
+        "tokens.create",
+        &user,
+        format!("token/{}", token.id),
+        json!({"name": token.name, "scope": token.scope, "expiresAt": expires_at_ms.map(format_rfc3339_ms)}),
+        m.now,
+    );
+    Ok((token, value))
+}
+
 fn operator() -> String {
     let uid = nix::unistd::getuid();
     let name = nix::unistd::User::from_uid(uid)
@@ -143,42 +199,20 @@ fn execute(command: TokenCommand) -> Result<(), String> {
             if !config.auth.pat_enabled {
                 return Err("personal access tokens are disabled: set AUTH_PAT_ENABLED=true and AUTH_PAT_HASH_SECRET".into());
             }
-            let user = user.trim().to_string();
-            if user.is_empty() || user.chars().any(char::is_control) {
-                return Err("--user must be a plain name".into());
-            }
-            if name.trim().is_empty() {
-                return Err("--name must not be empty".into());
-            }
-            let scope = ballast_web::auth::Scope::parse(&scope)
-                .ok_or_else(|| format!("--scope must be read or write, got {scope:?}"))?;
-            let runtime = ballast_web::auth::AuthRuntime::new(&config.auth);
-            let value = ballast_web::auth::new_token_value().map_err(|e| e.details)?;
-            let value_hmac = runtime
-                .token_hmac(&value)
-                .ok_or("AUTH_PAT_HASH_SECRET is not set")?;
-            let expires_at_ms = expires_in.map(|d| now + d.as_millis() as i64);
-            let token = store
-                .create_token(
-                    &NewToken {
-                        owner: format!("{CLI_OWNER}{user}"),
-                        user_id: user.clone(),
-                        name: name.trim().to_string(),
-                        scope: scope.as_str().to_string(),
-                        value_hmac,
-                        expires_at_ms,
-                    },
-                    now,
-                )
-                .map_err(|e| error_chain(&e))?;
-            audit(
+            let (token, value) = mint(
+                &config,
                 &store,
-                "tokens.create",
-                &user,
-                format!("token/{}", token.id),
-                json!({"name": token.name, "scope": token.scope, "expiresAt": expires_at_ms.map(format_rfc3339_ms)}),
-                now,
-            );
+                &Mint {
+                    owner: CLI_OWNER,
+                    user: &user,
+                    name: &name,
+                    scope: &scope,
+                    expires_in,
+                    now,
+                },
+            )?;
+            let user = token.user_id.clone();
+            let expires_at_ms = token.expires_at_ms;
             eprintln!(
                 "token {} for {user} ({}){}: shown once, keep it safe",
                 token.id,

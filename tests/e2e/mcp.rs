@@ -8,7 +8,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::cluster::Sim;
 use crate::support::{ballast_output, wait_for, Service};
@@ -402,4 +402,124 @@ fn a_pending_action_survives_a_restart_of_the_web_process_and_runs_once_on_appro
 
     // Ending a session answers 200, as MCP clients expect (the Python SDK warns on a 202).
     assert_eq!(b.close(), 200);
+}
+
+/// `ballast mcp call` as the README's walk-through runs it: (exit code, stdout as JSON).
+fn mcp_call(
+    port: &str,
+    token_file: Option<&std::path::Path>,
+    tool: &str,
+    args: &str,
+) -> (i32, Value) {
+    let mut cmd = crate::support::ballast();
+    cmd.args(["mcp", "call", "--port", port]);
+    if let Some(f) = token_file {
+        cmd.arg("--token-file").arg(f);
+    }
+    let out = cmd.args([tool, args]).output().expect("ballast mcp call");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "{tool}: not JSON ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), json)
+}
+
+#[test]
+fn the_demo_gives_two_identities_one_asks_over_mcp_and_only_the_other_approves() {
+    let port = crate::support::free_port().to_string();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let data = tmp.path().join(format!("ballast-demo-{port}"));
+    let mut child = crate::support::ballast()
+        .args(["demo", "--port", port.as_str()])
+        .env("TMPDIR", tmp.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start demo");
+    let base = format!("http://127.0.0.1:{port}");
+    let up = (0..150).any(|_| {
+        std::thread::sleep(Duration::from_millis(200));
+        reqwest::blocking::get(format!("{base}/api/v1/health"))
+            .is_ok_and(|r| r.status().is_success())
+    });
+    let agent = data.join("demo-agent.token");
+    let reviewer = data.join("demo-reviewer.token");
+    let result = std::panic::catch_unwind(|| {
+        assert!(up, "the demo answered");
+        // The dashboard and the API stay open without credentials.
+        let page = reqwest::blocking::get(format!("{base}/ui")).expect("dashboard");
+        assert_eq!(page.status(), 200);
+        let mode = std::fs::metadata(&agent).expect("the agent's token file");
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777,
+            0o600
+        );
+        let change = r#"{"topic":"orders","configs":{"retention.ms":"7200000"}}"#;
+        // Without a token nobody is named: no change is queued.
+        let (code, anon) = mcp_call(&port, None, "update_topic_config", change);
+        assert_eq!(
+            (code, &anon["error"]["code"]),
+            (1, &json!("FORBIDDEN")),
+            "{anon}"
+        );
+        let (code, queued) = mcp_call(&port, Some(&agent), "update_topic_config", change);
+        assert_eq!(code, 0, "{queued}");
+        assert_eq!(queued["status"], "pending_approval", "{queued}");
+        assert_eq!(queued["requestedBy"], "demo-agent");
+        let token = queued["token"]
+            .as_str()
+            .expect("approval token")
+            .to_string();
+        let approve = format!(r#"{{"token":"{token}"}}"#);
+        // Nobody approves their own change; an anonymous caller approves nothing.
+        let (code, own) = mcp_call(&port, Some(&agent), "approve_action", &approve);
+        assert_eq!(code, 1, "{own}");
+        assert!(
+            own["error"]["message"].as_str().is_some_and(
+                |m| m.contains("demo-agent requested this action and cannot approve it")
+            ),
+            "{own}"
+        );
+        let (code, anon) = mcp_call(&port, None, "approve_action", &approve);
+        assert_eq!(
+            (code, &anon["error"]["code"]),
+            (1, &json!("FORBIDDEN")),
+            "{anon}"
+        );
+        let config: Value = reqwest::blocking::get(format!(
+            "{base}/api/v1/topics/orders/config?keyFilter=retention.ms"
+        ))
+        .and_then(|r| r.json())
+        .expect("config");
+        assert!(!config.to_string().contains("7200000"), "not yet: {config}");
+        // The second person approves: the change runs, audited with both names.
+        let (code, done) = mcp_call(&port, Some(&reviewer), "approve_action", &approve);
+        assert_eq!(code, 0, "{done}");
+        assert_eq!(done["status"], "executed", "{done}");
+        let config: Value = reqwest::blocking::get(format!(
+            "{base}/api/v1/topics/orders/config?keyFilter=retention.ms"
+        ))
+        .and_then(|r| r.json())
+        .expect("config");
+        assert!(config.to_string().contains("7200000"), "{config}");
+        let audit: Value = reqwest::blocking::get(format!(
+            "{base}/api/v1/audit-log?action=topics.config.update"
+        ))
+        .and_then(|r| r.json())
+        .expect("audit");
+        let event = &audit["data"]["events"][0];
+        assert_eq!(
+            (&event["userId"], &event["requestedBy"], &event["method"]),
+            (&json!("demo-reviewer"), &json!("demo-agent"), &json!("MCP")),
+            "{event}"
+        );
+    });
+    crate::support::terminate(&mut child, Duration::from_secs(10));
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
 }

@@ -99,7 +99,9 @@ except urllib.error.HTTPError as e: print(e.code)' "$url/api/v1/topics/orders/co
 # refusals are covered with authentication off); everything else runs in both.
 failed=()
 EXCLUDE=()
-run_one auth-off || failed+=(auth-off)
+# Authentication off as `ballast run` has it by default (the demo's own default is anonymous access
+# beside two demo tokens, AUTH_ANONYMOUS: tests/e2e/mcp.rs covers it).
+run_one auth-off AUTH_PAT_ENABLED=false || failed+=(auth-off)
 secret=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 EXCLUDE=(--exclude-path-regex '^/api/v1/tokens/')
 run_one auth-on AUTH_PAT_ENABLED=true AUTH_PAT_HASH_SECRET="$secret" || failed+=(auth-on)

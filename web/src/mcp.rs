@@ -295,6 +295,16 @@ impl Server {
             Ok(s) => s,
             Err(e) => return op_error(e),
         };
+        // With anonymous access beside tokens (AUTH_ANONYMOUS), a request without a token names
+        // nobody: whoever holds a token could queue as "someone else" and approve it themselves.
+        if matches!(who.via, Via::Open) && self.state.config.auth.enabled() {
+            return text_error(
+                "FORBIDDEN",
+                "a change over MCP needs a token here: send Authorization: Bearer pat_... \
+                 (`ballast demo` prints two demo identities' tokens); another user's token \
+                 approves it",
+            );
+        }
         if op.licensed {
             if let Err(refused) = catalog::licence_gate(&self.state).await {
                 return op_error(refused);
@@ -352,8 +362,10 @@ impl Server {
             if matches!(who.via, Via::Open) {
                 return text_error(
                     "FORBIDDEN",
-                    "approvals need authentication (AUTH_PROVIDERS or AUTH_PAT_ENABLED): without it no \
-                     client can be told apart from another, so no action can be approved over MCP",
+                    "approving needs a verified identity: send Authorization: Bearer pat_... of a \
+                     user other than the requester (authentication: AUTH_PROVIDERS or \
+                     AUTH_PAT_ENABLED; `ballast demo` prints two demo identities' tokens). Without \
+                     one no client can be told apart from another, so nothing is approved",
                 );
             }
             if approval.requested_by.as_deref() == Some(who.user_id.as_str()) {

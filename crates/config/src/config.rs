@@ -432,6 +432,9 @@ pub struct AuthConfig {
     pub metrics_public: bool,
     /// `AUTH_PAT_ENABLED`
     pub pat_enabled: bool,
+    /// `AUTH_ANONYMOUS`: with tokens on (and no providers), a request without credentials is
+    /// served open; a token names its user
+    pub anonymous: bool,
     /// `AUTH_PAT_HASH_SECRET`: at least 32 characters when PATs are enabled
     pub pat_hash_secret: Option<Secret>,
     /// `ALLOWED_DOMAINS`, lowercased; empty = any
@@ -800,6 +803,20 @@ fn read_auth(r: &mut Reader) -> AuthConfig {
         }
     }
     let providers = read_providers(r);
+    let anonymous = r.bool("AUTH_ANONYMOUS");
+    if anonymous && !pat_enabled {
+        r.fail(
+            "AUTH_ANONYMOUS",
+            "needs AUTH_PAT_ENABLED=true: anonymous access beside tokens is what it turns on \
+             (without tokens, leave authentication off)",
+        );
+    }
+    if anonymous && r.is_set("AUTH_PROVIDERS") {
+        r.fail(
+            "AUTH_ANONYMOUS",
+            "cannot be on with AUTH_PROVIDERS: a login would be optional",
+        );
+    }
     let public_url = r.parse("BALLAST_PUBLIC_URL", parse_http_url);
     if r.is_set("AUTH_PROVIDERS") && !r.is_set("BALLAST_PUBLIC_URL") {
         r.fail(
@@ -821,6 +838,7 @@ fn read_auth(r: &mut Reader) -> AuthConfig {
             .unwrap_or_default(),
         metrics_public: r.bool("AUTH_METRICS_PUBLIC"),
         pat_enabled,
+        anonymous,
         pat_hash_secret,
         allowed_domains: r
             .value("ALLOWED_DOMAINS")

@@ -506,6 +506,12 @@ pub static SETTINGS: &[SettingSpec] = &[
         "auth",
         "accept personal access tokens (Authorization: Bearer pat_...)",
     ),
+    setting(
+        "AUTH_ANONYMOUS",
+        Some("false"),
+        "auth",
+        "with AUTH_PAT_ENABLED and no AUTH_PROVIDERS, serve a request without credentials as if authentication were off (anonymous, or the user X-Ballast-User names) while a request with a token acts as the token's user; a change over MCP then needs a token, and only a token of another user approves it. For a trial on one machine (`ballast demo` turns it on); never where others reach the port",
+    ),
     secret(
         "AUTH_PAT_HASH_SECRET",
         "auth",

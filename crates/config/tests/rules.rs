@@ -1227,6 +1227,35 @@ fn authentication_is_off_unless_a_provider_or_tokens_are_configured() {
 }
 
 #[test]
+fn anonymous_access_needs_tokens_on_and_no_login_providers() {
+    let pat = [
+        ("AUTH_PAT_ENABLED", "true"),
+        ("AUTH_PAT_HASH_SECRET", "0123456789abcdef0123456789abcdef"),
+    ];
+    assert!(!config(&pat).auth.anonymous, "off by default");
+    let mut vars = pat.to_vec();
+    vars.push(("AUTH_ANONYMOUS", "true"));
+    let c = config(&vars);
+    assert!(c.auth.anonymous && c.auth.enabled());
+    let e = error(&[("AUTH_ANONYMOUS", "true")]);
+    assert!(
+        e.to_string()
+            .starts_with("AUTH_ANONYMOUS: needs AUTH_PAT_ENABLED=true"),
+        "{e}"
+    );
+    let mut vars = CORP.to_vec();
+    vars[0] = ("AUTH_PROVIDERS", "corp");
+    vars.extend(pat);
+    vars.push(("AUTH_ANONYMOUS", "true"));
+    let e = error(&vars);
+    assert!(
+        e.to_string()
+            .starts_with("AUTH_ANONYMOUS: cannot be on with AUTH_PROVIDERS"),
+        "{e}"
+    );
+}
+
+#[test]
 fn each_provider_reads_its_own_settings_with_defaults() {
     let mut vars = CORP.to_vec();
     vars.extend([

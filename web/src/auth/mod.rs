@@ -414,6 +414,14 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             req.extensions_mut().insert(identity);
             next.run(req).await
         }
+        // AUTH_ANONYMOUS: no credentials, served as with authentication off.
+        Ok(None) if auth.anonymous => match open_identity(req.headers()) {
+            Ok(identity) => {
+                req.extensions_mut().insert(identity);
+                next.run(req).await
+            }
+            Err(e) => e.into_response(),
+        },
         Ok(None) if open => next.run(req).await,
         Ok(None) if is_page(&path) => {
             let target = match req.uri().query() {
