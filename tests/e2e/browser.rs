@@ -8,6 +8,7 @@
 
 pub(crate) mod cdp;
 mod login;
+mod reviewer;
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
