@@ -1,7 +1,7 @@
 //! The reviewer's path in Chromium (issue "operator experience"): read the proposal for longer
 //! than two readings and still apply it; cancel mid-way and revert the part that completed; enter
 //! maintenance and leave it while the drain runs. Screenshots of each step in
-//! `target/ui-screenshots/` (`3x-…`, `4x-…`).
+//! `target/ui-screenshots/` (`5x-…`, `6x-…`).
 
 use std::time::Duration;
 
@@ -61,7 +61,7 @@ fn a_reviewer_reads_the_proposal_past_two_readings_applies_it_cancels_midway_and
     let mut b = cdp::Browser::start(&chromium);
     b.goto(&demo.url("/ui/proposals/current"));
     assert!(b.text().contains(&id), "the page shows {id}");
-    shot(&mut b, "30-reviewer-reads-the-proposal");
+    shot(&mut b, "50-reviewer-reads-the-proposal");
 
     // The reviewer reads while the observer takes readings (one a second here): the proposal is
     // checked again at each, and keeps its id while its plan is the same.
@@ -89,7 +89,7 @@ fn a_reviewer_reads_the_proposal_past_two_readings_applies_it_cancels_midway_and
         .api(&format!("/api/v1/reassignments/{op}"))
         .expect("the operation");
     assert!(applied.to_string().contains(&id), "{applied}");
-    shot(&mut b, "31-applied-after-reading");
+    shot(&mut b, "51-applied-after-reading");
 
     // Cancel once some moves completed and some did not.
     let (done, total, _) = wait_for(Duration::from_secs(90), "a completed move", || {
@@ -109,7 +109,7 @@ fn a_reviewer_reads_the_proposal_past_two_readings_applies_it_cancels_midway_and
         "{completed} of {total}"
     );
     b.goto(&demo.url(&format!("/ui/reassignments/{op}")));
-    shot(&mut b, "32-cancelled-midway");
+    shot(&mut b, "52-cancelled-midway");
 
     // The apply's audit event offers the revert of exactly the moves that completed.
     let events = demo
@@ -145,20 +145,20 @@ fn a_reviewer_reads_the_proposal_past_two_readings_applies_it_cancels_midway_and
         serde_json::json!([]),
         "{preview}"
     );
-    shot(&mut b, "33-revert-preview");
+    shot(&mut b, "53-revert-preview");
     b.click_and_wait("#revert");
     let flash = b.text_of("#flash");
     assert!(
         flash.contains(&format!("Revert of event {event} accepted")),
         "{flash}"
     );
-    shot(&mut b, "34-revert-running");
+    shot(&mut b, "54-revert-running");
     // The reverted event says so, and links to the event that reverted it.
     b.goto(&demo.url(&format!("/ui/audit/{event}")));
     let text = b.text();
     assert!(text.contains("Reverted by"), "{text}");
     assert!(b.count("a[href^='/ui/audit/']") >= 1);
-    shot(&mut b, "35-reverted-event");
+    shot(&mut b, "55-reverted-event");
     assert!(
         b.errors.is_empty(),
         "the pages raised errors in the browser: {:#?}",
@@ -190,7 +190,7 @@ fn leaving_maintenance_mid_drain_in_chromium_cancels_the_drain_and_says_so() {
         flash.contains("Broker 2 is in maintenance; drain queued as operation"),
         "{flash}"
     );
-    shot(&mut b, "40-maintenance-drain-queued");
+    shot(&mut b, "60-maintenance-drain-queued");
     let op = flash
         .split("operation ")
         .nth(1)
@@ -202,7 +202,7 @@ fn leaving_maintenance_mid_drain_in_chromium_cancels_the_drain_and_says_so() {
         (m.2 == "Active").then_some(())
     });
     b.goto(&demo.url("/ui/brokers"));
-    shot(&mut b, "41-maintenance-mid-drain");
+    shot(&mut b, "61-maintenance-mid-drain");
     // "Cancel its drain" is ticked by default.
     b.click_and_wait("#exit-2");
     let flash = b.text_of("#flash");
@@ -220,7 +220,7 @@ fn leaving_maintenance_mid_drain_in_chromium_cancels_the_drain_and_says_so() {
     b.goto(&demo.url("/ui/brokers"));
     assert_eq!(b.count("#exit-2"), 0, "broker 2 left maintenance");
     assert_eq!(b.count("#enter-2"), 1, "and may enter it again");
-    shot(&mut b, "42-maintenance-left-drain-cancelled");
+    shot(&mut b, "62-maintenance-left-drain-cancelled");
     assert!(
         b.errors.is_empty(),
         "the pages raised errors in the browser: {:#?}",

@@ -157,7 +157,7 @@ pub fn clock(unix_ms: i64, span_ms: i64) -> String {
 // ----------------------------------------------------------------------------- JSON readers
 
 /// The text of a JSON value: strings as they are, numbers and booleans printed, `null` as `—`,
-/// arrays of scalars comma-separated, objects as compact JSON.
+/// arrays of scalars comma-separated, records as names and values (`human::inline`).
 pub fn text(v: &Value) -> String {
     match v {
         Value::Null => UNKNOWN.to_string(),
@@ -172,7 +172,8 @@ pub fn text(v: &Value) -> String {
         Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
             items.iter().map(text).collect::<Vec<_>>().join(", ")
         }
-        other => other.to_string(),
+        // Records and lists of records in words, never as JSON.
+        other => super::human::inline("", other),
     }
 }
 

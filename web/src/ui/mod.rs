@@ -12,6 +12,7 @@
 mod api;
 mod assets;
 mod fmt;
+mod human;
 mod pages;
 mod svg;
 

@@ -9,11 +9,11 @@ use axum::response::Response;
 use serde_json::{json, Value};
 
 use crate::ui::api::{enc, query};
-use crate::ui::fmt;
 use crate::ui::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
     Table,
 };
+use crate::ui::{fmt, human};
 
 const PAGE: u64 = 50;
 
@@ -119,7 +119,7 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
                         "bad"
                     }),
                     Cell::t(fmt::s(e, "target")).class("wrap"),
-                    Cell::t(fmt::clip(&compact(&e["summary"]), 240)).class("wrap mono"),
+                    Cell::t(fmt::clip(&human::inline("", &e["summary"]), 240)).class("wrap"),
                 ]);
             }
             let page = |o: u64| {
@@ -206,9 +206,9 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
     if let Some(details) = &event.details {
         facts.push(fact("Details", details.clone()));
     }
-    let pretty = |v: &Option<Value>| match v {
-        Some(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
-        None => "(none)".to_string(),
+    let shown = |v: &Option<Value>| match v {
+        Some(v) => human::block("", v),
+        None => "none recorded".to_string(),
     };
     let (preview, preview_notice) = match ctx
         .api
@@ -228,9 +228,9 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
             layout,
             id,
             facts,
-            summary: serde_json::to_string_pretty(&event.summary).unwrap_or_default(),
-            before: pretty(&event.before),
-            after: pretty(&event.after),
+            summary: human::block("", &event.summary),
+            before: shown(&event.before),
+            after: shown(&event.after),
             preview,
             preview_notice,
         },
@@ -313,10 +313,10 @@ fn preview(p: &Value) -> Preview {
         .empty(empty);
         for c in fmt::arr(p, key) {
             t.row(vec![
-                Cell::t(compact(&c["item"])).class("mono wrap"),
-                Cell::t(compact(&c["audited"])).class("mono wrap"),
-                Cell::t(compact(&c["current"])).class("mono wrap"),
-                Cell::t(compact(&c["revertTo"])).class("mono wrap"),
+                Cell::t(human::inline("item", &c["item"])).class("wrap"),
+                Cell::t(human::inline("", &c["audited"])).class("wrap"),
+                Cell::t(human::inline("", &c["current"])).class("wrap"),
+                Cell::t(human::inline("", &c["revertTo"])).class("wrap"),
             ]);
         }
         t
@@ -335,14 +335,5 @@ fn preview(p: &Value) -> Preview {
             "Conflicts: changed since the audited change",
             "No conflict.",
         ),
-    }
-}
-
-/// Compact JSON (strings without quotes).
-fn compact(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => fmt::UNKNOWN.to_string(),
-        other => other.to_string(),
     }
 }

@@ -318,7 +318,11 @@ fn heal_events(e: &Value) -> Table {
             Cell::t(fmt::time(&fmt::s(ev, "at"))),
             Cell::n(fmt::text(&ev["status"])),
             Cell::t(fmt::s(ev, "target")),
-            Cell::t(fmt::clip(&ev["summary"].to_string(), 200)).class("wrap mono"),
+            Cell::t(fmt::clip(
+                &crate::ui::human::inline("", &ev["summary"]),
+                200,
+            ))
+            .class("wrap"),
         ]);
     }
     t
@@ -348,7 +352,7 @@ pub fn workers_table(health: &Value) -> Table {
         let detail = match &w["detail"] {
             Value::Object(o) if o.is_empty() => String::new(),
             Value::Null => String::new(),
-            d => fmt::clip(&d.to_string(), 160),
+            d => fmt::clip(&crate::ui::human::inline("", d), 160),
         };
         t.row(vec![
             Cell::t(fmt::s(w, "name")),
@@ -359,7 +363,7 @@ pub fn workers_table(health: &Value) -> Table {
                 format!("{} ago", fmt::duration_s(ms / 1000.0))
             })),
             Cell::t(fmt::s(w, "lastExit")).sub(fmt::time(&fmt::s(w, "lastExitAt"))),
-            Cell::t(detail).class("wrap mono"),
+            Cell::t(detail).class("wrap"),
         ]);
     }
     t
