@@ -77,20 +77,9 @@ pub fn run(snapshot_path: &Path, config: Option<&Path>, table: bool) -> ExitCode
     }
 }
 
-/// Bytes in binary units, one decimal (`11.5 GiB`).
+/// Bytes in binary units (`11.6 GiB`), as the dashboard writes them.
 pub fn human_bytes(b: f64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = b.max(0.0);
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{v:.0} B")
-    } else {
-        format!("{v:.1} {}", UNITS[unit])
-    }
+    ballast_model::units::bytes(b)
 }
 
 /// Left-aligned columns, two spaces apart, with a rule under the header.
@@ -216,7 +205,7 @@ mod tests {
         assert!(t.contains("within the threshold (5%)"), "{t}");
         assert!(t.contains("orders-3"), "{t}");
         assert!(
-            t.contains("1,2") && t.contains("4,2") && t.contains("1.0 GiB"),
+            t.contains("1,2") && t.contains("4,2") && t.contains("1.00 GiB"),
             "{t}"
         );
         assert!(!t.contains('{'), "no JSON for people: {t}");
@@ -225,7 +214,7 @@ mod tests {
     #[test]
     fn bytes_read_in_binary_units() {
         assert_eq!(human_bytes(512.0), "512 B");
-        assert_eq!(human_bytes(1536.0), "1.5 KiB");
+        assert_eq!(human_bytes(1536.0), "1.50 KiB");
         assert_eq!(human_bytes(12403935021.0), "11.6 GiB");
     }
 }

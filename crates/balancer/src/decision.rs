@@ -213,9 +213,9 @@ pub fn decide(plan: &Plan, ctx: &Context<'_>) -> Decision {
         return decision(true, Some(BALANCE_HELD), next);
     }
     let next = format!(
-        "apply: {} partition moves, {} bytes to copy",
+        "apply: {} partition moves, {} to copy",
         plan.moves.len(),
-        plan.estimated_bytes
+        ballast_model::units::bytes(plan.estimated_bytes as f64)
     );
     decision(true, None, next)
 }

@@ -5,6 +5,7 @@
 pub mod configs;
 pub mod snapshot;
 pub mod time;
+pub mod units;
 
 use std::fmt;
 

@@ -38,28 +38,9 @@ pub fn load_value(name: &str, v: Option<f64>) -> String {
     }
 }
 
-/// `1.5 GiB`; binary units.
+/// `1.50 GiB`; binary units (`ballast_model::units::bytes`, the words every door uses).
 pub fn bytes(v: f64) -> String {
-    if !v.is_finite() {
-        return UNKNOWN.to_string();
-    }
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut value = v.abs();
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    let sign = if v < 0.0 { "-" } else { "" };
-    if unit == 0 {
-        format!("{sign}{value:.0} B")
-    } else if value < 10.0 {
-        format!("{sign}{value:.2} {}", UNITS[unit])
-    } else if value < 100.0 {
-        format!("{sign}{value:.1} {}", UNITS[unit])
-    } else {
-        format!("{sign}{value:.0} {}", UNITS[unit])
-    }
+    ballast_model::units::bytes(v)
 }
 
 pub fn byte_rate(v: f64) -> String {

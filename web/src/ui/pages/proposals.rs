@@ -263,7 +263,7 @@ pub fn summary_facts(p: &Value) -> Vec<Fact> {
             },
         ),
         fact(
-            "Evenness",
+            IMBALANCE,
             format!(
                 "{} → {}",
                 fmt::opt(fmt::f(&p["metrics"], "evennessBefore"), fmt::pct_plain),
@@ -317,7 +317,7 @@ fn proposal_facts(p: &Value) -> Vec<Fact> {
             ),
         ),
         fact(
-            "Evenness (lower is more even)",
+            IMBALANCE,
             format!(
                 "{} → {}",
                 fmt::opt(fmt::f(m, "evennessBefore"), fmt::pct_plain),
@@ -344,6 +344,20 @@ fn proposal_facts(p: &Value) -> Vec<Fact> {
         );
     }
     facts
+}
+
+/// The label of the root-mean-square distance from fair share (`metrics.evenness*`).
+pub const IMBALANCE: &str = "Imbalance (average distance from fair share; 0% is even)";
+
+/// "3 of the 4 needed in a row": the readings confirming a broker beyond the trigger, capped at
+/// what is needed (a broker beyond it for 70 readings has confirmed it; the count goes on in the API).
+fn readings_confirmed(d: &Value) -> String {
+    let need = fmt::i(d, "readingsRequired").unwrap_or(0);
+    match fmt::i(d, "readingsBeyondTrigger") {
+        None => fmt::UNKNOWN.to_string(),
+        Some(n) if need > 0 && n >= need => format!("yes: {need} in a row, as needed"),
+        Some(n) => format!("{n} of the {need} needed in a row"),
+    }
 }
 
 fn decision_facts(d: &Value, current: bool) -> Vec<Fact> {
@@ -382,14 +396,7 @@ fn decision_facts(d: &Value, current: bool) -> Vec<Fact> {
             .class("bad"),
         );
     }
-    facts.push(fact(
-        "Readings beyond the trigger",
-        format!(
-            "{} of {} required",
-            fmt::text(&d["readingsBeyondTrigger"]),
-            fmt::text(&d["readingsRequired"])
-        ),
-    ));
+    facts.push(fact("Confirmed by readings", readings_confirmed(d)));
     if let Some(ms) = fmt::f(d, "warmupRemainingMs").filter(|ms| *ms > 0.0) {
         facts.push(fact("Warm-up remaining", fmt::duration_s(ms / 1000.0)).class("warn"));
     }

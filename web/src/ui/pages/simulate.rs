@@ -308,7 +308,7 @@ fn what_if_result(d: &Value, threshold: f64) -> WhatIfResult {
             },
         ),
         fact(
-            "Evenness (lower is more even)",
+            super::proposals::IMBALANCE,
             format!(
                 "{} → {}",
                 fmt::opt(fmt::f(p, "evennessBefore"), fmt::pct_plain),
