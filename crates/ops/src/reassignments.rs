@@ -1235,7 +1235,43 @@ fn move_json(m: &MoveRecord) -> Value {
     })
 }
 
-fn op_json(o: &OperationRecord, moves: &[MoveRecord], with_moves: bool) -> Value {
+/// An operation runs this long before its ETA is taken from its average rate.
+const ETA_AVERAGE_AFTER_MS: i64 = 10_000;
+
+/// The seconds left for `unfinished` bytes: from the operation's average rate since it started
+/// (bytes done / time running) once it has run `ETA_AVERAGE_AFTER_MS` and copied something, else
+/// from the current rate. The average counts what the current rate misses — moves waiting
+/// their turn, the gaps between waves, slow starts — and moves little from one reading to the
+/// next, so the ETA neither swings nor promises too early. With the basis used.
+fn eta(
+    finished: bool,
+    unfinished: u64,
+    done: u64,
+    running_ms: Option<i64>,
+    current_rate: f64,
+) -> (Option<f64>, Option<f64>, &'static str) {
+    if finished {
+        return (None, None, "finished");
+    }
+    let average = running_ms
+        .filter(|ms| *ms >= ETA_AVERAGE_AFTER_MS && done > 0)
+        .map(|ms| done as f64 / (ms as f64 / 1000.0));
+    match average {
+        Some(avg) if avg > 0.0 => (
+            Some((unfinished as f64 / avg).ceil()),
+            Some(avg),
+            "average_rate",
+        ),
+        _ if current_rate > 0.0 => (
+            Some((unfinished as f64 / current_rate).ceil()),
+            average,
+            "current_rate",
+        ),
+        _ => (None, average, "unknown"),
+    }
+}
+
+fn op_json(o: &OperationRecord, moves: &[MoveRecord], with_moves: bool, now_ms: i64) -> Value {
     let mut by_state: BTreeMap<&str, usize> =
         ["Pending", "Active", "Completed", "Failed", "Cancelled"]
             .into_iter()
@@ -1258,8 +1294,13 @@ fn op_json(o: &OperationRecord, moves: &[MoveRecord], with_moves: bool) -> Value
         .filter(|m| !m.state.is_finished())
         .map(|m| m.bytes_total.saturating_sub(m.bytes_done))
         .sum();
-    let eta =
-        (rate > 0.0 && !o.state.is_finished()).then(|| (unfinished_bytes as f64 / rate).ceil());
+    let (eta, average_rate, eta_basis) = eta(
+        o.state.is_finished(),
+        unfinished_bytes,
+        done,
+        o.started_at_ms.map(|at| now_ms - at),
+        rate,
+    );
     let mut v = json!({
         "id": o.id,
         "kind": o.kind,
@@ -1281,7 +1322,9 @@ fn op_json(o: &OperationRecord, moves: &[MoveRecord], with_moves: bool) -> Value
         "bytesTotal": total,
         "bytesDone": done,
         "rateBytesPerSecond": rate,
+        "averageRateBytesPerSecond": average_rate,
         "etaSeconds": eta,
+        "etaBasis": eta_basis,
         "auditEventId": o.audit_event_id,
     });
     if with_moves {
@@ -1352,7 +1395,7 @@ pub async fn list_reassignments(state: &Ops, q: ListQuery) -> Result<Value, OpEr
         .operations
         .iter()
         .zip(&moves)
-        .map(|(o, m)| op_json(o, m, false))
+        .map(|(o, m)| op_json(o, m, false, now))
         .collect();
     Ok(json!({
         "reassignments": rows,
@@ -1389,7 +1432,7 @@ pub async fn get_reassignment_by_id(state: &Ops, id: String) -> Result<Value, Op
             format!("no reassignment {id}"),
         ));
     };
-    Ok(op_json(&o, &m, true))
+    Ok(op_json(&o, &m, true, state.clock.now_ms()))
 }
 
 /// The operation `cancel_reassignment`: asks the executor to cancel operation `id`; audited
@@ -1525,6 +1568,37 @@ pub async fn set_throttle(state: &Ops, actor: &Actor, rate_mb: i64) -> Result<Va
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_eta_divides_what_is_left_by_the_average_rate_once_the_operation_has_run_ten_seconds() {
+        // 1 GB done in 100 s (10 MB/s on average) while the current move copies at 50 MB/s:
+        // 2 GB left take 200 s, not the 40 s the current rate promises.
+        let (first, avg, basis) = eta(false, 2_000_000_000, 1_000_000_000, Some(100_000), 50e6);
+        assert_eq!(
+            (first, avg, basis),
+            (Some(200.0), Some(1e7), "average_rate")
+        );
+        // One reading later the next move starts slowly: the ETA barely moves.
+        let (later, _, _) = eta(false, 1_990_000_000, 1_010_000_000, Some(101_000), 1e6);
+        assert_eq!(later, Some(199.0));
+    }
+
+    #[test]
+    fn before_ten_seconds_or_any_byte_the_eta_uses_the_current_rate_and_a_finished_one_has_none() {
+        assert_eq!(
+            eta(false, 100_000_000, 0, Some(20_000), 10e6),
+            (Some(10.0), None, "current_rate")
+        );
+        assert_eq!(
+            eta(false, 100_000_000, 5_000_000, Some(5_000), 10e6).2,
+            "current_rate"
+        );
+        assert_eq!(eta(false, 100, 0, None, 0.0), (None, None, "unknown"));
+        assert_eq!(
+            eta(true, 0, 100, Some(50_000), 0.0),
+            (None, None, "finished")
+        );
+    }
 
     fn ctx() -> Context {
         Context {

@@ -824,8 +824,22 @@ fn reassignments() -> Vec<(&'static str, Value)> {
             ("moves", t("object", "count per progress state")),
             ("bytesTotal", n("integer", "")),
             ("bytesDone", n("integer", "")),
-            ("rateBytesPerSecond", n("number", "")),
-            ("etaSeconds", n("number", "")),
+            ("rateBytesPerSecond", n("number", "the in-flight moves' current rates, summed")),
+            (
+                "averageRateBytesPerSecond",
+                n("number", "bytes done over the time running, once it has run 10 s"),
+            ),
+            (
+                "etaSeconds",
+                n("number", "seconds left, from `etaBasis`'s rate; null when unknown or finished"),
+            ),
+            (
+                "etaBasis",
+                one_of(
+                    &["average_rate", "current_rate", "unknown", "finished"],
+                    "the rate the ETA divides by: the average since the start once it has run 10 s and copied something, else the current rate",
+                ),
+            ),
             ("auditEventId", n("integer", "")),
         ]
     };

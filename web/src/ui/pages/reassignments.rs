@@ -80,10 +80,10 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
         Ok(t) => (
             {
                 let mut facts = vec![
-                    fact("Rate in force", format!("{} MB/s", fmt::text(&t["rateMb"]))),
+                    fact("Rate in force", throttle_rate(&t["rateMb"])),
                     fact(
                         "Configured (BALLAST_THROTTLE_RATE_MB)",
-                        format!("{} MB/s", fmt::text(&t["configuredRateMb"])),
+                        throttle_rate(&t["configuredRateMb"]),
                     ),
                     fact("Tuned at run time", fmt::text(&t["overridden"])),
                     fact("Managed by ballast", fmt::text(&t["managed"])),
@@ -173,11 +173,8 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
             "Bytes",
             format!("{} of {}", fmt::bytes(done), fmt::bytes(total)),
         ),
-        fact(
-            "Rate",
-            fmt::opt(fmt::f(&o, "rateBytesPerSecond"), fmt::byte_rate),
-        ),
-        fact("ETA", fmt::opt(fmt::f(&o, "etaSeconds"), fmt::duration_s)),
+        fact("Rate", operation_rate(&o)),
+        fact("ETA", eta(&o)),
     ];
     let proposal = fmt::s(&o, "proposalId");
     if !proposal.is_empty() {
@@ -246,7 +243,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
                 t,
                 &format!("{part}: {} of {}", fmt::bytes(d), fmt::bytes(t)),
             )),
-            Cell::n(fmt::opt(fmt::f(m, "rateBytesPerSecond"), fmt::byte_rate)),
+            Cell::n(live_rate(m)),
             Cell::n(fmt::opt(fmt::f(m, "etaSeconds"), fmt::duration_s)),
             Cell::t(note.trim_end_matches("; ").to_string()).class("wrap"),
         ]);
@@ -296,6 +293,50 @@ pub async fn cancel(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>) -> Res
             )),
         ),
         Err(p) => redirect(&back, &Flash::problem(&p)),
+    }
+}
+
+/// The throttle as Kafka applies it: decimal MB/s on each broker, with the binary figure the
+/// rates on this page use beside it.
+fn throttle_rate(mb: &Value) -> String {
+    match mb.as_f64() {
+        Some(mb) => format!(
+            "{} MB/s per broker ({})",
+            fmt::text(&Value::from(mb)),
+            fmt::byte_rate(mb * 1e6)
+        ),
+        None => fmt::UNKNOWN.to_string(),
+    }
+}
+
+/// A move's or operation's current rate while it copies; `—` once it stopped (a cancelled move
+/// has no rate, whatever it had last).
+fn live_rate(v: &Value) -> String {
+    match fmt::s(v, "state").as_str() {
+        "Active" | "Running" => fmt::opt(fmt::f(v, "rateBytesPerSecond"), fmt::byte_rate),
+        _ => fmt::UNKNOWN.to_string(),
+    }
+}
+
+/// The operation's rate now and on average since it started.
+fn operation_rate(o: &Value) -> String {
+    let now = live_rate(o);
+    match fmt::f(o, "averageRateBytesPerSecond") {
+        Some(avg) => format!(
+            "{now} now, {} on average since the start",
+            fmt::byte_rate(avg)
+        ),
+        None => now,
+    }
+}
+
+/// The ETA with the rate it divides by.
+fn eta(o: &Value) -> String {
+    let eta = fmt::opt(fmt::f(o, "etaSeconds"), fmt::duration_s);
+    match fmt::s(o, "etaBasis").as_str() {
+        "average_rate" => format!("{eta} (at the average rate since the start)"),
+        "current_rate" => format!("{eta} (at the current rate; steadier after 10 s)"),
+        _ => eta,
     }
 }
 
@@ -384,7 +425,7 @@ pub fn operations_table(ops: &Value, caption: &str) -> Table {
             Cell::t(fmt::time(&fmt::s(o, "createdAt"))),
             Cell::t(moves_summary(o)),
             Cell::t(label.clone()).svg(svg::progress(done, total, &label)),
-            Cell::n(fmt::opt(fmt::f(o, "rateBytesPerSecond"), fmt::byte_rate)),
+            Cell::n(live_rate(o)),
             Cell::n(fmt::opt(fmt::f(o, "etaSeconds"), fmt::duration_s)),
             Cell::t(fmt::s(o, "userId")),
         ]);

@@ -359,7 +359,7 @@ fn what_if_result(d: &Value, threshold: f64) -> WhatIfResult {
         fact(
             "Throttle",
             format!(
-                "{} MB/s ({})",
+                "{} MB/s per broker ({})",
                 fmt::text(&d["throttle"]["rateMb"]),
                 fmt::s(&d["throttle"], "source")
             ),
