@@ -315,6 +315,16 @@ async fn health_lists_offline_under_replicated_and_min_isr_partitions() {
 }
 
 #[tokio::test]
+async fn partitions_lacking_only_replicas_a_reassignment_is_adding_are_counted_apart() {
+    let h = Harness::with_fixture().await;
+    let d = h.data("/api/v1/cluster/health").await;
+    // Of the four under-replicated partitions, moving-0 lacks only broker 3, which its
+    // reassignment is adding; the others lost replicas (broker 4 is down).
+    assert_eq!(d["partitions"]["underReplicated"], 4);
+    assert_eq!(d["partitions"]["underReplicatedByReassignment"], 1);
+}
+
+#[tokio::test]
 async fn partitions_minimal_and_fields_choose_the_row_fields() {
     let h = Harness::with_fixture().await;
     let all = h.data("/api/v1/partitions").await;

@@ -643,7 +643,7 @@ fn observed() -> Vec<(&'static str, Value)> {
                     ("controllerSource", n("string", "`quorum`, `metadata` or `unknown`, as in `ClusterInfo`")),
                     ("observedAt", t("string", "")),
                     ("brokers", obj("`total`, `alive`, `down` (ids), `list[]`", vec![])),
-                    ("partitions", obj("counts: `total`, `offline`, `underReplicated`, `underMinIsr`, `atMinIsr`", vec![])),
+                    ("partitions", obj("counts: `total`, `offline`, `underReplicated`, `underReplicatedByReassignment` (of those, partitions whose only missing replicas are ones a reassignment in progress is adding), `underMinIsr`, `atMinIsr`", vec![])),
                     ("offlinePartitions", rows("`topic`, `partition`, `leader`, `replicas`, `isr`, `outOfSync`, `minInsyncReplicas`")),
                     ("underReplicatedPartitions", rows("as `offlinePartitions`")),
                     ("underMinIsrPartitions", rows("as `offlinePartitions`")),

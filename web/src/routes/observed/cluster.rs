@@ -800,6 +800,22 @@ pub struct HealthQuery {
     pub(crate) limit: Option<usize>,
 }
 
+/// Under-replicated partitions whose missing replicas are only ones a reassignment in progress is
+/// adding: copies being made, not copies lost.
+fn by_reassignment(v: &View) -> usize {
+    v.under_replicated
+        .iter()
+        .filter_map(|&i| v.raw.partitions.get(i))
+        .filter(|p| {
+            !p.adding.is_empty()
+                && p.replicas
+                    .iter()
+                    .filter(|r| !p.isr.contains(r))
+                    .all(|r| p.adding.contains(r))
+        })
+        .count()
+}
+
 fn health_status(v: &View) -> &'static str {
     // No controller is critical; an unknown one (DescribeQuorum could not be read) is not.
     let facts = &v.raw.cluster.facts;
@@ -932,6 +948,7 @@ fn health_body(v: &View, n: usize) -> String {
             "total": v.raw.partitions.len(),
             "offline": v.offline.len(),
             "underReplicated": v.under_replicated.len(),
+            "underReplicatedByReassignment": by_reassignment(v),
             "underMinIsr": v.under_min_isr.len(),
             "atMinIsr": v.at_min_isr.len(),
         },

@@ -170,10 +170,19 @@ fn health_facts(h: &Value) -> Vec<Fact> {
         fact(
             "Partitions",
             format!(
-                "{} total · {} offline · {} under-replicated · {} under min ISR · {} at min ISR",
+                "{} total · {} offline · {} under-replicated{} · {} under min ISR · {} at min ISR",
                 fmt::text(&parts["total"]),
                 fmt::text(&parts["offline"]),
                 fmt::text(&parts["underReplicated"]),
+                match fmt::i(parts, "underReplicatedByReassignment") {
+                    Some(n) if n > 0 && Some(n) == fmt::i(parts, "underReplicated") => {
+                        " (all of them by a reassignment in progress: their new replicas are still copying)".to_string()
+                    }
+                    Some(n) if n > 0 => format!(
+                        " ({n} of them by a reassignment in progress: their new replicas are still copying)"
+                    ),
+                    _ => String::new(),
+                },
                 fmt::text(&parts["underMinIsr"]),
                 fmt::text(&parts["atMinIsr"])
             ),
