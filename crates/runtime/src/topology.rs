@@ -10,6 +10,27 @@ use ballast_schema::{Cooldown, ObservedView};
 
 use crate::format_rfc3339_ms;
 
+/// The replicas (and in-sync replicas) a plan starts from: without the ones a reassignment in
+/// progress is only adding. Their data is still being copied, so counting them would plan on a
+/// half-moved layout (a broker receiving a copy would look full already, and the source it is
+/// copied from would count twice). Kept when that would leave no replica or drop the leader.
+pub fn planned_replicas(p: &ballast_schema::ObservedPartition) -> (Vec<BrokerId>, Vec<BrokerId>) {
+    if p.adding.is_empty() {
+        return (p.replicas.clone(), p.isr.clone());
+    }
+    let kept: Vec<BrokerId> = p
+        .replicas
+        .iter()
+        .copied()
+        .filter(|r| !p.adding.contains(r))
+        .collect();
+    if kept.is_empty() || p.leader.is_some_and(|l| !kept.contains(&l)) {
+        return (p.replicas.clone(), p.isr.clone());
+    }
+    let isr = p.isr.iter().copied().filter(|r| kept.contains(r)).collect();
+    (kept, isr)
+}
+
 /// A `ballast.snapshot/v1` of the observed view: brokers (down when not alive), every partition
 /// with its placement, window-averaged size (compacted topics: their steady size), rolling rates
 /// (0 until known) and `lastMovedAt` from the cooldowns.
@@ -72,12 +93,13 @@ pub fn snapshot_with_maintenance(
             consumer_byte_rate: 0.0,
             window_ms: 0,
         });
+        let (replicas, isr) = planned_replicas(p);
         partitions.push(SnapshotPartition {
             topic: p.topic.clone(),
             partition: p.partition,
-            replicas: p.replicas.clone(),
+            replicas,
             leader: p.leader,
-            isr: Some(p.isr.clone()),
+            isr: Some(isr),
             size_bytes: size.round() as u64,
             compacted: topic.is_some_and(|t| t.compacted),
             min_insync_replicas: topic.and_then(|t| t.min_insync).unwrap_or(1),
@@ -159,5 +181,53 @@ pub fn policy(
         max_partitions: balance.proposal_max_partitions,
         workers: balance.workers,
         parallel_min_chunk: ballast_balancer::PARALLEL_MIN_CHUNK,
+    }
+}
+
+#[cfg(test)]
+mod planned_tests {
+    use super::*;
+
+    fn partition(
+        replicas: &[i32],
+        isr: &[i32],
+        adding: &[i32],
+        leader: i32,
+    ) -> ballast_schema::ObservedPartition {
+        ballast_schema::ObservedPartition {
+            topic: "orders".into(),
+            partition: 0,
+            leader: Some(leader),
+            leader_epoch: None,
+            replicas: replicas.to_vec(),
+            isr: isr.to_vec(),
+            offline_replicas: Vec::new(),
+            adding: adding.to_vec(),
+            removing: Vec::new(),
+            size_bytes: None,
+            avg_size_bytes: None,
+            earliest_offset: None,
+            latest_offset: None,
+            offsets_at_ms: None,
+            produced_total: 0,
+            consumed_total: 0,
+            rates: None,
+        }
+    }
+
+    #[test]
+    fn a_plan_ignores_replicas_a_reassignment_in_progress_is_only_adding() {
+        // [1,2,3] moving to [4,2,3]: Kafka lists [4,2,3,1] with 4 adding and 1 removing.
+        let p = partition(&[4, 2, 3, 1], &[2, 3, 1], &[4], 2);
+        assert_eq!(planned_replicas(&p), (vec![2, 3, 1], vec![2, 3, 1]));
+        // Nothing in progress: as observed.
+        let p = partition(&[1, 2, 3], &[1, 2], &[], 1);
+        assert_eq!(planned_replicas(&p), (vec![1, 2, 3], vec![1, 2]));
+    }
+
+    #[test]
+    fn an_added_replica_that_already_leads_is_kept() {
+        let p = partition(&[4, 2, 1], &[4, 2, 1], &[4], 4);
+        assert_eq!(planned_replicas(&p), (vec![4, 2, 1], vec![4, 2, 1]));
     }
 }
