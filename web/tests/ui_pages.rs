@@ -269,6 +269,18 @@ async fn every_page_renders_the_observed_cluster() {
         .has("inter-broker");
     // Moves go onto the empty broker 4.
     assert!(proposal.body.contains(", 4]") || proposal.body.contains("[4,"));
+    // Each move says why; the list can be sorted and filtered (the API's moves page).
+    proposal.has("<th scope=\"col\">Why</th>").has("id=\"moves-sort\"");
+    b.page("/ui/proposals/current?sort=bytes&brokerId=4")
+        .await
+        .has("matching moves")
+        .has("<option value=\"bytes\" selected>");
+    b.page("/ui/proposals/current?topic=no-such-topic")
+        .await
+        .has("No move matches.");
+    b.page("/ui/proposals/current?brokerId=four")
+        .await
+        .has("Broker involved: &#34;four&#34; is not a broker id");
     b.page(&format!("/ui/proposals/{}", b.proposal))
         .await
         .has(&format!("Proposal {}", b.proposal));
@@ -509,9 +521,15 @@ async fn bad_input_gives_a_page_that_says_what_is_wrong() {
         .await;
     assert_eq!(p.status, 400);
     p.has("invalid scenario").has("ordres");
+    // Said in the form's own words, not the API's field names.
     let p = b.post("/ui/blast-radius", &[], &[]).await;
     assert_eq!(p.status, 400);
-    p.has("invalid failure");
+    p.has("Choose exactly one of One broker, Several brokers or A rack (0 chosen)");
+    let p = b
+        .post("/ui/blast-radius", &[("brokerId", "1"), ("rack", "r1")], &[])
+        .await;
+    assert_eq!(p.status, 400);
+    p.has("(2 chosen)");
     let group = &view.groups[0].group_id;
     let p = b
         .post(

@@ -602,7 +602,14 @@ impl Table {
         self
     }
 
-    pub fn row(&mut self, cells: Vec<Cell>) {
+    /// Adds a row; a cell with nothing in it says `—` (no blank cells: a reader cannot tell an
+    /// empty value from a missing one).
+    pub fn row(&mut self, mut cells: Vec<Cell>) {
+        for c in &mut cells {
+            if c.text.trim().is_empty() && c.svg.is_none() && c.sub.is_none() {
+                c.text = fmt::UNKNOWN.to_string();
+            }
+        }
         self.rows.push(cells);
     }
 }
@@ -615,10 +622,16 @@ pub struct Fact {
     pub href: Option<String>,
 }
 
+/// A fact; an empty value says `—`.
 pub fn fact(key: impl Into<String>, value: impl Into<String>) -> Fact {
+    let value: String = value.into();
     Fact {
         key: key.into(),
-        value: value.into(),
+        value: if value.trim().is_empty() {
+            fmt::UNKNOWN.to_string()
+        } else {
+            value
+        },
         class: "",
         href: None,
     }
@@ -651,9 +664,62 @@ impl From<&Problem> for Notice {
     }
 }
 
+impl Notice {
+    /// The API's problem said in a form's words: each field name the API used (`brokerId`)
+    /// becomes the label the form shows for it (“One broker”), whole names only.
+    pub fn in_form_words(p: &Problem, labels: &[(&str, &str)]) -> Notice {
+        let n = Notice::from(p);
+        Notice {
+            message: with_labels(&n.message, labels),
+            hint: with_labels(&n.hint, labels),
+        }
+    }
+}
+
+/// `text` with every whole identifier found in `labels` replaced by its label in quotes.
+fn with_labels(text: &str, labels: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        match labels.iter().find(|(name, _)| *name == word.as_str()) {
+            Some((_, label)) => {
+                out.push('“');
+                out.push_str(label);
+                out.push('”');
+            }
+            None => out.push_str(word),
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_problem_names_the_forms_labels_not_the_apis_fields() {
+        let labels = [("brokerId", "One broker"), ("brokerIds", "Several brokers")];
+        assert_eq!(
+            with_labels(
+                "brokerId: must be 1 or more; brokerIds: not a list",
+                &labels
+            ),
+            "“One broker”: must be 1 or more; “Several brokers”: not a list"
+        );
+        // Whole names only: `brokerIdx` is not `brokerId`.
+        assert_eq!(with_labels("brokerIdx", &labels), "brokerIdx");
+    }
 
     #[test]
     fn a_flash_survives_its_cookie() {

@@ -124,8 +124,8 @@ pub fn line_chart(title: &str, series: &[Series], format: &dyn Fn(f64) -> String
     if vmax <= 0.0 {
         vmax = 1.0;
     }
-    // Four gridline steps of a round size.
-    let vmax = nice_ceiling(vmax / 4.0) * 4.0;
+    // Four gridline steps of a size that reads round in the chart's own unit.
+    let vmax = nice_step(vmax, format) * 4.0;
     let span = (t1 - t0).max(1) as f64;
     let x = |t: i64| LEFT + (t - t0) as f64 / span * plot_w;
     let y = |v: f64| TOP + plot_h - (v / vmax).clamp(0.0, 1.0) * plot_h;
@@ -191,6 +191,54 @@ pub fn line_chart(title: &str, series: &[Series], format: &dyn Fn(f64) -> String
 /// The CSS class of the `n`th series (colours repeat after ten).
 pub fn legend_class(n: usize) -> String {
     format!("s{}", n % 10)
+}
+
+/// The gridline step for values up to `vmax`: the smallest 1, 2, 2.5 or 5 times a power of ten
+/// (or of ten times a power of 1024, for binary units) at or above a quarter of `vmax` whose
+/// five labels, as `format` writes them, are all different and round (two significant digits at
+/// most): no `0, 0, 1, 1, 1` on a count axis, no `2.33 GiB` on a byte axis.
+fn nice_step(vmax: f64, format: &dyn Fn(f64) -> String) -> f64 {
+    let quarter = vmax / 4.0;
+    let mut candidates: Vec<f64> = Vec::new();
+    for k in 0..6 {
+        let base = 1024f64.powi(k);
+        for e in -3..16 {
+            for m in [1.0, 2.0, 2.5, 5.0] {
+                let c = m * 10f64.powi(e) * base;
+                if c >= quarter * 0.999_999 {
+                    candidates.push(c);
+                }
+            }
+        }
+    }
+    candidates.sort_by(f64::total_cmp);
+    for c in candidates.into_iter().take(80) {
+        let labels: Vec<String> = (0..=4).map(|i| format(c * f64::from(i))).collect();
+        let distinct = labels.windows(2).all(|w| w[0] != w[1]);
+        if distinct && labels.iter().all(|l| round_label(l)) {
+            return c;
+        }
+    }
+    nice_ceiling(quarter)
+}
+
+/// Whether a label's number has two significant digits at most (`2.50 GiB`, `40`, `12,000`).
+fn round_label(label: &str) -> bool {
+    let number: String = label
+        .trim_start_matches(['+', '-'])
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ',')
+        .filter(|c| *c != ',')
+        .collect();
+    let Ok(x) = number.parse::<f64>() else {
+        return true;
+    };
+    if x == 0.0 {
+        return true;
+    }
+    let scale = 10f64.powf(x.abs().log10().floor() - 1.0);
+    let digits = x.abs() / scale;
+    (digits - digits.round()).abs() < 1e-6
 }
 
 /// The smallest of 1, 2, 2.5 or 5 times a power of ten at or above `v`.
@@ -266,6 +314,47 @@ mod tests {
             &|v| format!("{v}"),
         );
         assert!(chart.contains(">40<") && chart.contains(">10<"), "{chart}");
+    }
+
+    /// The five gridline labels of a chart.
+    fn labels(chart: &str) -> Vec<String> {
+        chart
+            .split(r#"text-anchor="end">"#)
+            .skip(1)
+            .filter_map(|s| s.split('<').next())
+            .filter(|l| !l.ends_with("UTC"))
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn chart_of(max: f64, format: &dyn Fn(f64) -> String) -> String {
+        line_chart(
+            "t",
+            &[Series {
+                label: "a".into(),
+                points: vec![(0, Some(0.0)), (60_000, Some(max))],
+            }],
+            format,
+        )
+    }
+
+    #[test]
+    fn axis_labels_are_round_in_the_charts_unit_and_never_repeat() {
+        // Bytes: steps round in GiB, not 2.5 × 10^9 (2.33 GiB).
+        let bytes = labels(&chart_of(9.5e9, &crate::ui::fmt::bytes));
+        assert_eq!(
+            bytes,
+            ["0 B", "2.50 GiB", "5.00 GiB", "7.50 GiB", "10.0 GiB"]
+        );
+        // A count of one: whole steps, not 0, 0, 1, 1, 1.
+        let counts = labels(&chart_of(1.0, &crate::ui::fmt::count));
+        assert_eq!(counts, ["0", "1", "2", "3", "4"]);
+        // Rates in MiB/s.
+        let rates = labels(&chart_of(
+            30.0 * 1024.0 * 1024.0,
+            &crate::ui::fmt::byte_rate,
+        ));
+        assert_eq!(rates[4], "40.0 MiB/s");
     }
 
     #[test]

@@ -26,15 +26,11 @@ struct AgentsPage {
     commands: Table,
 }
 
+/// A Unix-ms time in the dashboard's one format (`2026-11-21 16:23:56 UTC`).
 fn when(v: &Value) -> String {
-    v.as_i64()
-        .and_then(|ms| u64::try_from(ms).ok())
-        .map_or_else(String::new, |ms| {
-            humantime::format_rfc3339_seconds(
-                std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms),
-            )
-            .to_string()
-        })
+    v.as_i64().map_or_else(String::new, |ms| {
+        fmt::time(&ballast_runtime::format_rfc3339_ms(ms))
+    })
 }
 
 fn error(message: String) -> Flash {

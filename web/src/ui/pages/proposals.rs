@@ -7,15 +7,18 @@ use std::collections::BTreeMap;
 
 use askama::Template;
 use axum::body::Bytes;
-use axum::extract::Path;
+use axum::extract::{Path, RawQuery};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::Value;
 
 use super::{fair_share_table, state_class, BalanceStatus};
-use crate::ui::api::enc;
+use crate::ui::api::{enc, query};
 use crate::ui::fmt::{self, LOADS};
-use crate::ui::{cross_site, fact, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Table};
+use crate::ui::{
+    cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
+    Table,
+};
 
 /// Moves listed on the page; the rest are counted (the API has them all).
 const MOVES_SHOWN: usize = 1000;
@@ -39,6 +42,11 @@ struct ProposalPage {
     limits: Table,
     cost: Table,
     moves: Table,
+    /// The moves' sort and filters as the reader chose them (`?sort=&topic=&brokerId=`).
+    sort: String,
+    topic: String,
+    broker: String,
+    moves_notice: Option<Notice>,
     tripped: Table,
 }
 
@@ -101,7 +109,13 @@ pub async fn list(ctx: Ctx) -> Response {
 }
 
 /// `GET /ui/proposals/{id}` (`current` for the current proposal).
-pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
+pub async fn page(ctx: Ctx, Path(id): Path<String>, RawQuery(raw): RawQuery) -> Response {
+    let q = query_form(raw.as_deref());
+    let (sort, topic, broker) = (
+        q.get("sort").to_string(),
+        q.get("topic").trim().to_string(),
+        q.get("brokerId").trim().to_string(),
+    );
     let uri = if id == "current" {
         "/api/v1/proposals/current".to_string()
     } else {
@@ -121,12 +135,40 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
     let threshold = ctx.threshold();
     let pid = fmt::s(&p, "id");
     // The answer embeds the first moves; the table shows up to MOVES_SHOWN of them.
-    let total = p["totalReassignments"].as_u64().unwrap_or(0) as usize;
-    let moves = if total > fmt::arr(&p, "reassignments").len() {
-        let page = format!("/api/v1/proposals/{}/moves?limit={MOVES_SHOWN}", enc(&pid));
+    let mut total = p["totalReassignments"].as_u64().unwrap_or(0) as usize;
+    let chosen = !sort.is_empty() || !topic.is_empty() || !broker.is_empty();
+    let mut moves_notice = None;
+    let moves = if !broker.is_empty() && broker.parse::<i32>().is_err() {
+        // Said in the form's words, before the API would name its field.
+        moves_notice = Some(Notice {
+            message: format!(
+                "Broker involved: {broker:?} is not a broker id (a whole number such as 3)"
+            ),
+            hint: String::new(),
+        });
+        Vec::new()
+    } else if chosen || total > fmt::arr(&p, "reassignments").len() {
+        let page = format!(
+            "/api/v1/proposals/{}/moves{}",
+            enc(&pid),
+            query(&[
+                ("limit", &MOVES_SHOWN.to_string()),
+                ("sort", &sort),
+                ("topic", &topic),
+                ("brokerId", &broker),
+            ])
+        );
         match ctx.api.get(&page).await {
-            Ok(page) => fmt::arr(&page, "moves").to_vec(),
-            Err(_) => fmt::arr(&p, "reassignments").to_vec(),
+            Ok(page) => {
+                if chosen {
+                    total = page["total"].as_u64().unwrap_or(0) as usize;
+                }
+                fmt::arr(&page, "moves").to_vec()
+            }
+            Err(problem) => {
+                moves_notice = Some(Notice::from(&problem));
+                Vec::new()
+            }
         }
     } else {
         fmt::arr(&p, "reassignments").to_vec()
@@ -160,7 +202,11 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
         after: fair_share_table(&p, threshold, true),
         limits: limits_table(fmt::arr(&p, "structuralLimits")),
         cost: cost_table(&p),
-        moves: moves_table(&moves, total),
+        moves: moves_table(&moves, total, chosen),
+        sort,
+        topic,
+        broker,
+        moves_notice,
         tripped: tripped_table(&p),
     };
     render(StatusCode::OK, &page)
@@ -503,7 +549,9 @@ fn cost_table(p: &Value) -> Table {
 
 /// A move list (proposal, what-if): partition, replicas and leader before and after, cost
 /// class, bytes.
-pub fn move_rows(t: &mut Table, moves: &[Value], with_cause: bool) {
+/// Rows of moves; `extra` names one more field shown last (`cause` of a what-if, `reason` of a
+/// proposal's move).
+pub fn move_rows(t: &mut Table, moves: &[Value], extra: Option<&str>) {
     for m in moves.iter().take(MOVES_SHOWN) {
         let topic = fmt::s(m, "topic");
         let mut row = vec![
@@ -522,28 +570,40 @@ pub fn move_rows(t: &mut Table, moves: &[Value], with_cause: bool) {
             Cell::t(fmt::s(m, "costClass")),
             Cell::n(fmt::opt(fmt::f(m, "bytes"), fmt::bytes)),
         ];
-        if with_cause {
-            row.push(Cell::t(fmt::s(m, "cause")));
+        if let Some(key) = extra {
+            row.push(Cell::t(fmt::s(m, key)).class("wrap"));
         }
         t.row(row);
     }
 }
 
-fn moves_table(moves: &[Value], total: usize) -> Table {
+fn moves_table(moves: &[Value], total: usize, filtered: bool) -> Table {
+    let which = if filtered { "matching moves" } else { "moves" };
     let caption = if total > moves.len() {
         format!(
-            "The first {} of {total} moves in the planner's order (the API pages every one: GET /api/v1/proposals/{{id}}/moves)",
+            "The first {} of {total} {which} (the API pages every one: GET /api/v1/proposals/{{id}}/moves)",
             moves.len()
         )
     } else {
-        format!("{total} moves")
+        format!("{total} {which}")
     };
     let mut t = Table::new(
         caption,
-        &["Partition", "Replicas", "Leader", "Cost class", "Bytes"],
+        &[
+            "Partition",
+            "Replicas",
+            "Leader",
+            "Cost class",
+            "Bytes",
+            "Why",
+        ],
     )
-    .empty("No moves: nothing to apply.");
-    move_rows(&mut t, moves, false);
+    .empty(if filtered {
+        "No move matches."
+    } else {
+        "No moves: nothing to apply."
+    });
+    move_rows(&mut t, moves, Some("reason"));
     t
 }
 

@@ -225,7 +225,7 @@ pub async fn what_if_run(ctx: Ctx, body: Bytes) -> Response {
                 &kind,
                 values,
                 advanced,
-                Some(Notice::from(&p)),
+                Some(Notice::in_form_words(&p, &WHAT_IF_LABELS)),
                 None,
                 status,
             )
@@ -233,6 +233,20 @@ pub async fn what_if_run(ctx: Ctx, body: Bytes) -> Response {
         }
     }
 }
+
+/// The what-if form's labels for the API's field names (what_if.html).
+/// Only names that are never ordinary words: "topic" or "rack" in a message are the things.
+const WHAT_IF_LABELS: [(&str, &str); 9] = [
+    ("brokerIds", "Broker ids"),
+    ("replicationFactor", "Replication factor"),
+    ("sizeFactor", "Size factor"),
+    ("minInsyncReplicas", "min.insync.replicas"),
+    ("sizeBytes", "Size in bytes"),
+    ("producerMsgRate", "Produce msg/s"),
+    ("producerByteRate", "Produce bytes/s"),
+    ("consumerMsgRate", "Consume msg/s"),
+    ("consumerByteRate", "Consume bytes/s"),
+];
 
 /// A form value as JSON: broker id lists and numbers as numbers where they parse, else the text
 /// as typed (the API then names the field and the problem).
@@ -435,7 +449,7 @@ fn what_if_result(d: &Value, threshold: f64) -> WhatIfResult {
         ],
     )
     .empty("No move is needed.");
-    move_rows(&mut moves, moves_list, true);
+    move_rows(&mut moves, moves_list, Some("cause"));
     let mut added = Table::new(
         "Added topics",
         &["Topic", "Partitions", "Replication factor", "Requested"],
@@ -484,6 +498,28 @@ pub async fn blast_radius_run(ctx: Ctx, body: Bytes) -> Response {
         form.get("brokerIds").to_string(),
         form.get("rack").to_string(),
     );
+    let given = [&broker_id, &broker_ids, &rack]
+        .iter()
+        .filter(|v| !v.trim().is_empty())
+        .count();
+    if given != 1 {
+        let notice = Notice {
+            message: format!(
+                "Choose exactly one of One broker, Several brokers or A rack ({given} chosen)"
+            ),
+            hint: String::new(),
+        };
+        return blast_page(
+            ctx,
+            broker_id,
+            broker_ids,
+            rack,
+            Some(notice),
+            None,
+            StatusCode::BAD_REQUEST,
+        )
+        .await;
+    }
     let mut request = json!({ "limit": 200 });
     if !broker_id.is_empty() {
         request["brokerId"] = field_value("brokerId", &broker_id, true);
@@ -519,7 +555,10 @@ pub async fn blast_radius_run(ctx: Ctx, body: Bytes) -> Response {
                 broker_id,
                 broker_ids,
                 rack,
-                Some(Notice::from(&p)),
+                Some(Notice::in_form_words(
+                    &p,
+                    &[("brokerId", "One broker"), ("brokerIds", "Several brokers")],
+                )),
                 None,
                 status,
             )

@@ -126,7 +126,7 @@ pub async fn create(ctx: Ctx, headers: HeaderMap, body: axum::body::Bytes) -> Re
                 name: fmt::s(&t, "name"),
                 value: fmt::s(&t, "token"),
                 scope: fmt::s(&t, "scope"),
-                expires: fmt::s(&t, "expiresAt"),
+                expires: fmt::time(&fmt::s(&t, "expiresAt")),
             };
             show(&ctx, StatusCode::OK, Some(created)).await
         }
