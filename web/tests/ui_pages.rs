@@ -270,7 +270,9 @@ async fn every_page_renders_the_observed_cluster() {
     // Moves go onto the empty broker 4.
     assert!(proposal.body.contains(", 4]") || proposal.body.contains("[4,"));
     // Each move says why; the list can be sorted and filtered (the API's moves page).
-    proposal.has("<th scope=\"col\">Why</th>").has("id=\"moves-sort\"");
+    proposal
+        .has("<th scope=\"col\">Why</th>")
+        .has("id=\"moves-sort\"");
     b.page("/ui/proposals/current?sort=bytes&brokerId=4")
         .await
         .has("matching moves")
@@ -526,7 +528,11 @@ async fn bad_input_gives_a_page_that_says_what_is_wrong() {
     assert_eq!(p.status, 400);
     p.has("Choose exactly one of One broker, Several brokers or A rack (0 chosen)");
     let p = b
-        .post("/ui/blast-radius", &[("brokerId", "1"), ("rack", "r1")], &[])
+        .post(
+            "/ui/blast-radius",
+            &[("brokerId", "1"), ("rack", "r1")],
+            &[],
+        )
         .await;
     assert_eq!(p.status, 400);
     p.has("(2 chosen)");

@@ -135,8 +135,7 @@ pub fn inline(key: &str, v: &Value) -> String {
             o.iter()
                 .map(|(k, v)| {
                     let inner = inline(k, v);
-                    if v.is_object() && !v.as_object().is_some_and(|m| topic_partition(m).is_some())
-                    {
+                    if v.as_object().is_some_and(|m| topic_partition(m).is_none()) {
                         format!("{} ({inner})", label(key, k))
                     } else {
                         format!("{}: {inner}", label(key, k))
