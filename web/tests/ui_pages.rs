@@ -813,6 +813,8 @@ async fn dashboard_forms_reach_the_api_actions_that_had_none_and_show_its_words(
     assert_eq!(to, topic_page);
     page.has(&format!("Configuration of {topic} changed: retention.ms:"))
         .has("→ 3600000");
+    // The header says the saved retention at once (an hour), not the last reading's.
+    page.has("<dt>Retention</dt><dd>1h 0m ·");
     let (_, page) = b
         .submit(
             &format!("{topic_page}/config"),

@@ -257,10 +257,33 @@ async fn topic_page(
         Ok(p) => p,
         Err(p) => return ctx.problem_page("Topic", "topics", &p).await,
     };
-    let t = summary
+    let mut t = summary
         .ok()
         .and_then(|s| fmt::arr(&s, "topics").first().cloned())
         .unwrap_or(Value::Null);
+    // The settings in the header as the cluster has them now (the configuration below is read
+    // live), not as the last observer reading had them: a value just saved shows at once.
+    if let (Ok(c), Some(obj)) = (&config, t.as_object_mut()) {
+        for e in fmt::arr(c, "entries") {
+            let value = fmt::s(e, "value");
+            let number = value.parse::<f64>().ok().map(Value::from);
+            match (fmt::s(e, "name").as_str(), number) {
+                ("retention.ms", Some(n)) => {
+                    obj.insert("retentionMs".into(), n);
+                }
+                ("retention.bytes", Some(n)) => {
+                    obj.insert("retentionBytes".into(), n);
+                }
+                ("min.insync.replicas", Some(n)) => {
+                    obj.insert("minInsyncReplicas".into(), n);
+                }
+                ("cleanup.policy", _) => {
+                    obj.insert("cleanupPolicy".into(), Value::from(value));
+                }
+                _ => {}
+            }
+        }
+    }
     let facts = vec![
         fact("Partitions", fmt::text(&t["partitionCount"])),
         fact("Replication factor", fmt::text(&t["replicationFactor"])),
