@@ -1,6 +1,8 @@
 //! Brokers: state, racks, log directories, maintenance enter and exit; one broker's load history
 //! as SVG charts; every broker's load history side by side.
 
+use std::collections::BTreeMap;
+
 use askama::Template;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery};
@@ -164,6 +166,9 @@ pub async fn list(ctx: Ctx) -> Response {
     )
     .empty("No broker observed yet.");
     let mut maint = Vec::new();
+    // The racks table sums exactly the numbers the brokers table shows (one reading, one source),
+    // so the two never disagree (a drain moves replicas between readings of different answers).
+    let mut by_rack: BTreeMap<String, RackSum> = BTreeMap::new();
     for b in fmt::arr(&health["brokers"], "list") {
         let id = fmt::text(&b["id"]);
         let alive = fmt::b(b, "alive");
@@ -191,6 +196,16 @@ pub async fn list(ctx: Ctx) -> Response {
             (Some(u), _) => fmt::bytes(u),
             _ => fmt::UNKNOWN.to_string(),
         };
+        let sum = by_rack.entry(fmt::s(b, "rack")).or_default();
+        sum.brokers.push(id.clone());
+        sum.alive += usize::from(alive);
+        sum.leaders += fmt::i(&act, "leaders").unwrap_or(0);
+        sum.replicas += fmt::i(&act, "replicas").unwrap_or(0);
+        sum.disk = match (sum.disk, used) {
+            (Some(a), Some(u)) => Some(a + u),
+            (None, Some(u)) if sum.brokers.len() == 1 => Some(u),
+            _ => None,
+        };
         brokers.row(vec![
             Cell::t(format!("broker {id}")).link(format!("/ui/brokers/{}", enc(&id))),
             Cell::t(fmt::s(b, "rack")),
@@ -215,8 +230,9 @@ pub async fn list(ctx: Ctx) -> Response {
     }
     let (racks_table, assessment, not_rack_aware, notice) = match &racks {
         Ok(r) => {
+            // The API's racks answer gives the assessment; the sums are the table's own.
             let (a, n) = rack_assessment(&r["assessment"]);
-            (racks_table(r), a, n, None)
+            (racks_table(&by_rack), a, n, None)
         }
         Err(p) => (
             Table::new("Racks", &[]),
@@ -513,31 +529,42 @@ fn broker_charts(h: &Value) -> Vec<Chart> {
         .collect()
 }
 
-fn racks_table(r: &Value) -> Table {
+/// One rack's sums of the brokers table's numbers.
+#[derive(Default)]
+struct RackSum {
+    brokers: Vec<String>,
+    alive: usize,
+    leaders: i64,
+    replicas: i64,
+    /// Disk used; None when any of its brokers' is unknown.
+    disk: Option<f64>,
+}
+
+fn racks_table(by_rack: &BTreeMap<String, RackSum>) -> Table {
     let mut t = Table::new(
-        "Racks",
-        &["Rack", "Brokers", "Alive", "Leaders", "Replicas", "Disk"],
+        "Racks: the brokers table summed by rack",
+        &[
+            "Rack",
+            "Brokers",
+            "Alive",
+            "Leaders",
+            "Replicas",
+            "Disk used",
+        ],
     )
     .empty("No rack is configured on any broker.");
-    for rack in fmt::arr(r, "racks") {
-        t.row(vec![
-            Cell::t(fmt::s(rack, "rack")),
-            Cell::t(fmt::ids(&rack["brokers"])),
-            Cell::n(fmt::text(&rack["brokersAlive"])),
-            Cell::n(fmt::text(&rack["leaders"])),
-            Cell::n(fmt::text(&rack["replicas"])),
-            Cell::n(fmt::opt(fmt::f(rack, "diskBytes"), fmt::bytes)),
-        ]);
+    if by_rack.keys().all(String::is_empty) {
+        return t;
     }
-    let without = fmt::arr(r, "brokersWithoutRack");
-    if !without.is_empty() {
+    for (rack, sum) in by_rack {
+        let name = if rack.is_empty() { "(no rack)" } else { rack };
         t.row(vec![
-            Cell::t("(no rack)").class("warn"),
-            Cell::t(fmt::ids(&r["brokersWithoutRack"])),
-            Cell::n(""),
-            Cell::n(""),
-            Cell::n(""),
-            Cell::n(""),
+            Cell::t(name).class(if rack.is_empty() { "warn" } else { "" }),
+            Cell::t(sum.brokers.join(", ")),
+            Cell::n(sum.alive.to_string()),
+            Cell::n(fmt::count(sum.leaders as f64)),
+            Cell::n(fmt::count(sum.replicas as f64)),
+            Cell::n(fmt::opt(sum.disk, fmt::bytes)),
         ]);
     }
     t
