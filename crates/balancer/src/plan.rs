@@ -867,23 +867,41 @@ fn repair_copy(model: &Model, t: &Targets, pi: u32, eligible: &[bool]) -> Option
                 p.replicas.first().copied()
             };
             let Some(natural) = natural else { continue };
-            let mut leads = vec![natural];
+            let mut natural_clean = false;
+            // On the stack: this runs for every pair of every partition repaired.
+            let mut leads = [natural; MAX_RF + 1];
+            let mut n = 1;
             if p.leader == Some(from) {
-                leads.extend(p.replicas.iter().copied().filter(|&r| {
-                    r != from && r != natural && p.isr.contains(&r) && eligible[r as usize]
-                }));
+                for &r in p.replicas.iter() {
+                    if r != from && r != natural && p.isr.contains(&r) && eligible[r as usize] {
+                        leads[n] = r;
+                        n += 1;
+                    }
+                }
                 if natural != to {
-                    leads.push(to);
+                    leads[n] = to;
+                    n += 1;
                 }
             }
-            for lead in leads {
-                let mut e = base;
-                if lead != natural {
-                    e.add(natural, lv, -1.0);
-                    e.add(natural, fv, 1.0);
-                    e.add(lead, fv, -1.0);
-                    e.add(lead, lv, 1.0);
+            for &lead in &leads[..n] {
+                // Another leader can only win on the caps or on harm (the same disk, a later
+                // tie-break): once Kafka's own choice is within the caps and harms nothing, the
+                // others are not looked at.
+                if natural_clean {
+                    break;
                 }
+                let moved;
+                let e = if lead == natural {
+                    &base
+                } else {
+                    let mut x = base;
+                    x.add(natural, lv, -1.0);
+                    x.add(natural, fv, 1.0);
+                    x.add(lead, fv, -1.0);
+                    x.add(lead, lv, 1.0);
+                    moved = x;
+                    &moved
+                };
                 let (mut harm, mut disk) = (0u32, 0.0);
                 for &(x, ref dv) in &e.items[..e.len] {
                     if !t.eligible[x as usize] {
@@ -917,6 +935,7 @@ fn repair_copy(model: &Model, t: &Targets, pi: u32, eligible: &[bool]) -> Option
                     moved_lead: lead != natural,
                     pair: (from, to, lead),
                 };
+                natural_clean = lead == natural && !key.over && key.harm == 0;
                 if best.as_ref().is_none_or(|b| key.before(b)) {
                     best = Some(key);
                 }

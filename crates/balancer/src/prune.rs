@@ -169,13 +169,18 @@ fn unswap(model: &mut Model, t: &Targets) -> u64 {
         });
         dests.truncate(UNSWAP_DESTS - 1);
         dests.insert(0, taker);
-        // Each half comes back led by the snapshot's leader or, when the plan moved leadership
-        // off a broker leading too much, by another of its in-sync replicas (as the take-back).
+        // Each half comes back led by the snapshot's leader or, when it carried leadership
+        // away from a broker of its snapshot's replicas (a leadership change made before the
+        // exchange), by that broker again.
         let leaders = |x: &crate::model::Part| {
             let mut v: Vec<Option<Bx>> = vec![x.original_leader];
-            for &r in &x.original_replicas {
-                if x.original_isr.contains(&r) && !v.contains(&Some(r)) {
-                    v.push(Some(r));
+            let (added, removed) = (x.added(), x.removed());
+            if let (&[to], &[from]) = (added.as_slice(), removed.as_slice()) {
+                if x.leader == Some(to)
+                    && Some(from) != x.original_leader
+                    && x.original_isr.contains(&from)
+                {
+                    v.push(Some(from));
                 }
             }
             v
@@ -185,13 +190,33 @@ fn unswap(model: &mut Model, t: &Targets) -> u64 {
             .iter()
             .flat_map(|&lp| lqs.iter().map(move |&lq| (lp, lq)))
             .collect();
+        // What each destination can take on disk: a copy that leaves it beyond the threshold
+        // (or farther beyond it than it is) breaks the targets, so it is not tried.
+        let room = |d: Bx| {
+            if !t.counted[DISK] {
+                return f64::INFINITY;
+            }
+            let high = t.fair[DISK] * (1.0 + t.threshold / 100.0);
+            let now = model.loads[d as usize][DISK];
+            let base = if d == taker { now - net } else { now };
+            high.max(now) - base
+        };
+        let rooms: Vec<(Bx, f64)> = dests.iter().map(|&d| (d, room(d))).collect();
         let found = combos.iter().find_map(|&(lp, lq)| {
             let back = [(pi, p.original_replicas, lp), (qi, q.original_replicas, lq)];
             sorted.iter().find_map(|&(_, ri)| {
                 let r = &model.parts[ri as usize];
                 let at = r.replicas.position(giver)?;
-                dests.iter().find_map(|&d| {
-                    if r.holds(d) {
+                let topic = r.topic as usize;
+                let cap = model.replica_cap(topic, t.eligible_count);
+                let nb = model.nb();
+                let same_topic = r.topic == p.topic || r.topic == q.topic;
+                rooms.iter().find_map(|&(d, room)| {
+                    // A copy onto a broker at its topic's cap from one within it adds to the
+                    // topic's excess (unless the exchange's halves are of the same topic).
+                    let over = model.topic_replicas[topic * nb + d as usize] + 1 > cap
+                        && model.topic_replicas[topic * nb + giver as usize] <= cap;
+                    if r.holds(d) || r.size > room || (over && !same_topic) {
                         return None;
                     }
                     let mut moved = r.replicas;
