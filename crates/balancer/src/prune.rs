@@ -6,7 +6,9 @@
 //!   placement keeps every broker where the targets want it is restored, the largest copies
 //!   first;
 //! - a copy from broker `a` to broker `c` that a smaller partition of `a` can make instead, with
-//!   every rule still kept, is replaced by the smallest such partition (same trip, same goal).
+//!   every rule still kept, is replaced by the smallest such partition (same trip, same goal);
+//! - an exchange that one copy of a partition smaller than both halves together can replace,
+//!   with every rule still kept, is replaced by it (both halves go back).
 //!
 //! Deterministic: units are tried in a total order (bytes saved, then partition index), and
 //! replacements in order of size, then partition index.
