@@ -758,11 +758,14 @@ fn repair_racks(
         }
         let mut moved = false;
         while model.too_few_racks(model.parts[pi as usize].replicas.as_slice()) {
-            let Some((from, to)) = repair_copy(model, t, pi, eligible) else {
+            let Some((from, to, lead)) = repair_copy(model, t, pi, eligible) else {
                 break;
             };
             model.parts[pi as usize].why.get_or_insert(Why::RackRepair);
             model.apply_replica_move(pi, from, to);
+            if model.parts[pi as usize].leader != Some(lead) {
+                model.apply_leader_swap(pi, lead);
+            }
             moved = true;
         }
         if moved {
@@ -814,17 +817,27 @@ fn repair_racks(
 /// The copy that repairs (or brings closer to repair) partition `pi`: one of the copies in a
 /// doubled rack leaves for an eligible broker of a rack the partition lacks. Among those pairs,
 /// in order: one that adds nothing to its topic's replicas and leaders beyond their caps; one
-/// that pushes the fewest loads beyond the trigger (or farther beyond it); the one that lowers
-/// the search's objective on disk the most, so the repair takes bytes off a broker that must
-/// give and onto one that must receive (disk is what copies pay for: counts are evened
-/// afterwards by leadership changes and small partitions, and weighing them here sent repairs
-/// to brokers that needed no bytes: 8-broker `random` seed 1 copied 4.02 GB instead of 3.46);
-/// a follower rather than the leader; the lowest broker indexes.
-fn repair_copy(model: &Model, t: &Targets, pi: u32, eligible: &[bool]) -> Option<(Bx, Bx)> {
+/// that pushes the fewest loads beyond the trigger (or farther beyond it, except a load only
+/// leaders carry that is beyond it already: leadership changes even those at no copy); the one
+/// that lowers the search's objective on disk the most, so the repair takes bytes off a broker
+/// that must give and onto one that must receive (disk is what copies pay for: counts are
+/// evened afterwards by leadership changes and small partitions, and weighing them here sent
+/// repairs to brokers that needed no bytes: 8-broker `random` seed 1 copied 4.02 GB instead of
+/// 3.46); a follower rather than the leader; leadership where Kafka puts it (the first replica
+/// of the new list) rather than elsewhere; the lowest broker indexes.
+///
+/// When the copy is the leader's, leadership may go to the first replica of the new list or to
+/// another in-sync replica (made the preferred one), whichever pushes fewer loads beyond the
+/// trigger: otherwise a leader's copy that takes bytes off a broker that must give was passed
+/// over whenever the broker it lands on could not also take the partition's traffic (8-broker
+/// `random` seeds 5 and 6 copied 3.89 and 3.18 GB for bounds of 3.15 and 2.75). Returns the
+/// copy's source, destination and the partition's leader after it.
+fn repair_copy(model: &Model, t: &Targets, pi: u32, eligible: &[bool]) -> Option<(Bx, Bx, Bx)> {
     let p = &model.parts[pi as usize];
     let rack = |b: Bx| model.brokers[b as usize].rack;
     let nb = model.nb();
     let band = AIM * t.threshold / 100.0;
+    let (lv, fv) = (p.leader_vec(), p.follower_vec());
     let mut best: Option<RepairKey> = None;
     for &from in p.replicas.iter() {
         if p.replicas
@@ -842,45 +855,104 @@ fn repair_copy(model: &Model, t: &Targets, pi: u32, eligible: &[bool]) -> Option
             {
                 continue;
             }
-            let e = effect(model, Action::Replica { pi, from, to });
-            let (mut harm, mut disk) = (0u32, 0.0);
-            for &(x, ref dv) in &e.items[..e.len] {
-                if !t.eligible[x as usize] {
-                    continue;
+            let base = effect(model, Action::Replica { pi, from, to });
+            // Where leadership goes when the copy is the leader's: the first replica of the new
+            // list (Kafka's preferred leader), or another in-sync replica the plan makes
+            // preferred, whichever pushes fewer loads beyond the trigger.
+            let natural = if p.leader != Some(from) {
+                p.leader
+            } else if p.replicas.first() == Some(&from) {
+                Some(to)
+            } else {
+                p.replicas.first().copied()
+            };
+            let Some(natural) = natural else { continue };
+            let mut natural_clean = false;
+            // On the stack: this runs for every pair of every partition repaired.
+            let mut leads = [natural; MAX_RF + 1];
+            let mut n = 1;
+            if p.leader == Some(from) {
+                for &r in p.replicas.iter() {
+                    if r != from && r != natural && p.isr.contains(&r) && eligible[r as usize] {
+                        leads[n] = r;
+                        n += 1;
+                    }
                 }
-                for (l, &dl) in dv.iter().enumerate() {
-                    if dl == 0.0 || !(t.counted[l] || t.floor[l].is_some()) {
-                        continue;
-                    }
-                    let v = model.loads[x as usize][l];
-                    let (d0, d1) = (t.dev(l, v), t.dev(l, v + dl));
-                    if d1.abs() > t.trigger && d1.abs() > d0.abs() {
-                        harm += 1;
-                    }
-                    if l == DISK && t.counted[l] {
-                        disk += objective(d1 / 100.0, band) - objective(d0 / 100.0, band);
-                    }
+                if natural != to {
+                    leads[n] = to;
+                    n += 1;
                 }
             }
-            let key = RepairKey {
-                over: spread_growth(model, t, pi, from, to) > 0,
-                harm,
-                disk,
-                leader: p.leader == Some(from),
-                pair: (from, to),
-            };
-            if best.as_ref().is_none_or(|b| key.before(b)) {
-                best = Some(key);
+            for &lead in &leads[..n] {
+                // Another leader can only win on the caps or on harm (the same disk, a later
+                // tie-break): once Kafka's own choice is within the caps and harms nothing, the
+                // others are not looked at.
+                if natural_clean {
+                    break;
+                }
+                let moved;
+                let e = if lead == natural {
+                    &base
+                } else {
+                    let mut x = base;
+                    x.add(natural, lv, -1.0);
+                    x.add(natural, fv, 1.0);
+                    x.add(lead, fv, -1.0);
+                    x.add(lead, lv, 1.0);
+                    moved = x;
+                    &moved
+                };
+                let (mut harm, mut disk) = (0u32, 0.0);
+                for &(x, ref dv) in &e.items[..e.len] {
+                    if !t.eligible[x as usize] {
+                        continue;
+                    }
+                    for (l, &dl) in dv.iter().enumerate() {
+                        if dl == 0.0 || !(t.counted[l] || t.floor[l].is_some()) {
+                            continue;
+                        }
+                        let v = model.loads[x as usize][l];
+                        let (d0, d1) = (t.dev(l, v), t.dev(l, v + dl));
+                        // A load only leaders carry (leader count, the rates) that is beyond
+                        // the trigger already is evened by leadership changes afterwards, which
+                        // copy nothing: pushing it farther is no harm. (Counting it sent
+                        // repairs away from the leader's copy, and so away from the broker
+                        // that must give.)
+                        let evened_anyway = LEADERSHIP_ONLY[l] && d0.abs() > t.trigger;
+                        if d1.abs() > t.trigger && d1.abs() > d0.abs() && !evened_anyway {
+                            harm += 1;
+                        }
+                        if l == DISK && t.counted[l] {
+                            disk += objective(d1 / 100.0, band) - objective(d0 / 100.0, band);
+                        }
+                    }
+                }
+                let key = RepairKey {
+                    over: spread_growth(model, t, pi, from, to, lead) > 0,
+                    harm,
+                    disk,
+                    leader: p.leader == Some(from),
+                    moved_lead: lead != natural,
+                    pair: (from, to, lead),
+                };
+                natural_clean = lead == natural && !key.over && key.harm == 0;
+                if best.as_ref().is_none_or(|b| key.before(b)) {
+                    best = Some(key);
+                }
             }
         }
     }
     best.map(|k| k.pair)
 }
 
+/// The loads only a partition's leader carries (leader count and the four rates): a leadership
+/// change moves all of them, and no copy needs to.
+const LEADERSHIP_ONLY: [bool; 7] = [true, false, false, true, true, true, true];
+
 /// How much copying `pi`'s replica from `from` to `to` adds to its topic's replicas and leaders
 /// beyond their caps, summed over eligible brokers (the search's topic spread check): negative
 /// when it lowers them. A copy leaving a broker over the cap for one at the cap adds nothing.
-fn spread_growth(model: &Model, t: &Targets, pi: u32, from: Bx, to: Bx) -> i64 {
+fn spread_growth(model: &Model, t: &Targets, pi: u32, from: Bx, to: Bx, lead: Bx) -> i64 {
     let p = &model.parts[pi as usize];
     let topic = p.topic as usize;
     let nb = model.nb();
@@ -898,14 +970,9 @@ fn spread_growth(model: &Model, t: &Targets, pi: u32, from: Bx, to: Bx) -> i64 {
     };
     let mut growth =
         over(&model.topic_replicas, from, -1, rcap) + over(&model.topic_replicas, to, 1, rcap);
-    if p.leader == Some(from) {
-        let next = if p.replicas.first() == Some(&from) {
-            to
-        } else {
-            p.replicas[0]
-        };
+    if let Some(old) = p.leader.filter(|&l| l != lead) {
         growth +=
-            over(&model.topic_leaders, from, -1, lcap) + over(&model.topic_leaders, next, 1, lcap);
+            over(&model.topic_leaders, old, -1, lcap) + over(&model.topic_leaders, lead, 1, lcap);
     }
     growth
 }
@@ -917,7 +984,10 @@ struct RepairKey {
     harm: u32,
     disk: f64,
     leader: bool,
-    pair: (Bx, Bx),
+    /// Leadership goes elsewhere than the first replica of the new list.
+    moved_lead: bool,
+    /// From, to, and the new leader.
+    pair: (Bx, Bx, Bx),
 }
 
 impl RepairKey {
@@ -925,7 +995,7 @@ impl RepairKey {
         (self.over, self.harm)
             .cmp(&(o.over, o.harm))
             .then(self.disk.total_cmp(&o.disk))
-            .then((self.leader, self.pair).cmp(&(o.leader, o.pair)))
+            .then((self.leader, self.moved_lead, self.pair).cmp(&(o.leader, o.moved_lead, o.pair)))
             == std::cmp::Ordering::Less
     }
 }
@@ -1488,5 +1558,122 @@ mod tests {
         let why = not_beneficial(&[tripped(true)], 30.0, 28.5);
         assert_eq!(why.map(|w| w.0), Some("likely_not_beneficial"));
         assert_eq!(not_beneficial(&[tripped(true)], 30.0, 27.0), None);
+    }
+
+    /// Brokers 1, 2 on rack r1 and 3, 4 on r2. 240 partitions of 1 MB with one replica per
+    /// rack, placed by `fillers` in turn (the first replica leads), each with 10 msg/s and 10 kB/s
+    /// in and out; then `parts` as (replicas, GB, msg/s). Returns the model and the targets
+    /// `plan` would read from it.
+    fn two_racks(fillers: &[&[i32]], parts: &[(&[i32], u64, f64)]) -> (Model, Targets) {
+        use ballast_model::snapshot::SnapshotBroker;
+        let with_rates = |mut p: ballast_model::snapshot::SnapshotPartition, msg: f64| {
+            p.producer_msg_rate = msg;
+            p.producer_byte_rate = msg * 1000.0;
+            p.consumer_msg_rate = msg;
+            p.consumer_byte_rate = msg * 1000.0;
+            p
+        };
+        let mut partitions = Vec::new();
+        for i in 0..240 {
+            let replicas = fillers[i as usize % fillers.len()];
+            let p = crate::fixtures::partition("filler", i, replicas, 1_000_000);
+            partitions.push(with_rates(p, 10.0));
+        }
+        for (i, (replicas, gb, msg)) in parts.iter().enumerate() {
+            let p = crate::fixtures::partition(&format!("big{i}"), 0, replicas, gb * 1_000_000_000);
+            partitions.push(with_rates(p, *msg));
+        }
+        let snapshot = Snapshot {
+            format: ballast_model::snapshot::SNAPSHOT_FORMAT.to_string(),
+            taken_at: "2026-11-21T10:00:00Z".into(),
+            cluster_id: None,
+            brokers: (1..=4)
+                .map(|id| SnapshotBroker {
+                    id,
+                    rack: Some(if id <= 2 { "r1" } else { "r2" }.to_string()),
+                    state: BrokerState::Alive,
+                })
+                .collect(),
+            partitions,
+        };
+        let model = Model::build(&snapshot, 0, 0);
+        let eligible = vec![true; 4];
+        let mut fair = [0.0; 7];
+        for (l, f) in fair.iter_mut().enumerate() {
+            *f = model.loads.iter().map(|v| v[l]).sum::<f64>() / 4.0;
+        }
+        let (t, _) = classify(&model, fair, &eligible, 4, &Policy::default());
+        (model, t)
+    }
+
+    /// The partition of topic `name` (each `big` topic has one).
+    fn part_of(model: &Model, name: &str) -> u32 {
+        (0..model.parts.len() as u32)
+            .find(|&pi| model.topics[model.parts[pi as usize].topic as usize] == name)
+            .expect("the partition")
+    }
+
+    /// Disk: broker 1 holds 216 GB, 2 and 4 200, 3 184 (fair 200). `x` (10 GB, `big0`) sits on
+    /// brokers 1 and 2, both in r1, led by 1: one copy goes to r2. From broker 1 to broker 3 it
+    /// evens disk on both (206 and 194); from broker 2 it leaves broker 1 at +8%, for the search
+    /// to copy more off it.
+    const DISK_PARTS: [(&[i32], u64); 6] = [
+        (&[1, 2], 10),
+        (&[3, 1], 100),
+        (&[4, 1], 106),
+        (&[2, 3], 84),
+        (&[2, 4], 94),
+        (&[2], 12),
+    ];
+
+    #[test]
+    fn a_rack_repair_moves_the_leaders_copy_off_the_broker_that_must_give_when_only_leadership_loads_already_beyond_the_trigger_get_farther(
+    ) {
+        // Broker 1 leads none of the fillers (1 leader of a fair 61.5 and the least traffic)
+        // and broker 3 leads 80: the leader's copy from 1 to 3 takes a leader off 1 and gives
+        // one to 3, both beyond the trigger already on leader count and the rates, which
+        // leadership changes even at no copy. That is no reason to copy from broker 2 instead.
+        let fillers: [&[i32]; 6] = [&[3, 1], &[4, 1], &[2, 3], &[3, 2], &[2, 4], &[4, 2]];
+        let parts: Vec<(&[i32], u64, f64)> =
+            DISK_PARTS.iter().map(|&(r, gb)| (r, gb, 0.0)).collect();
+        let (model, t) = two_racks(&fillers, &parts);
+        assert!(t.counted[0] && t.counted[DISK]);
+        let x = part_of(&model, "big0");
+        assert_eq!(model.parts[x as usize].leader, Some(0));
+        let (from, to, _) = repair_copy(&model, &t, x, &t.eligible).expect("a repair");
+        assert_eq!((from, to), (0, 2), "broker 1's copy goes to broker 3");
+    }
+
+    #[test]
+    fn a_repaired_leaders_copy_hands_leadership_to_the_replica_it_pushes_no_load_beyond_the_trigger(
+    ) {
+        // Fillers led by broker 1 four times in twelve, 3 and 4 three times, 2 twice: 3 and 4
+        // at fair share of the rates, 2 a third below. `x` carries 150 msg/s, as much as 15
+        // fillers: where the copy from broker 1 to 3 makes 3 the leader (the first replica of
+        // the new list), 3 goes from -6% to +18% on the message rates, beyond the trigger, and
+        // the copy from broker 2 (which copies off a broker that need not give) would be chosen
+        // instead. Handing leadership to broker 2 (-37% to -14%) pushes nothing beyond it.
+        let fillers: [&[i32]; 12] = [
+            &[1, 3],
+            &[1, 4],
+            &[1, 3],
+            &[1, 4],
+            &[3, 1],
+            &[3, 2],
+            &[3, 2],
+            &[4, 1],
+            &[4, 2],
+            &[4, 2],
+            &[2, 3],
+            &[2, 4],
+        ];
+        let mut parts: Vec<(&[i32], u64, f64)> =
+            DISK_PARTS.iter().map(|&(r, gb)| (r, gb, 0.0)).collect();
+        parts[0].2 = 150.0;
+        let (model, t) = two_racks(&fillers, &parts);
+        assert!(t.counted[3] && t.counted[DISK]);
+        let x = part_of(&model, "big0");
+        let (from, to, lead) = repair_copy(&model, &t, x, &t.eligible).expect("a repair");
+        assert_eq!((from, to, lead), (0, 2, 1), "1 -> 3, broker 2 leads");
     }
 }

@@ -67,7 +67,7 @@ impl Effect {
         }
     }
 
-    fn add(&mut self, b: Bx, v: [f64; 7], sign: f64) {
+    pub(crate) fn add(&mut self, b: Bx, v: [f64; 7], sign: f64) {
         let slot = match self.items[..self.len].iter().position(|(x, _)| *x == b) {
             Some(i) => i,
             None => {
