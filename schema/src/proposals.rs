@@ -217,16 +217,40 @@ impl Store {
         let bytes = to_i64("estimated_bytes", p.estimated_bytes)?;
         let keep = i64::try_from(keep.max(1)).unwrap_or(i64::MAX);
         self.write(|tx| {
-            let current: Option<(String, String, String, i64)> = tx
+            let current: Option<(String, String, String, i64, i64, i64)> = tx
                 .prepare_cached(
-                    "SELECT id, fingerprint, moves_digest, created_at_ms FROM proposals
-                     WHERE current = 1",
+                    "SELECT id, fingerprint, moves_digest, created_at_ms, moves, estimated_bytes
+                     FROM proposals WHERE current = 1",
                 )?
-                .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                .query_row([], |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ))
+                })
                 .optional()?;
-            if let Some((id, fingerprint, digest, created)) = current {
+            if let Some((id, fingerprint, digest, created, held_moves, held_bytes)) = current {
                 let held = now_ms.saturating_sub(created) < hold_ms;
                 if fingerprint == p.fingerprint && (digest == p.moves_digest || held) {
+                    // The decision is the new check's; its next action names the moves this
+                    // proposal keeps, not the ones the new plan would have made.
+                    let mut decision = p.decision.clone();
+                    if digest != p.moves_digest {
+                        if let Some(next) = decision.get_mut("nextAction") {
+                            if next.as_str().is_some_and(|n| n.starts_with("apply: ")) {
+                                *next = serde_json::Value::from(
+                                    ballast_model::units::apply_action(
+                                        usize::try_from(held_moves).unwrap_or(0),
+                                        u64::try_from(held_bytes).unwrap_or(0),
+                                    ),
+                                );
+                            }
+                        }
+                    }
                     tx.prepare_cached(
                         "UPDATE proposals SET checked_at_ms = ?2, decision = ?3,
                             application_allowed = ?4 WHERE id = ?1",
@@ -234,7 +258,7 @@ impl Store {
                     .execute(params![
                         id,
                         now_ms.max(created),
-                        json_text(&p.decision),
+                        json_text(&decision),
                         p.application_allowed
                     ])?;
                     return Ok(SavedProposal::Rechecked { id });

@@ -71,3 +71,23 @@ fn a_changed_placement_or_the_hold_passing_makes_a_new_proposal() {
         .unwrap();
     assert_eq!(same, SavedProposal::Rechecked { id: "p-3".into() });
 }
+
+#[test]
+fn a_held_proposals_next_action_names_the_moves_it_keeps_not_the_new_plans() {
+    let (_dir, store) = fresh_store();
+    let mut first = proposal("p-1", "f", "d88", 88);
+    first.estimated_bytes = 2_370_000_000;
+    store.save_proposal_held(&first, 1_000, 200, HOLD).unwrap();
+    let mut again = proposal("p-2", "f", "d101", 101);
+    again.estimated_bytes = 2_460_000_000;
+    again.decision = json!({"applicationAllowed": true,
+        "nextAction": ballast_model::units::apply_action(101, 2_460_000_000)});
+    store.save_proposal_held(&again, 6_000, 200, HOLD).unwrap();
+    let current = store.current_proposal().unwrap().expect("current");
+    assert_eq!(current.id, "p-1");
+    assert_eq!(
+        current.decision["nextAction"],
+        "apply: 88 partition moves, 2.21 GiB to copy"
+    );
+    assert_eq!(current.decision["applicationAllowed"], true);
+}

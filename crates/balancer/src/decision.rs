@@ -212,11 +212,7 @@ pub fn decide(plan: &Plan, ctx: &Context<'_>) -> Decision {
         );
         return decision(true, Some(BALANCE_HELD), next);
     }
-    let next = format!(
-        "apply: {} partition moves, {} to copy",
-        plan.moves.len(),
-        ballast_model::units::bytes(plan.estimated_bytes as f64)
-    );
+    let next = ballast_model::units::apply_action(plan.moves.len(), plan.estimated_bytes);
     decision(true, None, next)
 }
 
