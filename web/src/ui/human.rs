@@ -28,6 +28,12 @@ pub fn words(key: &str) -> String {
         prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
         out.push(c.to_ascii_lowercase());
     }
+    // A time or duration in milliseconds is shown with its own unit: the name drops "ms"
+    // (`lastPassAtMs` → "Last pass at", `sampleMs` → "Sample").
+    let out = match out.strip_suffix(" ms") {
+        Some(stem) if !stem.is_empty() => stem.to_string(),
+        _ => out,
+    };
     // Common abbreviations read as people write them.
     let out = out
         .split(' ')
@@ -77,8 +83,14 @@ fn number(key: &str, n: f64) -> String {
         fmt::msg_rate(n)
     } else if (k.ends_with("atms") || k == "atms") && n > 1e11 {
         fmt::time(&ballast_runtime::format_rfc3339_ms(n as i64))
+    } else if (k.ends_with("untilms") || k.ends_with("sincems")) && n > 1e11 {
+        fmt::time(&ballast_runtime::format_rfc3339_ms(n as i64))
     } else if k.ends_with("ms") && !k.contains('.') {
-        fmt::duration_s(n / 1000.0)
+        if n.abs() < 1000.0 {
+            format!("{n:.0} ms")
+        } else {
+            fmt::duration_s(n / 1000.0)
+        }
     } else if k.ends_with("seconds") || k.ends_with("secs") {
         fmt::duration_s(n)
     } else if k.ends_with("percent") || k.ends_with("pct") {
@@ -262,6 +274,8 @@ mod tests {
         assert_eq!(words("retention.ms"), "retention.ms");
         assert_eq!(words("moves"), "Moves");
         assert_eq!(words("brokerIds"), "Broker ids");
+        assert_eq!(words("lastPassAtMs"), "Last pass at");
+        assert_eq!(words("sampleMs"), "Sample");
     }
 
     #[test]
@@ -274,6 +288,11 @@ mod tests {
         assert_eq!(inline("moves", &json!(6)), "6");
         assert_eq!(inline("partitions", &json!(60000)), "60,000");
         assert_eq!(inline("elapsedMs", &json!(125000)), "2m 5s");
+        assert_eq!(inline("sampleMs", &json!(120)), "120 ms");
+        assert_eq!(
+            inline("cooldownUntilMs", &json!(1795768747828i64)),
+            "2026-11-27 08:39:07 UTC"
+        );
         assert_eq!(
             inline("createdAt", &json!("2026-11-27T07:40:41.551Z")),
             "2026-11-27 07:40:41 UTC"
