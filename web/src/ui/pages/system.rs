@@ -253,7 +253,7 @@ fn loops_table(status: Option<&Value>) -> Table {
         let then = fmt::s(l, "then");
         let cell = match decision.as_str() {
             "applied" => Cell::t(format!("applied {} move(s)", fmt::text(&l["moveCount"]))),
-            "skipped" => Cell::t(format!("skipped: {reason}"))
+            "skipped" => Cell::t(format!("skipped ({})", reason.replace('_', " ")))
                 .class("warn")
                 .sub(fmt::s(l, "why")),
             "" => Cell::t("not reported"),
@@ -268,25 +268,26 @@ fn loops_table(status: Option<&Value>) -> Table {
                 .take(10)
                 .map(|m| {
                     format!(
-                        "{}-{} {} → {}",
+                        "{}-{} [{}] → [{}]",
                         fmt::s(m, "topic"),
                         fmt::text(&m["partition"]),
-                        m["replicasBefore"],
-                        m["replicasAfter"]
+                        fmt::ids(&m["replicasBefore"]),
+                        fmt::ids(&m["replicasAfter"])
                     )
                 })
                 .collect();
+            let count = fmt::i(dry, "wouldMoveCount").unwrap_or(0);
             Cell::t(format!(
-                "{} partition(s){}",
-                fmt::text(&dry["wouldMoveCount"]),
+                "{count} {}{}",
+                if count == 1 { "partition" } else { "partitions" },
                 if then.is_empty() {
                     String::new()
                 } else {
-                    format!(", then {then}")
+                    format!(", then {}", then.replace('_', " "))
                 }
             ))
             .sub(moves.join("; "))
-            .class("wrap mono")
+            .class("wrap")
         };
         let window = match &l["window"] {
             Value::Null => "any time".to_string(),
