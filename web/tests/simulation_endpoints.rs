@@ -186,14 +186,15 @@ async fn blast_radius_of_a_broker_counts_offline_partitions_failovers_and_groups
         json!([{"groupId": "orders-app", "offlinePartitions": 0, "leaderMovedPartitions": 3,
                 "coordinatorLost": true}])
     );
-    // Copies with a destination: orders-1 (1 GB) and clicks-0 (2 GB) go to broker 3; the
-    // other partitions already have a replica on both brokers left.
+    // Copies with a destination: orders-1 (1 GB), clicks-0 (2 GB) and moving-0 (5 MB) go to
+    // broker 3; the other partitions already have a replica on both brokers left. moving-0's
+    // replica on 3 is only being added (out of sync): it is no copy yet, so it needs one.
     let r = &d["reReplication"];
-    assert_eq!(r["transfer"]["bytes"], 3_000_000_000u64);
-    assert_eq!(r["transfer"]["estimatedSeconds"], 60.0);
+    assert_eq!(r["transfer"]["bytes"], 3_005_000_000u64);
+    assert_eq!(r["transfer"]["estimatedSeconds"], 60.1);
     assert_eq!(
         r["destinations"],
-        json!([{"brokerId": 3, "replicas": 2, "bytes": 3_000_000_000u64}])
+        json!([{"brokerId": 3, "replicas": 3, "bytes": 3_005_000_000u64}])
     );
     assert!(d["coverage"]["complete"].is_boolean());
 }
@@ -209,7 +210,8 @@ async fn blast_radius_uses_the_stored_throttle_override() {
     // Broker 4 (down) was on r1 too.
     assert_eq!(d["failure"]["brokers"], json!([1, 4]));
     assert_eq!(d["failure"]["alreadyDown"], json!([4]));
-    assert_eq!(d["reReplication"]["transfer"]["estimatedSeconds"], 30.0);
+    // 3.005 GB at 100 MB/s (moving-0's replica on 3 is only being added).
+    assert_eq!(d["reReplication"]["transfer"]["estimatedSeconds"], 30.05);
 }
 
 #[tokio::test]
