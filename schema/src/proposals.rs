@@ -242,12 +242,11 @@ impl Store {
                     if digest != p.moves_digest {
                         if let Some(next) = decision.get_mut("nextAction") {
                             if next.as_str().is_some_and(|n| n.starts_with("apply: ")) {
-                                *next = serde_json::Value::from(
-                                    ballast_model::units::apply_action(
+                                *next =
+                                    serde_json::Value::from(ballast_model::units::apply_action(
                                         usize::try_from(held_moves).unwrap_or(0),
                                         u64::try_from(held_bytes).unwrap_or(0),
-                                    ),
-                                );
+                                    ));
                             }
                         }
                     }

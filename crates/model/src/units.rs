@@ -28,7 +28,10 @@ pub fn bytes(v: f64) -> String {
 /// The next action of an applicable balancing proposal: `apply: 6 partition moves, 2.21 GiB to
 /// copy` (the decision writes it; a held proposal's recheck writes it for the moves it keeps).
 pub fn apply_action(moves: usize, bytes: u64) -> String {
-    format!("apply: {moves} partition moves, {} to copy", self::bytes(bytes as f64))
+    format!(
+        "apply: {moves} partition moves, {} to copy",
+        self::bytes(bytes as f64)
+    )
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::fmt;
+use super::svg::esc;
 
 /// "estimatedBytes" → "Estimated bytes", "topic_id" → "Topic id"; a name with a dot or a dash
 /// (a Kafka setting, a topic) is kept as it is.
@@ -157,21 +158,6 @@ pub fn inline(key: &str, v: &Value) -> String {
                 .join("; ")
         }),
     }
-}
-
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// Rows beyond this many are summarised in one line (an apply of 5,000 moves stays readable).

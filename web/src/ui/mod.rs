@@ -608,6 +608,10 @@ impl Table {
         for c in &mut cells {
             if c.text.trim().is_empty() && c.svg.is_none() && c.sub.is_none() {
                 c.text = fmt::UNKNOWN.to_string();
+                // Nothing is neither bad nor good: no state colour on an empty value.
+                if matches!(c.class, "bad" | "warn" | "ok") {
+                    c.class = "";
+                }
             }
         }
         self.rows.push(cells);

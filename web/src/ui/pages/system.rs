@@ -279,7 +279,11 @@ fn loops_table(status: Option<&Value>) -> Table {
             let count = fmt::i(dry, "wouldMoveCount").unwrap_or(0);
             Cell::t(format!(
                 "{count} {}{}",
-                if count == 1 { "partition" } else { "partitions" },
+                if count == 1 {
+                    "partition"
+                } else {
+                    "partitions"
+                },
                 if then.is_empty() {
                     String::new()
                 } else {
