@@ -82,9 +82,9 @@ fn number(key: &str, n: f64) -> String {
         fmt::bytes(n)
     } else if k.ends_with("msgrate") || k.ends_with("messagespersecond") {
         fmt::msg_rate(n)
-    } else if (k.ends_with("atms") || k == "atms") && n > 1e11 {
-        fmt::time(&ballast_runtime::format_rfc3339_ms(n as i64))
-    } else if (k.ends_with("untilms") || k.ends_with("sincems")) && n > 1e11 {
+    } else if (k.ends_with("atms") || k.ends_with("untilms") || k.ends_with("sincems")) && n > 1e11
+    {
+        // A Unix-ms time.
         fmt::time(&ballast_runtime::format_rfc3339_ms(n as i64))
     } else if k.ends_with("ms") && !k.contains('.') {
         if n.abs() < 1000.0 {
