@@ -3,7 +3,7 @@
 //! producer msg/s from log-end-offset deltas, consumer msg/s from committed-offset deltas summed
 //! over groups, byte rates from msg/s times the partition's bytes per message. No broker plugin.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -355,6 +355,16 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
     drop(all);
     drop(topics);
 
+    // The reads are filed under their partition through a hash index (hundreds of thousands
+    // of look-ups: a B-tree of partition keys compares topic names at every level).
+    let (keys, mut parts): (Vec<TopicPartition>, Vec<Placement>) =
+        std::mem::take(&mut s.partitions).into_iter().unzip();
+    let at: HashMap<(&str, i32), usize> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, tp)| ((tp.topic.as_str(), tp.partition), i))
+        .collect();
+
     let (log_dirs, took) = log_dirs;
     timings.push(took);
     for (broker, dirs) in log_dirs {
@@ -372,18 +382,22 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
                         path: d.path.clone(),
                     });
                     for r in d.replicas {
-                        let tp = TopicPartition::new(r.topic, r.partition);
                         let log = ReplicaLog {
                             dir: dir.clone(),
                             size: u64::try_from(r.size).unwrap_or(0),
                             offset_lag: r.offset_lag.max(0),
                         };
-                        if r.is_future {
-                            s.future_replicas.insert((tp, broker), log);
-                        } else if let Some(p) = s.partitions.get_mut(&tp) {
-                            p.set_log(broker, log);
-                        } else {
-                            s.stray_replicas.insert((tp, broker), log);
+                        let known = at.get(&(r.topic.as_str(), r.partition)).copied();
+                        match (r.is_future, known) {
+                            (false, Some(i)) => parts[i].set_log(broker, log),
+                            (true, _) => {
+                                let tp = TopicPartition::new(r.topic, r.partition);
+                                s.future_replicas.insert((tp, broker), log);
+                            }
+                            (false, None) => {
+                                let tp = TopicPartition::new(r.topic, r.partition);
+                                s.stray_replicas.insert((tp, broker), log);
+                            }
                         }
                     }
                 }
@@ -402,9 +416,9 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
     for (listed, latest) in [(earliest?, false), (latest?, true)] {
         for o in listed {
             if let (None, Some(offset)) = (&o.error, o.offset) {
-                if let Some(p) = s
-                    .partitions
-                    .get_mut(&TopicPartition::new(o.topic, o.partition))
+                if let Some(p) = at
+                    .get(&(o.topic.as_str(), o.partition))
+                    .and_then(|i| parts.get_mut(*i))
                 {
                     if latest {
                         p.latest = Some(offset);
@@ -464,9 +478,9 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
     match reassignments {
         Ok(list) => {
             for r in list {
-                if let Some(p) = s
-                    .partitions
-                    .get_mut(&TopicPartition::new(r.topic, r.partition))
+                if let Some(p) = at
+                    .get(&(r.topic.as_str(), r.partition))
+                    .and_then(|i| parts.get_mut(*i))
                 {
                     p.reassigning = Some(Box::new((r.adding, r.removing)));
                 }
@@ -474,6 +488,8 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
         }
         Err(e) => warn!(error = %e, "reassignments not listed"),
     }
+    drop(at);
+    s.partitions = keys.into_iter().zip(parts).collect();
     step(&mut timings, "allReads", &mut clock);
     s.timings = timings;
     Ok(s)
