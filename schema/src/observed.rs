@@ -325,6 +325,13 @@ pub struct ObservedView {
     pub latest_readings: Vec<BrokerReading>,
 }
 
+/// Which parts of the view a read fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ViewParts {
+    All,
+    Planning,
+}
+
 /// What [`Store::write_observed`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -917,6 +924,19 @@ impl Store {
 
     /// The whole current view in one read transaction, None before the first sample.
     pub fn observed_view(&self) -> Result<Option<ObservedView>, StoreError> {
+        self.read_view(ViewParts::All)
+    }
+
+    /// The part of the current view planning reads, in one read transaction: the cluster facts,
+    /// brokers, topics and partitions exactly as [`Store::observed_view`] has them; replicas, log
+    /// dirs, groups, group offsets and readings are left empty (at 60,000 partitions they are
+    /// three quarters of the view's rows). None before the first sample.
+    pub fn observed_view_for_planning(&self) -> Result<Option<ObservedView>, StoreError> {
+        self.read_view(ViewParts::Planning)
+    }
+
+    fn read_view(&self, parts: ViewParts) -> Result<Option<ObservedView>, StoreError> {
+        let all = parts == ViewParts::All;
         self.read(|tx| {
             let Some(cluster) = tx
                 .prepare_cached(&format!("SELECT {CLUSTER_COLUMNS} FROM cluster_state"))?
@@ -944,8 +964,10 @@ impl Store {
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
-            let log_dirs = tx
-                .prepare_cached(
+            let log_dirs = if !all {
+                Vec::new()
+            } else {
+                tx.prepare_cached(
                     "SELECT broker_id, path, error, total_bytes, usable_bytes, used_bytes, replicas
                      FROM cluster_log_dirs ORDER BY broker_id, path",
                 )?
@@ -960,7 +982,8 @@ impl Store {
                         replicas: r.get(6)?,
                     })
                 })?
-                .collect::<Result<Vec<_>, _>>()?;
+                .collect::<Result<Vec<_>, _>>()?
+            };
             let topics = tx
                 .prepare_cached(
                     "SELECT name, topic_id, partitions, replication_factor, internal, compacted,
@@ -1029,7 +1052,10 @@ impl Store {
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
-            let replicas = tx
+            let replicas = if !all {
+                Vec::new()
+            } else {
+                tx
                 .prepare_cached(
                     "SELECT topic, partition, broker_id, is_future, log_dir, size_bytes, offset_lag,
                         lag_bytes
@@ -1047,9 +1073,12 @@ impl Store {
                         lag_bytes: r.get(7)?,
                     })
                 })?
-                .collect::<Result<Vec<_>, _>>()?;
-            let groups = tx
-                .prepare_cached(
+                .collect::<Result<Vec<_>, _>>()?
+            };
+            let groups = if !all {
+                Vec::new()
+            } else {
+                tx.prepare_cached(
                     "SELECT group_id, state, protocol_type, members, coordinator, offsets_read
                      FROM consumer_groups ORDER BY group_id",
                 )?
@@ -1063,9 +1092,12 @@ impl Store {
                         offsets_read: r.get(5)?,
                     })
                 })?
-                .collect::<Result<Vec<_>, _>>()?;
-            let group_offsets = tx
-                .prepare_cached(
+                .collect::<Result<Vec<_>, _>>()?
+            };
+            let group_offsets = if !all {
+                Vec::new()
+            } else {
+                tx.prepare_cached(
                     "SELECT group_id, topic, partition, committed_offset, lag
                      FROM consumer_group_offsets ORDER BY group_id, topic, partition",
                 )?
@@ -1078,15 +1110,19 @@ impl Store {
                         lag: r.get(4)?,
                     })
                 })?
-                .collect::<Result<Vec<_>, _>>()?;
-            let latest_readings = tx
-                .prepare_cached(&format!(
+                .collect::<Result<Vec<_>, _>>()?
+            };
+            let latest_readings = if !all {
+                Vec::new()
+            } else {
+                tx.prepare_cached(&format!(
                     "SELECT {READING_COLUMNS} FROM broker_readings
                      WHERE at_ms = (SELECT max(at_ms) FROM broker_readings)
                      ORDER BY broker_id"
                 ))?
                 .query_map([], reading_from_row)?
-                .collect::<Result<Vec<_>, _>>()?;
+                .collect::<Result<Vec<_>, _>>()?
+            };
             Ok(Some(ObservedView {
                 cluster,
                 brokers,

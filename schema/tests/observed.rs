@@ -180,6 +180,31 @@ fn every_sample_replaces_the_state_tables_and_bumps_the_generation() {
 }
 
 #[test]
+fn the_planning_view_is_the_whole_views_cluster_brokers_topics_and_partitions_without_the_rest() {
+    let (_dir, store) = fresh_store();
+    assert_eq!(store.observed_view_for_planning().unwrap(), None);
+    let mut w = sample(1000, &["a", "b"]);
+    w.brokers.push(broker(3, true, 1000));
+    store.write_observed(&w).unwrap();
+    // Broker 3 went down: the stored view keeps its rack, as planning needs.
+    w.brokers[2] = broker(3, false, 2000);
+    w.cluster.sampled_at_ms = 2000;
+    store.write_observed(&w).unwrap();
+    let whole = store.observed_view().unwrap().unwrap();
+    let planning = store.observed_view_for_planning().unwrap().unwrap();
+    assert_eq!(planning.cluster, whole.cluster);
+    assert_eq!(planning.brokers, whole.brokers);
+    assert_eq!(planning.topics, whole.topics);
+    assert_eq!(planning.partitions, whole.partitions);
+    assert!(!whole.replicas.is_empty() && !whole.group_offsets.is_empty());
+    assert!(planning.replicas.is_empty());
+    assert!(planning.log_dirs.is_empty());
+    assert!(planning.groups.is_empty());
+    assert!(planning.group_offsets.is_empty());
+    assert!(planning.latest_readings.is_empty());
+}
+
+#[test]
 fn a_partition_without_two_readings_has_null_rates() {
     let (_dir, store) = fresh_store();
     let mut w = sample(1000, &["a"]);

@@ -440,11 +440,15 @@ async fn main() -> Result<(), String> {
     let mut history = None;
     let mut first_topic = String::new();
     let mut totals = Vec::new();
+    let mut peak_all = 0u64;
     for i in 0..=ticks {
         if i == ticks {
             // A restarted observer first reloads its rate history from the database.
             history = None;
         }
+        // Each tick's peaks are its own: the kernel's peak resident memory (VmHWM) is reset
+        // to the current resident memory first.
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
         let started = Instant::now();
         let report = ballast_observer::tick(&client, &store, &mut history, windows, now_ms())
             .await
@@ -453,10 +457,10 @@ async fn main() -> Result<(), String> {
         // The worker's tick goes on with the settings pass (broker configs every sample, ACLs
         // and quotas on the first of every five) and the proposal evaluation.
         let settings_started = Instant::now();
-        let s = &report.sample;
-        let ids: Vec<ballast_model::BrokerId> = s.brokers.keys().copied().collect();
+        let s = &report.summary;
         let now = now_ms();
-        let _ = ballast_observer::settings_pass::broker_configs(&client, &store, &ids, now).await;
+        let _ =
+            ballast_observer::settings_pass::broker_configs(&client, &store, &s.brokers, now).await;
         if i == 0 {
             let _ = ballast_observer::settings_pass::security(&client, &store, now).await;
         }
@@ -466,16 +470,12 @@ async fn main() -> Result<(), String> {
             ballast_observer::proposals::evaluate(&store, &proposal_settings, now_ms())
                 .map_err(|e| ballast_runtime::error_chain(&e))?;
         let eval_ms = eval_started.elapsed().as_millis() as u64;
-        if first_topic.is_empty() {
-            first_topic = s.topics.keys().next().cloned().unwrap_or_default();
-        }
         let (rss, peak) = ballast_observer::memory();
         let steps: Vec<String> = s
             .timings
             .iter()
             .map(|(k, v)| format!("{k} {}", secs(*v)))
             .collect();
-        let derive_ms = tick_ms.saturating_sub(report.sample_ms + report.write_ms);
         let total = tick_ms + settings_ms + eval_ms;
         let label = if i == ticks {
             "tick after a restart (history reloaded from the database)".to_string()
@@ -483,41 +483,71 @@ async fn main() -> Result<(), String> {
             format!("tick {}", i + 1)
         };
         println!(
-            "{label}: {} s total = sample {} s ({}) + derive {} s + write {} s ({} rows) + settings pass {} s + proposal evaluation {} s (planning {:.2} s, {} moves)",
+            "{label}: {} s total = sample {} s ({}) + derive {} s + write {} s ({} rows) + settings pass {} s + proposal evaluation {} s ({}; {} moves)",
             secs(total),
             secs(report.sample_ms),
             steps.join(", "),
-            secs(derive_ms),
+            secs(report.derive_ms),
             secs(report.write_ms),
             report.stats.rows_written,
             secs(settings_ms),
             secs(eval_ms),
-            evaluation.as_ref().map_or(0.0, |e| e.plan.elapsed_ms) / 1000.0,
+            evaluation.as_ref().map_or(String::new(), |e| e
+                .timings
+                .iter()
+                .map(|(k, v)| format!("{k} {}", secs(*v)))
+                .collect::<Vec<_>>()
+                .join(", ")),
             evaluation.as_ref().map_or(0, |e| e.plan.moves.len()),
         );
+        drop(evaluation);
+        let peaks: Vec<String> = report
+            .peaks
+            .iter()
+            .map(|(phase, bytes)| format!("{phase} {:.0}", mib(*bytes)))
+            .chain(std::iter::once(format!("evaluation {:.0}", mib(peak))))
+            .collect();
         println!(
-            "  {} brokers, {} partitions, {} replicas, {} groups ({} group offsets); observer RSS {:.0} MiB, peak (VmHWM) {:.0} MiB",
+            "  {} brokers, {} partitions, {} replicas, {} groups ({} group offsets); observer RSS {:.0} MiB, peak (VmHWM) {:.0} MiB; peak by the end of each phase (MiB): {}",
             s.brokers.len(),
-            s.partitions.len(),
-            s.replicas.len(),
-            s.groups.len(),
-            s.committed.values().map(|c| c.len()).sum::<usize>(),
+            s.partitions,
+            s.replicas,
+            s.groups,
+            s.group_offsets,
             mib(rss),
             mib(peak),
+            peaks.join(", "),
         );
+        peak_all = peak_all.max(peak);
+        if first_topic.is_empty() {
+            let meta = client
+                .refresh_metadata()
+                .await
+                .map_err(|e| ballast_runtime::error_chain(&e))?;
+            first_topic = meta
+                .topics
+                .iter()
+                .map(|t| t.name.clone())
+                .min()
+                .unwrap_or_default();
+        }
         if i == 0 && flag("--dump") {
-            // What the sample read, to compare with Kafka's tools (kafka-consumer-groups.sh
+            // What a sample reads, to compare with Kafka's tools (kafka-consumer-groups.sh
             // --describe, kafka-log-dirs.sh --describe, kafka-get-offsets.sh).
+            let s = ballast_observer::sample::take(&client, now_ms())
+                .await
+                .map_err(|e| ballast_runtime::error_chain(&e))?;
             for (group, offsets) in &s.committed {
                 for (tp, offset) in offsets {
                     println!("committed {group} {tp} {offset}");
                 }
             }
-            for (tp, end) in &s.latest {
-                let start = s.earliest.get(tp).copied().unwrap_or(-1);
+            for (tp, p) in &s.partitions {
+                let start = p.earliest.unwrap_or(-1);
+                let end = p.latest.unwrap_or(-1);
                 println!("offsets {tp} earliest {start} latest {end}");
             }
-            for ((tp, broker), log) in &s.replicas {
+            for (tp, broker, log) in s.replica_logs() {
                 println!(
                     "replica {tp} broker {broker} dir {} size {}",
                     log.dir, log.size
@@ -544,7 +574,7 @@ async fn main() -> Result<(), String> {
             tokio::time::sleep(Duration::from_secs(interval)).await;
         }
     }
-    let (_, peak) = ballast_observer::memory();
+    let peak = peak_all;
     let steady: Vec<u64> = totals
         .iter()
         .skip(1)
@@ -552,7 +582,7 @@ async fn main() -> Result<(), String> {
         .copied()
         .collect();
     println!(
-        "summary: first tick {} s, later ticks {} s, after a restart {} s; observer peak RSS (VmHWM) {:.0} MiB; database {:.0} MiB",
+        "summary: first tick {} s, later ticks {} s, after a restart {} s; observer peak RSS (VmHWM, highest tick) {:.0} MiB; database {:.0} MiB",
         secs(totals[0]),
         if steady.is_empty() { "-".to_string() } else { steady.iter().map(|t| secs(*t)).collect::<Vec<_>>().join(" / ") },
         secs(*totals.last().unwrap_or(&0)),

@@ -27,7 +27,7 @@ use ballast_schema::{
     PartitionCounter, PartitionRates, PartitionReading, PartitionTotals, ReadingsPolicy,
 };
 
-use crate::sample::Sample;
+use crate::sample::{Placement, Sample};
 
 const MINUTE_MS: i64 = 60_000;
 const HOUR_MS: i64 = 60 * MINUTE_MS;
@@ -95,7 +95,7 @@ struct PartHistory {
 pub struct History {
     partitions: HashMap<TopicPartition, PartHistory>,
     /// The last committed offsets read, by group then partition.
-    committed: HashMap<String, HashMap<TopicPartition, i64>>,
+    committed: HashMap<String, BTreeMap<TopicPartition, i64>>,
     /// When partition readings were last written (from the store after a restart).
     last_partition_reading_ms: Option<i64>,
 }
@@ -158,8 +158,15 @@ impl History {
         self.partitions.is_empty()
     }
 
-    /// Folds `sample` into the history and returns everything to write for it.
-    pub fn observe(&mut self, s: &Sample, windows: Windows, facts: ClusterFacts) -> ObservedWrite {
+    /// Folds `sample` into the history and returns everything to write for it. The sample is
+    /// taken apart as it is read (each partition's reads are dropped once its rows are made,
+    /// and the committed offsets become the history's), so the two are never held twice.
+    pub fn observe(
+        &mut self,
+        mut s: Sample,
+        windows: Windows,
+        facts: ClusterFacts,
+    ) -> ObservedWrite {
         let now = s.at_ms;
         let step = windows.counter_step_ms();
         let mut w = ObservedWrite {
@@ -176,11 +183,17 @@ impl History {
             .last_partition_reading_ms
             .is_none_or(|t| now - t >= windows.partition_reading_ms);
 
+        // The partitions in order, each found by binary search: per-partition sums are vectors
+        // along it instead of maps keyed by partition.
+        let parts: Vec<(TopicPartition, Placement)> =
+            std::mem::take(&mut s.partitions).into_iter().collect();
+        let index = |tp: &TopicPartition| parts.binary_search_by(|(k, _)| k.cmp(tp)).ok();
+
         // Deleted partitions: forget them and their counters.
         let gone: Vec<TopicPartition> = self
             .partitions
             .keys()
-            .filter(|tp| !s.partitions.contains_key(*tp))
+            .filter(|tp| index(tp).is_none())
             .cloned()
             .collect();
         for tp in gone {
@@ -188,53 +201,137 @@ impl History {
             w.cleared_counters.push((tp.topic, tp.partition));
         }
 
-        // Produced since the previous reading, per partition (None when not known).
-        let mut produced_delta: HashMap<&TopicPartition, i64> = HashMap::new();
-        for (tp, latest) in &s.latest {
-            if let Some(prev) = self.partitions.get(tp).and_then(|h| h.latest) {
-                if *latest >= prev {
-                    produced_delta.insert(tp, latest - prev);
-                }
-            }
-        }
+        // Produced since the previous reading (None when not known).
+        let produced_delta = |i: usize| -> Option<i64> {
+            let (tp, place) = &parts[i];
+            let latest = place.latest?;
+            let prev = self.partitions.get(tp)?.latest?;
+            (latest >= prev).then_some(latest - prev)
+        };
 
         // Consumed since the previous reading, summed over groups.
-        let mut consumed_delta: HashMap<&TopicPartition, i64> = HashMap::new();
+        let mut consumed_delta: Vec<i64> = vec![0; parts.len()];
         for (group, offsets) in &s.committed {
             let idle = s
                 .groups
                 .get(group)
                 .is_some_and(|g| g.members == Some(0) || g.state.as_deref() == Some("Empty"));
-            let before = self.committed.get(group);
+            let Some(before) = self.committed.get(group) else {
+                continue;
+            };
             for (tp, offset) in offsets {
-                let Some(prev) = before.and_then(|b| b.get(tp)) else {
+                let (Some(prev), Some(i)) = (before.get(tp), index(tp)) else {
                     continue;
                 };
                 let mut delta = (offset - prev).max(0);
                 if idle {
-                    delta = delta.min(produced_delta.get(tp).copied().unwrap_or(0));
+                    delta = delta.min(produced_delta(i).unwrap_or(0));
                 }
-                *consumed_delta.entry(tp).or_default() += delta;
+                consumed_delta[i] += delta;
             }
         }
+
+        // Groups and their offsets, before the offsets become the history's.
+        for (group, info) in &s.groups {
+            w.groups.push(ObservedGroup {
+                group_id: group.clone(),
+                state: info.state.clone(),
+                protocol_type: info.protocol_type.clone(),
+                members: info.members,
+                coordinator: info.coordinator,
+                offsets_read: s.committed.contains_key(group),
+            });
+        }
         for (group, offsets) in &s.committed {
-            self.committed.insert(
-                group.clone(),
-                offsets.iter().map(|(tp, o)| (tp.clone(), *o)).collect(),
-            );
+            for (tp, offset) in offsets {
+                let lag = index(tp)
+                    .and_then(|i| parts[i].1.latest)
+                    .map(|l| (l - offset).max(0));
+                w.group_offsets.push(ObservedGroupOffset {
+                    group_id: group.clone(),
+                    topic: tp.topic.clone(),
+                    partition: tp.partition,
+                    committed_offset: *offset,
+                    lag,
+                });
+            }
         }
-        // Groups that are gone are forgotten; groups listed but unread keep their last offsets
-        // (all of them when the listing itself failed).
-        if s.groups_error.is_none() {
-            self.committed.retain(|g, _| s.groups.contains_key(g));
+        let groups_read = s
+            .groups
+            .keys()
+            .filter(|g| s.committed.contains_key(*g))
+            .count() as u32;
+
+        // Future replicas (log-dir moves), with their lag behind the current replica; written
+        // after the current ones.
+        let mut disk: BTreeMap<BrokerId, i64> = BTreeMap::new();
+        let mut future_rows = Vec::with_capacity(s.future_replicas.len());
+        for ((tp, broker), log) in &s.future_replicas {
+            let current = match index(tp) {
+                Some(i) => parts[i].1.log(*broker).map(|r| r.size),
+                None => s.replica_size(tp, *broker),
+            };
+            *disk.entry(*broker).or_default() += log.size as i64;
+            future_rows.push(ObservedReplica {
+                lag_bytes: current.map(|c| c.saturating_sub(log.size) as i64),
+                topic: tp.topic.clone(),
+                partition: tp.partition,
+                broker_id: *broker,
+                is_future: true,
+                log_dir: Some(log.dir.to_string()),
+                size_bytes: Some(log.size as i64),
+                offset_lag: Some(log.offset_lag),
+            });
         }
+        for ((_, broker), log) in &s.stray_replicas {
+            *disk.entry(*broker).or_default() += log.size as i64;
+        }
+
+        let Sample {
+            at_ms: _,
+            cluster_id,
+            controller_id,
+            controller_source,
+            metadata_mode,
+            kafka_version,
+            quorum,
+            brokers,
+            addresses,
+            topics,
+            partitions,
+            stray_replicas: _,
+            future_replicas: _,
+            log_dirs,
+            committed,
+            groups,
+            compacted,
+            min_insync,
+            groups_error,
+            timings: _,
+        } = s;
+
+        // The committed offsets read become the history's. Groups that are gone are forgotten;
+        // groups listed but unread keep their last offsets (all of them when the listing itself
+        // failed).
+        self.committed.extend(committed);
+        if groups_error.is_none() {
+            self.committed.retain(|g, _| groups.contains_key(g));
+        }
+        drop(groups);
 
         let mut loads: BTreeMap<BrokerId, [f64; 7]> = BTreeMap::new();
         let mut referenced: BTreeSet<BrokerId> = BTreeSet::new();
-        let mut topic_partitions: BTreeMap<&str, (i32, i32)> = BTreeMap::new();
-        for (tp, place) in &s.partitions {
-            let h = self.partitions.entry(tp.clone()).or_default();
-            let latest = s.latest.get(tp).copied();
+        let mut topic_partitions: BTreeMap<String, (i32, i32)> = BTreeMap::new();
+        let partition_count = parts.len() as u32;
+        let mut offsets_read = 0u32;
+        debug_assert!(partitions.is_empty(), "taken apart above");
+        for ((tp, place), consumed) in parts.into_iter().zip(consumed_delta) {
+            let h = match self.partitions.get_mut(&tp) {
+                Some(h) => h,
+                None => self.partitions.entry(tp.clone()).or_default(),
+            };
+            let latest = place.latest;
+            offsets_read += u32::from(latest.is_some());
             if let Some(l) = latest {
                 match h.latest {
                     Some(prev) if l < prev => {
@@ -248,8 +345,8 @@ impl History {
                 h.latest = Some(l);
                 h.offsets_at_ms = Some(now);
             }
-            h.consumed += consumed_delta.get(tp).copied().unwrap_or(0);
-            let size = s.partition_size(tp, place).map(|v| v as i64);
+            h.consumed += consumed;
+            let size = place.size().map(|v| v as i64);
 
             while h
                 .counters
@@ -276,7 +373,7 @@ impl History {
                 });
             }
 
-            let earliest = s.earliest.get(tp).copied();
+            let earliest = place.earliest;
             let messages = match (earliest, h.latest) {
                 (Some(e), Some(l)) if l > e => Some((l - e) as f64),
                 _ => None,
@@ -300,7 +397,7 @@ impl History {
                 }
                 _ => None,
             };
-            let compacted = s.compacted.contains(&tp.topic);
+            let compacted = compacted.contains(&tp.topic);
             let avg_size = average_size(h.counters.iter().filter_map(|c| c.size), size, compacted);
 
             // Loads.
@@ -319,20 +416,29 @@ impl History {
                     l[1] += 1.0;
                 }
             }
-            let t = topic_partitions.entry(tp.topic.as_str()).or_insert((0, 0));
-            t.0 += 1;
-            t.1 = t.1.max(place.replicas.len() as i32);
+            match topic_partitions.get_mut(tp.topic.as_str()) {
+                Some(t) => {
+                    t.0 += 1;
+                    t.1 = t.1.max(place.replicas.len() as i32);
+                }
+                None => {
+                    topic_partitions.insert(tp.topic.clone(), (1, place.replicas.len() as i32));
+                }
+            }
 
-            let leader_size = place.leader.and_then(|l| s.replica_size(tp, l));
+            for (b, log) in &place.logs {
+                *disk.entry(*b).or_default() += log.size as i64;
+            }
+            let leader_size = place.leader.and_then(|l| place.log(l)).map(|r| r.size);
             for b in &place.replicas {
-                let log = s.replicas.get(&(tp.clone(), *b));
+                let log = place.log(*b);
                 w.replicas.push(ObservedReplica {
                     lag_bytes: follower_lag_bytes(place.leader == Some(*b), leader_size, log),
                     topic: tp.topic.clone(),
                     partition: tp.partition,
                     broker_id: *b,
                     is_future: false,
-                    log_dir: log.map(|r| r.dir.clone()),
+                    log_dir: log.map(|r| r.dir.to_string()),
                     size_bytes: log.map(|r| r.size as i64),
                     offset_lag: log.map(|r| r.offset_lag),
                 });
@@ -352,15 +458,15 @@ impl History {
                     ],
                 });
             }
-            let (adding, removing) = s.reassigning.get(tp).cloned().unwrap_or_default();
+            let (adding, removing) = place.reassigning.map(|r| *r).unwrap_or_default();
             w.partitions.push(ObservedPartition {
-                topic: tp.topic.clone(),
+                topic: tp.topic,
                 partition: tp.partition,
                 leader: place.leader,
                 leader_epoch: place.leader_epoch,
-                replicas: place.replicas.clone(),
-                isr: place.isr.clone(),
-                offline_replicas: place.offline_replicas.clone(),
+                replicas: place.replicas,
+                isr: place.isr,
+                offline_replicas: place.offline_replicas,
                 adding,
                 removing,
                 size_bytes: size,
@@ -376,60 +482,43 @@ impl History {
         if partition_readings {
             self.last_partition_reading_ms = Some(now);
         }
-        for ((tp, broker), log) in &s.future_replicas {
-            let current = s.replica_size(tp, *broker);
-            w.replicas.push(ObservedReplica {
-                lag_bytes: current.map(|c| c.saturating_sub(log.size) as i64),
-                topic: tp.topic.clone(),
-                partition: tp.partition,
-                broker_id: *broker,
-                is_future: true,
-                log_dir: Some(log.dir.clone()),
-                size_bytes: Some(log.size as i64),
-                offset_lag: Some(log.offset_lag),
-            });
-        }
+        w.replicas.extend(future_rows);
 
-        for (name, meta) in &s.topics {
+        for (name, meta) in topics {
             let (partitions, rf) = topic_partitions
                 .get(name.as_str())
                 .copied()
                 .unwrap_or((0, 0));
             w.topics.push(ObservedTopic {
-                name: name.clone(),
-                topic_id: meta.id.clone(),
+                topic_id: meta.id,
                 partitions,
                 replication_factor: rf,
                 internal: meta.internal,
-                compacted: s.compacted.contains(name),
-                min_insync: s.min_insync.get(name).copied(),
+                compacted: compacted.contains(&name),
+                min_insync: min_insync.get(&name).copied(),
                 retention_ms: meta.retention_ms,
                 retention_bytes: meta.retention_bytes,
-                cleanup_policy: meta.cleanup_policy.clone(),
+                cleanup_policy: meta.cleanup_policy,
+                name,
             });
         }
 
         // Brokers: those in the metadata, and those that hold replicas but are missing (down).
-        let mut disk: BTreeMap<BrokerId, i64> = BTreeMap::new();
-        for ((_, broker), log) in s.replicas.iter().chain(s.future_replicas.iter()) {
-            *disk.entry(*broker).or_default() += log.size as i64;
-        }
-        let all_brokers: BTreeSet<BrokerId> = s.brokers.keys().copied().chain(referenced).collect();
+        let all_brokers: BTreeSet<BrokerId> = brokers.keys().copied().chain(referenced).collect();
         let mut log_dirs_read = 0;
         for id in &all_brokers {
-            let alive = s.brokers.contains_key(id);
-            let dirs = s.log_dirs.get(id);
+            let alive = brokers.contains_key(id);
+            let dirs = log_dirs.get(id);
             let read = matches!(dirs, Some(Ok(_)));
             log_dirs_read += u32::from(read);
-            let (host, port) = s
-                .addresses
+            let (host, port) = addresses
                 .get(id)
                 .map_or((None, None), |(h, p)| (Some(h.clone()), Some(*p)));
             w.brokers.push(ObservedBroker {
                 broker_id: *id,
                 host,
                 port,
-                rack: s.brokers.get(id).cloned().flatten(),
+                rack: brokers.get(id).cloned().flatten(),
                 alive,
                 first_seen_ms: alive.then_some(now),
                 last_seen_ms: alive.then_some(now),
@@ -465,52 +554,21 @@ impl History {
             });
         }
 
-        for (group, info) in &s.groups {
-            w.groups.push(ObservedGroup {
-                group_id: group.clone(),
-                state: info.state.clone(),
-                protocol_type: info.protocol_type.clone(),
-                members: info.members,
-                coordinator: info.coordinator,
-                offsets_read: s.committed.contains_key(group),
-            });
-        }
-        for (group, offsets) in &s.committed {
-            for (tp, offset) in offsets {
-                let lag = s.latest.get(tp).map(|l| (l - offset).max(0));
-                w.group_offsets.push(ObservedGroupOffset {
-                    group_id: group.clone(),
-                    topic: tp.topic.clone(),
-                    partition: tp.partition,
-                    committed_offset: *offset,
-                    lag,
-                });
-            }
-        }
-
         let c = &mut w.cluster;
         c.sampled_at_ms = now;
-        c.cluster_id = s.cluster_id.clone();
-        c.controller_id = s.controller_id;
-        c.controller_source = Some(s.controller_source.to_string());
-        c.metadata_mode = s.metadata_mode.map(|m| m.as_str().to_string());
-        c.kafka_version_min = s.kafka_version.as_ref().and_then(|v| v.min.clone());
-        c.kafka_version_max = s.kafka_version.as_ref().and_then(|v| v.max.clone());
-        c.quorum = s.quorum.as_ref().and_then(|q| serde_json::to_value(q).ok());
-        c.brokers = s.brokers.len() as u32;
+        c.cluster_id = cluster_id;
+        c.controller_id = controller_id;
+        c.controller_source = Some(controller_source.to_string());
+        c.metadata_mode = metadata_mode.map(|m| m.as_str().to_string());
+        c.kafka_version_min = kafka_version.as_ref().and_then(|v| v.min.clone());
+        c.kafka_version_max = kafka_version.as_ref().and_then(|v| v.max.clone());
+        c.quorum = quorum.as_ref().and_then(|q| serde_json::to_value(q).ok());
+        c.brokers = brokers.len() as u32;
         c.log_dirs_read = log_dirs_read;
-        c.partitions = s.partitions.len() as u32;
-        c.offsets_read = s
-            .partitions
-            .keys()
-            .filter(|tp| s.latest.contains_key(*tp))
-            .count() as u32;
-        c.groups = s.groups.len() as u32;
-        c.groups_read = s
-            .groups
-            .keys()
-            .filter(|g| s.committed.contains_key(*g))
-            .count() as u32;
+        c.partitions = partition_count;
+        c.offsets_read = offsets_read;
+        c.groups = w.groups.len() as u32;
+        c.groups_read = groups_read;
         w
     }
 }
@@ -624,11 +682,10 @@ mod tests {
         );
         for (i, (latest, committed)) in parts.iter().enumerate() {
             let p = tp(i as i32);
-            s.partitions
-                .insert(p.clone(), Placement::new(vec![1, 2], Some(1), vec![1, 2]));
+            let mut place = Placement::new(vec![1, 2], Some(1), vec![1, 2]);
             for b in [1, 2] {
-                s.replicas.insert(
-                    (p.clone(), b),
+                place.set_log(
+                    b,
                     ReplicaLog {
                         dir: "/d".into(),
                         size: 100 * (*latest).max(0) as u64,
@@ -636,8 +693,9 @@ mod tests {
                     },
                 );
             }
-            s.earliest.insert(p.clone(), 0);
-            s.latest.insert(p.clone(), *latest);
+            place.earliest = Some(0);
+            place.latest = Some(*latest);
+            s.partitions.insert(p.clone(), place);
             s.committed
                 .entry("g".into())
                 .or_default()
@@ -647,7 +705,7 @@ mod tests {
     }
 
     fn observe(h: &mut History, s: &Sample) -> ObservedWrite {
-        h.observe(s, WINDOWS, ClusterFacts::default())
+        h.observe(s.clone(), WINDOWS, ClusterFacts::default())
     }
 
     fn rates(w: &ObservedWrite, p: i32) -> Option<PartitionRates> {
@@ -793,7 +851,9 @@ mod tests {
         observe(&mut h, &sample(60_000, &[(6_000, 6_000)]));
         // The leader is down: no offsets this time.
         let mut s = sample(120_000, &[(0, 0)]);
-        s.latest.clear();
+        for p in s.partitions.values_mut() {
+            p.latest = None;
+        }
         s.committed.clear();
         let w = observe(&mut h, &s);
         assert_eq!(rates(&w, 0).unwrap().producer_msg_rate, 100.0);
@@ -893,11 +953,10 @@ mod tests {
         observe(&mut h, &sample(10_000, &[(1000, 1000)]));
         // The log start jumps forward and the replicas shrink; the log end keeps growing.
         let mut s = sample(20_000, &[(2000, 2000)]);
-        s.earliest.insert(tp(0), 1900);
-        for b in [1, 2] {
-            if let Some(r) = s.replicas.get_mut(&(tp(0), b)) {
-                r.size = 100 * 100;
-            }
+        let p = s.partitions.get_mut(&tp(0)).unwrap();
+        p.earliest = Some(1900);
+        for (_, r) in p.logs.iter_mut() {
+            r.size = 100 * 100;
         }
         let w = observe(&mut h, &s);
         let r = rates(&w, 0).unwrap();

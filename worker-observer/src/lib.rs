@@ -85,13 +85,18 @@ pub fn memory() -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-/// What one tick did.
+/// What one tick did. The sample itself is dropped inside the tick (before the settings pass
+/// and the proposal evaluation): only what the caller reports of it is kept.
 #[derive(Debug, Clone)]
 pub struct TickReport {
-    pub sample: sample::Sample,
+    pub summary: sample::Summary,
     pub sample_ms: u64,
+    pub derive_ms: u64,
     pub write_ms: u64,
     pub stats: ballast_schema::WriteStats,
+    /// The process's peak resident memory (VmHWM) at the end of each phase (`sample`,
+    /// `derive`, `write`), for the benchmark.
+    pub peaks: Vec<(&'static str, u64)>,
 }
 
 /// One full tick against an open store: read the cluster, derive, write the view and readings.
@@ -140,7 +145,12 @@ pub async fn tick(
         }),
         ..ballast_schema::ClusterFacts::default()
     };
-    let write = history.observe(&sample, windows, facts);
+    let mut peaks = vec![("sample", peak)];
+    let derived = std::time::Instant::now();
+    let summary = sample::Summary::of(&sample);
+    let write = history.observe(sample, windows, facts);
+    let derive_ms = derived.elapsed().as_millis() as u64;
+    peaks.push(("derive", memory().1));
     let written = std::time::Instant::now();
     let store = store.clone();
     let result = tokio::task::spawn_blocking(move || store.write_observed(&write)).await;
@@ -156,11 +166,15 @@ pub async fn tick(
             return Err(TickError::Task(e.to_string()));
         }
     };
+    let write_ms = written.elapsed().as_millis() as u64;
+    peaks.push(("write", memory().1));
     Ok(TickReport {
-        sample,
+        summary,
         sample_ms,
-        write_ms: written.elapsed().as_millis() as u64,
+        derive_ms,
+        write_ms,
         stats,
+        peaks,
     })
 }
 
@@ -213,11 +227,11 @@ async fn observe(
     let now = ctx.now_ms();
     let (observation, status) = match result {
         Ok(report) => {
-            let s = &report.sample;
+            let s = &report.summary;
             let detail = json!({
                 "brokers": s.brokers.len(),
-                "partitions": s.partitions.len(),
-                "groups": s.groups.len(),
+                "partitions": s.partitions,
+                "groups": s.groups,
                 "sampleMs": report.sample_ms,
                 "writeMs": report.write_ms,
                 "generation": report.stats.generation,
@@ -231,9 +245,8 @@ async fn observe(
             };
             // The settings pass: broker configs each sample, ACLs and quotas less often.
             if let Some(c) = client.as_ref() {
-                let brokers: Vec<ballast_model::BrokerId> = s.brokers.keys().copied().collect();
                 let mut seen =
-                    vec![settings_pass::broker_configs(c, &ctx.store, &brokers, now).await];
+                    vec![settings_pass::broker_configs(c, &ctx.store, &s.brokers, now).await];
                 if *samples % settings_pass::SECURITY_EVERY == 0 {
                     seen.push(settings_pass::security(c, &ctx.store, now).await);
                 }

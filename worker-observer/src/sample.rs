@@ -3,7 +3,8 @@
 //! producer msg/s from log-end-offset deltas, consumer msg/s from committed-offset deltas summed
 //! over groups, byte rates from msg/s times the partition's bytes per message. No broker plugin.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 use std::time::Instant;
 
 use ballast_kafka::{Client, ConfigResource, KafkaVersionRange, MetadataMode, OffsetSpec};
@@ -41,15 +42,17 @@ pub struct Sample {
     /// Host and port of every broker in the metadata.
     pub addresses: BTreeMap<BrokerId, (String, i32)>,
     pub topics: BTreeMap<String, TopicMeta>,
+    /// Every partition of the metadata with what was read of it: placement, offsets and the
+    /// logs its brokers reported. One entry per partition (not one map per kind of read keyed
+    /// by partition): one key, one string, and derive reads a partition in one place.
     pub partitions: BTreeMap<TopicPartition, Placement>,
-    /// Every current replica a broker reported in its log dirs (future replicas are apart).
-    pub replicas: BTreeMap<(TopicPartition, BrokerId), ReplicaLog>,
+    /// Current replicas a broker reported in its log dirs of partitions missing from the
+    /// metadata read before (a topic created or deleted meanwhile): they count in its disk.
+    pub stray_replicas: BTreeMap<(TopicPartition, BrokerId), ReplicaLog>,
     /// Replicas being moved between log dirs of a broker (AlterReplicaLogDirs).
     pub future_replicas: BTreeMap<(TopicPartition, BrokerId), ReplicaLog>,
     /// The log dirs of every broker of the metadata, or why they could not be read.
     pub log_dirs: BTreeMap<BrokerId, Result<Vec<DirInfo>, String>>,
-    pub earliest: BTreeMap<TopicPartition, i64>,
-    pub latest: BTreeMap<TopicPartition, i64>,
     /// Committed offsets by group, then partition; a group whose offsets could not be read is
     /// missing here but listed in `groups`.
     pub committed: BTreeMap<String, BTreeMap<TopicPartition, i64>>,
@@ -58,10 +61,34 @@ pub struct Sample {
     pub min_insync: BTreeMap<String, i32>,
     /// Why the consumer groups could not be listed (then `groups` and `committed` are empty).
     pub groups_error: Option<String>,
-    /// Reassignments in progress: replicas being added and removed.
-    pub reassigning: BTreeMap<TopicPartition, (Vec<BrokerId>, Vec<BrokerId>)>,
     /// How long each step took, in milliseconds (for the benchmark and the heartbeat).
     pub timings: Vec<(&'static str, u64)>,
+}
+
+/// What a tick reports of its sample once the sample itself is dropped.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Summary {
+    pub brokers: Vec<BrokerId>,
+    pub topics: usize,
+    pub partitions: usize,
+    pub replicas: usize,
+    pub groups: usize,
+    pub group_offsets: usize,
+    pub timings: Vec<(&'static str, u64)>,
+}
+
+impl Summary {
+    pub fn of(s: &Sample) -> Summary {
+        Summary {
+            brokers: s.brokers.keys().copied().collect(),
+            topics: s.topics.len(),
+            partitions: s.partitions.len(),
+            replicas: s.replica_count(),
+            groups: s.groups.len(),
+            group_offsets: s.committed.values().map(|c| c.len()).sum(),
+            timings: s.timings.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -73,6 +100,8 @@ pub struct TopicMeta {
     pub cleanup_policy: Option<String>,
 }
 
+/// A partition as one sample saw it: its placement from the metadata and what the other reads
+/// found of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Placement {
     pub replicas: Vec<BrokerId>,
@@ -80,6 +109,14 @@ pub struct Placement {
     pub isr: Vec<BrokerId>,
     pub leader_epoch: Option<i32>,
     pub offline_replicas: Vec<BrokerId>,
+    /// Log start and log end offsets (ListOffsets earliest and latest); None when not read.
+    pub earliest: Option<i64>,
+    pub latest: Option<i64>,
+    /// Every current replica its brokers reported in their log dirs, in broker order (a
+    /// broker may still report a replica it no longer holds in the metadata).
+    pub logs: Vec<(BrokerId, ReplicaLog)>,
+    /// A reassignment in progress: replicas being added and removed.
+    pub reassigning: Option<Box<(Vec<BrokerId>, Vec<BrokerId>)>>,
 }
 
 impl Placement {
@@ -90,14 +127,48 @@ impl Placement {
             isr,
             leader_epoch: None,
             offline_replicas: Vec::new(),
+            earliest: None,
+            latest: None,
+            logs: Vec::new(),
+            reassigning: None,
         }
+    }
+
+    /// The log broker `broker` reported for its current replica of this partition.
+    pub fn log(&self, broker: BrokerId) -> Option<&ReplicaLog> {
+        self.logs
+            .iter()
+            .find(|(b, _)| *b == broker)
+            .map(|(_, log)| log)
+    }
+
+    /// Records a replica's log (one per broker: a second report replaces the first).
+    pub fn set_log(&mut self, broker: BrokerId, log: ReplicaLog) {
+        match self.logs.binary_search_by_key(&broker, |(b, _)| *b) {
+            Ok(i) => self.logs[i].1 = log,
+            Err(i) => self.logs.insert(i, (broker, log)),
+        }
+    }
+
+    /// The size of the partition: its leader's replica, else the largest replica read.
+    pub fn size(&self) -> Option<u64> {
+        self.leader
+            .and_then(|l| self.log(l))
+            .or_else(|| {
+                self.replicas
+                    .iter()
+                    .filter_map(|r| self.log(*r))
+                    .max_by_key(|log| log.size)
+            })
+            .map(|log| log.size)
     }
 }
 
 /// One replica as its broker's DescribeLogDirs reported it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplicaLog {
-    pub dir: String,
+    /// The log dir, shared by every replica in it.
+    pub dir: Arc<str>,
     pub size: u64,
     pub offset_lag: i64,
 }
@@ -123,21 +194,40 @@ pub struct GroupInfo {
 
 impl Sample {
     /// The size of a partition: its leader's replica, else the largest replica read.
-    pub fn partition_size(&self, tp: &TopicPartition, place: &Placement) -> Option<u64> {
-        place
-            .leader
-            .and_then(|l| self.replica_size(tp, l))
-            .or_else(|| {
-                place
-                    .replicas
-                    .iter()
-                    .filter_map(|r| self.replica_size(tp, *r))
-                    .max()
-            })
+    pub fn partition_size(&self, tp: &TopicPartition) -> Option<u64> {
+        self.partitions.get(tp).and_then(Placement::size)
     }
 
+    /// The size broker `broker` reported for its current replica of `tp`.
     pub fn replica_size(&self, tp: &TopicPartition, broker: BrokerId) -> Option<u64> {
-        self.replicas.get(&(tp.clone(), broker)).map(|r| r.size)
+        match self.partitions.get(tp) {
+            Some(p) => p.log(broker).map(|r| r.size),
+            None => self
+                .stray_replicas
+                .get(&(tp.clone(), broker))
+                .map(|r| r.size),
+        }
+    }
+
+    /// Every current replica read: (partition, broker, log).
+    pub fn replica_logs(&self) -> impl Iterator<Item = (&TopicPartition, BrokerId, &ReplicaLog)> {
+        self.partitions
+            .iter()
+            .flat_map(|(tp, p)| p.logs.iter().map(move |(b, log)| (tp, *b, log)))
+            .chain(
+                self.stray_replicas
+                    .iter()
+                    .map(|((tp, b), log)| (tp, *b, log)),
+            )
+    }
+
+    /// How many current replicas were read.
+    pub fn replica_count(&self) -> usize {
+        self.partitions
+            .values()
+            .map(|p| p.logs.len())
+            .sum::<usize>()
+            + self.stray_replicas.len()
     }
 }
 
@@ -213,11 +303,9 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
             s.partitions.insert(
                 tp,
                 Placement {
-                    replicas: p.replicas.clone(),
-                    leader: p.leader,
-                    isr: p.isr.clone(),
                     leader_epoch: p.leader_epoch,
                     offline_replicas: p.offline_replicas.clone(),
+                    ..Placement::new(p.replicas.clone(), p.leader, p.isr.clone())
                 },
             );
         }
@@ -267,6 +355,16 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
     drop(all);
     drop(topics);
 
+    // The reads are filed under their partition through a hash index (hundreds of thousands
+    // of look-ups: a B-tree of partition keys compares topic names at every level).
+    let (keys, mut parts): (Vec<TopicPartition>, Vec<Placement>) =
+        std::mem::take(&mut s.partitions).into_iter().unzip();
+    let at: HashMap<(&str, i32), usize> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, tp)| ((tp.topic.as_str(), tp.partition), i))
+        .collect();
+
     let (log_dirs, took) = log_dirs;
     timings.push(took);
     for (broker, dirs) in log_dirs {
@@ -274,6 +372,7 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
             Ok(dirs) => {
                 let mut infos = Vec::with_capacity(dirs.dirs.len());
                 for d in dirs.dirs {
+                    let dir: Arc<str> = Arc::from(d.path.as_str());
                     infos.push(DirInfo {
                         used_bytes: d.used_bytes(),
                         replicas: d.replicas.len() as i64,
@@ -283,16 +382,22 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
                         path: d.path.clone(),
                     });
                     for r in d.replicas {
-                        let tp = TopicPartition::new(r.topic, r.partition);
                         let log = ReplicaLog {
-                            dir: d.path.clone(),
+                            dir: dir.clone(),
                             size: u64::try_from(r.size).unwrap_or(0),
                             offset_lag: r.offset_lag.max(0),
                         };
-                        if r.is_future {
-                            s.future_replicas.insert((tp, broker), log);
-                        } else {
-                            s.replicas.insert((tp, broker), log);
+                        let known = at.get(&(r.topic.as_str(), r.partition)).copied();
+                        match (r.is_future, known) {
+                            (false, Some(i)) => parts[i].set_log(broker, log),
+                            (true, _) => {
+                                let tp = TopicPartition::new(r.topic, r.partition);
+                                s.future_replicas.insert((tp, broker), log);
+                            }
+                            (false, None) => {
+                                let tp = TopicPartition::new(r.topic, r.partition);
+                                s.stray_replicas.insert((tp, broker), log);
+                            }
                         }
                     }
                 }
@@ -308,10 +413,19 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
 
     let ((earliest, latest), took) = offsets;
     timings.push(took);
-    for (listed, into) in [(earliest?, &mut s.earliest), (latest?, &mut s.latest)] {
+    for (listed, latest) in [(earliest?, false), (latest?, true)] {
         for o in listed {
             if let (None, Some(offset)) = (&o.error, o.offset) {
-                into.insert(TopicPartition::new(o.topic, o.partition), offset);
+                if let Some(p) = at
+                    .get(&(o.topic.as_str(), o.partition))
+                    .and_then(|i| parts.get_mut(*i))
+                {
+                    if latest {
+                        p.latest = Some(offset);
+                    } else {
+                        p.earliest = Some(offset);
+                    }
+                }
             }
         }
     }
@@ -364,14 +478,18 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
     match reassignments {
         Ok(list) => {
             for r in list {
-                s.reassigning.insert(
-                    TopicPartition::new(r.topic, r.partition),
-                    (r.adding, r.removing),
-                );
+                if let Some(p) = at
+                    .get(&(r.topic.as_str(), r.partition))
+                    .and_then(|i| parts.get_mut(*i))
+                {
+                    p.reassigning = Some(Box::new((r.adding, r.removing)));
+                }
             }
         }
         Err(e) => warn!(error = %e, "reassignments not listed"),
     }
+    drop(at);
+    s.partitions = keys.into_iter().zip(parts).collect();
     step(&mut timings, "allReads", &mut clock);
     s.timings = timings;
     Ok(s)
@@ -476,8 +594,8 @@ pub fn snapshot(first: &Sample, second: &Sample, taken_at: String) -> Snapshot {
     for (tp, place) in &second.partitions {
         referenced.extend(place.replicas.iter().copied());
         // A partition's size is its leader's replica size, else the largest replica.
-        let size = second.partition_size(tp, place).unwrap_or(0);
-        let messages = match (second.earliest.get(tp), second.latest.get(tp)) {
+        let size = place.size().unwrap_or(0);
+        let messages = match (place.earliest, place.latest) {
             (Some(e), Some(l)) if l > e => (l - e) as f64,
             _ => 0.0,
         };
@@ -487,8 +605,8 @@ pub fn snapshot(first: &Sample, second: &Sample, taken_at: String) -> Snapshot {
             0.0
         };
         let produced = rate(
-            first.latest.get(tp).copied(),
-            second.latest.get(tp).copied(),
+            first.partitions.get(tp).and_then(|p| p.latest),
+            place.latest,
             seconds,
         );
         let consumed: f64 = second
@@ -559,18 +677,18 @@ mod tests {
             ..Sample::default()
         };
         s.brokers.insert(1, Some("r1".into()));
-        s.partitions
-            .insert(tp(0), Placement::new(vec![1, 2], Some(1), vec![1]));
-        s.replicas.insert(
-            (tp(0), 1),
+        let mut p = Placement::new(vec![1, 2], Some(1), vec![1]);
+        p.set_log(
+            1,
             ReplicaLog {
                 dir: "/d".into(),
                 size: 1_000_000,
                 offset_lag: 0,
             },
         );
-        s.earliest.insert(tp(0), 0);
-        s.latest.insert(tp(0), latest);
+        p.earliest = Some(0);
+        p.latest = Some(latest);
+        s.partitions.insert(tp(0), p);
         s.committed
             .entry("g".into())
             .or_default()

@@ -63,16 +63,18 @@ async fn a_sample_holds_every_groups_committed_offsets_and_every_partitions_offs
     assert_eq!(s.partitions.len(), logs.len());
     for ((topic, partition), (start, end)) in &logs {
         let tp = TopicPartition::new(topic.clone(), *partition);
-        assert_eq!(s.earliest.get(&tp), Some(start), "{tp}");
-        assert_eq!(s.latest.get(&tp), Some(end), "{tp}");
+        let p = &s.partitions[&tp];
+        assert_eq!(p.earliest, Some(*start), "{tp}");
+        assert_eq!(p.latest, Some(*end), "{tp}");
     }
     // Every replica of every partition was read from its broker's log dirs.
     let replicas: usize = s.partitions.values().map(|p| p.replicas.len()).sum();
-    assert_eq!(s.replicas.len(), replicas);
-    assert!(s.partitions.iter().all(|(tp, p)| p
-        .replicas
-        .iter()
-        .all(|b| s.replicas.contains_key(&(tp.clone(), *b)))));
+    assert_eq!(s.replica_count(), replicas);
+    assert!(s.stray_replicas.is_empty());
+    assert!(s
+        .partitions
+        .values()
+        .all(|p| p.replicas.iter().all(|b| p.log(*b).is_some())));
     assert!(s.log_dirs.values().all(Result::is_ok));
     assert!(s.groups_error.is_none());
     sim.shutdown().await;
@@ -111,6 +113,91 @@ async fn committed_offsets_of_many_groups_in_one_request_are_those_read_one_grou
             o.offset,
             logs.get(&(o.topic.clone(), o.partition)).map(|l| l.1)
         );
+    }
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tick_stores_every_partitions_offsets_every_replicas_log_and_every_groups_offsets_and_lag_as_the_cluster_holds_them(
+) {
+    let (sim, client) = frozen(25).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("ballast.db");
+    ballast_schema::Store::migrate(&db).expect("migrate");
+    let store = ballast_schema::Store::open(&db).expect("open");
+    let windows = ballast_observer::derive::Windows {
+        rate_window_ms: 60_000,
+        retention_ms: 3_600_000,
+        partition_reading_ms: 1,
+    };
+    let mut history = None;
+    let report = ballast_observer::tick(&client, &store, &mut history, windows, 1_000)
+        .await
+        .expect("a tick");
+    let view = store.observed_view().expect("view").expect("a view");
+    let truth = sim.truth();
+    let logs = sim.log_offsets();
+
+    // Partitions: the log start and end of every one.
+    assert_eq!(view.partitions.len(), logs.len());
+    assert_eq!(report.summary.partitions, logs.len());
+    for p in &view.partitions {
+        let (start, end) = logs[&(p.topic.clone(), p.partition)];
+        assert_eq!(
+            (p.earliest_offset, p.latest_offset),
+            (Some(start), Some(end)),
+            "{}-{}",
+            p.topic,
+            p.partition
+        );
+    }
+    // Replicas: every one with its log dir and size; the partition's size is its leader's.
+    let mut per_broker: BTreeMap<i32, usize> = BTreeMap::new();
+    let mut disk: BTreeMap<i32, i64> = BTreeMap::new();
+    for r in &view.replicas {
+        assert!(!r.is_future);
+        assert!(r.log_dir.is_some() && r.size_bytes.is_some(), "{r:?}");
+        *per_broker.entry(r.broker_id).or_default() += 1;
+        *disk.entry(r.broker_id).or_default() += r.size_bytes.unwrap_or(0);
+        let p = view
+            .partitions
+            .iter()
+            .find(|p| p.topic == r.topic && p.partition == r.partition)
+            .expect("its partition");
+        if p.leader == Some(r.broker_id) {
+            assert_eq!(p.size_bytes, r.size_bytes);
+        }
+    }
+    for b in &truth.brokers {
+        assert_eq!(per_broker.get(&b.id).copied().unwrap_or(0), b.replicas);
+    }
+    for reading in &view.latest_readings {
+        assert_eq!(
+            reading.get(ballast_model::Load::DiskBytes),
+            Some(disk.get(&reading.broker_id).copied().unwrap_or(0) as f64),
+            "broker {}",
+            reading.broker_id
+        );
+    }
+    // Groups: every committed offset, lagging the log end by the difference.
+    let committed = sim.committed_offsets();
+    assert_eq!(view.groups.len(), committed.len());
+    assert!(view.groups.iter().all(|g| g.offsets_read));
+    let stored: BTreeMap<String, BTreeMap<(String, i32), i64>> =
+        view.group_offsets.iter().fold(BTreeMap::new(), |mut m, o| {
+            m.entry(o.group_id.clone())
+                .or_default()
+                .insert((o.topic.clone(), o.partition), o.committed_offset);
+            m
+        });
+    let committed: BTreeMap<String, BTreeMap<(String, i32), i64>> = committed
+        .into_iter()
+        .filter(|(_, offsets)| !offsets.is_empty())
+        .collect();
+    assert_eq!(stored, committed);
+    for o in &view.group_offsets {
+        let end = logs[&(o.topic.clone(), o.partition)].1;
+        assert_eq!(o.lag, Some((end - o.committed_offset).max(0)));
     }
     sim.shutdown().await;
 }

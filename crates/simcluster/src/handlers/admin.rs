@@ -390,6 +390,7 @@ fn create_partitions_one(
             )
         })
         .collect();
+    c.placement_changed();
     if let Some(topic) = c.topics.get_mut(&name) {
         topic.partitions.extend(news);
     }
@@ -705,8 +706,11 @@ pub fn alter_configs(ctx: &Ctx, req: AlterConfigsRequest) -> AlterConfigsRespons
 
 pub fn describe_log_dirs(ctx: &Ctx, req: DescribeLogDirsRequest) -> DescribeLogDirsResponse {
     let v = ctx.version;
-    let c = ctx.shared.lock();
+    let mut c = ctx.shared.lock();
     let broker = ctx.broker;
+    c.index_replicas();
+    let c = &*c;
+    let mine = c.replicas_of(broker);
     let wanted: Option<BTreeMap<&str, BTreeSet<i32>>> = req.topics.as_ref().map(|ts| {
         ts.iter()
             .map(|t| (t.topic.as_str(), t.partitions.iter().copied().collect()))
@@ -716,11 +720,8 @@ pub fn describe_log_dirs(ctx: &Ctx, req: DescribeLogDirsRequest) -> DescribeLogD
     let mut per_dir: Vec<BTreeMap<&str, Vec<DescribeLogDirsPartition>>> =
         vec![BTreeMap::new(); dirs];
     let mut used = vec![0f64; dirs];
-    for t in c.topics.values() {
-        for (i, p) in t.partitions.iter().enumerate() {
-            if !p.replicas.contains(&broker) {
-                continue;
-            }
+    {
+        for (t, i, p) in mine {
             let dir = c.dir_of(&t.name, p, i as i32, broker);
             let in_sync = p.isr.contains(&broker);
             let size = if in_sync {

@@ -296,6 +296,22 @@ pub struct Cluster {
     pub lag: lag::MetadataLag,
     /// Group coordinators, cached while the live brokers stay the same.
     pub coordinators: groups::CoordinatorCache,
+    /// Partitions and committed group offsets the last advance walked.
+    advance_work: usize,
+    /// Every broker's replicas, built on first use and dropped whenever a placement changes
+    /// ([`Cluster::placement_changed`]): DescribeLogDirs walks its own broker's replicas, not
+    /// every partition of the cluster.
+    replica_index: Option<ReplicaIndex>,
+}
+
+/// The replicas of every broker as (topic ordinal in name order, partition index), ordered.
+#[derive(Debug, Default)]
+pub struct ReplicaIndex {
+    /// Topics and partitions when it was built: a topic created or deleted, or partitions
+    /// added, make it stale even where no one called [`Cluster::placement_changed`].
+    topics: usize,
+    partitions: usize,
+    by_broker: HashMap<BrokerId, Vec<(u32, u32)>>,
 }
 
 /// What a partition looks like when created: sizes, rates and placement.
@@ -339,7 +355,85 @@ impl Cluster {
             log_dir_capacity: 4 << 40,
             lag: lag::MetadataLag::default(),
             coordinators: groups::CoordinatorCache::default(),
+            replica_index: None,
+            advance_work: 0,
         }
+    }
+
+    /// How many items (partitions and committed group offsets) an advance walks, as of the last.
+    pub fn advance_work(&self) -> usize {
+        self.advance_work
+    }
+
+    /// Forgets the per-broker replica index: to be called by anything that changes a
+    /// partition's replicas (reassignments; topics and partitions added or deleted are noticed
+    /// by the index itself).
+    pub fn placement_changed(&mut self) {
+        self.replica_index = None;
+    }
+
+    /// Builds the per-broker replica index unless it is current ([`Cluster::replicas_of`]
+    /// reads it).
+    pub fn index_replicas(&mut self) {
+        let partitions = self.partition_count();
+        let fresh = self
+            .replica_index
+            .as_ref()
+            .is_some_and(|i| i.topics == self.topics.len() && i.partitions == partitions);
+        if !fresh {
+            let mut by_broker: HashMap<BrokerId, Vec<(u32, u32)>> = HashMap::new();
+            for (t, topic) in self.topics.values().enumerate() {
+                for (i, p) in topic.partitions.iter().enumerate() {
+                    for b in &p.replicas {
+                        by_broker.entry(*b).or_default().push((t as u32, i as u32));
+                    }
+                }
+            }
+            self.replica_index = Some(ReplicaIndex {
+                topics: self.topics.len(),
+                partitions,
+                by_broker,
+            });
+        }
+    }
+
+    /// The replicas broker `broker` holds, as (topic, partition index, partition) in topic-name
+    /// then partition order: the same replicas and order as walking every partition of every
+    /// topic and keeping those whose replicas name the broker. Walks them all when the index is
+    /// not current ([`Cluster::index_replicas`] first).
+    pub fn replicas_of(&self, broker: BrokerId) -> Vec<(&Topic, usize, &Partition)> {
+        let current = self
+            .replica_index
+            .as_ref()
+            .filter(|i| i.topics == self.topics.len() && i.partitions == self.partition_count());
+        let Some(index) = current else {
+            return self
+                .topics
+                .values()
+                .flat_map(|t| {
+                    t.partitions
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| p.replicas.contains(&broker))
+                        .map(move |(i, p)| (t, i, p))
+                })
+                .collect();
+        };
+        let topics: Vec<&Topic> = self.topics.values().collect();
+        index
+            .by_broker
+            .get(&broker)
+            .map(|entries| {
+                entries
+                    .iter()
+                    .filter_map(|(t, i)| {
+                        let topic = topics.get(*t as usize)?;
+                        let p = topic.partitions.get(*i as usize)?;
+                        Some((*topic, *i as usize, p))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     // ---------------------------------------------------------------- brokers
@@ -533,6 +627,7 @@ impl Cluster {
         partitions: Vec<NewPartition>,
     ) {
         let id = Self::topic_id_for(name);
+        self.placement_changed();
         let up: BTreeSet<BrokerId> = self.alive_brokers().map(|b| b.id).collect();
         let parts = partitions
             .into_iter()
@@ -592,6 +687,7 @@ impl Cluster {
     }
 
     pub fn delete_topic(&mut self, name: &str) -> bool {
+        self.placement_changed();
         match self.topics.remove(name) {
             Some(t) => {
                 self.topic_ids.remove(&t.id);
@@ -733,8 +829,9 @@ impl Cluster {
             self.lag.settle(now);
         }
         self.grow_logs(dt);
-        self.progress_groups(dt);
+        let offsets = self.progress_groups(dt);
         self.progress_copies(dt, now);
+        self.advance_work = self.partition_count() + offsets;
     }
 
     fn grow_logs(&mut self, dt: f64) {
@@ -840,7 +937,9 @@ impl Cluster {
         }
     }
 
-    fn progress_groups(&mut self, dt: f64) {
+    /// Simulated groups commit what they consumed; returns how many offsets were walked.
+    fn progress_groups(&mut self, dt: f64) -> usize {
+        let mut walked = 0;
         for group in self.groups.values_mut() {
             let Some(sim) = group.sim.as_ref() else {
                 continue;
@@ -852,7 +951,13 @@ impl Cluster {
                 let Some(topic) = self.topics.get(topic_name) else {
                     continue;
                 };
-                let offsets = group.offsets.entry(topic_name.clone()).or_default();
+                walked += topic.partitions.len();
+                if !group.offsets.contains_key(topic_name) {
+                    group.offsets.insert(topic_name.clone(), Vec::new());
+                }
+                let Some(offsets) = group.offsets.get_mut(topic_name) else {
+                    continue;
+                };
                 if offsets.len() < topic.partitions.len() {
                     offsets.resize(topic.partitions.len(), None);
                 }
@@ -871,6 +976,7 @@ impl Cluster {
                 }
             }
         }
+        walked
     }
 
     /// The broker-level value of a config as the cluster default sees it (dynamic default, then
@@ -982,5 +1088,119 @@ impl Cluster {
         }
         let n = self.log_dirs.len().max(1);
         (crate::util::fnv1a(&[topic.as_bytes()]) as usize + index as usize + broker as usize) % n
+    }
+}
+
+#[cfg(test)]
+mod replica_index_tests {
+    use super::*;
+    use crate::scenario::{generate, load, GenerateParams};
+
+    /// What walking every partition of every topic finds for `broker`.
+    fn walked(c: &Cluster, broker: BrokerId) -> Vec<(String, usize, Vec<BrokerId>)> {
+        let mut out = Vec::new();
+        for t in c.topics.values() {
+            for (i, p) in t.partitions.iter().enumerate() {
+                if p.replicas.contains(&broker) {
+                    out.push((t.name.clone(), i, p.replicas.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    fn indexed(c: &mut Cluster, broker: BrokerId) -> Vec<(String, usize, Vec<BrokerId>)> {
+        c.index_replicas();
+        assert!(c.replica_index.is_some());
+        c.replicas_of(broker)
+            .into_iter()
+            .map(|(t, i, p)| (t.name.clone(), i, p.replicas.clone()))
+            .collect()
+    }
+
+    fn every_broker_matches(c: &mut Cluster) {
+        let ids: Vec<BrokerId> = c.brokers.keys().copied().collect();
+        for b in ids {
+            let truth = walked(c, b);
+            assert_eq!(indexed(c, b), truth, "broker {b}");
+        }
+    }
+
+    #[test]
+    fn a_brokers_replicas_from_the_index_are_those_of_walking_every_partition_through_placement_changes(
+    ) {
+        let snapshot = generate(&GenerateParams {
+            brokers: 6,
+            topics: 8,
+            partitions_per_topic: 5,
+            ..GenerateParams::default()
+        });
+        let mut c = load(&snapshot, 1_000, 125e6).expect("load");
+        every_broker_matches(&mut c);
+
+        // A reassignment: while it runs (target plus the replicas being removed), cancelled,
+        // and again until it completes.
+        let topic = c.topics.keys().next().cloned().expect("a topic");
+        let before = c.partition(&topic, 0).expect("partition").replicas.clone();
+        let target: Vec<BrokerId> = c
+            .brokers
+            .keys()
+            .copied()
+            .filter(|b| !before.contains(b))
+            .take(before.len())
+            .collect();
+        c.reassign(&topic, 0, target.clone(), false, 2_000)
+            .expect("reassign");
+        every_broker_matches(&mut c);
+        c.cancel_reassignment(&topic, 0, 3_000).expect("cancel");
+        every_broker_matches(&mut c);
+        c.reassign(&topic, 0, target.clone(), false, 4_000)
+            .expect("reassign");
+        let mut now = 4_000;
+        while c
+            .partition(&topic, 0)
+            .is_some_and(|p| p.reassignment().is_some())
+        {
+            now += 60_000;
+            c.advance(now);
+            assert!(now < 100_000_000, "the reassignment completes");
+        }
+        assert_eq!(c.partition(&topic, 0).expect("p").replicas, target);
+        every_broker_matches(&mut c);
+
+        // Topics deleted and created, partitions added.
+        c.delete_topic(&topic);
+        every_broker_matches(&mut c);
+        let replicas = c.place("fresh", 0, 3, 2).expect("placement");
+        let news: Vec<NewPartition> = replicas
+            .into_iter()
+            .map(|replicas| NewPartition {
+                isr: replicas.clone(),
+                replicas,
+                leader: None,
+                size: 0.0,
+                rates: Rates::default(),
+                last_moved_at: None,
+            })
+            .collect();
+        c.insert_topic("fresh", BTreeMap::new(), news);
+        every_broker_matches(&mut c);
+        let up: BTreeSet<BrokerId> = c.alive_brokers().map(|b| b.id).collect();
+        let more = c.make_partition(
+            NewPartition {
+                replicas: vec![1, 2],
+                leader: None,
+                isr: vec![1, 2],
+                size: 0.0,
+                rates: Rates::default(),
+                last_moved_at: None,
+            },
+            &up,
+        );
+        if let Some(t) = c.topics.get_mut("fresh") {
+            // As CreatePartitions does, but without telling the index: it notices the count.
+            t.partitions.push(more);
+        }
+        every_broker_matches(&mut c);
     }
 }

@@ -133,6 +133,7 @@ impl Cluster {
         now: i64,
     ) -> Result<(), ApiError> {
         self.advance(now);
+        self.placement_changed();
         let unknown = || {
             ApiError::new(
                 err::UNKNOWN_TOPIC_OR_PARTITION,
@@ -271,6 +272,7 @@ impl Cluster {
         now: i64,
     ) -> Result<(), ApiError> {
         self.advance(now);
+        self.placement_changed();
         let up: BTreeSet<BrokerId> = self.alive_brokers().map(|b| b.id).collect();
         let p = self.partition_mut(topic, partition).ok_or_else(|| {
             ApiError::new(
@@ -337,6 +339,10 @@ impl Cluster {
         if !done {
             return;
         }
+        self.placement_changed();
+        let Some(p) = self.partition_mut(topic, partition) else {
+            return;
+        };
         let Some(r) = p.extra.as_mut().and_then(|e| e.reassignment.take()) else {
             return;
         };
