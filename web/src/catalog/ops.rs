@@ -336,28 +336,48 @@ fn cluster_overview(state: AppState, _caller: Caller, input: Value) -> OpFuture 
         let v = crate::observed_view::require(&state)
             .await
             .map_err(ApiError::from)?;
-        let now = state.clock.now_ms();
         // Shaped for agents once per reading at the default limit (the cluster's `ageMs` is set
         // per request); another limit is shaped for its request.
-        let shape = || overview_for_agents(&v, now, input.limit).to_string();
-        let text = match input.limit {
-            None | Some(0) => v.rendered("mcp-cluster-overview", shape),
-            Some(_) => Arc::new(shape()),
+        const KEY: &str = "mcp-cluster-overview";
+        let default = matches!(input.limit, None | Some(0));
+        let kept = default
+            .then(|| {
+                let rendered = v.rendered.lock().unwrap_or_else(|e| e.into_inner());
+                rendered.get(KEY).cloned()
+            })
+            .flatten();
+        let text = match kept {
+            Some(text) => text,
+            None => {
+                let q = crate::routes::observed::cluster::ComprehensiveQuery {
+                    summary: Some(true),
+                    ..Default::default()
+                };
+                let d = answer_text(
+                    crate::routes::observed::cluster::get_cluster_overview(&state, q).await,
+                )?;
+                let made = overview_for_agents(&d, input.limit).to_string();
+                if default {
+                    v.rendered(KEY, || made)
+                } else {
+                    Arc::new(made)
+                }
+            }
         };
         let mut d = answer_text(Ok(text))?;
         if let Some(cluster) = d.get_mut("cluster").and_then(Value::as_object_mut) {
-            cluster.insert("ageMs".into(), json!((now - v.sampled_at_ms()).max(0)));
+            let age = (state.clock.now_ms() - v.sampled_at_ms()).max(0);
+            cluster.insert("ageMs".into(), json!(age));
         }
         Ok(d)
     })
 }
 
-/// The agents' overview of one reading: the largest topics first (at most `limit`), the
-/// cluster, brokers, health, rack assessment, coverage and the consumer groups' counts.
-fn overview_for_agents(v: &crate::observed_view::View, now_ms: i64, limit: Option<u64>) -> Value {
-    let text = crate::routes::observed::cluster::overview_text(v, now_ms, true, 0, 0);
-    let d: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-    let mut topics = rows(&d, "topics");
+/// The agents' overview of a `cluster/comprehensive` summary: the largest topics first (at most
+/// `limit`), the cluster, brokers, health, rack assessment, coverage and the consumer groups'
+/// counts.
+fn overview_for_agents(d: &Value, limit: Option<u64>) -> Value {
+    let mut topics = rows(d, "topics");
     let count = |t: &Value| t["partitionCount"].as_i64().unwrap_or(0);
     topics.sort_by(|a, b| {
         count(b)
