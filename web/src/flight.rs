@@ -14,10 +14,12 @@ use futures_util::future::{BoxFuture, FutureExt, Shared};
 use crate::ApiError;
 
 type Flight<T> = Shared<BoxFuture<'static, Result<T, ApiError>>>;
+/// The reads in flight by key, each with the `changes` number it started at.
+type Table<T> = Arc<Mutex<HashMap<String, (u64, Flight<T>)>>>;
 
 /// The reads in flight of one kind, by their parameters.
 pub struct Flights<T: Clone> {
-    inner: Arc<Mutex<HashMap<String, (u64, Flight<T>)>>>,
+    inner: Table<T>,
 }
 
 impl<T: Clone + Send + Sync + 'static> Default for Flights<T> {
