@@ -27,6 +27,10 @@ pub const WORKERS: [&str; 4] = ["observer", "executor", "healer", "web"];
 
 /// How often the loop looks at its children.
 const POLL: Duration = Duration::from_millis(100);
+/// The worker whose heap arenas are bounded, and how (glibc's `MALLOC_ARENA_MAX`).
+const WEB_WORKER: &str = "web";
+const MALLOC_ARENA_MAX: &str = "MALLOC_ARENA_MAX";
+const WEB_MALLOC_ARENAS: &str = "2";
 
 /// Why `ballast run` could not start or had to stop.
 #[derive(Debug, thiserror::Error)]
@@ -250,8 +254,15 @@ impl Supervisor {
 
     fn spawn(&self, i: usize) -> std::io::Result<Child> {
         let name = self.workers[i].name;
-        Command::new(&self.exe)
-            .arg(name)
+        let mut command = Command::new(&self.exe);
+        command.arg(name);
+        // The web process answers on many threads at once (the runtime's and the blocking
+        // pool's); glibc gives each its own heap arena, which keeps freed answers resident.
+        // Two arenas keep it small (docs/big-clusters.md "Serving"); an operator's own value wins.
+        if name == WEB_WORKER && std::env::var_os(MALLOC_ARENA_MAX).is_none() {
+            command.env(MALLOC_ARENA_MAX, WEB_MALLOC_ARENAS);
+        }
+        command
             .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env(SUPERVISOR_PID_ENV, std::process::id().to_string())
             .stdin(Stdio::null())

@@ -7,23 +7,25 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use futures_util::future::{BoxFuture, FutureExt, Shared};
 
 use crate::ApiError;
 
 type Flight<T> = Shared<BoxFuture<'static, Result<T, ApiError>>>;
+/// The reads in flight by key, each with the `changes` number it started at.
+type Table<T> = Arc<Mutex<HashMap<String, (u64, Flight<T>)>>>;
 
 /// The reads in flight of one kind, by their parameters.
 pub struct Flights<T: Clone> {
-    inner: Mutex<HashMap<String, (u64, Flight<T>)>>,
+    inner: Table<T>,
 }
 
 impl<T: Clone + Send + Sync + 'static> Default for Flights<T> {
     fn default() -> Self {
         Flights {
-            inner: Mutex::new(HashMap::new()),
+            inner: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 }
@@ -32,6 +34,20 @@ impl<T: Clone + Send + Sync + 'static> Flights<T> {
     /// The answer of the read named `key`: joined when one in flight started with the same
     /// `changes` number, else `read` is started (and shared).
     pub async fn run<F>(&self, key: String, changes: u64, read: F) -> Result<T, ApiError>
+    where
+        F: Future<Output = Result<T, ApiError>> + Send + 'static,
+    {
+        self.start(key, changes, read).await
+    }
+
+    /// The read named `key` (joined or started as [`Flights::run`] does), to be awaited; it
+    /// leaves the table once it completes.
+    pub fn start<F>(
+        &self,
+        key: String,
+        changes: u64,
+        read: F,
+    ) -> impl Future<Output = Result<T, ApiError>> + Send + 'static
     where
         F: Future<Output = Result<T, ApiError>> + Send + 'static,
     {
@@ -46,12 +62,94 @@ impl<T: Clone + Send + Sync + 'static> Flights<T> {
                 }
             }
         };
-        let out = flight.clone().await;
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if inner.get(&key).is_some_and(|(_, f)| f.ptr_eq(&flight)) {
-            inner.remove(&key);
+        let table = self.inner.clone();
+        async move {
+            let out = flight.clone().await;
+            let mut inner = table.lock().unwrap_or_else(|e| e.into_inner());
+            if inner.get(&key).is_some_and(|(_, f)| f.ptr_eq(&flight)) {
+                inner.remove(&key);
+            }
+            out
         }
-        out
+    }
+}
+
+/// The last completed read of one kind, served again while it is fresh: it started at most
+/// `max_age` ago and no change went through this process's pipeline since it started. Once it is
+/// older than half of `max_age` the next request starts a new read in the background (shared as
+/// above) and is still answered from the last one, so under steady load no client waits for the
+/// cluster and no answer is older than `max_age`. A request that finds no fresh read joins the
+/// one in flight or starts one and waits for it.
+pub struct Recent<T> {
+    flights: Flights<Arc<T>>,
+    last: Arc<Mutex<Option<Kept<T>>>>,
+}
+
+struct Kept<T> {
+    /// When the read started (a request's arrival: the read starts no earlier).
+    started_ms: i64,
+    /// [`ballast_ops::Pipeline::changes`] when it started.
+    changes: u64,
+    value: Arc<T>,
+}
+
+impl<T: Send + Sync + 'static> Default for Recent<T> {
+    fn default() -> Self {
+        Recent {
+            flights: Flights::default(),
+            last: Arc::new(Mutex::new(None)),
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static> Recent<T> {
+    /// The answer of a read made at most `max_age_ms` before `now_ms` with the same `changes`
+    /// number, else the answer of `read` (joined when one is in flight). `max_age_ms` 0 serves
+    /// no earlier read.
+    pub async fn get<F>(
+        &self,
+        now_ms: i64,
+        changes: u64,
+        max_age_ms: i64,
+        read: F,
+    ) -> Result<Arc<T>, ApiError>
+    where
+        F: Future<Output = Result<T, ApiError>> + Send + 'static,
+    {
+        let kept = {
+            let last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            last.as_ref()
+                .filter(|k| {
+                    max_age_ms > 0 && k.changes == changes && now_ms - k.started_ms <= max_age_ms
+                })
+                .map(|k| (k.value.clone(), now_ms - k.started_ms))
+        };
+        let last = self.last.clone();
+        let store = async move {
+            let value = Arc::new(read.await?);
+            let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+            if last.as_ref().is_none_or(|k| k.started_ms <= now_ms) {
+                *last = Some(Kept {
+                    started_ms: now_ms,
+                    changes,
+                    value: value.clone(),
+                });
+            }
+            Ok(value)
+        };
+        match kept {
+            Some((value, age)) => {
+                if age * 2 > max_age_ms {
+                    // Refreshed ahead of its expiry, by a task of its own: no client waits.
+                    let flight = self.flights.start(String::new(), changes, store);
+                    tokio::spawn(async move {
+                        let _ = flight.await;
+                    });
+                }
+                Ok(value)
+            }
+            None => self.flights.run(String::new(), changes, store).await,
+        }
     }
 }
 
@@ -59,7 +157,6 @@ impl<T: Clone + Send + Sync + 'static> Flights<T> {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
 
     #[tokio::test]
     async fn identical_reads_in_flight_share_one_and_a_change_between_them_starts_another() {
@@ -92,5 +189,75 @@ mod tests {
         assert_eq!(a, b, "the second request shared the first one's read");
         assert_ne!(a, c, "a read after a change is a read of its own");
         assert_eq!(started.load(Ordering::SeqCst), 2);
+    }
+
+    fn counting(reads: &Arc<AtomicUsize>) -> impl Future<Output = Result<usize, ApiError>> {
+        let reads = reads.clone();
+        async move { Ok(reads.fetch_add(1, Ordering::SeqCst) + 1) }
+    }
+
+    #[tokio::test]
+    async fn a_read_is_served_again_while_it_is_fresh_and_no_change_went_through() {
+        let recent: Recent<usize> = Recent::default();
+        let reads = Arc::new(AtomicUsize::new(0));
+        let first = recent.get(0, 3, 2000, counting(&reads)).await.unwrap();
+        let again = recent.get(900, 3, 2000, counting(&reads)).await.unwrap();
+        assert_eq!((*first, *again), (1, 1));
+        assert_eq!(
+            reads.load(Ordering::SeqCst),
+            1,
+            "the second answer read nothing"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_change_through_the_pipeline_makes_the_next_answer_a_read_of_its_own() {
+        let recent: Recent<usize> = Recent::default();
+        let reads = Arc::new(AtomicUsize::new(0));
+        recent.get(0, 3, 2000, counting(&reads)).await.unwrap();
+        let after_change = recent.get(10, 4, 2000, counting(&reads)).await.unwrap();
+        assert_eq!(*after_change, 2);
+        // And that read is the one served after it.
+        assert_eq!(*recent.get(20, 4, 2000, counting(&reads)).await.unwrap(), 2);
+    }
+
+    #[tokio::test]
+    async fn an_answer_older_than_its_max_age_is_never_served_and_a_max_age_of_0_serves_none() {
+        let recent: Recent<usize> = Recent::default();
+        let reads = Arc::new(AtomicUsize::new(0));
+        recent.get(0, 3, 2000, counting(&reads)).await.unwrap();
+        assert_eq!(
+            *recent.get(2001, 3, 2000, counting(&reads)).await.unwrap(),
+            2
+        );
+        assert_eq!(*recent.get(2001, 3, 0, counting(&reads)).await.unwrap(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_read_past_half_its_max_age_is_renewed_by_a_task_while_the_last_one_answers() {
+        let recent: Recent<usize> = Recent::default();
+        let reads = Arc::new(AtomicUsize::new(0));
+        recent.get(0, 3, 2000, counting(&reads)).await.unwrap();
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        let renewal = {
+            let (reads, gate) = (reads.clone(), gate.clone());
+            async move {
+                let _ = gate.acquire().await;
+                let n = reads.fetch_add(1, Ordering::SeqCst) + 1;
+                let _ = done_tx.send(());
+                Ok(n)
+            }
+        };
+        // Past half of its age: answered from the last read at once, the renewal runs apart.
+        let answered = recent.get(1200, 3, 2000, renewal).await.unwrap();
+        assert_eq!(*answered, 1);
+        gate.add_permits(1);
+        done_rx.await.unwrap();
+        // The renewal stores its answer in the same step as it completes (one thread: the
+        // test's runtime), and it answers from then on.
+        let kept = recent.get(1300, 3, 2000, counting(&reads)).await.unwrap();
+        assert_eq!(*kept, 2, "the renewed read answers from then on");
+        assert_eq!(reads.load(Ordering::SeqCst), 2);
     }
 }

@@ -71,11 +71,11 @@ pub const CHANGE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 pub use ballast_ops::context::DB_RETRY_AFTER_S;
 
-/// The kinds of live reads shared while in flight.
+/// The live reads shared while in flight and served again while fresh.
 #[derive(Default)]
 pub struct LiveFlights {
-    pub group_list: flight::Flights<routes::GroupList>,
-    pub group_summary: flight::Flights<routes::GroupSummary>,
+    /// Every consumer group with its lag: the list and the summary (`routes/live/groups.rs`).
+    pub groups: flight::Recent<routes::GroupsRead>,
 }
 
 /// What every handler can reach.
@@ -94,7 +94,8 @@ pub struct AppState {
     pub probes: Arc<probes::Probes>,
     /// Each route's bound on requests served at once (`limit.rs`).
     pub limits: Arc<limit::Limits>,
-    /// Live reads in flight, shared by identical requests (`flight.rs`).
+    /// Live reads in flight, shared by identical requests, and the last ones while fresh
+    /// (`flight.rs`).
     pub flights: Arc<LiveFlights>,
     /// Set when the process stops: long-lived responses (server-sent events) end on it, so a
     /// graceful shutdown is not held open by a client that never disconnects.
@@ -205,6 +206,28 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// How often the web process looks for a new reading or proposal to load ([`spawn_preparer`]).
+const PREPARE_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Loads each new reading of the observer and each new current proposal within a second of
+/// their being stored, so requests find them in memory and none waits for the load (a request
+/// that comes first still loads it, once, as before).
+fn spawn_preparer(state: AppState) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(PREPARE_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            every.tick().await;
+            if let Err(e) = observed_view::current(&state).await {
+                tracing::debug!(error = %e.details, "the latest reading was not loaded");
+            }
+            if let Err(e) = ballast_ops::proposal_view::load(&state, None).await {
+                tracing::debug!(error = %e.details, "the current proposal was not loaded");
+            }
+        }
+    });
+}
+
 /// Serves until shutdown is requested.
 pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
     let addr = std::net::SocketAddr::new(ctx.config.bind, ctx.config.port);
@@ -226,6 +249,7 @@ pub async fn run(ctx: WorkerContext) -> Result<(), WorkerError> {
         Err(e) => warn!(error = %e, "cannot complete the audit intents a process that ended left"),
     }
     license::spawn_fetcher(state.clone());
+    spawn_preparer(state.clone());
     let shutdown = ctx.shutdown.clone();
     let stopping = state.clone();
     // No Nagle delay: a streamed answer (MCP, server-sent events) is written in several pieces,

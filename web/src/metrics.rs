@@ -100,6 +100,10 @@ impl Default for HttpMetrics {
 /// scrapers each waits for at most the rendering in progress plus its own.
 pub async fn scrape(state: &AppState) -> Result<std::sync::Arc<String>, ApiError> {
     let arrived = std::time::Instant::now();
+    // The reading first, outside the line of scrapes: the scrape that loads a new one does not
+    // hold every other scrape up meanwhile (they render from the previous one, as the other
+    // reads do).
+    observed_view::current(state).await?;
     let mut latest = state.metrics.latest.lock().await;
     if let Some((started, text)) = latest.as_ref() {
         if *started >= arrived {

@@ -18,7 +18,12 @@ const T0: i64 = 1_767_225_600_000;
 /// `ledger` (2 partitions: 10 and 4 records, timestamped) and the empty group `audit-readers`
 /// that committed 3 and 4.
 async fn with_ledger() -> Harness {
-    let h = Harness::start().await;
+    ledger_in(Harness::start().await).await
+}
+
+/// `ledger` (10 records in partition 0, 4 in partition 1) and `audit-readers`, which committed 3
+/// and 4 of them (lag 7), in the cluster of `h`.
+async fn ledger_in(h: Harness) -> Harness {
     h.create_topic(NewTopic::new("ledger", 2, 2)).await;
     for (partition, n) in [(0, 10), (1, 4)] {
         let records: Vec<ProduceRecord> = (0..n)
@@ -743,4 +748,35 @@ async fn a_topic_named_config_is_not_shadowed_by_the_bulk_route() {
         h.topic_override("config", "retention.ms").await.as_deref(),
         Some("5000")
     );
+}
+
+#[tokio::test]
+async fn consumer_group_answers_come_from_one_fresh_read_until_a_change_goes_through_the_service() {
+    // A read stays fresh for an hour here: only a change can make a new one during the test.
+    let settings = [("BALLAST_LIVE_READ_MAX_AGE", "1h")];
+    let h = ledger_in(Harness::start_configured(Default::default(), &settings).await).await;
+    let lag = |data: &Value, rows: &str| {
+        data[rows]
+            .as_array()
+            .and_then(|rows| rows.iter().find(|g| g["groupId"] == "audit-readers"))
+            .map(|g| g["totalLag"].clone())
+    };
+    let list = h.data("/api/v1/consumer-groups").await;
+    assert_eq!(lag(&list, "groups"), Some(json!(7)), "{list}");
+    // A commit made outside the service: the list and the summary still answer from the read.
+    commit(&h, &[(0, 10), (1, 4)]).await;
+    let list = h.data("/api/v1/consumer-groups?search=audit").await;
+    assert_eq!(lag(&list, "groups"), Some(json!(7)), "{list}");
+    let summary = h.data("/api/v1/consumer-groups/summary?limit=100").await;
+    assert_eq!(lag(&summary, "topLagging"), Some(json!(7)), "{summary}");
+    // A change through the service: the next answer is a read of its own, which sees it.
+    let (status, body) = h
+        .post(
+            "/api/v1/consumer-groups/audit-readers/reset-offsets",
+            json!({"strategy": "earliest"}),
+        )
+        .await;
+    assert_ok(status, &body);
+    let list = h.data("/api/v1/consumer-groups").await;
+    assert_eq!(lag(&list, "groups"), Some(json!(14)), "{list}");
 }

@@ -1035,3 +1035,38 @@ async fn self_healing_status_and_skip_counter_follow_the_healers_report() {
     assert_eq!(skipped("dry_run"), Some(1.0));
     assert_eq!(skipped("outside_window"), Some(0.0));
 }
+
+#[tokio::test]
+async fn a_cluster_answer_is_built_once_per_reading_and_served_to_every_client_until_the_next() {
+    let h = Harness::with_fixture().await;
+    // `ageMs` is the one field set per request; the rest is the reading's.
+    let without_age = |mut d: Value| {
+        let age = d
+            .as_object_mut()
+            .and_then(|o| o.remove("ageMs"))
+            .and_then(|a| a.as_i64())
+            .expect("ageMs");
+        (age, d)
+    };
+    let (age_a, a) = without_age(h.data("/api/v1/cluster").await);
+    let (age_b, b) = without_age(h.data("/api/v1/cluster").await);
+    assert_eq!(a, b, "the same reading gives every client the same answer");
+    // The reading is a second old: its age is measured per request, not kept from the first.
+    assert!(age_a >= 1_000 && age_b >= age_a, "{age_a} {age_b}");
+    let (_, comprehensive) =
+        without_age(h.data("/api/v1/cluster/comprehensive").await["cluster"].clone());
+    assert_eq!(
+        comprehensive, a,
+        "the comprehensive answer carries the same cluster object"
+    );
+    // The next reading is the next answer.
+    let next = now_ms();
+    h.store.write_observed(&fixture(next, false)).unwrap();
+    let (_, c) = without_age(h.data("/api/v1/cluster").await);
+    assert_ne!(c["observedAt"], a["observedAt"]);
+    assert_eq!(
+        c["observedAt"],
+        ballast_runtime::format_rfc3339_ms(next),
+        "{c}"
+    );
+}

@@ -23,6 +23,8 @@ pub struct Config {
     pub http_route_concurrency: usize,
     /// `BALLAST_HTTP_QUEUE_WAIT` (may be 0): how long a request waits for its route
     pub http_queue_wait: Duration,
+    /// `BALLAST_LIVE_READ_MAX_AGE` (may be 0): how old a shared live read may be when served
+    pub live_read_max_age: Duration,
     /// `BALLAST_DATA_DIR`
     pub data_dir: PathBuf,
     /// `LOG_LEVEL`
@@ -558,6 +560,7 @@ impl Config {
                 .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST)),
             http_route_concurrency: r.whole::<usize>("BALLAST_HTTP_ROUTE_CONCURRENCY").max(1),
             http_queue_wait: r.duration("BALLAST_HTTP_QUEUE_WAIT"),
+            live_read_max_age: r.duration("BALLAST_LIVE_READ_MAX_AGE"),
             data_dir: PathBuf::from(r.value("BALLAST_DATA_DIR").unwrap_or_default()),
             log_level: r.parse("LOG_LEVEL", str::parse).unwrap_or_default(),
             log_format: r.parse("LOG_FORMAT", str::parse).unwrap_or_default(),

@@ -78,6 +78,12 @@ pub static SETTINGS: &[SettingSpec] = &[
         "how long a request waits in its route's line before it is answered 503 with Retry-After (0: not at all)",
     ),
     setting(
+        "BALLAST_LIVE_READ_MAX_AGE",
+        Some("2s"),
+        "server",
+        "how old a live read of the cluster (consumer-group list and summary) may be when it answers another request; a change made through this service starts a new read (0: every request waits for a read of its own or one in flight)",
+    ),
+    setting(
         "BALLAST_DATA_DIR",
         Some("./data"),
         "server",

@@ -333,41 +333,78 @@ fn proposal_id(id: &str) -> Result<String, OpError> {
 fn cluster_overview(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let input: ListInput = parse(&input)?;
-        let q = crate::routes::observed::cluster::ComprehensiveQuery {
-            summary: Some(true),
-            ..Default::default()
+        let v = crate::observed_view::require(&state)
+            .await
+            .map_err(ApiError::from)?;
+        // Shaped for agents once per reading at the default limit (the cluster's `ageMs` is set
+        // per request); another limit is shaped for its request.
+        const KEY: &str = "mcp-cluster-overview";
+        let default = matches!(input.limit, None | Some(0));
+        let kept = default
+            .then(|| {
+                let rendered = v.rendered.lock().unwrap_or_else(|e| e.into_inner());
+                rendered.get(KEY).cloned()
+            })
+            .flatten();
+        let text = match kept {
+            Some(text) => text,
+            None => {
+                let q = crate::routes::observed::cluster::ComprehensiveQuery {
+                    summary: Some(true),
+                    ..Default::default()
+                };
+                let d = answer_text(
+                    crate::routes::observed::cluster::get_cluster_overview(&state, q).await,
+                )?;
+                let made = overview_for_agents(&d, input.limit).to_string();
+                if default {
+                    v.rendered(KEY, || made)
+                } else {
+                    Arc::new(made)
+                }
+            }
         };
-        let d =
-            answer_text(crate::routes::observed::cluster::get_cluster_overview(&state, q).await)?;
-        let mut topics = rows(&d, "topics");
-        let count = |t: &Value| t["partitionCount"].as_i64().unwrap_or(0);
-        topics.sort_by(|a, b| {
-            count(b)
-                .cmp(&count(a))
-                .then_with(|| a["name"].as_str().cmp(&b["name"].as_str()))
-        });
-        let mut out = limited(
-            "topics",
-            topics,
-            Limit::new(100, 500),
-            input.limit,
-            "narrow with search_topics (by name) or get_topic_config (one topic)",
-        );
-        out.insert("totalTopics".into(), d["page"]["totalTopics"].clone());
-        out.insert(
-            "totalPartitions".into(),
-            d["page"]["totalPartitions"].clone(),
-        );
-        for key in ["cluster", "brokers", "health", "rackAssessment", "coverage"] {
-            out.insert(key.into(), d.get(key).cloned().unwrap_or(Value::Null));
+        let mut d = answer_text(Ok(text))?;
+        if let Some(cluster) = d.get_mut("cluster").and_then(Value::as_object_mut) {
+            let age = (state.clock.now_ms() - v.sampled_at_ms()).max(0);
+            cluster.insert("ageMs".into(), json!(age));
         }
-        let groups = &d["consumerGroups"];
-        out.insert(
-            "consumerGroups".into(),
-            json!({"total": groups["total"], "byState": groups["byState"]}),
-        );
-        Ok(Value::Object(out))
+        Ok(d)
     })
+}
+
+/// The agents' overview of a `cluster/comprehensive` summary: the largest topics first (at most
+/// `limit`), the cluster, brokers, health, rack assessment, coverage and the consumer groups'
+/// counts.
+fn overview_for_agents(d: &Value, limit: Option<u64>) -> Value {
+    let mut topics = rows(d, "topics");
+    let count = |t: &Value| t["partitionCount"].as_i64().unwrap_or(0);
+    topics.sort_by(|a, b| {
+        count(b)
+            .cmp(&count(a))
+            .then_with(|| a["name"].as_str().cmp(&b["name"].as_str()))
+    });
+    let mut out = limited(
+        "topics",
+        topics,
+        Limit::new(100, 500),
+        limit,
+        "narrow with search_topics (by name) or get_topic_config (one topic)",
+    );
+    out.insert("totalTopics".into(), d["page"]["totalTopics"].clone());
+    out.insert(
+        "totalPartitions".into(),
+        d["page"]["totalPartitions"].clone(),
+    );
+    for key in ["cluster", "brokers", "health", "rackAssessment", "coverage"] {
+        out.insert(key.into(), d.get(key).cloned().unwrap_or(Value::Null));
+    }
+    let groups = &d["consumerGroups"];
+    out.insert(
+        "consumerGroups".into(),
+        json!({"total": groups["total"], "byState": groups["byState"]}),
+    );
+    Value::Object(out)
 }
 
 fn cluster_health(state: AppState, _caller: Caller, input: Value) -> OpFuture {
@@ -434,24 +471,23 @@ fn get_proposal(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let input: ProposalInput = parse(&input)?;
         let id = proposal_id(&input.proposal_id)?;
-        let p = answer(
+        // Shaped for agents once per check, as the REST answer is rendered once.
+        answer_text(
             crate::routes::proposals::get_proposal(&state, id)
                 .await
-                .map(|f| f.value()),
-        )?;
-        Ok(proposal_for_agents(p))
+                .map(|f| f.shaped("agents", proposal_for_agents)),
+        )
     })
 }
 
 fn generate_proposal(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let _: Nothing = parse(&input)?;
-        let p = answer(
+        answer_text(
             crate::routes::proposals::generate_proposal(&state)
                 .await
-                .map(|f| f.value()),
-        )?;
-        Ok(proposal_for_agents(p))
+                .map(|f| f.shaped("agents", proposal_for_agents)),
+        )
     })
 }
 

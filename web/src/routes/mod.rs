@@ -8,7 +8,7 @@ pub(crate) mod reassignments;
 pub(crate) mod simulation;
 pub(crate) mod system;
 
-pub use live::groups::{GroupList, Summary as GroupSummary};
+pub use live::groups::GroupsRead;
 
 use axum::http::{Method, Uri};
 use axum::routing::get;

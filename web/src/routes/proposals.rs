@@ -127,9 +127,12 @@ pub(crate) struct Found {
 }
 
 impl Found {
-    /// The answer as a value (for the agents' shaping).
-    pub(crate) fn value(&self) -> Value {
-        proposal_view::full(&self.head, &self.plan)
+    /// The answer in another shape (the agents'), rendered once per check under `key`.
+    pub(crate) fn shaped(&self, key: &str, shape: impl FnOnce(Value) -> Value) -> Arc<String> {
+        let (head, p) = (&self.head, &self.plan);
+        p.rendered(head, key, || {
+            shape(proposal_view::full(head, p)).to_string()
+        })
     }
 
     /// The answer as JSON text, rendered once per check.

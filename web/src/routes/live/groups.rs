@@ -2,6 +2,7 @@
 //! partition.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use axum::extract::State;
 use ballast_kafka::{
@@ -10,12 +11,10 @@ use ballast_kafka::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::{bounded, fail, non_empty, row_limit};
+use super::{fail, non_empty, row_limit};
 use crate::extract::{Path, Query};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 
-/// Groups whose offsets are read at the same time.
-const CONCURRENCY: usize = 8;
 /// `GET /consumer-groups` rows: default and maximum (as the MCP `list_consumer_groups`).
 const LIST_DEFAULT: usize = 100;
 const LIST_MAX: usize = 500;
@@ -297,11 +296,24 @@ async fn describe_with_lag(
         .describe_groups(groups)
         .await
         .map_err(|e| fail(state, e))?;
-    let committed = bounded(groups.to_vec(), CONCURRENCY, |group| {
-        let client = client.clone();
-        async move { client.committed_offsets(&group, None).await }
-    })
-    .await?;
+    // Many groups a request to every coordinator at once (OffsetFetch v8+, Kafka 3.0+).
+    let mut fetched: HashMap<String, ballast_kafka::GroupOffsets> = client
+        .committed_offsets_of_groups(groups)
+        .await
+        .map_err(|e| fail(state, e))?
+        .into_iter()
+        .map(|o| (o.group_id.clone(), o))
+        .collect();
+    let committed: Vec<Result<Vec<CommittedOffset>, String>> = descriptions
+        .iter()
+        .map(|d| match fetched.remove(&d.group_id) {
+            Some(o) => match o.error {
+                Some(e) => Err(e.to_string()),
+                None => Ok(o.offsets),
+            },
+            None => Err("no committed offsets read".to_string()),
+        })
+        .collect();
     let mut wanted = BTreeSet::new();
     for (d, c) in descriptions.iter().zip(&committed) {
         if let Ok(offsets) = c {
@@ -318,9 +330,7 @@ async fn describe_with_lag(
         .into_iter()
         .zip(committed)
         .map(|(d, c)| {
-            let lag = c
-                .map(|offsets| join_lag(Some(&d), &offsets, &ends))
-                .map_err(|e| ballast_runtime::error_chain(&e));
+            let lag = c.map(|offsets| join_lag(Some(&d), &offsets, &ends));
             (d, lag)
         })
         .collect())
@@ -451,76 +461,107 @@ pub(crate) async fn list_consumer_groups(
     state: &AppState,
     q: ListQuery,
 ) -> Result<GroupList, ApiError> {
-    // Identical listings in flight are one read of the cluster (`crate::flight`).
-    let key = format!("{:?}", (&q.state, &q.search, q.limit));
+    let read = every_group(state).await?;
+    Ok(list_of(&read, q))
+}
+
+/// Every group of the cluster, described with its lag: the one read the list and the summary
+/// are made from, whatever their parameters.
+pub struct GroupsRead {
+    /// By group id.
+    rows: Vec<GroupRow>,
+    /// The state ListGroups gave each row (v4+; None from older brokers).
+    listed_states: Vec<Option<String>>,
+    /// Whether ListGroups gave every group's state.
+    states_known: bool,
+}
+
+/// The last read of every group while it is fresh (`BALLAST_LIVE_READ_MAX_AGE`, no change of
+/// this process since), else a new one, shared by every request that waits for it
+/// (`crate::flight::Recent`).
+async fn every_group(state: &AppState) -> Result<Arc<GroupsRead>, ApiError> {
     let own = state.clone();
+    let max_age = state.config.live_read_max_age.as_millis() as i64;
     state
         .flights
-        .group_list
-        .run(key, state.pipeline.changes(), async move {
-            list_groups_now(&own, q).await
-        })
+        .groups
+        .get(
+            state.clock.now_ms(),
+            state.pipeline.changes(),
+            max_age,
+            async move { read_every_group(&own).await },
+        )
         .await
 }
 
-async fn list_groups_now(state: &AppState, q: ListQuery) -> Result<GroupList, ApiError> {
-    let limit = row_limit(q.limit, LIST_DEFAULT, LIST_MAX);
+async fn read_every_group(state: &AppState) -> Result<GroupsRead, ApiError> {
     let client = state.kafka.client().await?;
-    let listings = client.list_groups().await.map_err(|e| fail(state, e))?;
-    let state_filter = non_empty(q.state).map(|s| s.to_lowercase());
-    let search = non_empty(q.search).map(|s| s.to_lowercase());
-    // ListGroups v4+ gives the state; older brokers give none and the filter needs DescribeGroups.
+    let mut listings = client.list_groups().await.map_err(|e| fail(state, e))?;
+    listings.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+    listings.dedup_by(|a, b| a.group_id == b.group_id);
     let states_known = listings.iter().all(|l| l.state.is_some());
-    let mut selected: Vec<&GroupListing> = listings
+    let ids: Vec<String> = listings.iter().map(|l| l.group_id.clone()).collect();
+    let described = describe_with_lag(state, &client, &ids).await?;
+    let by_id: HashMap<&str, &GroupListing> =
+        listings.iter().map(|l| (l.group_id.as_str(), l)).collect();
+    let mut rows: Vec<(GroupRow, Option<String>)> = described
         .iter()
-        .filter(|l| {
-            search
-                .as_ref()
-                .is_none_or(|s| l.group_id.to_lowercase().contains(s))
-        })
-        .filter(|l| match (&state_filter, &l.state) {
-            (Some(f), Some(s)) => s.to_lowercase() == *f,
-            _ => true,
+        .map(|(d, lag)| {
+            let listing = by_id.get(d.group_id.as_str()).copied();
+            (
+                row_of(listing, d, lag),
+                listing.and_then(|l| l.state.clone()),
+            )
         })
         .collect();
-    selected.sort_by(|a, b| a.group_id.cmp(&b.group_id));
-    let mut rows = Vec::new();
-    let mut total = selected.len();
-    if states_known || state_filter.is_none() {
-        let page: Vec<String> = selected
-            .iter()
-            .take(limit)
-            .map(|l| l.group_id.clone())
-            .collect();
-        for (d, lag) in describe_with_lag(state, &client, &page).await? {
-            let listing = selected.iter().find(|l| l.group_id == d.group_id).copied();
-            rows.push(row_of(listing, &d, &lag));
-        }
-    } else {
-        // Old brokers: describe every candidate to learn its state, then page.
-        let ids: Vec<String> = selected.iter().map(|l| l.group_id.clone()).collect();
-        let filter = state_filter.clone().unwrap_or_default();
-        let all = describe_with_lag(state, &client, &ids).await?;
-        let matching: Vec<GroupRow> = all
-            .iter()
-            .map(|(d, lag)| {
-                let listing = selected.iter().find(|l| l.group_id == d.group_id).copied();
-                row_of(listing, d, lag)
-            })
-            .filter(|r| r.state.to_lowercase() == filter)
-            .collect();
-        total = matching.len();
-        rows = matching.into_iter().take(limit).collect();
-    }
+    rows.sort_by(|a, b| a.0.group_id.cmp(&b.0.group_id));
+    let (rows, listed_states) = rows.into_iter().unzip();
+    Ok(GroupsRead {
+        rows,
+        listed_states,
+        states_known,
+    })
+}
+
+/// A page of the list: groups by id, filtered by id text and by state (the listing's when every
+/// group had one, else the description's).
+fn list_of(read: &GroupsRead, q: ListQuery) -> GroupList {
+    let limit = row_limit(q.limit, LIST_DEFAULT, LIST_MAX);
+    let state_filter = non_empty(q.state).map(|s| s.to_lowercase());
+    let search = non_empty(q.search).map(|s| s.to_lowercase());
+    let matching: Vec<&GroupRow> = read
+        .rows
+        .iter()
+        .zip(&read.listed_states)
+        .filter(|(r, _)| {
+            search
+                .as_ref()
+                .is_none_or(|s| r.group_id.to_lowercase().contains(s))
+        })
+        .filter(|(r, listed)| {
+            let Some(want) = &state_filter else {
+                return true;
+            };
+            let seen = if read.states_known {
+                listed.as_deref().unwrap_or_default()
+            } else {
+                r.state.as_str()
+            };
+            seen.to_lowercase() == *want
+        })
+        .map(|(r, _)| r)
+        .collect();
+    let total = matching.len();
+    let rows: Vec<GroupRow> = matching.into_iter().take(limit).cloned().collect();
     let truncated = total > rows.len();
-    Ok(GroupList {
+    GroupList {
         count: rows.len(),
         total,
         truncated,
         hint: truncated
             .then(|| format!("narrow with state or search, or raise limit (at most {LIST_MAX})")),
         groups: rows,
-    })
+    }
 }
 
 #[utoipa::path(
@@ -544,34 +585,16 @@ pub async fn summary(
     Query(q): Query<SummaryQuery>,
 ) -> ApiResult<Summary> {
     let top = row_limit(q.limit, TOP_DEFAULT, TOP_MAX);
-    // Identical summaries in flight are one read of the cluster (`crate::flight`).
-    let own = state.clone();
-    state
-        .flights
-        .group_summary
-        .run(top.to_string(), state.pipeline.changes(), async move {
-            summary_now(&own, top).await
-        })
-        .await
-        .map(ApiOk)
+    let read = every_group(&state).await?;
+    Ok(ApiOk(summary_of(&read, top)))
 }
 
-async fn summary_now(state: &AppState, top: usize) -> Result<Summary, ApiError> {
-    let state = state.clone();
-    let client = state.kafka.client().await?;
-    let listings = client.list_groups().await.map_err(|e| fail(&state, e))?;
-    let ids: Vec<String> = listings.iter().map(|l| l.group_id.clone()).collect();
-    let described = describe_with_lag(&state, &client, &ids).await?;
-    let mut rows: Vec<GroupRow> = described
-        .iter()
-        .map(|(d, lag)| {
-            let listing = listings.iter().find(|l| l.group_id == d.group_id);
-            row_of(listing, d, lag)
-        })
-        .collect();
+/// Counts by state and protocol type, members, lag, and the `top` groups with the largest lag.
+fn summary_of(read: &GroupsRead, top: usize) -> Summary {
+    let rows = &read.rows;
     let mut by_state = BTreeMap::new();
     let mut by_protocol_type = BTreeMap::new();
-    for r in &rows {
+    for r in rows {
         *by_state.entry(r.state.clone()).or_insert(0) += 1;
         let protocol = if r.protocol_type.is_empty() {
             "(none)".to_string()
@@ -584,23 +607,23 @@ async fn summary_now(state: &AppState, top: usize) -> Result<Summary, ApiError> 
     let groups_with_lag = rows.iter().filter(|r| r.total_lag.unwrap_or(0) > 0).count();
     let groups_without_lag = rows.iter().filter(|r| r.total_lag.is_none()).count();
     let total_members = rows.iter().map(|r| r.members).sum();
-    rows.sort_by(|a, b| {
+    let mut ranked: Vec<&GroupRow> = rows.iter().collect();
+    ranked.sort_by(|a, b| {
         b.total_lag
             .unwrap_or(-1)
             .cmp(&a.total_lag.unwrap_or(-1))
             .then_with(|| a.group_id.cmp(&b.group_id))
     });
-    rows.truncate(top);
-    Ok(Summary {
-        total_groups: listings.len(),
+    Summary {
+        total_groups: rows.len(),
         by_state,
         by_protocol_type,
         total_members,
         total_lag: summary_total_lag,
         groups_with_lag,
         groups_without_lag,
-        top_lagging: rows,
-    })
+        top_lagging: ranked.into_iter().take(top).cloned().collect(),
+    }
 }
 
 #[utoipa::path(

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Value};
 
 use super::view::{Coverage, View};
-use super::{known_broker, known_topic, limit, ok_json, ok_raw, view};
+use super::{known_broker, known_topic, limit, ok_raw, view};
 use crate::extract::Query;
 use crate::{ApiError, AppState};
 
@@ -200,7 +200,8 @@ pub(crate) fn kafka_version(facts: &ballast_schema::ClusterFacts) -> Value {
     json!({ "min": range.min, "max": range.max, "text": range.to_string() })
 }
 
-fn cluster_summary(v: &View, now_ms: i64) -> Value {
+/// The cluster object of a view without `ageMs` (see [`cluster_text`]).
+fn cluster_summary(v: &View) -> Value {
     let facts = &v.raw.cluster.facts;
     let down: Vec<BrokerId> = v
         .raw
@@ -223,7 +224,6 @@ fn cluster_summary(v: &View, now_ms: i64) -> Value {
         "kafkaVersion": kafka_version(facts),
         "quorum": facts.quorum,
         "observedAt": v.observed_at(),
-        "ageMs": (now_ms - v.sampled_at_ms()).max(0),
         "sampleDurationMs": facts.sample_duration_ms,
         "historySeconds": (v.sampled_at_ms() - v.raw.cluster.first_sampled_at_ms).max(0) / 1000,
         "brokers": {
@@ -274,7 +274,18 @@ pub async fn cluster(
     Query(_): Query<NoQuery>,
 ) -> Result<Response, ApiError> {
     let v = view::require(&state).await?;
-    ok_json(&cluster_summary(&v, state.clock.now_ms()))
+    Ok(ok_raw(&cluster_text(&v, state.clock.now_ms())))
+}
+
+/// The cluster object of view `v` at `now_ms`: rendered once per view, `ageMs` (the one field
+/// that moves between readings) put in front per request.
+fn cluster_text(v: &View, now_ms: i64) -> String {
+    let rest = v.rendered("cluster", || cluster_summary(v).to_string());
+    let age = (now_ms - v.sampled_at_ms()).max(0);
+    match rest.get(1..) {
+        Some(fields) if fields != "}" => format!("{{\"ageMs\":{age},{fields}"),
+        _ => format!("{{\"ageMs\":{age}}}"),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -448,10 +459,28 @@ pub(crate) async fn get_cluster_overview(
     let v = view::require(state).await?;
     let n = limit(q.limit, COMPREHENSIVE_DEFAULT_LIMIT, PARTITIONS_MAX_LIMIT);
     let offset = q.offset.unwrap_or(0);
-    // Everything but the cluster object (whose `ageMs` moves) and the topics is rendered once
-    // per view; the topics of the default pages (and the summary) too.
-    let common = v.rendered("comprehensive-common", || comprehensive_common(&v));
-    let make_topics = || comprehensive_topics(&v, summary, offset, n);
+    Ok(Arc::new(overview_text(
+        &v,
+        state.clock.now_ms(),
+        summary,
+        offset,
+        n,
+    )))
+}
+
+/// The `cluster/comprehensive` answer of view `v` at `now_ms` (JSON text): a page of `limit`
+/// partition rows from topic `offset`, or with `summary` every topic without partitions.
+pub(crate) fn overview_text(
+    v: &View,
+    now_ms: i64,
+    summary: bool,
+    offset: usize,
+    n: usize,
+) -> String {
+    // Everything but the cluster object's `ageMs` is rendered once per view; the topics of the
+    // default pages (and the summary) too.
+    let common = v.rendered("comprehensive-common", || comprehensive_common(v));
+    let make_topics = || comprehensive_topics(v, summary, offset, n);
     let topics = if summary {
         v.rendered("comprehensive-summary-topics", make_topics)
     } else if n == COMPREHENSIVE_DEFAULT_LIMIT && offset <= v.raw.topics.len() {
@@ -459,8 +488,7 @@ pub(crate) async fn get_cluster_overview(
     } else {
         Arc::new(make_topics())
     };
-    let cluster = serde_json::to_string(&cluster_summary(&v, state.clock.now_ms()))
-        .map_err(|e| ApiError::internal("response encoding failed", e.to_string()))?;
+    let cluster = cluster_text(v, now_ms);
     let mut data = String::with_capacity(common.len() + topics.len() + cluster.len() + 32);
     data.push_str("{\"cluster\":");
     data.push_str(&cluster);
@@ -469,7 +497,7 @@ pub(crate) async fn get_cluster_overview(
     data.push(',');
     data.push_str(&common);
     data.push('}');
-    Ok(Arc::new(data))
+    data
 }
 
 /// The topics of one page: `"topics":[..],"page":{..}` (no braces). With `summary`, every topic
