@@ -76,12 +76,12 @@ fn call(target: &Target, tool: &str, arguments: &str) -> Result<ExitCode, String
     let is_error = result["isError"] == true;
     for item in result["content"].as_array().into_iter().flatten() {
         if let Some(text) = item["text"].as_str() {
-            match serde_json::from_str::<Value>(text) {
-                Ok(v) => println!(
-                    "{}",
-                    serde_json::to_string_pretty(&v).unwrap_or_else(|_| text.to_string())
-                ),
-                Err(_) => println!("{text}"),
+            let shown = match serde_json::from_str::<Value>(text) {
+                Ok(v) => serde_json::to_string_pretty(&v).unwrap_or_else(|_| text.to_string()),
+                Err(_) => text.to_string(),
+            };
+            if !line(&shown) {
+                break;
             }
         }
     }
@@ -100,9 +100,18 @@ fn tools(target: &Target) -> Result<ExitCode, String> {
         let name = t["name"].as_str().unwrap_or("?");
         let description = t["description"].as_str().unwrap_or("");
         let first = description.split(". ").next().unwrap_or(description);
-        println!("{name:34} {first}");
+        if !line(&format!("{name:34} {first}")) {
+            break;
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints one line; false once the reader has gone (`| head`: a closed pipe is the reader's
+/// choice, not a failure).
+fn line(text: &str) -> bool {
+    use std::io::Write;
+    writeln!(std::io::stdout().lock(), "{text}").is_ok()
 }
 
 /// One MCP session over streamable HTTP.
