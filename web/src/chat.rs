@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 use crate::audit::Actor;
 use crate::audit::HttpActor;
 use crate::auth::{Identity, Scope};
-use crate::catalog::{self, Caller, Category, Channel};
+use crate::catalog::{self, Category, Channel};
 use crate::extract::{Json, OptionalJson, Path};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 
@@ -295,15 +295,15 @@ async fn run_tool(
 ) -> Result<(), ApiError> {
     let outcome = match catalog::find(name) {
         Some(op) => {
-            let caller = Caller {
-                identity: identity.clone(),
-                channel: Channel::Chat {
+            let caller = catalog::caller(
+                identity,
+                Channel::Chat {
                     user: identity.user_id.clone(),
                 },
-            };
+            );
             catalog::invoke(op, state, caller, args).await
         }
-        None => Err(catalog::OpError::invalid(format!("no tool {name}"))),
+        None => Err(catalog::ToolError::invalid(format!("no tool {name}"))),
     };
     let (ok, result) = match outcome {
         Ok(v) => (v["status"] != "failed" && v["status"] != "blocked", v),

@@ -23,7 +23,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{json, Map, Value};
 
 use crate::auth::{Identity, Scope, Via};
-use crate::catalog::{self, Caller, Category, Channel, Limit, OpError, Operation};
+use crate::catalog::{self, Category, Channel, Limit, Operation, ToolError};
 use crate::AppState;
 
 /// The operations of the endpoint, for the OpenAPI description (the MCP transport is served by
@@ -240,7 +240,7 @@ fn text_error(code: &str, message: impl Into<String>) -> CallToolResponse {
     CallToolResult::structured_error(value).into()
 }
 
-fn op_error(e: OpError) -> CallToolResponse {
+fn op_error(e: ToolError) -> CallToolResponse {
     text_error(&e.code, e.message)
 }
 
@@ -276,8 +276,8 @@ impl Server {
     async fn db<T: Send + 'static>(
         &self,
         f: impl FnOnce(&ballast_schema::Store) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, OpError> {
-        self.state.db(f).await.map_err(|e| OpError {
+    ) -> Result<T, ToolError> {
+        self.state.db(f).await.map_err(|e| ToolError {
             status: e.status.as_u16(),
             code: "FAILED".into(),
             message: format!("{}: {}", e.error, e.details),
@@ -311,13 +311,13 @@ impl Server {
             }
         }
         if let Some(gate) = op.before_queue {
-            let caller = Caller {
-                identity: who.clone(),
-                channel: Channel::Mcp {
+            let caller = catalog::caller(
+                who,
+                Channel::Mcp {
                     requested_by: who.user_id.clone(),
                 },
-            };
-            match gate(self.state.clone(), caller, args.clone()).await {
+            );
+            match gate(self.state.ops.clone(), caller, args.clone()).await {
                 Ok(Value::Null) => {}
                 Ok(answer) => return ok(answer),
                 Err(e) => return op_error(e),
@@ -396,15 +396,15 @@ impl Server {
         let Some(op) = catalog::find(&decided.tool) else {
             return text_error("FAILED", format!("unknown tool {}", decided.tool));
         };
-        let caller = Caller {
-            identity: who.clone(),
-            channel: Channel::Mcp {
+        let caller = catalog::caller(
+            who,
+            Channel::Mcp {
                 requested_by: decided
                     .requested_by
                     .clone()
                     .unwrap_or_else(|| who.user_id.clone()),
             },
-        };
+        );
         let args = decided.arguments["arguments"].clone();
         let outcome = catalog::invoke(op, &self.state, caller, args).await;
         let (done, result) = match &outcome {
@@ -514,12 +514,12 @@ impl ServerHandler for Server {
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         Ok(match (op.category, op.name) {
             (Category::Read, _) => {
-                let caller = Caller {
-                    channel: Channel::Mcp {
+                let caller = catalog::caller(
+                    &who,
+                    Channel::Mcp {
                         requested_by: who.user_id.clone(),
                     },
-                    identity: who,
-                };
+                );
                 match catalog::invoke(op, &self.state, caller, args).await {
                     Ok(v) => ok(v),
                     Err(e) => op_error(e),

@@ -4,7 +4,7 @@
 //! is described.
 
 use ballast_web::auth::Scope;
-use ballast_web::catalog::{all, Category};
+use ballast_web::catalog::{all, Category, Run, SERVED};
 use ballast_web::license::is_licensed;
 use ballast_web::openapi::document;
 
@@ -92,13 +92,14 @@ fn an_operations_licence_flag_is_its_rest_routes_and_the_route_is_documented() {
     for op in all() {
         match &op.rest {
             Some((method, path)) => {
+                let verb = axum::http::Method::from_bytes(method.as_bytes()).expect("a method");
                 assert_eq!(
                     op.licensed,
-                    is_licensed(method, path),
+                    is_licensed(&verb, path),
                     "{}: licence flag",
                     op.name
                 );
-                let documented = &doc["paths"][*path][method.as_str().to_ascii_lowercase()];
+                let documented = &doc["paths"][*path][method.to_ascii_lowercase()];
                 assert!(
                     documented.is_object(),
                     "{}: {method} {path} is not a documented route",
@@ -200,8 +201,11 @@ fn body_after(text: &str, from: usize) -> &str {
 #[test]
 fn an_operations_rules_live_in_one_function_its_rest_handler_and_the_catalog_both_call() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let ops_root = root.join("../../crates/ops/src");
+    // The catalog: its declarations and runs in ballast-ops, the reads web serves in web.
     let catalog: String = sources(&root.join("catalog"))
         .into_iter()
+        .chain(sources(&ops_root.join("catalog")))
         .map(|(_, text)| text)
         .collect();
     assert!(
@@ -212,17 +216,25 @@ fn an_operations_rules_live_in_one_function_its_rest_handler_and_the_catalog_bot
         .into_iter()
         .filter(|(path, _)| !path.starts_with(root.join("catalog")))
         .collect();
-    // The operations moved out of web (issue 27) are defined in ballast-ops.
-    let ops_sources = sources(&root.join("../../crates/ops/src"));
+    // The operations moved out of web (issue 27) are defined in ballast-ops, outside its
+    // catalog.
+    let ops_sources: Vec<(std::path::PathBuf, String)> = sources(&ops_root)
+        .into_iter()
+        .filter(|(path, _)| !path.starts_with(ops_root.join("catalog")))
+        .collect();
     assert!(!ops_sources.is_empty(), "crates/ops/src is read");
     for op in all() {
         let Some((method, path)) = &op.rest else {
             continue;
         };
         // One HTTP-free function named after the tool, outside the catalog: in ballast-ops, or
-        // (a family not moved yet) in web.
+        // (a read the web process serves, not moved yet) in web.
         let in_ops = format!("pub async fn {}(", op.name);
-        let in_web = format!("pub(crate) async fn {}(", op.name);
+        let in_web = match op.run {
+            Run::Served => format!("pub(crate) async fn {}(", op.name),
+            // Never found: an operation run over the context has its function in ballast-ops.
+            _ => format!("\0{}", op.name),
+        };
         let defined: Vec<(&(std::path::PathBuf, String), &String)> = ops_sources
             .iter()
             .filter(|(_, text)| text.contains(&in_ops))
@@ -270,7 +282,7 @@ fn an_operations_rules_live_in_one_function_its_rest_handler_and_the_catalog_bot
         // calls the function of an operation on its route, in a few lines.
         let annotation = format!(
             "    {},\n    path = \"{path}\",",
-            method.as_str().to_ascii_lowercase()
+            method.to_ascii_lowercase()
         );
         let (_, route_file) = handlers
             .iter()
@@ -280,7 +292,7 @@ fn an_operations_rules_live_in_one_function_its_rest_handler_and_the_catalog_bot
         let handler = body_after(route_file, from);
         let on_route: Vec<&str> = all()
             .iter()
-            .filter(|other| other.rest.as_ref() == Some(&(method.clone(), path)))
+            .filter(|other| other.rest.as_ref() == Some(&(*method, *path)))
             .map(|other| other.name)
             .collect();
         assert!(
@@ -294,6 +306,51 @@ fn an_operations_rules_live_in_one_function_its_rest_handler_and_the_catalog_bot
             handler.lines().count() <= 20,
             "{}: the handler of {method} {path} is an adapter (at most 20 lines):\n{handler}",
             op.name
+        );
+    }
+}
+
+/// Issue 27: every operation is declared once, in ballast-ops; every change runs over the
+/// operation context there (no door holds a mutation's rule); the reads the web process still
+/// serves from its caches are bound there exactly once each, and nothing else is.
+#[test]
+fn every_operation_is_declared_in_ops_and_every_change_runs_there() {
+    for op in all() {
+        match (op.category, op.run) {
+            (Category::Mutate, Run::Context(_)) => {}
+            (Category::Mutate, _) => {
+                panic!("{}: a change runs over the operation context", op.name)
+            }
+            (Category::Meta, Run::Meta) => {}
+            (Category::Meta, _) => panic!("{}: a meta tool is the MCP door's", op.name),
+            (Category::Read, Run::Meta) => panic!("{}: a read runs", op.name),
+            (Category::Read, _) => {}
+        }
+        let bindings = SERVED.iter().filter(|(name, _)| *name == op.name).count();
+        let served = matches!(op.run, Run::Served);
+        assert_eq!(
+            bindings,
+            usize::from(served),
+            "{}: a served read is bound once, any other operation never",
+            op.name
+        );
+        if op.before_queue.is_some() {
+            assert_eq!(op.category, Category::Mutate, "{}", op.name);
+        }
+    }
+    for (name, _) in SERVED {
+        assert!(
+            all().iter().any(|op| op.name == *name),
+            "{name}: bound but not declared"
+        );
+    }
+    // No declaration outside ballast-ops.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for (path, text) in sources(&root) {
+        assert!(
+            !text.contains("Operation {") && !text.contains("static OPERATIONS"),
+            "{}: operations are declared in ballast_ops::catalog only",
+            path.display()
         );
     }
 }

@@ -651,16 +651,16 @@ fn write_cluster(store: &Store, cluster_id: &str, at_ms: i64) {
 async fn an_agents_call_is_gated_by_its_operations_declaration_whatever_the_door() {
     use ballast_schema::AuditQuery;
     use ballast_web::auth::{Identity, Scope};
-    use ballast_web::catalog::{find, invoke, Caller, Channel};
+    use ballast_web::catalog::{self, find, invoke, Channel};
     let caller = |scope: Scope| {
         let mut identity = Identity::open("approver".into());
         identity.scope = scope;
-        Caller {
-            identity,
-            channel: Channel::Mcp {
+        catalog::caller(
+            &identity,
+            Channel::Mcp {
                 requested_by: "requester".into(),
             },
-        }
+        )
     };
     let audited = |store: &Store| {
         store

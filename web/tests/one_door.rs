@@ -9,7 +9,7 @@ use std::time::Duration;
 use ballast_kafka::NewTopic;
 use ballast_schema::{AuditQuery, OpenOptions};
 use ballast_web::auth::Identity;
-use ballast_web::catalog::{self, Caller, Channel};
+use ballast_web::catalog::{self, Channel};
 use manage_common::{assert_ok, hold_write_lock, Harness};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -40,10 +40,7 @@ fn value_in(v: &Option<Value>) -> Value {
 /// Runs `update_topic_config` as an agent's door runs it once approved.
 async fn through_catalog(h: &Harness, channel: Channel, user: &str, value: i64) -> Value {
     let op = catalog::find("update_topic_config").expect("operation");
-    let caller = Caller {
-        identity: Identity::open(user.into()),
-        channel,
-    };
+    let caller = catalog::caller(&Identity::open(user.into()), channel);
     let input = json!({"topic": "audited", "configs": {KEY: value}});
     match catalog::invoke(op, &h.state, caller, input).await {
         Ok(v) => v,
@@ -153,12 +150,12 @@ async fn a_change_whose_audit_intent_cannot_be_written_is_refused_with_503_and_c
 
     // Through an agent's door too.
     let op = catalog::find("update_topic_config").expect("operation");
-    let caller = Caller {
-        identity: Identity::open("approver".into()),
-        channel: Channel::Mcp {
+    let caller = catalog::caller(
+        &Identity::open("approver".into()),
+        Channel::Mcp {
             requested_by: "agent-7".into(),
         },
-    };
+    );
     let input = json!({"topic": "audited", "configs": {KEY: 7_200_000}});
     let refused = catalog::invoke(op, &h.state, caller, input)
         .await

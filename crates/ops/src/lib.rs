@@ -12,6 +12,8 @@
 //! - `schema`: JSON Schema pieces of the input types (enums, patterns, distinct ids).
 //! - `names`: Kafka's own rules for the names a change carries (topics, groups, principals).
 //! - `time`: instants as a change's input names them (Unix ms or RFC 3339).
+//! - `catalog`: every operation declared once (name, category, scope, licence, input schema,
+//!   check, run) and the shaping of agents' answers (docs in the module).
 //! - the operations, one module per family: `quotas`, `topic_configs`, `acls` (with the
 //!   binding and filter rules the list of bindings shares), `groups` (consumer-group offset
 //!   resets and deletion), `proposals`, `reassignments`, `brokers`, `tokens`, `rolls`, `revert` (an audited change put back).
@@ -22,6 +24,7 @@
 pub mod acls;
 pub mod actor;
 pub mod brokers;
+pub mod catalog;
 pub mod cluster;
 pub mod context;
 pub mod error;

@@ -23,6 +23,14 @@ pub struct Deleted {
     pub audit_error: Option<String>,
 }
 
+/// No proposal yet: the observer evaluates one after each successful sample.
+pub fn no_proposal() -> OpError {
+    OpError::not_found(
+        "no proposal",
+        "the observer has not evaluated a proposal yet (it does after each successful sample)",
+    )
+}
+
 /// No stored proposal `id`.
 pub fn unknown(id: &str) -> OpError {
     OpError::not_found("proposal not found", format!("no stored proposal {id:?}"))

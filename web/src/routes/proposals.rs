@@ -51,10 +51,7 @@ pub(crate) struct ListQuery {
 struct NoQuery {}
 
 pub(crate) fn no_proposal() -> ApiError {
-    ApiError::not_found(
-        "no proposal",
-        "the observer has not evaluated a proposal yet (it does after each successful sample)",
-    )
+    ballast_ops::proposals::no_proposal().into()
 }
 
 pub(crate) fn unknown(id: &str) -> ApiError {

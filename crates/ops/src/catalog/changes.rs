@@ -4,14 +4,19 @@
 //! (the one its REST route calls too), and the reassignment ones wait until the moves finish.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::ops::{boxed, given, need, redistribution_done, wait_for_operation, TopicConfigInput};
-use super::{answer, parse, Caller, OpError, OpFuture};
-use crate::AppState;
+use super::inputs::{
+    BrokerInput, ElectionInput, GroupInput, MaintenanceInput, ProposalInput, ReassignmentInput,
+    RedistributeTopicInput, TopicConfigInput,
+};
+use super::reads::{given, need, proposal_id};
+use super::{answer, boxed, parse, Caller, OpFuture, ToolError};
+use crate::context::Context;
 
 // ------------------------------------------------------------------------------ inputs
 
@@ -206,6 +211,333 @@ pub struct RevertInput {
     pub event_id: i64,
 }
 
+pub(super) fn check_topic_config(input: &Value) -> Result<String, ToolError> {
+    let input: TopicConfigInput = parse(input)?;
+    if input.topic.trim().is_empty() {
+        return Err(ToolError::invalid("topic: must not be empty"));
+    }
+    if input.configs.is_empty() {
+        return Err(ToolError::invalid("configs: name at least one key"));
+    }
+    let changes: Vec<String> = input
+        .configs
+        .iter()
+        .map(|(k, v)| match v {
+            Value::Null => format!("remove the override of {k}"),
+            v => format!("set {k} = {v}"),
+        })
+        .collect();
+    Ok(format!("topic {}: {}", input.topic, changes.join(", ")))
+}
+
+pub(super) fn update_topic_config(ctx: Context, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let input: TopicConfigInput = parse(&input)?;
+        answer(
+            crate::topic_configs::update_topic_config(
+                &ctx,
+                &caller.actor(),
+                input.topic,
+                input.configs,
+            )
+            .await,
+        )
+    })
+}
+
+pub(super) fn check_apply_proposal(input: &Value) -> Result<String, ToolError> {
+    let input: ProposalInput = parse(input)?;
+    proposal_id(&input.proposal_id)?;
+    Ok(format!("apply proposal {}", input.proposal_id))
+}
+
+/// How long `apply_proposal` waits for its reassignments to finish before it reports them still
+/// running.
+pub const APPLY_WAIT: Duration = Duration::from_secs(600);
+
+/// Whether the proposal may be applied: `Ok(its id)` or the `blocked` answer. The proposal is
+/// the stored one `GET /api/v1/proposals/{id}` (or `/current`) answers, with its 404s.
+async fn proposal_gate(
+    ctx: &Context,
+    proposal_id: &str,
+) -> Result<Result<String, Value>, ToolError> {
+    use crate::proposals::{no_proposal, unknown};
+    let id = proposal_id.trim();
+    if id.is_empty() {
+        return Err(ToolError::invalid("proposalId: must not be empty"));
+    }
+    // The head (the stored verdict) is all this needs: the plan is not read.
+    let p = if id == "current" {
+        ctx.db(|s| s.current_proposal_head())
+            .await?
+            .ok_or_else(no_proposal)?
+    } else {
+        let key = id.to_string();
+        ctx.db(move |s| s.proposal_head(&key))
+            .await?
+            .ok_or_else(|| unknown(id))?
+    };
+    let decision = &p.decision;
+    // The stored verdict the REST apply reads too.
+    if p.application_allowed {
+        Ok(Ok(p.id))
+    } else {
+        let reason = decision["reason"]
+            .as_str()
+            .or(decision["nextAction"].as_str())
+            .unwrap_or("the proposal's decision does not allow applying it")
+            .to_string();
+        Ok(Err(json!({
+            "status": "blocked",
+            "reason": reason,
+            "proposalId": p.id,
+            "decision": decision,
+        })))
+    }
+}
+
+/// Before `apply_proposal` is queued: `status: blocked` when the proposal's decision does not
+/// allow it (asked again at approval by the operation itself).
+pub(super) fn apply_proposal_gate(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let input: ProposalInput = parse(&input)?;
+        Ok(match proposal_gate(&ctx, &input.proposal_id).await? {
+            Ok(_) => Value::Null,
+            Err(blocked) => blocked,
+        })
+    })
+}
+
+pub(super) fn apply_proposal(ctx: Context, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let input: ProposalInput = parse(&input)?;
+        let id = match proposal_gate(&ctx, &input.proposal_id).await? {
+            Ok(id) => id,
+            Err(blocked) => return Ok(blocked),
+        };
+        let started = answer(
+            crate::reassignments::apply_proposal(&ctx, &caller.actor(), id, Default::default())
+                .await,
+        )?;
+        let operation = started["bulkId"]
+            .as_str()
+            .or(started["operationId"].as_str())
+            .or(started["id"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        wait_for_operation(&ctx, &operation, started).await
+    })
+}
+
+/// Polls the reassignment until it ends: `completed`, or the failure and its reason.
+pub(super) async fn wait_for_operation(
+    ctx: &Context,
+    operation: &str,
+    started: Value,
+) -> Result<Value, ToolError> {
+    if operation.is_empty() {
+        return Ok(json!({"status": "completed", "submitted": started}));
+    }
+    let deadline = tokio::time::Instant::now() + APPLY_WAIT;
+    loop {
+        let r =
+            answer(crate::reassignments::get_reassignment_by_id(ctx, operation.to_string()).await)?;
+        let st = r["state"].as_str().unwrap_or_default().to_ascii_lowercase();
+        match st.as_str() {
+            "completed" => {
+                return Ok(
+                    json!({"status": "completed", "operationId": operation, "reassignment": r}),
+                )
+            }
+            "failed" | "cancelled" => {
+                let reason = r["reason"]
+                    .as_str()
+                    .or(r["error"].as_str())
+                    .unwrap_or("see the reassignment's moves")
+                    .to_string();
+                return Ok(
+                    json!({"status": st, "reason": reason, "operationId": operation, "reassignment": r}),
+                );
+            }
+            _ => {}
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Ok(json!({"status": "running", "operationId": operation,
+                "reason": "still running; follow it with get_reassignment_by_id", "reassignment": r}));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+pub(super) fn check_group(input: &Value) -> Result<String, ToolError> {
+    let i: GroupInput = parse(input)?;
+    need("group", &i.group)?;
+    Ok(format!(
+        "delete consumer group {} and its committed offsets (only an empty group)",
+        i.group
+    ))
+}
+
+pub(super) fn delete_consumer_group(ctx: Context, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: GroupInput = parse(&input)?;
+        answer(crate::groups::delete_consumer_group(&ctx, &caller.actor(), i.group).await)
+    })
+}
+
+pub(super) fn check_reassignment(input: &Value) -> Result<String, ToolError> {
+    let i: ReassignmentInput = parse(input)?;
+    need("id", &i.id)?;
+    Ok(format!(
+        "cancel reassignment {}: in-flight moves are cancelled, completed ones stay",
+        i.id
+    ))
+}
+
+pub(super) fn cancel_reassignment(ctx: Context, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: ReassignmentInput = parse(&input)?;
+        answer(crate::reassignments::cancel_reassignment(&ctx, &caller.actor(), i.id).await)
+    })
+}
+
+pub(super) fn check_maintenance(input: &Value) -> Result<String, ToolError> {
+    let i: MaintenanceInput = parse(input)?;
+    let drain = if i.drain.unwrap_or(true) {
+        ", draining its leadership and replicas"
+    } else {
+        ""
+    };
+    Ok(format!("put broker {} in maintenance{drain}", i.broker_id))
+}
+
+pub(super) fn set_broker_maintenance(ctx: Context, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: MaintenanceInput = parse(&input)?;
+        let drain = i.drain.unwrap_or(true);
+        let body = crate::brokers::EnterBody {
+            reason: i.reason,
+            drain: Some(drain),
+        };
+        let started = answer(
+            crate::brokers::set_broker_maintenance(
+                &ctx,
+                &caller.actor(),
+                i.broker_id,
+                Default::default(),
+                body,
+            )
+            .await,
+        )?;
+        let operation = started["operationId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if !drain || operation.is_empty() {
+            return Ok(json!({"status": "completed", "maintenance": started}));
+        }
+        wait_for_operation(&ctx, &operation, started).await
+    })
+}
+
+pub(super) fn check_broker(input: &Value) -> Result<String, ToolError> {
+    let i: BrokerInput = parse(input)?;
+    Ok(format!(
+        "take broker {} out of maintenance and cancel its drain if one still runs (the next proposal moves partitions back)",
+        i.broker_id
+    ))
+}
+
+pub(super) fn remove_broker_maintenance(ctx: Context, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: BrokerInput = parse(&input)?;
+        answer(
+            crate::brokers::remove_broker_maintenance(&ctx, &caller.actor(), i.broker_id, false)
+                .await,
+        )
+    })
+}
+
+pub(super) fn check_redistribute_topic(input: &Value) -> Result<String, ToolError> {
+    let i: RedistributeTopicInput = parse(input)?;
+    need("topic", &i.topic)?;
+    Ok(match &i.brokers {
+        Some(b) => format!("spread topic {} evenly over brokers {b:?}", i.topic),
+        None => format!(
+            "spread topic {} evenly over every available broker",
+            i.topic
+        ),
+    })
+}
+
+pub(super) fn redistribute_topic(ctx: Context, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: RedistributeTopicInput = parse(&input)?;
+        let body = crate::reassignments::TopicBody {
+            preview: Some(false),
+            brokers: i.brokers.map(|b| b.into_iter().map(i64::from).collect()),
+        };
+        let started = answer(
+            crate::reassignments::redistribute_topic(
+                &ctx,
+                &caller.actor(),
+                i.topic,
+                Default::default(),
+                body,
+            )
+            .await,
+        )?;
+        redistribution_done(&ctx, started, "nothing to move").await
+    })
+}
+
+/// Waits until the reassignment a redistribution started (`operationId`) ends; when it started
+/// none, `completed` with `reason` and the route's answer.
+pub(super) async fn redistribution_done(
+    ctx: &Context,
+    started: Value,
+    reason: &str,
+) -> Result<Value, ToolError> {
+    let operation = started["operationId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    if operation.is_empty() {
+        return Ok(json!({"status": "completed", "reason": reason, "redistribution": started}));
+    }
+    wait_for_operation(ctx, &operation, started).await
+}
+
+pub(super) fn check_election(input: &Value) -> Result<String, ToolError> {
+    let i: ElectionInput = parse(input)?;
+    match (&i.topic, &i.partitions) {
+        (None, Some(_)) => Err(ToolError::invalid("partitions: name the topic too")),
+        (None, None) => Ok("elect the preferred leader of every partition it does not lead".into()),
+        (Some(t), _) => {
+            need("topic", t)?;
+            Ok(format!("elect preferred leaders of topic {t}"))
+        }
+    }
+}
+
+pub(super) fn preferred_leader_election(ctx: Context, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        use crate::brokers::{ClusterElection, Election, TopicElection};
+        let i: ElectionInput = parse(&input)?;
+        let election = match i.topic {
+            None => Election::Cluster(ClusterElection::default()),
+            Some(topic) => Election::Topic(
+                topic.clone(),
+                TopicElection {
+                    topic: Some(topic),
+                    partitions: i.partitions,
+                },
+            ),
+        };
+        answer(crate::brokers::preferred_leader_election(&ctx, &caller.actor(), election).await)
+    })
+}
+
 // ------------------------------------------------------------------------------ configuration
 
 fn config_changes(configs: &BTreeMap<String, Value>) -> String {
@@ -219,12 +551,12 @@ fn config_changes(configs: &BTreeMap<String, Value>) -> String {
         .join(", ")
 }
 
-pub(super) fn check_bulk_config(input: &Value) -> Result<String, OpError> {
+pub(super) fn check_bulk_config(input: &Value) -> Result<String, ToolError> {
     let i: BulkConfigInput = parse(input)?;
     match (i.topics, i.configs, i.updates) {
         (Some(topics), Some(configs), None) => {
             if topics.is_empty() || configs.is_empty() {
-                return Err(OpError::invalid(
+                return Err(ToolError::invalid(
                     "topics and configs: name at least one topic and one key",
                 ));
             }
@@ -239,13 +571,13 @@ pub(super) fn check_bulk_config(input: &Value) -> Result<String, OpError> {
         }
         (None, None, Some(updates)) => {
             if updates.is_empty() {
-                return Err(OpError::invalid("updates: name at least one topic"));
+                return Err(ToolError::invalid("updates: name at least one topic"));
             }
             let mut parts = Vec::new();
             for u in &updates {
                 need("updates[].topic", &u.topic)?;
                 if u.configs.is_empty() {
-                    return Err(OpError::invalid(format!(
+                    return Err(ToolError::invalid(format!(
                         "updates[{}].configs: name at least one key",
                         u.topic
                     )));
@@ -254,32 +586,28 @@ pub(super) fn check_bulk_config(input: &Value) -> Result<String, OpError> {
             }
             Ok(format!("{} (all or nothing)", parts.join("; ")))
         }
-        _ => Err(OpError::invalid(
+        _ => Err(ToolError::invalid(
             "give either topics with configs, or updates",
         )),
     }
 }
 
-pub(super) fn bulk_update_topic_config(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn bulk_update_topic_config(ctx: Context, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         check_bulk_config(&input)?;
         let i: BulkConfigInput = parse(&input)?;
         let body = match i.updates {
-            Some(updates) => ballast_ops::topic_configs::BulkUpdate {
+            Some(updates) => crate::topic_configs::BulkUpdate {
                 updates: Some(updates.into_iter().map(|u| (u.topic, u.configs)).collect()),
                 ..Default::default()
             },
-            None => ballast_ops::topic_configs::BulkUpdate {
+            None => crate::topic_configs::BulkUpdate {
                 topics: i.topics,
                 configs: i.configs,
                 updates: None,
             },
         };
-        answer(
-            ballast_ops::topic_configs::bulk_update_topic_config(&state, &caller.actor(), body)
-                .await
-                .map_err(crate::ApiError::from),
-        )
+        answer(crate::topic_configs::bulk_update_topic_config(&ctx, &caller.actor(), body).await)
     })
 }
 
@@ -300,10 +628,10 @@ fn describe_binding(b: &AclBinding) -> String {
     )
 }
 
-pub(super) fn check_create_acls(input: &Value) -> Result<String, OpError> {
+pub(super) fn check_create_acls(input: &Value) -> Result<String, ToolError> {
     let i: CreateAclsInput = parse(input)?;
     if i.bindings.is_empty() || i.bindings.len() > 1000 {
-        return Err(OpError::invalid("bindings: name 1 to 1000 bindings"));
+        return Err(ToolError::invalid("bindings: name 1 to 1000 bindings"));
     }
     for (n, b) in i.bindings.iter().enumerate() {
         for (field, v) in [
@@ -329,13 +657,13 @@ pub(super) fn check_create_acls(input: &Value) -> Result<String, OpError> {
     ))
 }
 
-pub(super) fn create_acls(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn create_acls(ctx: Context, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: CreateAclsInput = parse(&input)?;
         let bindings = i
             .bindings
             .into_iter()
-            .map(|b| ballast_ops::acls::BindingInput {
+            .map(|b| crate::acls::BindingInput {
                 resource_type: b.resource_type,
                 resource_name: b.resource_name,
                 pattern_type: b.pattern_type,
@@ -345,11 +673,7 @@ pub(super) fn create_acls(state: AppState, caller: Caller, input: Value) -> OpFu
                 permission_type: b.permission_type,
             })
             .collect();
-        answer(
-            ballast_ops::acls::create_acls(&state, &caller.actor(), bindings)
-                .await
-                .map_err(crate::ApiError::from),
-        )
+        answer(crate::acls::create_acls(&ctx, &caller.actor(), bindings).await)
     })
 }
 
@@ -365,10 +689,10 @@ fn acl_filter(i: DeleteAclsInput) -> Vec<(&'static str, Option<String>)> {
     ]
 }
 
-pub(super) fn check_delete_acls(input: &Value) -> Result<String, OpError> {
+pub(super) fn check_delete_acls(input: &Value) -> Result<String, ToolError> {
     let i: DeleteAclsInput = parse(input)?;
     if i.principal.is_none() && i.resource_type.is_none() && i.resource_name.is_none() {
-        return Err(OpError::invalid(
+        return Err(ToolError::invalid(
             "name at least one of principal, resourceType, resourceName (an empty filter would match every binding)",
         ));
     }
@@ -382,11 +706,11 @@ pub(super) fn check_delete_acls(input: &Value) -> Result<String, OpError> {
     ))
 }
 
-pub(super) fn delete_acls(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn delete_acls(ctx: Context, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         check_delete_acls(&input)?;
         let i: DeleteAclsInput = parse(&input)?;
-        let q = ballast_ops::acls::Query {
+        let q = crate::acls::Query {
             principal: given(i.principal),
             resource_type: given(i.resource_type),
             resource_name: given(i.resource_name),
@@ -396,11 +720,7 @@ pub(super) fn delete_acls(state: AppState, caller: Caller, input: Value) -> OpFu
             host: given(i.host),
             limit: None,
         };
-        answer(
-            ballast_ops::acls::delete_acls(&state, &caller.actor(), q)
-                .await
-                .map_err(crate::ApiError::from),
-        )
+        answer(crate::acls::delete_acls(&ctx, &caller.actor(), q).await)
     })
 }
 
@@ -408,12 +728,12 @@ pub(super) fn delete_acls(state: AppState, caller: Caller, input: Value) -> OpFu
 
 const STRATEGIES: [&str; 5] = ["earliest", "latest", "timestamp", "shift", "offsets"];
 
-pub(super) fn check_reset_offsets(input: &Value) -> Result<String, OpError> {
+pub(super) fn check_reset_offsets(input: &Value) -> Result<String, ToolError> {
     let i: ResetOffsetsInput = parse(input)?;
     need("group", &i.group)?;
     let strategy = i.strategy.trim().to_ascii_lowercase();
     if !STRATEGIES.contains(&strategy.as_str()) {
-        return Err(OpError::invalid(format!(
+        return Err(ToolError::invalid(format!(
             "strategy: expected one of {}, got {:?}",
             STRATEGIES.join(", "),
             i.strategy
@@ -421,11 +741,11 @@ pub(super) fn check_reset_offsets(input: &Value) -> Result<String, OpError> {
     }
     let misplaced = |field: &str, set: bool, wanted: &str| {
         if set && strategy != wanted {
-            Err(OpError::invalid(format!(
+            Err(ToolError::invalid(format!(
                 "{field}: applies only to strategy {wanted}"
             )))
         } else if !set && strategy == wanted {
-            Err(OpError::invalid(format!(
+            Err(ToolError::invalid(format!(
                 "{field}: strategy {wanted} needs it"
             )))
         } else {
@@ -436,10 +756,10 @@ pub(super) fn check_reset_offsets(input: &Value) -> Result<String, OpError> {
     misplaced("shiftBy", i.shift_by.is_some(), "shift")?;
     misplaced("offsets", i.offsets.is_some(), "offsets")?;
     if i.partitions.is_some() && i.topic.is_none() {
-        return Err(OpError::invalid("partitions: name the topic too"));
+        return Err(ToolError::invalid("partitions: name the topic too"));
     }
     if strategy == "offsets" && (i.topic.is_some() || i.partitions.is_some()) {
-        return Err(OpError::invalid(
+        return Err(ToolError::invalid(
             "topic, partitions: not with strategy offsets (each offset names its partition)",
         ));
     }
@@ -466,15 +786,11 @@ pub(super) fn check_reset_offsets(input: &Value) -> Result<String, OpError> {
     ))
 }
 
-pub(super) fn reset_consumer_group_offsets(
-    state: AppState,
-    caller: Caller,
-    input: Value,
-) -> OpFuture {
+pub(super) fn reset_consumer_group_offsets(ctx: Context, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         check_reset_offsets(&input)?;
         let i: ResetOffsetsInput = parse(&input)?;
-        use ballast_ops::groups::{OffsetEntry, Reset};
+        use crate::groups::{OffsetEntry, Reset};
         let body = Reset {
             strategy: i.strategy.trim().to_ascii_lowercase(),
             topic: i.topic,
@@ -493,14 +809,7 @@ pub(super) fn reset_consumer_group_offsets(
             dry_run: false,
         };
         answer(
-            ballast_ops::groups::reset_consumer_group_offsets(
-                &state,
-                &caller.actor(),
-                i.group,
-                body,
-            )
-            .await
-            .map_err(crate::ApiError::from),
+            crate::groups::reset_consumer_group_offsets(&ctx, &caller.actor(), i.group, body).await,
         )
     })
 }
@@ -511,16 +820,16 @@ pub(super) fn reset_consumer_group_offsets(
 /// default user or client id).
 type QuotaNames = (Option<String>, Option<String>);
 
-fn quota_entity(user: Option<&str>, client_id: Option<&str>) -> Result<QuotaNames, OpError> {
+fn quota_entity(user: Option<&str>, client_id: Option<&str>) -> Result<QuotaNames, ToolError> {
     let user = user.map(str::trim);
     let client_id = client_id.map(str::trim);
     if user == Some("") || client_id == Some("") {
-        return Err(OpError::invalid(
+        return Err(ToolError::invalid(
             "user, clientId: must not be empty (use <default> for the default entity)",
         ));
     }
     if user.is_none() && client_id.is_none() {
-        return Err(OpError::invalid("name the user, the clientId, or both"));
+        return Err(ToolError::invalid("name the user, the clientId, or both"));
     }
     Ok((user.map(str::to_string), client_id.map(str::to_string)))
 }
@@ -533,16 +842,16 @@ fn entity_words(user: Option<&str>, client_id: Option<&str>) -> String {
         .join(" with ")
 }
 
-pub(super) fn check_update_quota(input: &Value) -> Result<String, OpError> {
+pub(super) fn check_update_quota(input: &Value) -> Result<String, ToolError> {
     let i: QuotaInput = parse(input)?;
     quota_entity(i.user.as_deref(), i.client_id.as_deref())?;
     if i.values.is_empty() {
-        return Err(OpError::invalid(
+        return Err(ToolError::invalid(
             "values: name at least one quota (delete_quota removes them all)",
         ));
     }
     if let Some((k, v)) = i.values.iter().find(|(_, v)| !(v.is_finite() && **v > 0.0)) {
-        return Err(OpError::invalid(format!(
+        return Err(ToolError::invalid(format!(
             "values.{k}: must be a number above 0, got {v}"
         )));
     }
@@ -554,20 +863,16 @@ pub(super) fn check_update_quota(input: &Value) -> Result<String, OpError> {
     ))
 }
 
-pub(super) fn update_quota(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn update_quota(ctx: Context, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: QuotaInput = parse(&input)?;
         let (user, client_id) = quota_entity(i.user.as_deref(), i.client_id.as_deref())?;
         let values = i.values.into_iter().map(|(k, v)| (k, json!(v))).collect();
-        answer(
-            ballast_ops::quotas::update_quota(&state, &caller.actor(), user, client_id, values)
-                .await
-                .map_err(crate::ApiError::from),
-        )
+        answer(crate::quotas::update_quota(&ctx, &caller.actor(), user, client_id, values).await)
     })
 }
 
-pub(super) fn check_delete_quota(input: &Value) -> Result<String, OpError> {
+pub(super) fn check_delete_quota(input: &Value) -> Result<String, ToolError> {
     let i: QuotaEntityInput = parse(input)?;
     quota_entity(i.user.as_deref(), i.client_id.as_deref())?;
     Ok(format!(
@@ -576,43 +881,41 @@ pub(super) fn check_delete_quota(input: &Value) -> Result<String, OpError> {
     ))
 }
 
-pub(super) fn delete_quota(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn delete_quota(ctx: Context, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: QuotaEntityInput = parse(&input)?;
         let (user, client_id) = quota_entity(i.user.as_deref(), i.client_id.as_deref())?;
-        answer(
-            ballast_ops::quotas::delete_quota(&state, &caller.actor(), user, client_id)
-                .await
-                .map_err(crate::ApiError::from),
-        )
+        answer(crate::quotas::delete_quota(&ctx, &caller.actor(), user, client_id).await)
     })
 }
 
 // ------------------------------------------------------------------------------ placement
 
-fn check_replicas(what: &str, replicas: &Option<Vec<i32>>) -> Result<(), OpError> {
+pub(super) fn check_replicas(what: &str, replicas: &Option<Vec<i32>>) -> Result<(), ToolError> {
     if let Some(r) = replicas {
         if r.is_empty() {
-            return Err(OpError::invalid(format!("{what}: must not be empty")));
+            return Err(ToolError::invalid(format!("{what}: must not be empty")));
         }
         if r.iter().any(|b| *b < 0) {
-            return Err(OpError::invalid(format!(
+            return Err(ToolError::invalid(format!(
                 "{what}: broker ids are 0 or more"
             )));
         }
         let mut seen = std::collections::BTreeSet::new();
         if let Some(d) = r.iter().find(|b| !seen.insert(**b)) {
-            return Err(OpError::invalid(format!("{what}: broker {d} listed twice")));
+            return Err(ToolError::invalid(format!(
+                "{what}: broker {d} listed twice"
+            )));
         }
     }
     Ok(())
 }
 
-pub(super) fn check_redistribute_partition(input: &Value) -> Result<String, OpError> {
+pub(super) fn check_redistribute_partition(input: &Value) -> Result<String, ToolError> {
     let i: RedistributePartitionInput = parse(input)?;
     need("topic", &i.topic)?;
     if i.partition < 0 {
-        return Err(OpError::invalid("partition: must be 0 or more"));
+        return Err(ToolError::invalid("partition: must be 0 or more"));
     }
     check_replicas("replicas", &i.replicas)?;
     Ok(match &i.replicas {
@@ -627,16 +930,16 @@ pub(super) fn check_redistribute_partition(input: &Value) -> Result<String, OpEr
     })
 }
 
-pub(super) fn redistribute_partition(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn redistribute_partition(ctx: Context, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: RedistributePartitionInput = parse(&input)?;
-        let body = crate::routes::reassignments::SingleBody {
+        let body = crate::reassignments::SingleBody {
             replicas: i.replicas.map(|r| r.into_iter().map(i64::from).collect()),
             preview: Some(false),
         };
         let started = answer(
-            crate::routes::reassignments::redistribute_partition(
-                &state,
+            crate::reassignments::redistribute_partition(
+                &ctx,
                 &caller.actor(),
                 i.topic,
                 i.partition,
@@ -645,25 +948,27 @@ pub(super) fn redistribute_partition(state: AppState, caller: Caller, input: Val
             )
             .await,
         )?;
-        redistribution_done(&state, started, "already in place").await
+        redistribution_done(&ctx, started, "already in place").await
     })
 }
 
-pub(super) fn check_bulk_reassign(input: &Value) -> Result<String, OpError> {
+pub(super) fn check_bulk_reassign(input: &Value) -> Result<String, ToolError> {
     let i: BulkReassignInput = parse(input)?;
     need("topic", &i.topic)?;
     if i.partitions.is_empty() {
-        return Err(OpError::invalid("partitions: name at least one partition"));
+        return Err(ToolError::invalid(
+            "partitions: name at least one partition",
+        ));
     }
     let mut seen = std::collections::BTreeSet::new();
     for (n, e) in i.partitions.iter().enumerate() {
         if e.partition < 0 {
-            return Err(OpError::invalid(format!(
+            return Err(ToolError::invalid(format!(
                 "partitions[{n}].partition: must be 0 or more"
             )));
         }
         if !seen.insert(e.partition) {
-            return Err(OpError::invalid(format!(
+            return Err(ToolError::invalid(format!(
                 "partitions[{n}]: partition {} listed twice",
                 e.partition
             )));
@@ -692,15 +997,15 @@ pub(super) fn check_bulk_reassign(input: &Value) -> Result<String, OpError> {
     ))
 }
 
-pub(super) fn bulk_reassign_partitions(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn bulk_reassign_partitions(ctx: Context, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: BulkReassignInput = parse(&input)?;
-        let body = crate::routes::reassignments::BulkBody {
+        let body = crate::reassignments::BulkBody {
             description: i.description,
             partitions: i
                 .partitions
                 .into_iter()
-                .map(|e| crate::routes::reassignments::BulkEntry {
+                .map(|e| crate::reassignments::BulkEntry {
                     partition: i64::from(e.partition),
                     replicas: e.replicas.map(|r| r.into_iter().map(i64::from).collect()),
                     preview: None,
@@ -708,8 +1013,8 @@ pub(super) fn bulk_reassign_partitions(state: AppState, caller: Caller, input: V
                 .collect(),
         };
         let started = answer(
-            crate::routes::reassignments::bulk_reassign_partitions(
-                &state,
+            crate::reassignments::bulk_reassign_partitions(
+                &ctx,
                 &caller.actor(),
                 i.topic,
                 Default::default(),
@@ -731,7 +1036,7 @@ pub(super) fn bulk_reassign_partitions(state: AppState, caller: Caller, input: V
                 json!({"status": status, "reason": "no entry started a move", "bulk": started}),
             );
         }
-        let mut done = wait_for_operation(&state, &operation, started.clone()).await?;
+        let mut done = wait_for_operation(&ctx, &operation, started.clone()).await?;
         // The entries the REST route rejected stay visible next to the moves that ran.
         if let Some(obj) = done.as_object_mut() {
             obj.insert("results".into(), started["results"].clone());
@@ -740,15 +1045,15 @@ pub(super) fn bulk_reassign_partitions(state: AppState, caller: Caller, input: V
     })
 }
 
-pub(super) fn check_move_logdirs(input: &Value) -> Result<String, OpError> {
+pub(super) fn check_move_logdirs(input: &Value) -> Result<String, ToolError> {
     let i: MoveLogdirsInput = parse(input)?;
     if i.broker_id < 0 {
-        return Err(OpError::invalid("brokerId: must be 0 or more"));
+        return Err(ToolError::invalid("brokerId: must be 0 or more"));
     }
     match (&i.moves, &i.from, &i.to) {
         (Some(moves), None, None) => {
             if moves.is_empty() {
-                return Err(OpError::invalid("moves: name at least one replica"));
+                return Err(ToolError::invalid("moves: name at least one replica"));
             }
             for (n, m) in moves.iter().enumerate() {
                 need(&format!("moves[{n}].topic"), &m.topic)?;
@@ -773,13 +1078,13 @@ pub(super) fn check_move_logdirs(input: &Value) -> Result<String, OpError> {
                 i.broker_id
             ))
         }
-        _ => Err(OpError::invalid("give either moves, or from and to")),
+        _ => Err(ToolError::invalid("give either moves, or from and to")),
     }
 }
 
-pub(super) fn move_broker_logdirs(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn move_broker_logdirs(ctx: Context, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
-        use crate::routes::brokers::{DirMove, LogDirsBody};
+        use crate::brokers::{DirMove, LogDirsBody};
         check_move_logdirs(&input)?;
         let i: MoveLogdirsInput = parse(&input)?;
         let body = match i.moves {
@@ -802,19 +1107,16 @@ pub(super) fn move_broker_logdirs(state: AppState, caller: Caller, input: Value)
                 ..Default::default()
             },
         };
-        answer(
-            crate::routes::brokers::move_broker_logdirs(&state, &caller.actor(), i.broker_id, body)
-                .await,
-        )
+        answer(crate::brokers::move_broker_logdirs(&ctx, &caller.actor(), i.broker_id, body).await)
     })
 }
 
 // ------------------------------------------------------------------------------ audit
 
-pub(super) fn check_revert(input: &Value) -> Result<String, OpError> {
+pub(super) fn check_revert(input: &Value) -> Result<String, ToolError> {
     let i: RevertInput = parse(input)?;
     if i.event_id <= 0 {
-        return Err(OpError::invalid("eventId: an audit event id (1 or more)"));
+        return Err(ToolError::invalid("eventId: an audit event id (1 or more)"));
     }
     Ok(format!(
         "revert audit event {}: put back the values it recorded before its change (refused if they changed since)",
@@ -822,13 +1124,13 @@ pub(super) fn check_revert(input: &Value) -> Result<String, OpError> {
     ))
 }
 
-pub(super) fn revert_audit_event(state: AppState, caller: Caller, input: Value) -> OpFuture {
+pub(super) fn revert_audit_event(ctx: Context, caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
-        use crate::routes::audit::revert::{PreviewBody, RevertBody};
+        use crate::revert::{PreviewBody, RevertBody};
         let i: RevertInput = parse(&input)?;
         let preview = answer(
-            crate::routes::audit::revert::preview_revert(
-                &state,
+            crate::revert::preview_revert(
+                &ctx,
                 PreviewBody {
                     event_id: i.event_id,
                 },
@@ -839,7 +1141,7 @@ pub(super) fn revert_audit_event(state: AppState, caller: Caller, input: Value) 
             let reason = preview["reason"]
                 .as_str()
                 .unwrap_or("the event cannot be reverted now");
-            return Err(OpError {
+            return Err(ToolError {
                 status: 409,
                 code: "CONFLICT".into(),
                 message: format!("{reason} (conflicts: {})", preview["conflicts"]),
@@ -849,16 +1151,14 @@ pub(super) fn revert_audit_event(state: AppState, caller: Caller, input: Value) 
             event_id: i.event_id,
             fingerprint: preview["fingerprint"].as_str().map(str::to_string),
         };
-        let done = answer(
-            crate::routes::audit::revert::revert_audit_event(&state, &caller.actor(), body).await,
-        )?;
+        let done = answer(crate::revert::revert_audit_event(&ctx, &caller.actor(), body).await)?;
         let operation = match &done["executionId"] {
             Value::String(s) => s.clone(),
             Value::Number(n) => n.to_string(),
             _ => String::new(),
         };
         if done["state"] == "queued" && !operation.is_empty() {
-            wait_for_operation(&state, &operation, done).await
+            wait_for_operation(&ctx, &operation, done).await
         } else {
             Ok(json!({"status": "completed", "revert": done}))
         }

@@ -1,0 +1,301 @@
+//! The catalog of operations (docs/api/mcp.md): every operation agents (MCP, chat) and the REST
+//! API share is declared here once — name, category and area, scope, licensed or free, the REST
+//! route of the same operation, a typed input whose JSON Schema is derived from the type, the
+//! check a mutation's input passes before it is queued, and how it runs.
+//!
+//! Where the rules live: in the **operation function** of its family (`quotas`, `acls`,
+//! `reassignments`, …: `async fn(&Context, [&Actor,] Input) -> Result<Output, OpError>`) — the
+//! validation, the serialisation, the audit and the change — and, for agents, in this catalog:
+//! the row limits, envelopes and omissions of an agent's answer are declared here per operation,
+//! once. Every door is an adapter:
+//! - the REST handler extracts its input, calls the operation function and wraps the envelope;
+//! - the agent doors (MCP, chat) look an operation up here, [`admit`] the caller (its scope),
+//!   apply the licence gate when it is `licensed`, [`Operation::check`] the input and run it.
+//!
+//! [`Run::Context`] operations run over the operation [`Context`] alone. [`Run::Served`] are the
+//! reads the web process still answers from its own per-reading caches (the observed view
+//! rendered once per reading, live reads shared in flight): the web door binds them by name and
+//! a test proves every one is bound exactly once. [`Run::Meta`] is the approval workflow the MCP
+//! door answers itself.
+
+mod changes;
+mod inputs;
+mod limits;
+mod list;
+mod reads;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::{Map, Value};
+
+pub use changes::{
+    AclBinding, BulkConfigInput, BulkEntry, BulkReassignInput, CreateAclsInput, DeleteAclsInput,
+    LogdirMove, MoveLogdirsInput, OffsetInput, QuotaEntityInput, QuotaInput,
+    RedistributePartitionInput, ResetOffsetsInput, RevertInput, APPLY_WAIT,
+};
+pub use inputs::*;
+pub use limits::{envelope, limited, Limit};
+pub use reads::{answer_text, given, need, proposal_for_agents, proposal_id, reshape, rows};
+
+use crate::actor::{Actor, Scope};
+use crate::context::Context;
+use crate::error::OpError;
+
+/// What an operation does, as agents see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    /// Reads; runs at once.
+    Read,
+    /// Changes the cluster or ballast; queued for a second person's approval over MCP.
+    Mutate,
+    /// The approval workflow itself.
+    Meta,
+}
+
+impl Category {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Read => "read",
+            Category::Mutate => "mutate",
+            Category::Meta => "meta",
+        }
+    }
+}
+
+/// Through which door a caller came: recorded as the audit event's `method`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Channel {
+    /// An MCP tool, run on approval: `userId` is the approver, `requestedBy` the requester.
+    Mcp { requested_by: String },
+    /// A tool the chat assistant called for its user, who approved it when it changes something:
+    /// `userId` and `requestedBy` are that user.
+    Chat { user: String },
+}
+
+impl Channel {
+    /// The audit `method`.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Channel::Mcp { .. } => "MCP",
+            Channel::Chat { .. } => "CHAT",
+        }
+    }
+
+    /// The audit `requestedBy`.
+    pub fn requested_by(&self) -> &str {
+        match self {
+            Channel::Mcp { requested_by } => requested_by,
+            Channel::Chat { user } => user,
+        }
+    }
+}
+
+/// Who runs an operation (the identity the door verified: its user and scope), and through
+/// which door.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub user: String,
+    pub scope: Scope,
+    pub channel: Channel,
+}
+
+impl Caller {
+    /// The audit side of a run: the channel's method, this identity as `userId`, the requester.
+    pub fn actor(&self) -> Actor {
+        Actor {
+            method: self.channel.method().to_string(),
+            user: self.user.clone(),
+            requested_by: Some(self.channel.requested_by().to_string()),
+        }
+    }
+}
+
+/// Why an operation did not run or failed, as agents are told: the REST envelope's words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    /// HTTP-like status (400 bad input, 403 licence or scope, 404, 409, 503, ...).
+    pub status: u16,
+    /// `LICENSE_INVALID` / `LICENSE_EXPIRED` for the licence gate, else a short code.
+    pub code: String,
+    pub message: String,
+}
+
+impl ToolError {
+    pub fn invalid(message: impl Into<String>) -> ToolError {
+        ToolError {
+            status: 400,
+            code: "INVALID_INPUT".into(),
+            message: message.into(),
+        }
+    }
+
+    /// A refusal as the REST envelope says it (`status`, `error`, `details`, and the licence
+    /// gate's `code`): the code from the status when there is none, the message one line.
+    pub fn from_envelope(status: u16, code: Option<&str>, error: &str, details: &str) -> ToolError {
+        let head = match code {
+            Some(code) => format!("{status} {code}: {error}"),
+            None => format!("{status}: {error}"),
+        };
+        let code = match (code, status) {
+            (Some(code), _) => code.to_string(),
+            (None, 400) => "INVALID_INPUT".into(),
+            (None, 401) => "UNAUTHENTICATED".into(),
+            (None, 403) => "FORBIDDEN".into(),
+            (None, 404) => "NOT_FOUND".into(),
+            (None, 409) => "CONFLICT".into(),
+            (None, 503) => "UNAVAILABLE".into(),
+            (None, _) => "FAILED".into(),
+        };
+        let message = if details.is_empty() {
+            head
+        } else {
+            format!("{head} — {details}")
+        };
+        ToolError {
+            status,
+            code,
+            message,
+        }
+    }
+
+    fn failed(message: String) -> ToolError {
+        ToolError {
+            status: 500,
+            code: "FAILED".into(),
+            message,
+        }
+    }
+}
+
+/// An operation function's refusal, in the words the REST envelope gives it.
+impl From<OpError> for ToolError {
+    fn from(e: OpError) -> ToolError {
+        ToolError::from_envelope(e.kind.status(), None, &e.error, &e.details)
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+pub type OpFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+
+/// A run over the operation context.
+pub type RunFn = fn(Context, Caller, Value) -> OpFuture;
+
+/// How an operation runs.
+#[derive(Clone, Copy)]
+pub enum Run {
+    /// Over the operation context alone.
+    Context(RunFn),
+    /// A read the web process answers from its per-reading caches: bound by name there.
+    Served,
+    /// The approval workflow: answered by the MCP door itself.
+    Meta,
+}
+
+/// One operation, declared once.
+pub struct Operation {
+    /// The MCP tool name (the spec's).
+    pub name: &'static str,
+    pub title: &'static str,
+    pub category: Category,
+    /// cluster, topics, groups, acls, quotas, messages, proposals, reassignments, brokers, audit
+    pub area: &'static str,
+    /// The scope a caller needs to run (or, for a mutation, to request) it.
+    pub scope: Scope,
+    /// Whether the licence gate applies (its REST route is one of the licensed routes).
+    pub licensed: bool,
+    /// The REST route of the same operation (method, path), when it has one.
+    pub rest: Option<(&'static str, &'static str)>,
+    /// What an agent needs to know to use it.
+    pub description: &'static str,
+    /// The input's JSON Schema, derived from its type.
+    pub schema: fn() -> Map<String, Value>,
+    /// Parses and checks the input without doing anything: the summary of what will happen
+    /// (mutations are checked before they are queued).
+    pub check: fn(&Value) -> Result<String, ToolError>,
+    /// Does the work.
+    pub run: Run,
+    /// For a mutation whose request can be refused on the live state before it is queued (run as
+    /// the requester): `null` to queue it, else the answer to give instead (`apply_proposal`'s
+    /// `status: blocked`).
+    pub before_queue: Option<RunFn>,
+}
+
+/// Every operation.
+pub fn all() -> &'static [Operation] {
+    list::OPERATIONS
+}
+
+/// The operation named `name`.
+pub fn find(name: &str) -> Option<&'static Operation> {
+    all().iter().find(|op| op.name == name)
+}
+
+/// Whether `caller` may run (or request) `op`: the scope its declaration names.
+pub fn admit(op: &Operation, caller: &Caller) -> Result<(), ToolError> {
+    if caller.scope < op.scope {
+        return Err(ToolError {
+            status: 403,
+            code: "INSUFFICIENT_SCOPE".into(),
+            message: format!(
+                "{} needs the {} scope; {} has {}",
+                op.name,
+                op.scope.as_str(),
+                caller.user,
+                caller.scope.as_str()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The derived JSON Schema of `T` as an object (what `tools/list` shows).
+pub fn schema_of<T: schemars::JsonSchema>() -> Map<String, Value> {
+    let schema = schemars::schema_for!(T);
+    match serde_json::to_value(schema) {
+        Ok(Value::Object(mut map)) => {
+            map.remove("$schema");
+            map.entry("type").or_insert(Value::String("object".into()));
+            map.entry("properties").or_insert(Value::Object(Map::new()));
+            map
+        }
+        _ => Map::new(),
+    }
+}
+
+/// Parses an operation's input, naming the field that is wrong.
+pub fn parse<T: serde::de::DeserializeOwned>(input: &Value) -> Result<T, ToolError> {
+    let input = if input.is_null() {
+        Value::Object(Map::new())
+    } else {
+        input.clone()
+    };
+    serde_json::from_value(input).map_err(|e| ToolError::invalid(e.to_string()))
+}
+
+/// An operation function's answer as the JSON agents get (the REST envelope's `data`).
+pub fn answer<T: serde::Serialize, E: Into<ToolError>>(
+    r: Result<T, E>,
+) -> Result<Value, ToolError> {
+    let value = r.map_err(Into::into)?;
+    serde_json::to_value(value)
+        .map_err(|e| ToolError::failed(format!("the answer could not be encoded: {e}")))
+}
+
+/// A future of an operation's run, boxed.
+pub fn boxed<F>(f: F) -> OpFuture
+where
+    F: Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    Box::pin(f)
+}
+
+/// A read or meta operation: nothing to check before it runs.
+pub fn no_check(_: &Value) -> Result<String, ToolError> {
+    Ok(String::new())
+}

@@ -1,0 +1,163 @@
+//! The reads that run over the operation context, and the shaping every agent answer shares:
+//! the spec's row limits and envelope re-applied over a REST answer, the proposal as agents get
+//! it.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::inputs::{HistoryInput, Nothing, ReassignmentInput};
+use super::{answer, boxed, parse, Caller, Limit, OpFuture, ToolError};
+use crate::context::Context;
+
+/// A proposal as agents get it (tool rule 5): no broker activity scores, cluster snapshots,
+/// `fairShare.shares`, oversized partitions per load or `movement.search`; `topicSpread.atLimit`
+/// keyed by pair without the cap counts; at most 50 reassignments with the full count.
+pub fn proposal_for_agents(mut p: Value) -> Value {
+    const EMBEDDED: usize = 50;
+    if let Some(fair) = p.get_mut("fairShare").and_then(Value::as_object_mut) {
+        fair.remove("shares");
+        if let Some(loads) = fair.get_mut("loads").and_then(Value::as_object_mut) {
+            for load in loads.values_mut() {
+                if let Some(load) = load.as_object_mut() {
+                    load.retain(|k, _| !k.to_ascii_lowercase().contains("oversized"));
+                }
+            }
+        }
+    }
+    if let Some(movement) = p.get_mut("movement").and_then(Value::as_object_mut) {
+        movement.remove("search");
+    }
+    if let Some(spread) = p.get_mut("topicSpread").and_then(Value::as_object_mut) {
+        spread.retain(|k, _| k == "atLimit");
+    }
+    if let Some(obj) = p.as_object_mut() {
+        obj.remove("activity");
+        obj.remove("snapshot");
+        let moves = match obj.remove("reassignments") {
+            Some(Value::Array(moves)) => moves,
+            _ => Vec::new(),
+        };
+        // The proposal answer embeds only its first moves; its total counts every one.
+        let total = obj
+            .get("totalReassignments")
+            .and_then(Value::as_u64)
+            .map_or(moves.len(), |t| t as usize);
+        obj.insert(
+            "reassignments".into(),
+            Value::Array(moves.into_iter().take(EMBEDDED).collect()),
+        );
+        obj.insert("totalReassignments".into(), json!(total));
+        obj.insert("reassignmentsTruncated".into(), json!(total > EMBEDDED));
+        // Agents page the rest with the REST list (no tool pages moves yet).
+        obj.remove("reassignmentsNext");
+    }
+    p
+}
+
+pub fn rows(v: &Value, key: &str) -> Vec<Value> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A text parameter as the REST query string carried it: an empty value was left out.
+pub fn given(v: Option<String>) -> Option<String> {
+    v.filter(|v| !v.is_empty())
+}
+
+/// Re-applies the MCP envelope over an answer a REST route already cut to `rows` rows (`total`
+/// is the REST route's count of every match).
+pub fn reshape(mut d: Value, key: &str, hint: &str) -> Value {
+    let rows = d.get(key).and_then(Value::as_array).map_or(0, Vec::len);
+    let total = d["total"].as_u64().map_or(rows, |t| t as usize);
+    if let Some(obj) = d.as_object_mut() {
+        super::envelope(obj, rows, total as u64, rows < total, hint);
+    }
+    d
+}
+
+pub fn need(what: &str, v: &str) -> Result<(), ToolError> {
+    if v.trim().is_empty() {
+        return Err(ToolError::invalid(format!("{what}: must not be empty")));
+    }
+    Ok(())
+}
+
+/// An operation function's answer that is JSON text already (the observed routes render theirs
+/// once per sample), as the JSON agents get.
+pub fn answer_text<E: Into<ToolError>>(r: Result<Arc<String>, E>) -> Result<Value, ToolError> {
+    let text = r.map_err(Into::into)?;
+    serde_json::from_str(&text).map_err(|e| ToolError {
+        status: 500,
+        code: "FAILED".into(),
+        message: format!("the answer is not JSON: {e}"),
+    })
+}
+
+/// A proposal id as agents give it: trimmed, not empty (`current` for the current one).
+pub fn proposal_id(id: &str) -> Result<String, ToolError> {
+    let id = id.trim();
+    if id.is_empty() {
+        return Err(ToolError::invalid("proposalId: must not be empty"));
+    }
+    Ok(id.to_string())
+}
+
+// ------------------------------------------------------------------------------ reassignments
+
+/// The reassignment list's query: `rows` newest operations, optionally in one state.
+fn history_query(rows_wanted: usize, filter: Option<String>) -> crate::reassignments::ListQuery {
+    crate::reassignments::ListQuery {
+        state: given(filter),
+        limit: Some(rows_wanted as u64),
+        ..Default::default()
+    }
+}
+
+/// The reassignment list as agents get it: the operations under `history`, in the envelope.
+fn history(d: Result<Value, ToolError>) -> Result<Value, ToolError> {
+    let mut d = d?;
+    if let Some(obj) = d.as_object_mut() {
+        if let Some(ops) = obj
+            .remove("operations")
+            .or_else(|| obj.remove("reassignments"))
+        {
+            obj.insert("history".into(), ops);
+        }
+    }
+    Ok(reshape(
+        d,
+        "history",
+        "filter by state, or get_reassignment_by_id for one",
+    ))
+}
+
+pub(super) fn list_reassignments(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let _: Nothing = parse(&input)?;
+        let q = history_query(Limit::fixed(10).rows(None), None);
+        history(answer(
+            crate::reassignments::list_reassignments(&ctx, q).await,
+        ))
+    })
+}
+
+pub(super) fn reassignment_history(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: HistoryInput = parse(&input)?;
+        let q = history_query(Limit::new(20, 100).rows(i.limit), i.state);
+        history(answer(
+            crate::reassignments::get_reassignment_history(&ctx, q).await,
+        ))
+    })
+}
+
+pub(super) fn reassignment_by_id(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: ReassignmentInput = parse(&input)?;
+        need("id", &i.id)?;
+        answer(crate::reassignments::get_reassignment_by_id(&ctx, i.id).await)
+    })
+}

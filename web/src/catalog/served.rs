@@ -1,0 +1,704 @@
+//! The reads the web process answers from its own per-reading caches (the observed view
+//! rendered once per reading, proposals shaped once per check, live reads shared in flight):
+//! declared in `ballast_ops::catalog` as [`Run::Served`](ballast_ops::catalog::Run::Served) and
+//! bound here by name. Each calls its operation function and shapes the answer with the
+//! catalog's limits and envelope.
+
+use std::sync::Arc;
+
+use ballast_balancer::blast::BlastRequest;
+use ballast_balancer::whatif::WhatIfRequest;
+use ballast_ops::catalog::{
+    answer, answer_text, boxed, envelope, given, limited, need, parse, proposal_for_agents,
+    proposal_id, reshape, rows, AclsInput, ActivityInput, AuditInput, BlastInput, BrowseInput,
+    Caller, ConfigSearchInput, DefaultsInput, GroupInput, GroupsInput, LagInput, Limit, ListInput,
+    LogdirsInput, Nothing, OpFuture, OptimizationInput, ProposalInput, QuotasInput, Scenario,
+    SearchTopicsInput, ToolError, TopicInput, TopicListInput, WhatIfInput,
+};
+use serde_json::{json, Value};
+
+use crate::{ApiError, AppState};
+
+/// A read the web process serves.
+pub type ServedFn = fn(AppState, Caller, Value) -> OpFuture;
+
+/// The served read of the tool `name`.
+pub fn bound(name: &str) -> Option<ServedFn> {
+    SERVED.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+}
+
+/// Every served read, by tool name.
+pub static SERVED: &[(&str, ServedFn)] = &[
+    ("get_cluster_overview", cluster_overview),
+    ("get_cluster_health", cluster_health),
+    ("list_proposals", list_proposals),
+    ("get_proposal", get_proposal),
+    ("generate_proposal", generate_proposal),
+    ("get_broker_racks", broker_racks),
+    ("get_topic_config", topic_config),
+    ("search_topics", search_topics),
+    ("list_acls", list_acls),
+    ("list_consumer_groups", list_consumer_groups),
+    ("describe_consumer_group", describe_consumer_group),
+    ("get_topic_watermarks", topic_watermarks),
+    ("search_audit_log", search_audit_log),
+    ("get_default_configs", default_configs),
+    ("get_partition_optimization", partition_optimization),
+    ("get_partition_activity", partition_activity),
+    ("search_topics_by_config", search_topics_by_config),
+    ("get_consumer_group_lag", consumer_group_lag),
+    ("browse_messages", browse_messages),
+    ("list_quotas", list_quotas),
+    ("get_cluster_logdirs", cluster_logdirs),
+    ("what_if_simulate", what_if_simulate),
+    ("blast_radius_analyze", blast_radius),
+];
+
+fn cluster_overview(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let input: ListInput = parse(&input)?;
+        let v = crate::observed_view::require(&state)
+            .await
+            .map_err(ApiError::from)?;
+        // Shaped for agents once per reading at the default limit (the cluster's `ageMs` is set
+        // per request); another limit is shaped for its request.
+        const KEY: &str = "mcp-cluster-overview";
+        let default = matches!(input.limit, None | Some(0));
+        let kept = default
+            .then(|| {
+                let rendered = v.rendered.lock().unwrap_or_else(|e| e.into_inner());
+                rendered.get(KEY).cloned()
+            })
+            .flatten();
+        let text = match kept {
+            Some(text) => text,
+            None => {
+                let q = crate::routes::observed::cluster::ComprehensiveQuery {
+                    summary: Some(true),
+                    ..Default::default()
+                };
+                let d = answer_text(
+                    crate::routes::observed::cluster::get_cluster_overview(&state, q).await,
+                )?;
+                let made = overview_for_agents(&d, input.limit).to_string();
+                if default {
+                    v.rendered(KEY, || made)
+                } else {
+                    Arc::new(made)
+                }
+            }
+        };
+        let mut d = answer_text(Ok::<_, ToolError>(text))?;
+        if let Some(cluster) = d.get_mut("cluster").and_then(Value::as_object_mut) {
+            let age = (state.clock.now_ms() - v.sampled_at_ms()).max(0);
+            cluster.insert("ageMs".into(), json!(age));
+        }
+        Ok(d)
+    })
+}
+
+/// The agents' overview of a `cluster/comprehensive` summary: the largest topics first (at most
+/// `limit`), the cluster, brokers, health, rack assessment, coverage and the consumer groups'
+/// counts.
+fn overview_for_agents(d: &Value, limit: Option<u64>) -> Value {
+    let mut topics = rows(d, "topics");
+    let count = |t: &Value| t["partitionCount"].as_i64().unwrap_or(0);
+    topics.sort_by(|a, b| {
+        count(b)
+            .cmp(&count(a))
+            .then_with(|| a["name"].as_str().cmp(&b["name"].as_str()))
+    });
+    let mut out = limited(
+        "topics",
+        topics,
+        Limit::new(100, 500),
+        limit,
+        "narrow with search_topics (by name) or get_topic_config (one topic)",
+    );
+    out.insert("totalTopics".into(), d["page"]["totalTopics"].clone());
+    out.insert(
+        "totalPartitions".into(),
+        d["page"]["totalPartitions"].clone(),
+    );
+    for key in ["cluster", "brokers", "health", "rackAssessment", "coverage"] {
+        out.insert(key.into(), d.get(key).cloned().unwrap_or(Value::Null));
+    }
+    let groups = &d["consumerGroups"];
+    out.insert(
+        "consumerGroups".into(),
+        json!({"total": groups["total"], "byState": groups["byState"]}),
+    );
+    Value::Object(out)
+}
+
+fn cluster_health(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let _: Nothing = parse(&input)?;
+        let q = crate::routes::observed::cluster::HealthQuery::default();
+        let mut d =
+            answer_text(crate::routes::observed::cluster::get_cluster_health(&state, q).await)?;
+        let details = d["rackAssessment"]["notRackAwareDetails"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let cut = limited(
+            "notRackAwareDetails",
+            details,
+            Limit::fixed(20),
+            None,
+            "get_broker_racks shows the rack layout; the REST API /api/v1/cluster/health has every partition",
+        );
+        if let Some(ra) = d.get_mut("rackAssessment").and_then(Value::as_object_mut) {
+            for (k, v) in cut {
+                ra.insert(k, v);
+            }
+        }
+        Ok(d)
+    })
+}
+
+fn list_proposals(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let input: ListInput = parse(&input)?;
+        let limit = Limit::new(20, 100);
+        let rows_wanted = limit.rows(input.limit);
+        let q = crate::routes::proposals::ListQuery {
+            limit: Some(rows_wanted as u64),
+            ..Default::default()
+        };
+        let d = answer(crate::routes::proposals::list_proposals(&state, q).await)?;
+        let proposals = rows(&d, "proposals");
+        let total = d["total"].as_u64().unwrap_or(proposals.len() as u64) as usize;
+        let mut out = limited(
+            "proposals",
+            proposals,
+            limit,
+            input.limit,
+            "get_proposal for one",
+        );
+        out.insert("total".into(), json!(total));
+        let truncated = out["count"].as_u64().unwrap_or(0) < total as u64;
+        out.insert("truncated".into(), json!(truncated));
+        if truncated {
+            out.insert(
+                "hint".into(),
+                json!("raise limit (at most 100), or get_proposal for one"),
+            );
+        } else {
+            out.remove("hint");
+        }
+        Ok(Value::Object(out))
+    })
+}
+
+fn get_proposal(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let input: ProposalInput = parse(&input)?;
+        let id = proposal_id(&input.proposal_id)?;
+        // Shaped for agents once per check, as the REST answer is rendered once.
+        answer_text(
+            crate::routes::proposals::get_proposal(&state, id)
+                .await
+                .map(|f| f.shaped("agents", proposal_for_agents)),
+        )
+    })
+}
+
+fn generate_proposal(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let _: Nothing = parse(&input)?;
+        answer_text(
+            crate::routes::proposals::generate_proposal(&state)
+                .await
+                .map(|f| f.shaped("agents", proposal_for_agents)),
+        )
+    })
+}
+
+fn broker_racks(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let _: Nothing = parse(&input)?;
+        answer_text(crate::routes::observed::cluster::get_broker_racks(&state).await)
+    })
+}
+
+fn topic_config(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: TopicInput = parse(&input)?;
+        need("topic", &i.topic)?;
+        answer(
+            crate::routes::live::configs::get_topic_config(&state, i.topic, Default::default())
+                .await,
+        )
+    })
+}
+
+fn search_topics(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: SearchTopicsInput = parse(&input)?;
+        let limit = Limit::new(100, 1000).rows(i.limit);
+        let body = crate::routes::observed::topics::SearchBody {
+            query: Some(i.query.unwrap_or_default()),
+            mode: Some(i.match_kind.unwrap_or_else(|| "contains".into())),
+            include_internal: Some(i.include_internal.unwrap_or(false)),
+            limit: Some(limit),
+            offset: None,
+        };
+        let d = answer(crate::routes::observed::topics::search_topics(&state, body).await)?;
+        Ok(reshape(
+            d,
+            "topics",
+            "narrow the query, or match: prefix / exact",
+        ))
+    })
+}
+
+fn list_consumer_groups(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: GroupsInput = parse(&input)?;
+        let limit = Limit::new(100, 500).rows(i.limit);
+        let q = crate::routes::live::groups::ListQuery {
+            state: given(i.state),
+            search: given(i.search),
+            limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
+        };
+        let d = answer(crate::routes::live::groups::list_consumer_groups(&state, q).await)?;
+        Ok(reshape(
+            d,
+            "groups",
+            "filter with search or state, or describe_consumer_group for one",
+        ))
+    })
+}
+
+fn describe_consumer_group(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: GroupInput = parse(&input)?;
+        need("group", &i.group)?;
+        answer(crate::routes::live::groups::describe_consumer_group(&state, i.group).await)
+    })
+}
+
+fn list_acls(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: AclsInput = parse(&input)?;
+        let limit = Limit::new(100, 500).rows(i.limit);
+        let q = crate::routes::live::acls::AclQuery {
+            principal: i.principal,
+            resource_type: i.resource_type,
+            resource_name: i.resource_name,
+            limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
+            ..Default::default()
+        };
+        let d = answer(crate::routes::live::acls::list_acls(&state, q).await)?;
+        Ok(reshape(
+            d,
+            "bindings",
+            "filter by principal, resourceType or resourceName",
+        ))
+    })
+}
+
+fn topic_watermarks(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: TopicListInput = parse(&input)?;
+        need("topic", &i.topic)?;
+        let d = answer(crate::routes::live::messages::get_topic_watermarks(&state, i.topic).await)?;
+        let mut partitions = rows(&d, "partitions");
+        partitions.sort_by_key(|p| p["partition"].as_i64().unwrap_or(0));
+        let mut out = limited(
+            "partitions",
+            partitions,
+            Limit::new(100, 1000),
+            i.limit,
+            "raise limit (at most 1000)",
+        );
+        for key in ["topic", "partitionCount", "totalMessages"] {
+            out.insert(key.into(), d.get(key).cloned().unwrap_or(Value::Null));
+        }
+        Ok(Value::Object(out))
+    })
+}
+
+fn search_audit_log(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: AuditInput = parse(&input)?;
+        let limit = Limit::new(50, 200).rows(i.limit);
+        let q = crate::routes::audit::ListQuery {
+            action: given(i.action),
+            user: given(i.user),
+            since: given(i.since),
+            until: given(i.until),
+            search: given(i.search),
+            limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
+            ..Default::default()
+        };
+        let d = answer(crate::routes::audit::search_audit_log(&state, q).await)?;
+        Ok(reshape(
+            d,
+            "events",
+            "narrow with action, user, since/until or search",
+        ))
+    })
+}
+
+fn default_configs(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: DefaultsInput = parse(&input)?;
+        let q = crate::routes::live::configs::DefaultsQuery {
+            broker: None,
+            key_filter: given(i.key_filter),
+        };
+        answer(crate::routes::live::configs::get_default_configs(&state, q).await)
+    })
+}
+
+fn partition_optimization(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: OptimizationInput = parse(&input)?;
+        let limit = Limit::new(20, 100).rows(i.limit);
+        let q = crate::routes::observed::topics::OptimizeQuery {
+            priority: given(i.priority),
+            limit: Some(limit),
+            ..Default::default()
+        };
+        let d = answer_text(
+            crate::routes::observed::topics::get_partition_optimization(&state, q).await,
+        )?;
+        Ok(reshape(
+            d,
+            "recommendations",
+            "filter by priority (High, Medium, Low)",
+        ))
+    })
+}
+
+// ------------------------------------------------------------------------------ operations
+
+fn partition_activity(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: ActivityInput = parse(&input)?;
+        let by_topic = match i.aggregate.as_deref().map(str::trim) {
+            None | Some("") => false,
+            Some(a) if a.eq_ignore_ascii_case("topic") => true,
+            Some(a) => {
+                return Err(ToolError::invalid(format!(
+                    "aggregate: only \"topic\" is known, got {a:?}"
+                )))
+            }
+        };
+        let (key, limit, hint) = if by_topic {
+            (
+                "topics",
+                Limit::new(20, 100),
+                "narrow with topic, or sortBy another load",
+            )
+        } else {
+            (
+                "partitions",
+                Limit::new(50, 200),
+                "narrow with topic or brokerId, or aggregate: topic",
+            )
+        };
+        let q = crate::routes::observed::activity::ActivityQuery {
+            aggregate: by_topic.then(|| "topic".to_string()),
+            sort_by: given(i.sort_by),
+            topic: given(i.topic),
+            broker_id: i.broker_id,
+            limit: Some(limit.rows(i.limit)),
+        };
+        let d = answer_text(
+            crate::routes::observed::activity::get_partition_activity(&state, q).await,
+        )?;
+        Ok(reshape(d, key, hint))
+    })
+}
+
+fn search_topics_by_config(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: ConfigSearchInput = parse(&input)?;
+        need("key", &i.key)?;
+        let q = crate::routes::live::configs::ConfigSearchQuery {
+            key: i.key,
+            value: given(i.value),
+            op: given(i.op),
+            overridden_only: i.overridden_only,
+            include_internal: i.include_internal,
+            limit: Some(Limit::new(100, 1000).rows(i.limit)),
+        };
+        let d = answer(crate::routes::live::configs::search_topics_by_config(&state, q).await)?;
+        Ok(reshape(
+            d,
+            "topics",
+            "compare with a narrower value or op, or set overriddenOnly",
+        ))
+    })
+}
+
+fn consumer_group_lag(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: LagInput = parse(&input)?;
+        need("group", &i.group)?;
+        let q = crate::routes::live::groups::LagQuery {
+            topic: given(i.topic),
+            sort: Some("lag".into()),
+        };
+        let d =
+            answer(crate::routes::live::groups::get_consumer_group_lag(&state, i.group, q).await)?;
+        let mut out = limited(
+            "topPartitions",
+            rows(&d, "partitions"),
+            Limit::new(20, 200),
+            i.limit,
+            "narrow with topic (the per-topic totals are in topics)",
+        );
+        for key in [
+            "groupId",
+            "state",
+            "topic",
+            "totalLag",
+            "maxLag",
+            "partitionCount",
+            "topics",
+        ] {
+            out.insert(key.into(), d.get(key).cloned().unwrap_or(Value::Null));
+        }
+        Ok(Value::Object(out))
+    })
+}
+
+/// The REST route's own maximum, which is also the tool's.
+const BROWSE_MAX: usize = 50;
+
+fn browse_messages(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: BrowseInput = parse(&input)?;
+        need("topic", &i.topic)?;
+        let wanted = Limit::new(20, BROWSE_MAX).rows(i.limit);
+        // One more than wanted (within the route's maximum) tells whether there is more.
+        let fetch = (wanted + 1).min(BROWSE_MAX);
+        let latest = i.offset.is_none()
+            && i.timestamp.is_none()
+            && i.from
+                .as_deref()
+                .is_none_or(|f| f.eq_ignore_ascii_case("latest"));
+        let filtered = i.key_filter.is_some() || i.value_filter.is_some();
+        let q = crate::routes::live::messages::RangeQuery {
+            partition: i.partition,
+            offset: i.offset,
+            timestamp: i.timestamp,
+            from: given(i.from),
+            limit: Some(u32::try_from(fetch).unwrap_or(u32::MAX)),
+            key_filter: given(i.key_filter),
+            value_filter: given(i.value_filter),
+        };
+        let mut d =
+            answer(crate::routes::live::messages::browse_messages(&state, i.topic, q).await)?;
+        let mut messages = rows(&d, "messages");
+        let mut more = messages.len() > wanted;
+        if more {
+            // Keep the seek order's first `wanted`: the newest for `latest` (they come oldest
+            // first), the earliest otherwise.
+            if latest {
+                messages.drain(..messages.len() - wanted);
+            } else {
+                messages.truncate(wanted);
+            }
+        }
+        let partitions = rows(&d, "partitions");
+        let num = |p: &Value, k: &str| p[k].as_i64().unwrap_or(0);
+        // Messages in the range read, before key/value filters.
+        let in_range: i64 = partitions
+            .iter()
+            .map(|p| {
+                let start = if latest {
+                    num(p, "lowWatermark")
+                } else {
+                    num(p, "startOffset")
+                };
+                (num(p, "highWatermark") - start).max(0)
+            })
+            .sum();
+        if !more && fetch == wanted && !filtered {
+            more = in_range > messages.len() as i64;
+        }
+        let count = messages.len();
+        let (total, exact) = match (more, filtered) {
+            (false, _) => (count as i64, true),
+            (true, false) => (in_range.max(count as i64 + 1), true),
+            (true, true) => (count as i64 + 1, false),
+        };
+        if let Some(obj) = d.as_object_mut() {
+            obj.insert("messages".into(), Value::Array(messages));
+            obj.insert("limit".into(), json!(wanted));
+            obj.insert("totalExact".into(), json!(exact));
+            envelope(
+                obj,
+                count,
+                total.max(0) as u64,
+                more,
+                "page on with offset (each partition's nextOffset), or narrow with partition, keyFilter or valueFilter",
+            );
+        }
+        Ok(d)
+    })
+}
+
+fn list_quotas(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: QuotasInput = parse(&input)?;
+        let d = answer(crate::routes::live::quotas::list_quotas(&state).await)?;
+        let kind = i.entity_type.map(|t| t.trim().to_ascii_lowercase());
+        let search = i.search.map(|s| s.trim().to_lowercase());
+        let quotas: Vec<Value> = rows(&d, "quotas")
+            .into_iter()
+            .filter(|q| {
+                let ty = q["entityType"].as_str().unwrap_or_default();
+                kind.as_deref()
+                    .is_none_or(|k| k.is_empty() || ty == k || ty.replace("default-", "") == k)
+            })
+            .filter(|q| {
+                search.as_deref().is_none_or(|s| {
+                    q["entity"].as_object().is_some_and(|e| {
+                        e.values()
+                            .filter_map(Value::as_str)
+                            .any(|v| v.to_lowercase().contains(s))
+                    })
+                })
+            })
+            .collect();
+        Ok(Value::Object(limited(
+            "quotas",
+            quotas,
+            Limit::new(100, 500),
+            i.limit,
+            "narrow with entityType or search",
+        )))
+    })
+}
+
+fn cluster_logdirs(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: LogdirsInput = parse(&input)?;
+        let detail = i.topic.is_some() || i.broker_id.is_some();
+        let limit = if detail {
+            Limit::new(50, 200)
+        } else {
+            Limit::new(20, 100)
+        };
+        let rows_wanted = limit.rows(i.limit);
+        let q = crate::routes::observed::cluster::LogDirsQuery {
+            topic: given(i.topic),
+            broker_id: i.broker_id,
+            limit: Some(rows_wanted),
+            ..Default::default()
+        };
+        let mut d =
+            answer_text(crate::routes::observed::cluster::get_cluster_logdirs(&state, q).await)?;
+        let (key, total_key, hint) = if detail {
+            (
+                "partitions",
+                "totalPartitions",
+                "narrow with both topic and brokerId",
+            )
+        } else {
+            (
+                "topics",
+                "totalTopics",
+                "drill down with topic or brokerId (per-partition rows)",
+            )
+        };
+        let total = d[total_key].clone();
+        if let Some(obj) = d.as_object_mut() {
+            obj.insert("total".into(), total);
+            if detail {
+                // The per-topic sums of a drill-down are its partitions' rows; the broker-wide
+                // topic list is the summary's.
+                obj.remove("topics");
+                obj.remove("topicsTruncated");
+            }
+            obj.remove(&format!("{key}Truncated"));
+        }
+        Ok(reshape(d, key, hint))
+    })
+}
+
+fn what_if_simulate(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: WhatIfInput = parse(&input)?;
+        if i.scenarios.is_empty() {
+            return Err(ToolError::invalid("scenarios: name at least one scenario"));
+        }
+        let limit = Limit::new(50, 1000).rows(i.limit);
+        let request = WhatIfRequest {
+            scenarios: i.scenarios.into_iter().map(Scenario::spec).collect(),
+            limit: Some(i64::try_from(limit).unwrap_or(i64::MAX)),
+        };
+        let mut d = answer(crate::routes::simulation::what_if_simulate(&state, request).await)?;
+        let count = d["moves"].as_array().map_or(0, Vec::len);
+        let total = d["movement"]["moves"].as_u64().unwrap_or(count as u64);
+        let truncated = d["movesTruncated"].as_bool().unwrap_or(false);
+        if let Some(obj) = d.as_object_mut() {
+            envelope(
+                obj,
+                count,
+                total,
+                truncated,
+                "raise limit (at most 1000); movement has the totals",
+            );
+        }
+        Ok(d)
+    })
+}
+
+fn blast_radius(state: AppState, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: BlastInput = parse(&input)?;
+        let named = [
+            i.broker_id.is_some(),
+            i.broker_ids.is_some(),
+            i.rack.is_some(),
+        ];
+        if named.iter().filter(|n| **n).count() != 1 {
+            return Err(ToolError::invalid(
+                "name exactly one of brokerId, brokerIds, rack",
+            ));
+        }
+        let limit = Limit::new(20, 200).rows(i.limit);
+        let request = BlastRequest {
+            broker_id: i.broker_id.map(i64::from),
+            broker_ids: i
+                .broker_ids
+                .map(|ids| ids.into_iter().map(i64::from).collect()),
+            rack: i.rack,
+            limit: Some(i64::try_from(limit).unwrap_or(i64::MAX)),
+        };
+        let mut d = answer(crate::routes::simulation::blast_radius_analyze(&state, request).await)?;
+        let affected = d["summary"]["partitionsAffected"].as_u64().unwrap_or(0);
+        let truncated = [
+            "offline",
+            "underMinIsr",
+            "atMinIsr",
+            "consumerGroups",
+            "topics",
+        ]
+        .iter()
+        .any(|k| d[*k]["truncated"].as_bool().unwrap_or(false))
+            || d["leadership"]["changesTruncated"]
+                .as_bool()
+                .unwrap_or(false);
+        let listed = d["topics"]["topics"].as_array().map_or(0, Vec::len);
+        let topics_total = d["topics"]["count"].as_u64().unwrap_or(listed as u64);
+        if let Some(obj) = d.as_object_mut() {
+            envelope(
+                obj,
+                listed,
+                topics_total,
+                truncated,
+                "raise limit (at most 200); summary has every count",
+            );
+            obj.insert("partitionsAffected".into(), json!(affected));
+        }
+        Ok(d)
+    })
+}
