@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::actor::Actor;
-use crate::cluster::{change_failed, item_failed};
+use crate::cluster::{change_failed, item_failed, kafka_name, read_failed};
 use crate::context::Context;
 use crate::error::OpError;
 use crate::pipeline::{Audited, Done, NotDone, Resource};
@@ -716,6 +716,62 @@ pub async fn delete_acls(ctx: &Context, actor: &Actor, q: Query) -> Result<Delet
         count: deleted.len(),
         deleted,
         audit,
+    })
+}
+
+/// Rows of `list_acls`: default and maximum (as the MCP `list_acls`).
+const LIST_DEFAULT: usize = 100;
+const LIST_MAX: usize = 500;
+
+/// What `list_acls` answers.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AclList {
+    pub count: usize,
+    pub total: usize,
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// False when the cluster has no authorizer (Kafka answers SECURITY_DISABLED): there are no
+    /// ACLs and every principal may do everything.
+    pub authorizer_enabled: bool,
+    pub bindings: Vec<AclBinding>,
+}
+
+/// The operation `list_acls`: the bindings matching the filters, in [`sort_key`] order.
+pub async fn list_acls(ctx: &Context, q: Query) -> Result<AclList, OpError> {
+    let limit = crate::page::row_limit(q.limit, LIST_DEFAULT, LIST_MAX);
+    let filter = filter_of(&q)?;
+    let client = ctx.kafka.client().await?;
+    let mut bindings = match client.describe_acls(&filter).await {
+        Ok(b) => b,
+        Err(e) if kafka_name(&e) == Some("SECURITY_DISABLED") => {
+            return Ok(AclList {
+                count: 0,
+                total: 0,
+                truncated: false,
+                hint: None,
+                authorizer_enabled: false,
+                bindings: Vec::new(),
+            })
+        }
+        Err(e) => return Err(read_failed(&ctx.kafka, e)),
+    };
+    bindings.sort_by_cached_key(sort_key);
+    let total = bindings.len();
+    bindings.truncate(limit);
+    let truncated = total > bindings.len();
+    Ok(AclList {
+        count: bindings.len(),
+        total,
+        truncated,
+        hint: truncated.then(|| {
+            format!(
+                "narrow with principal, resourceType, resourceName or operation, or raise limit (at most {LIST_MAX})"
+            )
+        }),
+        authorizer_enabled: true,
+        bindings,
     })
 }
 

@@ -23,6 +23,7 @@
 
 pub mod acls;
 pub mod actor;
+pub mod audit;
 pub mod brokers;
 pub mod catalog;
 pub mod cluster;
@@ -30,9 +31,11 @@ pub mod context;
 pub mod error;
 pub mod groups;
 pub mod names;
+pub mod page;
 pub mod pipeline;
 pub mod proposal_view;
 pub mod proposals;
+pub mod quota_reads;
 pub mod quotas;
 pub mod readback;
 pub mod reassignments;

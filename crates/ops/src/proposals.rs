@@ -1,15 +1,109 @@
-//! Stored proposals: `delete_proposal` removes one that is no longer current, through the
-//! pipeline serialised per proposal and audited `proposals.delete` (before: the proposal's id,
-//! times, fingerprint, moves and bytes).
+//! Stored proposals: the reads `list_proposals`, `get_proposal` and `generate_proposal` (the
+//! answers rendered once per check by `proposal_view`), and `delete_proposal`, which removes one
+//! that is no longer current, through the pipeline serialised per proposal and audited
+//! `proposals.delete` (before: the proposal's id, times, fingerprint, moves and bytes).
+
+use std::sync::Arc;
 
 use ballast_runtime::format_rfc3339_ms;
-use ballast_schema::DeletedProposal;
-use serde::Serialize;
+use ballast_schema::{DeletedProposal, ProposalRecord};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::actor::Actor;
 use crate::context::Context;
 use crate::error::OpError;
 use crate::pipeline::{Done, NotDone, Resource};
+use crate::proposal_view::{self, Prepared};
+
+/// Rows of `list_proposals` when no limit is given.
+pub const DEFAULT_LIMIT: u64 = 50;
+/// The most rows of `list_proposals` a page has (a larger limit is clamped).
+pub const MAX_LIMIT: u64 = 500;
+
+/// `list_proposals`' page.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Rows, default 50, at most 500 (absent or 0: the default; above: clamped).
+    pub limit: Option<u64>,
+    /// Rows to skip, default 0.
+    pub offset: Option<u64>,
+}
+
+/// The operation `list_proposals`: a page of stored proposals, newest first, as summary rows
+/// each with its own decision.
+pub async fn list_proposals(ctx: &Context, q: ListQuery) -> Result<Value, OpError> {
+    let limit = match q.limit {
+        None | Some(0) => DEFAULT_LIMIT,
+        Some(n) => n.min(MAX_LIMIT),
+    };
+    let offset = q.offset.unwrap_or(0);
+    if i64::try_from(offset).is_err() {
+        return Err(OpError::bad_input("invalid query", "offset: too large"));
+    }
+    let page = ctx.db(move |s| s.proposals(limit, offset)).await?;
+    let rows: Vec<Value> = page.proposals.iter().map(proposal_view::summary).collect();
+    let count = rows.len() as u64;
+    Ok(json!({
+        "total": page.total,
+        "offset": offset,
+        "count": count,
+        "truncated": offset + count < page.total,
+        "proposals": rows,
+    }))
+}
+
+/// A proposal found: its head (this check) and its parsed plan.
+pub struct Found {
+    pub head: ProposalRecord,
+    pub plan: Arc<Prepared>,
+}
+
+impl Found {
+    /// The answer in another shape (the agents'), rendered once per check under `key`.
+    pub fn shaped(&self, key: &str, shape: impl FnOnce(Value) -> Value) -> Arc<String> {
+        let (head, p) = (&self.head, &self.plan);
+        p.rendered(head, key, || {
+            shape(proposal_view::full(head, p)).to_string()
+        })
+    }
+
+    /// The answer as JSON text, rendered once per check.
+    pub fn full(&self) -> Arc<String> {
+        let (head, p) = (&self.head, &self.plan);
+        p.rendered(head, "full", || proposal_view::full(head, p).to_string())
+    }
+}
+
+/// The proposal `id` (None: the current one), or its 404.
+pub async fn load(ctx: &Context, id: Option<&str>) -> Result<Found, OpError> {
+    match proposal_view::load(ctx, id).await? {
+        Some((head, plan)) => Ok(Found { head, plan }),
+        None => Err(match id {
+            None => no_proposal(),
+            Some(id) => unknown(id),
+        }),
+    }
+}
+
+/// `current` names the current proposal.
+pub fn named(id: &str) -> Option<&str> {
+    (id != "current").then_some(id)
+}
+
+/// The operation `generate_proposal`: the current candidate proposal and its decision (the web
+/// process starts no calculation; the observer re-evaluates after every sample).
+pub async fn generate_proposal(ctx: &Context) -> Result<Found, OpError> {
+    load(ctx, None).await
+}
+
+/// The operation `get_proposal`: one stored proposal (its summary and first moves); `current`
+/// names the current one.
+pub async fn get_proposal(ctx: &Context, id: String) -> Result<Found, OpError> {
+    load(ctx, named(&id)).await
+}
 
 /// What `delete_proposal` answers.
 #[derive(Debug, Serialize)]

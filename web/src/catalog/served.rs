@@ -9,11 +9,10 @@ use std::sync::Arc;
 use ballast_balancer::blast::BlastRequest;
 use ballast_balancer::whatif::WhatIfRequest;
 use ballast_ops::catalog::{
-    answer, answer_text, boxed, envelope, given, limited, need, parse, proposal_for_agents,
-    proposal_id, reshape, rows, AclsInput, ActivityInput, AuditInput, BlastInput, BrowseInput,
-    Caller, ConfigSearchInput, DefaultsInput, GroupInput, GroupsInput, LagInput, Limit, ListInput,
-    LogdirsInput, Nothing, OpFuture, OptimizationInput, ProposalInput, QuotasInput, Scenario,
-    SearchTopicsInput, ToolError, TopicInput, TopicListInput, WhatIfInput,
+    answer, answer_text, boxed, envelope, given, limited, need, parse, reshape, rows,
+    ActivityInput, BlastInput, BrowseInput, Caller, ConfigSearchInput, DefaultsInput, GroupInput,
+    GroupsInput, LagInput, Limit, ListInput, LogdirsInput, Nothing, OpFuture, OptimizationInput,
+    Scenario, SearchTopicsInput, ToolError, TopicInput, TopicListInput, WhatIfInput,
 };
 use serde_json::{json, Value};
 
@@ -31,24 +30,18 @@ pub fn bound(name: &str) -> Option<ServedFn> {
 pub static SERVED: &[(&str, ServedFn)] = &[
     ("get_cluster_overview", cluster_overview),
     ("get_cluster_health", cluster_health),
-    ("list_proposals", list_proposals),
-    ("get_proposal", get_proposal),
-    ("generate_proposal", generate_proposal),
     ("get_broker_racks", broker_racks),
     ("get_topic_config", topic_config),
     ("search_topics", search_topics),
-    ("list_acls", list_acls),
     ("list_consumer_groups", list_consumer_groups),
     ("describe_consumer_group", describe_consumer_group),
     ("get_topic_watermarks", topic_watermarks),
-    ("search_audit_log", search_audit_log),
     ("get_default_configs", default_configs),
     ("get_partition_optimization", partition_optimization),
     ("get_partition_activity", partition_activity),
     ("search_topics_by_config", search_topics_by_config),
     ("get_consumer_group_lag", consumer_group_lag),
     ("browse_messages", browse_messages),
-    ("list_quotas", list_quotas),
     ("get_cluster_logdirs", cluster_logdirs),
     ("what_if_simulate", what_if_simulate),
     ("blast_radius_analyze", blast_radius),
@@ -157,64 +150,6 @@ fn cluster_health(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     })
 }
 
-fn list_proposals(state: AppState, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
-        let input: ListInput = parse(&input)?;
-        let limit = Limit::new(20, 100);
-        let rows_wanted = limit.rows(input.limit);
-        let q = crate::routes::proposals::ListQuery {
-            limit: Some(rows_wanted as u64),
-            ..Default::default()
-        };
-        let d = answer(crate::routes::proposals::list_proposals(&state, q).await)?;
-        let proposals = rows(&d, "proposals");
-        let total = d["total"].as_u64().unwrap_or(proposals.len() as u64) as usize;
-        let mut out = limited(
-            "proposals",
-            proposals,
-            limit,
-            input.limit,
-            "get_proposal for one",
-        );
-        out.insert("total".into(), json!(total));
-        let truncated = out["count"].as_u64().unwrap_or(0) < total as u64;
-        out.insert("truncated".into(), json!(truncated));
-        if truncated {
-            out.insert(
-                "hint".into(),
-                json!("raise limit (at most 100), or get_proposal for one"),
-            );
-        } else {
-            out.remove("hint");
-        }
-        Ok(Value::Object(out))
-    })
-}
-
-fn get_proposal(state: AppState, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
-        let input: ProposalInput = parse(&input)?;
-        let id = proposal_id(&input.proposal_id)?;
-        // Shaped for agents once per check, as the REST answer is rendered once.
-        answer_text(
-            crate::routes::proposals::get_proposal(&state, id)
-                .await
-                .map(|f| f.shaped("agents", proposal_for_agents)),
-        )
-    })
-}
-
-fn generate_proposal(state: AppState, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
-        let _: Nothing = parse(&input)?;
-        answer_text(
-            crate::routes::proposals::generate_proposal(&state)
-                .await
-                .map(|f| f.shaped("agents", proposal_for_agents)),
-        )
-    })
-}
-
 fn broker_racks(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let _: Nothing = parse(&input)?;
@@ -279,26 +214,6 @@ fn describe_consumer_group(state: AppState, _caller: Caller, input: Value) -> Op
     })
 }
 
-fn list_acls(state: AppState, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
-        let i: AclsInput = parse(&input)?;
-        let limit = Limit::new(100, 500).rows(i.limit);
-        let q = crate::routes::live::acls::AclQuery {
-            principal: i.principal,
-            resource_type: i.resource_type,
-            resource_name: i.resource_name,
-            limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
-            ..Default::default()
-        };
-        let d = answer(crate::routes::live::acls::list_acls(&state, q).await)?;
-        Ok(reshape(
-            d,
-            "bindings",
-            "filter by principal, resourceType or resourceName",
-        ))
-    })
-}
-
 fn topic_watermarks(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: TopicListInput = parse(&input)?;
@@ -317,28 +232,6 @@ fn topic_watermarks(state: AppState, _caller: Caller, input: Value) -> OpFuture 
             out.insert(key.into(), d.get(key).cloned().unwrap_or(Value::Null));
         }
         Ok(Value::Object(out))
-    })
-}
-
-fn search_audit_log(state: AppState, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
-        let i: AuditInput = parse(&input)?;
-        let limit = Limit::new(50, 200).rows(i.limit);
-        let q = crate::routes::audit::ListQuery {
-            action: given(i.action),
-            user: given(i.user),
-            since: given(i.since),
-            until: given(i.until),
-            search: given(i.search),
-            limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
-            ..Default::default()
-        };
-        let d = answer(crate::routes::audit::search_audit_log(&state, q).await)?;
-        Ok(reshape(
-            d,
-            "events",
-            "narrow with action, user, since/until or search",
-        ))
     })
 }
 
@@ -541,39 +434,6 @@ fn browse_messages(state: AppState, _caller: Caller, input: Value) -> OpFuture {
             );
         }
         Ok(d)
-    })
-}
-
-fn list_quotas(state: AppState, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
-        let i: QuotasInput = parse(&input)?;
-        let d = answer(crate::routes::live::quotas::list_quotas(&state).await)?;
-        let kind = i.entity_type.map(|t| t.trim().to_ascii_lowercase());
-        let search = i.search.map(|s| s.trim().to_lowercase());
-        let quotas: Vec<Value> = rows(&d, "quotas")
-            .into_iter()
-            .filter(|q| {
-                let ty = q["entityType"].as_str().unwrap_or_default();
-                kind.as_deref()
-                    .is_none_or(|k| k.is_empty() || ty == k || ty.replace("default-", "") == k)
-            })
-            .filter(|q| {
-                search.as_deref().is_none_or(|s| {
-                    q["entity"].as_object().is_some_and(|e| {
-                        e.values()
-                            .filter_map(Value::as_str)
-                            .any(|v| v.to_lowercase().contains(s))
-                    })
-                })
-            })
-            .collect();
-        Ok(Value::Object(limited(
-            "quotas",
-            quotas,
-            Limit::new(100, 500),
-            i.limit,
-            "narrow with entityType or search",
-        )))
     })
 }
 

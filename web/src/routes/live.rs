@@ -112,10 +112,7 @@ pub(super) fn fail(state: &AppState, err: KafkaError) -> ApiError {
 
 /// A list `limit`: 0 or absent selects `default`, more than `max` is clamped (as the MCP tools).
 fn row_limit(limit: Option<u32>, default: usize, max: usize) -> usize {
-    match limit {
-        None | Some(0) => default,
-        Some(n) => (n as usize).min(max),
-    }
+    ballast_ops::page::row_limit(limit, default, max)
 }
 
 /// An optional text filter; an empty value is no filter.

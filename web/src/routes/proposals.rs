@@ -4,22 +4,19 @@
 //! The web process never plans: `POST /api/v1/proposals/generate` returns the current candidate
 //! and its decision, as the spec's `generate_proposal` does. Applying is not served here.
 
-use std::sync::Arc;
-
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
-use ballast_ops::proposal_view::{self, MovesQuery, Prepared};
-use ballast_schema::ProposalRecord;
+use ballast_ops::proposal_view::{self, MovesQuery};
+pub(crate) use ballast_ops::proposals::{
+    generate_proposal, get_proposal, list_proposals, load, named, Found, ListQuery,
+};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::audit::HttpActor;
 use crate::extract::{Path, Query};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
-
-pub const DEFAULT_LIMIT: u64 = 50;
-pub const MAX_LIMIT: u64 = 500;
 
 /// The operations of this module, as `routes()` serves them (`crate::openapi`).
 #[derive(utoipa::OpenApi)]
@@ -35,28 +32,10 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/proposals/{proposalId}/moves", get(moves))
 }
 
-#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub(crate) struct ListQuery {
-    /// Rows, default 50, at most 500 (absent or 0: the default; above: clamped).
-    pub(crate) limit: Option<u64>,
-    /// Rows to skip, default 0.
-    pub(crate) offset: Option<u64>,
-}
-
 /// No query parameters are accepted (typos are refused).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NoQuery {}
-
-pub(crate) fn no_proposal() -> ApiError {
-    ballast_ops::proposals::no_proposal().into()
-}
-
-pub(crate) fn unknown(id: &str) -> ApiError {
-    ballast_ops::proposals::unknown(id).into()
-}
 
 #[utoipa::path(
     get,
@@ -72,30 +51,12 @@ async fn list(
     state: axum::extract::State<AppState>,
     Query(q): Query<ListQuery>,
 ) -> ApiResult<Value> {
-    list_proposals(&state, q).await.map(ApiOk)
+    Ok(ApiOk(list_proposals(&state, q).await?))
 }
 
-/// The operation `list_proposals`: a page of stored proposals, newest first, as summary rows
-/// each with its own decision.
-pub(crate) async fn list_proposals(state: &AppState, q: ListQuery) -> Result<Value, ApiError> {
-    let limit = match q.limit {
-        None | Some(0) => DEFAULT_LIMIT,
-        Some(n) => n.min(MAX_LIMIT),
-    };
-    let offset = q.offset.unwrap_or(0);
-    if i64::try_from(offset).is_err() {
-        return Err(ApiError::bad_request("invalid query", "offset: too large"));
-    }
-    let page = state.db(move |s| s.proposals(limit, offset)).await?;
-    let rows: Vec<Value> = page.proposals.iter().map(proposal_view::summary).collect();
-    let count = rows.len() as u64;
-    Ok(json!({
-        "total": page.total,
-        "offset": offset,
-        "count": count,
-        "truncated": offset + count < page.total,
-        "proposals": rows,
-    }))
+/// The proposal's answer, rendered once per check.
+fn rendered(found: &Found) -> Response {
+    super::observed::ok_raw(&found.full())
 }
 
 #[utoipa::path(
@@ -114,51 +75,7 @@ async fn current(
     state: axum::extract::State<AppState>,
     Query(_): Query<NoQuery>,
 ) -> Result<Response, ApiError> {
-    Ok(generate_proposal(&state).await?.rendered())
-}
-
-/// A proposal found: its head (this check) and its parsed plan.
-pub(crate) struct Found {
-    head: ProposalRecord,
-    plan: Arc<Prepared>,
-}
-
-impl Found {
-    /// The answer in another shape (the agents'), rendered once per check under `key`.
-    pub(crate) fn shaped(&self, key: &str, shape: impl FnOnce(Value) -> Value) -> Arc<String> {
-        let (head, p) = (&self.head, &self.plan);
-        p.rendered(head, key, || {
-            shape(proposal_view::full(head, p)).to_string()
-        })
-    }
-
-    /// The answer as JSON text, rendered once per check.
-    fn rendered(&self) -> Response {
-        let (head, p) = (&self.head, &self.plan);
-        let text = p.rendered(head, "full", || proposal_view::full(head, p).to_string());
-        super::observed::ok_raw(&text)
-    }
-}
-
-/// The proposal `id` (None: the current one), or its 404.
-async fn load(
-    state: &AppState,
-    id: Option<&str>,
-) -> Result<(ProposalRecord, Arc<Prepared>), ApiError> {
-    match proposal_view::load(state, id).await? {
-        Some(found) => Ok(found),
-        None => Err(match id {
-            None => no_proposal(),
-            Some(id) => unknown(id),
-        }),
-    }
-}
-
-/// The operation `generate_proposal`: the current candidate proposal and its decision (the web
-/// process starts no calculation; the observer re-evaluates after every sample).
-pub(crate) async fn generate_proposal(state: &AppState) -> Result<Found, ApiError> {
-    let (head, plan) = load(state, None).await?;
-    Ok(Found { head, plan })
+    Ok(rendered(&generate_proposal(&state).await?))
 }
 
 #[utoipa::path(
@@ -178,7 +95,7 @@ async fn generate(
     state: axum::extract::State<AppState>,
     Query(_): Query<NoQuery>,
 ) -> Result<Response, ApiError> {
-    Ok(generate_proposal(&state).await?.rendered())
+    Ok(rendered(&generate_proposal(&state).await?))
 }
 
 #[utoipa::path(
@@ -198,20 +115,7 @@ async fn one(
     Path(id): Path<String>,
     Query(_): Query<NoQuery>,
 ) -> Result<Response, ApiError> {
-    Ok(get_proposal(&state, id).await?.rendered())
-}
-
-/// `current` names the current proposal.
-fn named(id: &str) -> Option<&str> {
-    (id != "current").then_some(id)
-}
-
-/// The operation `get_proposal`: one stored proposal (its summary and first moves); `current`
-/// names the current one (as `GET /api/v1/proposals/current`, whose route comes before this
-/// one's).
-pub(crate) async fn get_proposal(state: &AppState, id: String) -> Result<Found, ApiError> {
-    let (head, plan) = load(state, named(&id)).await?;
-    Ok(Found { head, plan })
+    Ok(rendered(&get_proposal(&state, id).await?))
 }
 
 /// `GET /api/v1/proposals/{proposalId}/moves` query.
@@ -261,7 +165,7 @@ async fn moves(
     Path(id): Path<String>,
     Query(q): Query<MovesParams>,
 ) -> Result<Response, ApiError> {
-    let (head, p) = load(&state, named(&id)).await?;
+    let Found { head, plan: p } = load(&state, named(&id)).await?;
     let q = MovesQuery {
         limit: q.limit,
         offset: q.offset,

@@ -44,7 +44,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Stored proposals, newest first, as summary rows each with its own `decision` (whether it may be applied, and the next action).",
         schema: schema_of::<ListInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::list_proposals),
         before_queue: None,
     },
     Operation {
@@ -58,7 +58,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "A proposal with its decision, fair shares per load, balance per metric, structural limits and the first 50 moves (`totalReassignments` gives all). Use proposalId `current` for the current one.",
         schema: schema_of::<ProposalInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::get_proposal),
         before_queue: None,
     },
     Operation {
@@ -72,7 +72,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "The server's current candidate proposal and its `decision`; it starts no calculation (the observer plans after every sample).",
         schema: schema_of::<Nothing>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::generate_proposal),
         before_queue: None,
     },
     Operation {
@@ -128,7 +128,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "ACL bindings matching a filter, ordered by resource type, resource name, principal.",
         schema: schema_of::<AclsInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::list_acls),
         before_queue: None,
     },
     Operation {
@@ -184,7 +184,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Audit events newest first: who changed what, when, through which door (method), with before and after.",
         schema: schema_of::<AuditInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::search_audit_log),
         before_queue: None,
     },
     Operation {
@@ -436,7 +436,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Every client-quota entity (user, client id, both, IP; <default> for defaults) with its quota values, by entity.",
         schema: schema_of::<QuotasInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::list_quotas),
         before_queue: None,
     },
     Operation {

@@ -6,7 +6,11 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::inputs::{HistoryInput, Nothing, ReassignmentInput};
+use super::inputs::{
+    AclsInput, AuditInput, HistoryInput, ListInput, Nothing, ProposalInput, QuotasInput,
+    ReassignmentInput,
+};
+use super::limited;
 use super::{answer, boxed, parse, Caller, Limit, OpFuture, ToolError};
 use crate::context::Context;
 
@@ -159,5 +163,138 @@ pub(super) fn reassignment_by_id(ctx: Context, _caller: Caller, input: Value) ->
         let i: ReassignmentInput = parse(&input)?;
         need("id", &i.id)?;
         answer(crate::reassignments::get_reassignment_by_id(&ctx, i.id).await)
+    })
+}
+
+pub(super) fn search_audit_log(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: AuditInput = parse(&input)?;
+        let limit = Limit::new(50, 200).rows(i.limit);
+        let q = crate::audit::ListQuery {
+            action: given(i.action),
+            user: given(i.user),
+            since: given(i.since),
+            until: given(i.until),
+            search: given(i.search),
+            limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
+            ..Default::default()
+        };
+        let d = answer(crate::audit::search_audit_log(&ctx, q).await)?;
+        Ok(reshape(
+            d,
+            "events",
+            "narrow with action, user, since/until or search",
+        ))
+    })
+}
+
+pub(super) fn list_proposals(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let input: ListInput = parse(&input)?;
+        let limit = Limit::new(20, 100);
+        let rows_wanted = limit.rows(input.limit);
+        let q = crate::proposals::ListQuery {
+            limit: Some(rows_wanted as u64),
+            ..Default::default()
+        };
+        let d = answer(crate::proposals::list_proposals(&ctx, q).await)?;
+        let proposals = rows(&d, "proposals");
+        let total = d["total"].as_u64().unwrap_or(proposals.len() as u64) as usize;
+        let mut out = limited(
+            "proposals",
+            proposals,
+            limit,
+            input.limit,
+            "get_proposal for one",
+        );
+        out.insert("total".into(), json!(total));
+        let truncated = out["count"].as_u64().unwrap_or(0) < total as u64;
+        out.insert("truncated".into(), json!(truncated));
+        if truncated {
+            out.insert(
+                "hint".into(),
+                json!("raise limit (at most 100), or get_proposal for one"),
+            );
+        } else {
+            out.remove("hint");
+        }
+        Ok(Value::Object(out))
+    })
+}
+
+pub(super) fn get_proposal(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let input: ProposalInput = parse(&input)?;
+        let id = proposal_id(&input.proposal_id)?;
+        // Shaped for agents once per check, as the REST answer is rendered once.
+        answer_text(
+            crate::proposals::get_proposal(&ctx, id)
+                .await
+                .map(|f| f.shaped("agents", proposal_for_agents)),
+        )
+    })
+}
+
+pub(super) fn generate_proposal(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let _: Nothing = parse(&input)?;
+        answer_text(
+            crate::proposals::generate_proposal(&ctx)
+                .await
+                .map(|f| f.shaped("agents", proposal_for_agents)),
+        )
+    })
+}
+
+pub(super) fn list_acls(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: AclsInput = parse(&input)?;
+        let limit = Limit::new(100, 500).rows(i.limit);
+        let q = crate::acls::Query {
+            principal: i.principal,
+            resource_type: i.resource_type,
+            resource_name: i.resource_name,
+            limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
+            ..Default::default()
+        };
+        let d = answer(crate::acls::list_acls(&ctx, q).await)?;
+        Ok(reshape(
+            d,
+            "bindings",
+            "filter by principal, resourceType or resourceName",
+        ))
+    })
+}
+
+pub(super) fn list_quotas(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: QuotasInput = parse(&input)?;
+        let d = answer(crate::quota_reads::list_quotas(&ctx).await)?;
+        let kind = i.entity_type.map(|t| t.trim().to_ascii_lowercase());
+        let search = i.search.map(|s| s.trim().to_lowercase());
+        let quotas: Vec<Value> = rows(&d, "quotas")
+            .into_iter()
+            .filter(|q| {
+                let ty = q["entityType"].as_str().unwrap_or_default();
+                kind.as_deref()
+                    .is_none_or(|k| k.is_empty() || ty == k || ty.replace("default-", "") == k)
+            })
+            .filter(|q| {
+                search.as_deref().is_none_or(|s| {
+                    q["entity"].as_object().is_some_and(|e| {
+                        e.values()
+                            .filter_map(Value::as_str)
+                            .any(|v| v.to_lowercase().contains(s))
+                    })
+                })
+            })
+            .collect();
+        Ok(Value::Object(limited(
+            "quotas",
+            quotas,
+            Limit::new(100, 500),
+            i.limit,
+            "narrow with entityType or search",
+        )))
     })
 }

@@ -1,17 +1,11 @@
 //! ACL bindings with filters (the filter's rules: `ballast_ops::acls::filter_of`).
 
 use axum::extract::State;
-use ballast_kafka::AclBinding;
-use ballast_ops::acls::{self, filter_of, sort_key};
-use serde::{Deserialize, Serialize};
+use ballast_ops::acls::{self, list_acls, AclList};
+use serde::Deserialize;
 
-use super::{fail, kafka_name, row_limit};
 use crate::extract::Query;
-use crate::{ApiError, ApiOk, ApiResult, AppState};
-
-/// Rows: default and maximum (as the MCP `list_acls`).
-const LIST_DEFAULT: usize = 100;
-const LIST_MAX: usize = 500;
+use crate::{ApiOk, ApiResult, AppState};
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -35,20 +29,6 @@ pub struct AclQuery {
     pub(crate) host: Option<String>,
     /// Rows, default 100, at most 500 (not accepted by DELETE).
     pub(crate) limit: Option<u32>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AclList {
-    count: usize,
-    total: usize,
-    truncated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    hint: Option<String>,
-    /// False when the cluster has no authorizer (Kafka answers SECURITY_DISABLED): there are no
-    /// ACLs and every principal may do everything.
-    authorizer_enabled: bool,
-    bindings: Vec<AclBinding>,
 }
 
 /// Schemas of a binding's fields (a concrete binding: no `Any`, no `Match`), from the names the
@@ -152,42 +132,5 @@ impl From<AclQuery> for ballast_ops::acls::Query {
 )]
 /// `GET /api/v1/acls`: the bindings matching the query's filters.
 pub async fn list(State(state): State<AppState>, Query(q): Query<AclQuery>) -> ApiResult<AclList> {
-    list_acls(&state, q).await.map(ApiOk)
-}
-
-/// The operation `list_acls`: the bindings matching the filters, in [`sort_key`] order.
-pub(crate) async fn list_acls(state: &AppState, q: AclQuery) -> Result<AclList, ApiError> {
-    let limit = row_limit(q.limit, LIST_DEFAULT, LIST_MAX);
-    let filter = filter_of(&q.into())?;
-    let client = state.kafka.client().await?;
-    let mut bindings = match client.describe_acls(&filter).await {
-        Ok(b) => b,
-        Err(e) if kafka_name(&e) == Some("SECURITY_DISABLED") => {
-            return Ok(AclList {
-                count: 0,
-                total: 0,
-                truncated: false,
-                hint: None,
-                authorizer_enabled: false,
-                bindings: Vec::new(),
-            })
-        }
-        Err(e) => return Err(fail(state, e)),
-    };
-    bindings.sort_by_cached_key(sort_key);
-    let total = bindings.len();
-    bindings.truncate(limit);
-    let truncated = total > bindings.len();
-    Ok(AclList {
-        count: bindings.len(),
-        total,
-        truncated,
-        hint: truncated.then(|| {
-            format!(
-                "narrow with principal, resourceType, resourceName or operation, or raise limit (at most {LIST_MAX})"
-            )
-        }),
-        authorizer_enabled: true,
-        bindings,
-    })
+    Ok(ApiOk(list_acls(&state, q.into()).await?))
 }
