@@ -6,13 +6,11 @@
 
 use std::sync::Arc;
 
-use ballast_balancer::blast::BlastRequest;
-use ballast_balancer::whatif::WhatIfRequest;
 use ballast_ops::catalog::{
     answer, answer_text, boxed, envelope, given, limited, need, parse, reshape, rows,
-    ActivityInput, BlastInput, BrowseInput, Caller, ConfigSearchInput, DefaultsInput, GroupInput,
-    GroupsInput, LagInput, Limit, ListInput, LogdirsInput, Nothing, OpFuture, OptimizationInput,
-    Scenario, SearchTopicsInput, ToolError, TopicInput, TopicListInput, WhatIfInput,
+    ActivityInput, BrowseInput, Caller, GroupInput, GroupsInput, LagInput, Limit, ListInput,
+    LogdirsInput, Nothing, OpFuture, OptimizationInput, SearchTopicsInput, ToolError,
+    TopicListInput,
 };
 use serde_json::{json, Value};
 
@@ -31,20 +29,15 @@ pub static SERVED: &[(&str, ServedFn)] = &[
     ("get_cluster_overview", cluster_overview),
     ("get_cluster_health", cluster_health),
     ("get_broker_racks", broker_racks),
-    ("get_topic_config", topic_config),
     ("search_topics", search_topics),
     ("list_consumer_groups", list_consumer_groups),
     ("describe_consumer_group", describe_consumer_group),
     ("get_topic_watermarks", topic_watermarks),
-    ("get_default_configs", default_configs),
     ("get_partition_optimization", partition_optimization),
     ("get_partition_activity", partition_activity),
-    ("search_topics_by_config", search_topics_by_config),
     ("get_consumer_group_lag", consumer_group_lag),
     ("browse_messages", browse_messages),
     ("get_cluster_logdirs", cluster_logdirs),
-    ("what_if_simulate", what_if_simulate),
-    ("blast_radius_analyze", blast_radius),
 ];
 
 fn cluster_overview(state: AppState, _caller: Caller, input: Value) -> OpFuture {
@@ -157,17 +150,6 @@ fn broker_racks(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     })
 }
 
-fn topic_config(state: AppState, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
-        let i: TopicInput = parse(&input)?;
-        need("topic", &i.topic)?;
-        answer(
-            crate::routes::live::configs::get_topic_config(&state, i.topic, Default::default())
-                .await,
-        )
-    })
-}
-
 fn search_topics(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: SearchTopicsInput = parse(&input)?;
@@ -235,17 +217,6 @@ fn topic_watermarks(state: AppState, _caller: Caller, input: Value) -> OpFuture 
     })
 }
 
-fn default_configs(state: AppState, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
-        let i: DefaultsInput = parse(&input)?;
-        let q = crate::routes::live::configs::DefaultsQuery {
-            broker: None,
-            key_filter: given(i.key_filter),
-        };
-        answer(crate::routes::live::configs::get_default_configs(&state, q).await)
-    })
-}
-
 fn partition_optimization(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: OptimizationInput = parse(&input)?;
@@ -304,27 +275,6 @@ fn partition_activity(state: AppState, _caller: Caller, input: Value) -> OpFutur
             crate::routes::observed::activity::get_partition_activity(&state, q).await,
         )?;
         Ok(reshape(d, key, hint))
-    })
-}
-
-fn search_topics_by_config(state: AppState, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
-        let i: ConfigSearchInput = parse(&input)?;
-        need("key", &i.key)?;
-        let q = crate::routes::live::configs::ConfigSearchQuery {
-            key: i.key,
-            value: given(i.value),
-            op: given(i.op),
-            overridden_only: i.overridden_only,
-            include_internal: i.include_internal,
-            limit: Some(Limit::new(100, 1000).rows(i.limit)),
-        };
-        let d = answer(crate::routes::live::configs::search_topics_by_config(&state, q).await)?;
-        Ok(reshape(
-            d,
-            "topics",
-            "compare with a narrower value or op, or set overriddenOnly",
-        ))
     })
 }
 
@@ -480,85 +430,5 @@ fn cluster_logdirs(state: AppState, _caller: Caller, input: Value) -> OpFuture {
             obj.remove(&format!("{key}Truncated"));
         }
         Ok(reshape(d, key, hint))
-    })
-}
-
-fn what_if_simulate(state: AppState, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
-        let i: WhatIfInput = parse(&input)?;
-        if i.scenarios.is_empty() {
-            return Err(ToolError::invalid("scenarios: name at least one scenario"));
-        }
-        let limit = Limit::new(50, 1000).rows(i.limit);
-        let request = WhatIfRequest {
-            scenarios: i.scenarios.into_iter().map(Scenario::spec).collect(),
-            limit: Some(i64::try_from(limit).unwrap_or(i64::MAX)),
-        };
-        let mut d = answer(crate::routes::simulation::what_if_simulate(&state, request).await)?;
-        let count = d["moves"].as_array().map_or(0, Vec::len);
-        let total = d["movement"]["moves"].as_u64().unwrap_or(count as u64);
-        let truncated = d["movesTruncated"].as_bool().unwrap_or(false);
-        if let Some(obj) = d.as_object_mut() {
-            envelope(
-                obj,
-                count,
-                total,
-                truncated,
-                "raise limit (at most 1000); movement has the totals",
-            );
-        }
-        Ok(d)
-    })
-}
-
-fn blast_radius(state: AppState, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
-        let i: BlastInput = parse(&input)?;
-        let named = [
-            i.broker_id.is_some(),
-            i.broker_ids.is_some(),
-            i.rack.is_some(),
-        ];
-        if named.iter().filter(|n| **n).count() != 1 {
-            return Err(ToolError::invalid(
-                "name exactly one of brokerId, brokerIds, rack",
-            ));
-        }
-        let limit = Limit::new(20, 200).rows(i.limit);
-        let request = BlastRequest {
-            broker_id: i.broker_id.map(i64::from),
-            broker_ids: i
-                .broker_ids
-                .map(|ids| ids.into_iter().map(i64::from).collect()),
-            rack: i.rack,
-            limit: Some(i64::try_from(limit).unwrap_or(i64::MAX)),
-        };
-        let mut d = answer(crate::routes::simulation::blast_radius_analyze(&state, request).await)?;
-        let affected = d["summary"]["partitionsAffected"].as_u64().unwrap_or(0);
-        let truncated = [
-            "offline",
-            "underMinIsr",
-            "atMinIsr",
-            "consumerGroups",
-            "topics",
-        ]
-        .iter()
-        .any(|k| d[*k]["truncated"].as_bool().unwrap_or(false))
-            || d["leadership"]["changesTruncated"]
-                .as_bool()
-                .unwrap_or(false);
-        let listed = d["topics"]["topics"].as_array().map_or(0, Vec::len);
-        let topics_total = d["topics"]["count"].as_u64().unwrap_or(listed as u64);
-        if let Some(obj) = d.as_object_mut() {
-            envelope(
-                obj,
-                listed,
-                topics_total,
-                truncated,
-                "raise limit (at most 200); summary has every count",
-            );
-            obj.insert("partitionsAffected".into(), json!(affected));
-        }
-        Ok(d)
     })
 }

@@ -100,7 +100,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Every configuration entry of a topic with its value and source (topic override, broker, default).",
         schema: schema_of::<TopicInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::topic_config),
         before_queue: None,
     },
     Operation {
@@ -240,7 +240,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "The configuration the controller runs with, each entry with its source; keyFilter narrows by key.",
         schema: schema_of::<DefaultsInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::default_configs),
         before_queue: None,
     },
     Operation {
@@ -394,7 +394,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Topics whose effective value of one configuration key matches (eq, ne, contains, or numeric lt/le/gt/ge), read live from the cluster, by name; each row says the value, its source and whether the topic overrides it.",
         schema: schema_of::<ConfigSearchInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::search_topics_by_config),
         before_queue: None,
     },
     Operation {
@@ -464,7 +464,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Plans a hypothetical change of the cluster (add or remove brokers, change a topic's replication factor, scale traffic, add a topic) with the proposal planner and answers the loads per broker before and after, the moves it needs (largest lists cut to limit; movement has the totals), time to copy, and warnings. Changes nothing.",
         schema: schema_of::<WhatIfInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::what_if_simulate),
         before_queue: None,
     },
     Operation {
@@ -478,7 +478,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "What happens if a broker, several brokers or a whole rack fail now: partitions going offline or under min ISR, leadership failover, data to re-replicate and where, affected consumer groups and topics (worst first). Changes nothing.",
         schema: schema_of::<BlastInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::blast_radius),
         before_queue: None,
     },
     Operation {

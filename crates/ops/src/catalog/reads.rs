@@ -6,13 +6,16 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use super::envelope;
 use super::inputs::{
-    AclsInput, AuditInput, HistoryInput, ListInput, Nothing, ProposalInput, QuotasInput,
-    ReassignmentInput,
+    AclsInput, AuditInput, BlastInput, ConfigSearchInput, DefaultsInput, HistoryInput, ListInput,
+    Nothing, ProposalInput, QuotasInput, ReassignmentInput, Scenario, TopicInput, WhatIfInput,
 };
 use super::limited;
 use super::{answer, boxed, parse, Caller, Limit, OpFuture, ToolError};
 use crate::context::Context;
+use ballast_balancer::blast::BlastRequest;
+use ballast_balancer::whatif::WhatIfRequest;
 
 /// A proposal as agents get it (tool rule 5): no broker activity scores, cluster snapshots,
 /// `fairShare.shares`, oversized partitions per load or `movement.search`; `topicSpread.atLimit`
@@ -296,5 +299,125 @@ pub(super) fn list_quotas(ctx: Context, _caller: Caller, input: Value) -> OpFutu
             i.limit,
             "narrow with entityType or search",
         )))
+    })
+}
+
+pub(super) fn topic_config(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: TopicInput = parse(&input)?;
+        need("topic", &i.topic)?;
+        answer(crate::configs::get_topic_config(&ctx, i.topic, Default::default()).await)
+    })
+}
+
+pub(super) fn default_configs(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: DefaultsInput = parse(&input)?;
+        let q = crate::configs::DefaultsQuery {
+            broker: None,
+            key_filter: given(i.key_filter),
+        };
+        answer(crate::configs::get_default_configs(&ctx, q).await)
+    })
+}
+
+pub(super) fn search_topics_by_config(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: ConfigSearchInput = parse(&input)?;
+        need("key", &i.key)?;
+        let q = crate::configs::ConfigSearchQuery {
+            key: i.key,
+            value: given(i.value),
+            op: given(i.op),
+            overridden_only: i.overridden_only,
+            include_internal: i.include_internal,
+            limit: Some(Limit::new(100, 1000).rows(i.limit)),
+        };
+        let d = answer(crate::configs::search_topics_by_config(&ctx, q).await)?;
+        Ok(reshape(
+            d,
+            "topics",
+            "compare with a narrower value or op, or set overriddenOnly",
+        ))
+    })
+}
+
+pub(super) fn what_if_simulate(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: WhatIfInput = parse(&input)?;
+        if i.scenarios.is_empty() {
+            return Err(ToolError::invalid("scenarios: name at least one scenario"));
+        }
+        let limit = Limit::new(50, 1000).rows(i.limit);
+        let request = WhatIfRequest {
+            scenarios: i.scenarios.into_iter().map(Scenario::spec).collect(),
+            limit: Some(i64::try_from(limit).unwrap_or(i64::MAX)),
+        };
+        let mut d = answer(crate::simulation::what_if_simulate(&ctx, request).await)?;
+        let count = d["moves"].as_array().map_or(0, Vec::len);
+        let total = d["movement"]["moves"].as_u64().unwrap_or(count as u64);
+        let truncated = d["movesTruncated"].as_bool().unwrap_or(false);
+        if let Some(obj) = d.as_object_mut() {
+            envelope(
+                obj,
+                count,
+                total,
+                truncated,
+                "raise limit (at most 1000); movement has the totals",
+            );
+        }
+        Ok(d)
+    })
+}
+
+pub(super) fn blast_radius(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: BlastInput = parse(&input)?;
+        let named = [
+            i.broker_id.is_some(),
+            i.broker_ids.is_some(),
+            i.rack.is_some(),
+        ];
+        if named.iter().filter(|n| **n).count() != 1 {
+            return Err(ToolError::invalid(
+                "name exactly one of brokerId, brokerIds, rack",
+            ));
+        }
+        let limit = Limit::new(20, 200).rows(i.limit);
+        let request = BlastRequest {
+            broker_id: i.broker_id.map(i64::from),
+            broker_ids: i
+                .broker_ids
+                .map(|ids| ids.into_iter().map(i64::from).collect()),
+            rack: i.rack,
+            limit: Some(i64::try_from(limit).unwrap_or(i64::MAX)),
+        };
+        let mut d = answer(crate::simulation::blast_radius_analyze(&ctx, request).await)?;
+        let affected = d["summary"]["partitionsAffected"].as_u64().unwrap_or(0);
+        let truncated = [
+            "offline",
+            "underMinIsr",
+            "atMinIsr",
+            "consumerGroups",
+            "topics",
+        ]
+        .iter()
+        .any(|k| d[*k]["truncated"].as_bool().unwrap_or(false))
+            || d["leadership"]["changesTruncated"]
+                .as_bool()
+                .unwrap_or(false);
+        let listed = d["topics"]["topics"].as_array().map_or(0, Vec::len);
+        let topics_total = d["topics"]["count"].as_u64().unwrap_or(listed as u64);
+        if let Some(obj) = d.as_object_mut() {
+            envelope(
+                obj,
+                listed,
+                topics_total,
+                truncated,
+                "raise limit (at most 200); summary has every count",
+            );
+            obj.insert("partitionsAffected".into(), json!(affected));
+        }
+        Ok(d)
     })
 }
