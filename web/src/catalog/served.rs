@@ -7,10 +7,9 @@
 use std::sync::Arc;
 
 use ballast_ops::catalog::{
-    answer, answer_text, boxed, envelope, given, limited, need, parse, reshape, rows,
-    ActivityInput, BrowseInput, Caller, GroupInput, GroupsInput, LagInput, Limit, ListInput,
-    LogdirsInput, Nothing, OpFuture, OptimizationInput, SearchTopicsInput, ToolError,
-    TopicListInput,
+    answer, answer_text, boxed, given, limited, need, parse, reshape, rows, ActivityInput, Caller,
+    GroupInput, GroupsInput, LagInput, Limit, ListInput, LogdirsInput, Nothing, OpFuture,
+    OptimizationInput, SearchTopicsInput, ToolError,
 };
 use serde_json::{json, Value};
 
@@ -32,11 +31,9 @@ pub static SERVED: &[(&str, ServedFn)] = &[
     ("search_topics", search_topics),
     ("list_consumer_groups", list_consumer_groups),
     ("describe_consumer_group", describe_consumer_group),
-    ("get_topic_watermarks", topic_watermarks),
     ("get_partition_optimization", partition_optimization),
     ("get_partition_activity", partition_activity),
     ("get_consumer_group_lag", consumer_group_lag),
-    ("browse_messages", browse_messages),
     ("get_cluster_logdirs", cluster_logdirs),
 ];
 
@@ -196,27 +193,6 @@ fn describe_consumer_group(state: AppState, _caller: Caller, input: Value) -> Op
     })
 }
 
-fn topic_watermarks(state: AppState, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
-        let i: TopicListInput = parse(&input)?;
-        need("topic", &i.topic)?;
-        let d = answer(crate::routes::live::messages::get_topic_watermarks(&state, i.topic).await)?;
-        let mut partitions = rows(&d, "partitions");
-        partitions.sort_by_key(|p| p["partition"].as_i64().unwrap_or(0));
-        let mut out = limited(
-            "partitions",
-            partitions,
-            Limit::new(100, 1000),
-            i.limit,
-            "raise limit (at most 1000)",
-        );
-        for key in ["topic", "partitionCount", "totalMessages"] {
-            out.insert(key.into(), d.get(key).cloned().unwrap_or(Value::Null));
-        }
-        Ok(Value::Object(out))
-    })
-}
-
 fn partition_optimization(state: AppState, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let i: OptimizationInput = parse(&input)?;
@@ -307,83 +283,6 @@ fn consumer_group_lag(state: AppState, _caller: Caller, input: Value) -> OpFutur
             out.insert(key.into(), d.get(key).cloned().unwrap_or(Value::Null));
         }
         Ok(Value::Object(out))
-    })
-}
-
-/// The REST route's own maximum, which is also the tool's.
-const BROWSE_MAX: usize = 50;
-
-fn browse_messages(state: AppState, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
-        let i: BrowseInput = parse(&input)?;
-        need("topic", &i.topic)?;
-        let wanted = Limit::new(20, BROWSE_MAX).rows(i.limit);
-        // One more than wanted (within the route's maximum) tells whether there is more.
-        let fetch = (wanted + 1).min(BROWSE_MAX);
-        let latest = i.offset.is_none()
-            && i.timestamp.is_none()
-            && i.from
-                .as_deref()
-                .is_none_or(|f| f.eq_ignore_ascii_case("latest"));
-        let filtered = i.key_filter.is_some() || i.value_filter.is_some();
-        let q = crate::routes::live::messages::RangeQuery {
-            partition: i.partition,
-            offset: i.offset,
-            timestamp: i.timestamp,
-            from: given(i.from),
-            limit: Some(u32::try_from(fetch).unwrap_or(u32::MAX)),
-            key_filter: given(i.key_filter),
-            value_filter: given(i.value_filter),
-        };
-        let mut d =
-            answer(crate::routes::live::messages::browse_messages(&state, i.topic, q).await)?;
-        let mut messages = rows(&d, "messages");
-        let mut more = messages.len() > wanted;
-        if more {
-            // Keep the seek order's first `wanted`: the newest for `latest` (they come oldest
-            // first), the earliest otherwise.
-            if latest {
-                messages.drain(..messages.len() - wanted);
-            } else {
-                messages.truncate(wanted);
-            }
-        }
-        let partitions = rows(&d, "partitions");
-        let num = |p: &Value, k: &str| p[k].as_i64().unwrap_or(0);
-        // Messages in the range read, before key/value filters.
-        let in_range: i64 = partitions
-            .iter()
-            .map(|p| {
-                let start = if latest {
-                    num(p, "lowWatermark")
-                } else {
-                    num(p, "startOffset")
-                };
-                (num(p, "highWatermark") - start).max(0)
-            })
-            .sum();
-        if !more && fetch == wanted && !filtered {
-            more = in_range > messages.len() as i64;
-        }
-        let count = messages.len();
-        let (total, exact) = match (more, filtered) {
-            (false, _) => (count as i64, true),
-            (true, false) => (in_range.max(count as i64 + 1), true),
-            (true, true) => (count as i64 + 1, false),
-        };
-        if let Some(obj) = d.as_object_mut() {
-            obj.insert("messages".into(), Value::Array(messages));
-            obj.insert("limit".into(), json!(wanted));
-            obj.insert("totalExact".into(), json!(exact));
-            envelope(
-                obj,
-                count,
-                total.max(0) as u64,
-                more,
-                "page on with offset (each partition's nextOffset), or narrow with partition, keyFilter or valueFilter",
-            );
-        }
-        Ok(d)
     })
 }
 

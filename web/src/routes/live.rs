@@ -10,16 +10,12 @@ pub(crate) mod acls;
 pub(crate) mod configs;
 pub(crate) mod groups;
 pub(crate) mod messages;
-pub(crate) mod payload;
 pub(crate) mod quotas;
 pub(crate) mod tail;
-
-use std::future::Future;
 
 use axum::routing::{get, post};
 use axum::Router;
 use ballast_kafka::Error as KafkaError;
-use tokio::task::JoinSet;
 
 use crate::{ApiError, AppState};
 
@@ -120,37 +116,6 @@ fn non_empty(value: Option<String>) -> Option<String> {
     value.filter(|v| !v.is_empty())
 }
 
-/// Runs `f` on every item with at most `concurrency` at a time, answers in input order. A task
-/// that panicked is a 500.
-async fn bounded<T, R, F, Fut>(items: Vec<T>, concurrency: usize, f: F) -> Result<Vec<R>, ApiError>
-where
-    T: Send + 'static,
-    R: Send + 'static,
-    F: Fn(T) -> Fut,
-    Fut: Future<Output = R> + Send + 'static,
-{
-    let mut out: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
-    let mut pending = items.into_iter().enumerate();
-    let mut set = JoinSet::new();
-    loop {
-        while set.len() < concurrency.max(1) {
-            let Some((index, item)) = pending.next() else {
-                break;
-            };
-            let fut = f(item);
-            set.spawn(async move { (index, fut.await) });
-        }
-        match set.join_next().await {
-            Some(Ok((index, result))) => out[index] = Some(result),
-            Some(Err(join)) => {
-                return Err(ApiError::internal("cluster read failed", join.to_string()))
-            }
-            None => break,
-        }
-    }
-    Ok(out.into_iter().flatten().collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,16 +126,5 @@ mod tests {
         assert_eq!(row_limit(Some(0), 20, 50), 20);
         assert_eq!(row_limit(Some(7), 20, 50), 7);
         assert_eq!(row_limit(Some(5000), 20, 50), 50);
-    }
-
-    #[tokio::test]
-    async fn bounded_keeps_input_order() {
-        let out = bounded((0..20u64).collect(), 3, |i| async move {
-            tokio::time::sleep(std::time::Duration::from_millis(20 - i)).await;
-            i * 2
-        })
-        .await
-        .unwrap();
-        assert_eq!(out, (0..20u64).map(|i| i * 2).collect::<Vec<_>>());
     }
 }

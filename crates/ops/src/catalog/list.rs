@@ -170,7 +170,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Each partition's low and high watermark and message count, by partition; totalMessages covers every partition.",
         schema: schema_of::<TopicListInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::topic_watermarks),
         before_queue: None,
     },
     Operation {
@@ -422,7 +422,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Reads messages of a topic: the newest (default), from the log start, from an offset of one partition or from a time, optionally only those whose key or value contains a text. Keys and values are text, or base64 when not UTF-8; each partition's nextOffset continues a forward read.",
         schema: schema_of::<BrowseInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::browse_messages),
         before_queue: None,
     },
     Operation {

@@ -8,8 +8,9 @@ use serde_json::{json, Value};
 
 use super::envelope;
 use super::inputs::{
-    AclsInput, AuditInput, BlastInput, ConfigSearchInput, DefaultsInput, HistoryInput, ListInput,
-    Nothing, ProposalInput, QuotasInput, ReassignmentInput, Scenario, TopicInput, WhatIfInput,
+    AclsInput, AuditInput, BlastInput, BrowseInput, ConfigSearchInput, DefaultsInput, HistoryInput,
+    ListInput, Nothing, ProposalInput, QuotasInput, ReassignmentInput, Scenario, TopicInput,
+    TopicListInput, WhatIfInput,
 };
 use super::limited;
 use super::{answer, boxed, parse, Caller, Limit, OpFuture, ToolError};
@@ -417,6 +418,103 @@ pub(super) fn blast_radius(ctx: Context, _caller: Caller, input: Value) -> OpFut
                 "raise limit (at most 200); summary has every count",
             );
             obj.insert("partitionsAffected".into(), json!(affected));
+        }
+        Ok(d)
+    })
+}
+
+pub(super) fn topic_watermarks(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: TopicListInput = parse(&input)?;
+        need("topic", &i.topic)?;
+        let d = answer(crate::messages::get_topic_watermarks(&ctx, i.topic).await)?;
+        let mut partitions = rows(&d, "partitions");
+        partitions.sort_by_key(|p| p["partition"].as_i64().unwrap_or(0));
+        let mut out = limited(
+            "partitions",
+            partitions,
+            Limit::new(100, 1000),
+            i.limit,
+            "raise limit (at most 1000)",
+        );
+        for key in ["topic", "partitionCount", "totalMessages"] {
+            out.insert(key.into(), d.get(key).cloned().unwrap_or(Value::Null));
+        }
+        Ok(Value::Object(out))
+    })
+}
+
+/// The REST route's own maximum, which is also the tool's.
+const BROWSE_MAX: usize = 50;
+
+pub(super) fn browse_messages(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: BrowseInput = parse(&input)?;
+        need("topic", &i.topic)?;
+        let wanted = Limit::new(20, BROWSE_MAX).rows(i.limit);
+        // One more than wanted (within the route's maximum) tells whether there is more.
+        let fetch = (wanted + 1).min(BROWSE_MAX);
+        let latest = i.offset.is_none()
+            && i.timestamp.is_none()
+            && i.from
+                .as_deref()
+                .is_none_or(|f| f.eq_ignore_ascii_case("latest"));
+        let filtered = i.key_filter.is_some() || i.value_filter.is_some();
+        let q = crate::messages::RangeQuery {
+            partition: i.partition,
+            offset: i.offset,
+            timestamp: i.timestamp,
+            from: given(i.from),
+            limit: Some(u32::try_from(fetch).unwrap_or(u32::MAX)),
+            key_filter: given(i.key_filter),
+            value_filter: given(i.value_filter),
+        };
+        let mut d = answer(crate::messages::browse_messages(&ctx, i.topic, q).await)?;
+        let mut messages = rows(&d, "messages");
+        let mut more = messages.len() > wanted;
+        if more {
+            // Keep the seek order's first `wanted`: the newest for `latest` (they come oldest
+            // first), the earliest otherwise.
+            if latest {
+                messages.drain(..messages.len() - wanted);
+            } else {
+                messages.truncate(wanted);
+            }
+        }
+        let partitions = rows(&d, "partitions");
+        let num = |p: &Value, k: &str| p[k].as_i64().unwrap_or(0);
+        // Messages in the range read, before key/value filters.
+        let in_range: i64 = partitions
+            .iter()
+            .map(|p| {
+                let start = if latest {
+                    num(p, "lowWatermark")
+                } else {
+                    num(p, "startOffset")
+                };
+                (num(p, "highWatermark") - start).max(0)
+            })
+            .sum();
+        if !more && fetch == wanted && !filtered {
+            more = in_range > messages.len() as i64;
+        }
+        let count = messages.len();
+        let (total, exact) = match (more, filtered) {
+            (false, _) => (count as i64, true),
+            (true, false) => (in_range.max(count as i64 + 1), true),
+            (true, true) => (count as i64 + 1, false),
+        };
+        if let Some(obj) = d.as_object_mut() {
+            obj.insert("messages".into(), Value::Array(messages));
+            obj.insert("limit".into(), json!(wanted));
+            obj.insert("totalExact".into(), json!(exact));
+            envelope(
+                obj,
+                count,
+                total.max(0) as u64,
+                more,
+                "page on with offset (each partition's nextOffset), or narrow with partition, keyFilter or valueFilter",
+            );
         }
         Ok(d)
     })

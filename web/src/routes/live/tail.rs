@@ -18,12 +18,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use super::messages::{partitions_of, select_partition, watermarks_of};
-use super::payload::{Filters, Message, PREVIEW_BYTES};
 use super::{fail, kafka_name, non_empty};
 use crate::extract::{Path, Query};
 use crate::{ApiError, AppState};
 use ballast_ops::cluster::connection_level;
+use ballast_ops::messages::{partitions_of, select_partition, watermarks_of};
+use ballast_ops::payload::{Filters, Message, PREVIEW_BYTES};
 
 /// Events waiting for the client, at most.
 const CHANNEL_EVENTS: usize = 16;
