@@ -7,7 +7,7 @@ mod reassign_common;
 use std::time::Duration;
 
 use ballast_executor::Engine;
-use ballast_schema::{AuditQuery, OperationState};
+use ballast_schema::{AuditEvent, AuditQuery, OperationState};
 use reassign_common::*;
 use serde_json::{json, Value};
 
@@ -1015,5 +1015,64 @@ async fn a_topic_name_kafka_refuses_is_a_400_before_the_cluster_or_the_slot_is_l
         assert_eq!(status, 400, "{path}: {answer}");
         assert_eq!(answer["error"], "invalid request", "{path}: {answer}");
     }
+    bed.sim.shutdown().await;
+}
+
+/// An election the cluster refuses for every partition it names changed nothing: the caller is
+/// told so (409 when every refusal is a preferred leader that is down or out of sync) as the
+/// audit log records the failure (500), never a 200 beside a failed event. One refused only in
+/// part answers 200 with its counts and is recorded as partly done (207).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_election_refused_for_every_partition_is_refused_and_recorded_500_and_one_refused_in_part_is_200_recorded_207(
+) {
+    let bed = bed().await;
+    let (topic, parts) = bed.topic();
+    let (partition, replicas) = parts[0].clone();
+    let first = replicas[0];
+    bed.sim.stop_broker(first).await.expect("stop broker");
+    let (status, body) = bed
+        .post(
+            &format!("/api/v1/topics/{topic}/preferred-leader-election"),
+            json!({ "partitions": [partition] }),
+        )
+        .await;
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        error_text(&body).contains("PREFERRED_LEADER_NOT_AVAILABLE"),
+        "{body}"
+    );
+    let elections = |bed: &Bed| -> Vec<AuditEvent> {
+        bed.audit()
+            .into_iter()
+            .filter(|e| e.action == "leaders.elect")
+            .collect()
+    };
+    let recorded = elections(&bed);
+    assert_eq!(recorded.len(), 1);
+    assert_eq!(recorded[0].status, 500, "{:?}", recorded[0]);
+
+    // The first broker back in every ISR (its partitions now want their leader back), another
+    // preferred leader down: the election elects some and is refused for others.
+    bed.sim.start_broker(first).await.expect("start broker");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while bed.sim.truth().under_replicated_partitions > 0 {
+        assert!(std::time::Instant::now() < deadline, "the broker caught up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let second = parts
+        .iter()
+        .map(|(_, r)| r[0])
+        .find(|b| *b != first)
+        .expect("another preferred leader");
+    bed.sim.stop_broker(second).await.expect("stop broker");
+    let (status, body) = bed
+        .post("/api/v1/preferred-leader-election", json!({}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["data"]["elected"].as_u64().unwrap_or(0) >= 1, "{body}");
+    assert!(body["data"]["failed"].as_u64().unwrap_or(0) >= 1, "{body}");
+    let recorded = elections(&bed);
+    assert_eq!(recorded.len(), 2);
+    assert_eq!(recorded[0].status, 207, "newest first: {:?}", recorded[0]);
     bed.sim.shutdown().await;
 }

@@ -659,11 +659,45 @@ async fn elect(
                 })
                 .collect();
             let counts = json!({ "elected": elected, "notNeeded": not_needed, "failed": failed });
+            if failed > 0 && elected == 0 && not_needed == 0 {
+                // The cluster refused every partition the election named: nothing happened, and
+                // the caller is told so as the audit log records it (500), never a 200 beside it.
+                let refused: Vec<String> = results
+                    .iter()
+                    .filter_map(|r| {
+                        r.error
+                            .as_ref()
+                            .map(|e| format!("{}-{}: {}", r.topic, r.partition, e.name))
+                    })
+                    .take(10)
+                    .collect();
+                let details = format!(
+                    "the cluster refused the election of all {failed} partition(s): {}{}",
+                    refused.join(", "),
+                    if failed > 10 { ", …" } else { "" }
+                );
+                // A preferred leader down or out of sync is the cluster's state, not a fault.
+                let state_refusal = results.iter().filter_map(|r| r.error.as_ref()).all(|e| {
+                    matches!(
+                        e.name,
+                        "PREFERRED_LEADER_NOT_AVAILABLE" | "ELIGIBLE_LEADERS_NOT_AVAILABLE"
+                    )
+                });
+                let error = if state_refusal {
+                    OpError::conflict("no leader was elected", details.clone())
+                } else {
+                    OpError::cluster("no leader was elected", details.clone())
+                };
+                return Err(NotDone::Failed {
+                    error,
+                    before: None,
+                    details,
+                });
+            }
             let mut done = Done::new((elected, not_needed, failed, rows), None, Some(counts));
-            if failed > 0 && elected == 0 {
-                done.status = 500;
-                done.details = Some("no leader was elected; see the response".into());
-            } else if failed > 0 {
+            if failed > 0 {
+                // Some partitions were refused (a preferred leader down), the rest elected or
+                // already led by their preferred leader: partly done.
                 done.status = 207;
             }
             Ok(done)
