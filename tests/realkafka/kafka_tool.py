@@ -14,6 +14,8 @@ Each command prints one JSON document on stdout; a failure prints the error on s
     kafka_tool.py BOOTSTRAP group-offsets GROUP             committed offsets
     kafka_tool.py BOOTSTRAP commit GROUP TOPIC PARTITIONS OFFSET   commit offsets as a consumer would
     kafka_tool.py BOOTSTRAP groups                          group ids
+    kafka_tool.py BOOTSTRAP group-state GROUP               the group's state (Empty, Stable, ...)
+    kafka_tool.py BOOTSTRAP watermarks TOPIC PARTITIONS     low and high watermark per partition
     kafka_tool.py BOOTSTRAP cluster                         brokers and racks
 """
 
@@ -161,6 +163,26 @@ def groups(bootstrap):
     return sorted(g.group_id for g in result.valid)
 
 
+def group_state(bootstrap, group):
+    described = admin(bootstrap).describe_consumer_groups([group])[group].result(timeout=TIMEOUT)
+    # ConsumerGroupState.EMPTY -> "Empty", as Kafka's own tools and ballast name it.
+    return {"state": described.state.name.title().replace("_", ""), "members": len(described.members)}
+
+
+def watermarks(bootstrap, topic, partitions):
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "kafka-tool-watermarks"})
+    try:
+        out = {}
+        for p in range(int(partitions)):
+            low, high = consumer.get_watermark_offsets(
+                TopicPartition(topic, p), timeout=TIMEOUT, cached=False
+            )
+            out[f"{topic}:{p}"] = {"low": low, "high": high}
+        return out
+    finally:
+        consumer.close()
+
+
 def cluster(bootstrap):
     desc = admin(bootstrap).describe_cluster().result(timeout=TIMEOUT)
     return {
@@ -184,6 +206,8 @@ def main(argv):
         "group-offsets": group_offsets,
         "commit": commit,
         "groups": groups,
+        "group-state": group_state,
+        "watermarks": watermarks,
         "cluster": cluster,
     }
     print(json.dumps(commands[command](bootstrap, *args)))

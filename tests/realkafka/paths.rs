@@ -618,6 +618,7 @@ pub fn consumer_group_offset_reset_and_delete_are_what_kafka_shows(kafka: &Kafka
     kafka.produce(&t, 2, 1.0);
     kafka.truth(&["commit", &group, &t, "2", "5"]);
     let ballast = Ballast::start(kafka, &[]);
+    groups_read_as_kafka_shows(kafka, &ballast, &group, &t);
     let data = ballast.ok(ballast.post(
         &format!("/api/v1/consumer-groups/{group}/reset-offsets"),
         &json!({"strategy": "earliest", "topic": t}),
@@ -643,6 +644,55 @@ pub fn consumer_group_offset_reset_and_delete_are_what_kafka_shows(kafka: &Kafka
         "{groups}"
     );
     delete_topics(kafka, &[&t]);
+}
+
+/// The consumer-group list, summary and lag ballast serves (the web process's own batched reads)
+/// say what Kafka's Admin API says of `group`, which committed 5 on both partitions of `t`: its
+/// state, each partition's committed offset and log end, and the lag between them.
+fn groups_read_as_kafka_shows(kafka: &Kafka, ballast: &Ballast, group: &str, t: &str) {
+    let state = kafka.truth(&["group-state", group]);
+    let marks = kafka.truth(&["watermarks", t, "2"]);
+    let high = |p: i32| {
+        marks[format!("{t}:{p}")]["high"]
+            .as_i64()
+            .expect("a high watermark")
+    };
+    let want_lag = (high(0) - 5) + (high(1) - 5);
+    assert!(want_lag > 0, "{marks}");
+    let list = ballast.ok(ballast.get(&format!("/api/v1/consumer-groups?search={group}")));
+    let rows = list["groups"].as_array().expect("groups");
+    let row = rows
+        .iter()
+        .find(|r| r["groupId"] == group)
+        .unwrap_or_else(|| panic!("{group} listed: {list}"));
+    assert_eq!(row["state"], state["state"], "{row} vs Kafka's {state}");
+    assert_eq!(row["totalLag"], want_lag, "{row} vs Kafka's {marks}");
+    let lag = ballast.ok(ballast.get(&format!(
+        "/api/v1/consumer-groups/{group}/lag?sort=partition"
+    )));
+    let parts = lag["partitions"].as_array().expect("partitions");
+    assert_eq!(parts.len(), 2, "{lag}");
+    for (p, row) in parts.iter().enumerate() {
+        let p = p as i32;
+        assert_eq!(
+            (row["topic"].as_str(), row["partition"].as_i64()),
+            (Some(t), Some(i64::from(p)))
+        );
+        assert_eq!(row["committedOffset"], 5, "{row}");
+        assert_eq!(row["logEndOffset"], high(p), "{row} vs Kafka's {marks}");
+        assert_eq!(row["lag"], high(p) - 5, "{row}");
+    }
+    let summary = ballast.ok(ballast.get("/api/v1/consumer-groups/summary?limit=100"));
+    let top = summary["topLagging"].as_array().expect("topLagging");
+    let mine = top
+        .iter()
+        .find(|r| r["groupId"] == group)
+        .unwrap_or_else(|| panic!("{group} among the lagging: {summary}"));
+    assert_eq!(mine["totalLag"], want_lag, "{mine}");
+    say(&format!(
+        "real Kafka {}:   consumer groups as Kafka shows them: {group} {} lag {want_lag} ({marks})",
+        kafka.version, state["state"]
+    ));
 }
 
 /// Moves partition `p` of `t` to `target` through ballast with a 1 MB/s throttle, checks that
