@@ -139,7 +139,7 @@ impl Found {
     fn rendered(&self) -> Response {
         let (head, p) = (&self.head, &self.plan);
         let text = p.rendered(head, "full", || proposal_view::full(head, p).to_string());
-        super::observed::ok_raw(&text)
+        super::observed::ok_shared(&text)
     }
 }
 
@@ -281,7 +281,7 @@ async fn moves(
             p.rendered(&head, &key, || page.to_string())
         }
     };
-    Ok(super::observed::ok_raw(&text))
+    Ok(super::observed::ok_shared(&text))
 }
 
 #[utoipa::path(
