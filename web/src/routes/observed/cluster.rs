@@ -460,15 +460,29 @@ pub async fn comprehensive(
     State(state): State<AppState>,
     Query(q): Query<ComprehensiveQuery>,
 ) -> Result<Response, ApiError> {
-    let (v, page) = overview_page(&state, q).await?;
-    let rest = overview_rest(&v, page);
-    Ok(with_age(
-        &v,
-        state.clock.now_ms(),
-        &format!("{ENVELOPE_OPEN}{{\"cluster\":"),
-        &rest,
-        "}",
-    ))
+    Ok(get_cluster_overview(&state, q).await?.response())
+}
+
+/// A `cluster/comprehensive` answer: a page of one reading at one time.
+pub(crate) struct ClusterOverview {
+    v: Arc<View>,
+    now_ms: i64,
+    page: OverviewPage,
+}
+
+impl ClusterOverview {
+    /// The answer as JSON text (to agents).
+    pub(crate) fn text(&self) -> Arc<String> {
+        let OverviewPage { summary, offset, n } = self.page;
+        Arc::new(overview_text(&self.v, self.now_ms, summary, offset, n))
+    }
+
+    /// The HTTP answer, its bytes shared by every request of one reading but its `ageMs`.
+    fn response(&self) -> Response {
+        let rest = overview_rest(&self.v, self.page);
+        let open = format!("{ENVELOPE_OPEN}{{\"cluster\":");
+        with_age(&self.v, self.now_ms, &open, &rest, "}")
+    }
 }
 
 /// Which part of `cluster/comprehensive` a query asks for: every topic without partitions
@@ -480,11 +494,12 @@ struct OverviewPage {
     n: usize,
 }
 
-/// The view and the page of a `cluster/comprehensive` query, or its 400 / 503.
-async fn overview_page(
+/// The operation `get_cluster_overview`: the cluster, brokers, a page of topics (or every topic
+/// without partitions), consumer groups, health and rack assessment ([`ClusterOverview`]).
+pub(crate) async fn get_cluster_overview(
     state: &AppState,
     q: ComprehensiveQuery,
-) -> Result<(Arc<View>, OverviewPage), ApiError> {
+) -> Result<ClusterOverview, ApiError> {
     let summary = q.summary.unwrap_or(false);
     if summary && (q.limit.is_some() || q.offset.is_some()) {
         return Err(ApiError::bad_request(
@@ -495,23 +510,12 @@ async fn overview_page(
     let v = view::require(state).await?;
     let n = limit(q.limit, COMPREHENSIVE_DEFAULT_LIMIT, PARTITIONS_MAX_LIMIT);
     let offset = q.offset.unwrap_or(0);
-    Ok((v, OverviewPage { summary, offset, n }))
-}
-
-/// The operation `get_cluster_overview`: the cluster, brokers, a page of topics (or every topic
-/// without partitions), consumer groups, health and rack assessment, as JSON text.
-pub(crate) async fn get_cluster_overview(
-    state: &AppState,
-    q: ComprehensiveQuery,
-) -> Result<Arc<String>, ApiError> {
-    let (v, page) = overview_page(state, q).await?;
-    Ok(Arc::new(overview_text(
-        &v,
-        state.clock.now_ms(),
-        page.summary,
-        page.offset,
-        page.n,
-    )))
+    let page = OverviewPage { summary, offset, n };
+    Ok(ClusterOverview {
+        v,
+        now_ms: state.clock.now_ms(),
+        page,
+    })
 }
 
 /// The `cluster/comprehensive` answer of view `v` at `now_ms` (JSON text): a page of `limit`
