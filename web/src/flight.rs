@@ -76,13 +76,22 @@ impl<T: Clone + Send + Sync + 'static> Flights<T> {
 
 /// The last completed read of one kind, served again while it is fresh: it started at most
 /// `max_age` ago and no change went through this process's pipeline since it started. Once it is
-/// older than half of `max_age` the next request starts a new read in the background (shared as
-/// above) and is still answered from the last one, so under steady load no client waits for the
-/// cluster and no answer is older than `max_age`. A request that finds no fresh read joins the
-/// one in flight or starts one and waits for it.
+/// older than half of `max_age` the next request starts a new read (a renewal) in a task of its
+/// own and is still answered from the last one; while that renewal runs, every request is
+/// answered from the last read at once, even past `max_age` (a read of the cluster can take
+/// longer than half of it), so under steady load no client waits for the cluster and an answer
+/// is at most `max_age` plus one read older than the cluster. A request that finds no fresh read
+/// and no renewal running (the first one, one after a quiet spell longer than `max_age`, one
+/// after a change through the pipeline) joins the read in flight or starts one and waits for it.
 pub struct Recent<T> {
     flights: Flights<Arc<T>>,
-    last: Arc<Mutex<Option<Kept<T>>>>,
+    state: Arc<Mutex<RecentState<T>>>,
+}
+
+struct RecentState<T> {
+    last: Option<Kept<T>>,
+    /// The renewal running: when it started, and the `changes` number it started at.
+    renewing: Option<(i64, u64)>,
 }
 
 struct Kept<T> {
@@ -97,15 +106,18 @@ impl<T: Send + Sync + 'static> Default for Recent<T> {
     fn default() -> Self {
         Recent {
             flights: Flights::default(),
-            last: Arc::new(Mutex::new(None)),
+            state: Arc::new(Mutex::new(RecentState {
+                last: None,
+                renewing: None,
+            })),
         }
     }
 }
 
 impl<T: Send + Sync + 'static> Recent<T> {
     /// The answer of a read made at most `max_age_ms` before `now_ms` with the same `changes`
-    /// number, else the answer of `read` (joined when one is in flight). `max_age_ms` 0 serves
-    /// no earlier read.
+    /// number (or older while its renewal runs), else the answer of `read` (joined when one is
+    /// in flight). `max_age_ms` 0 serves no earlier read.
     pub async fn get<F>(
         &self,
         now_ms: i64,
@@ -116,20 +128,12 @@ impl<T: Send + Sync + 'static> Recent<T> {
     where
         F: Future<Output = Result<T, ApiError>> + Send + 'static,
     {
-        let kept = {
-            let last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-            last.as_ref()
-                .filter(|k| {
-                    max_age_ms > 0 && k.changes == changes && now_ms - k.started_ms <= max_age_ms
-                })
-                .map(|k| (k.value.clone(), now_ms - k.started_ms))
-        };
-        let last = self.last.clone();
+        let state = self.state.clone();
         let store = async move {
             let value = Arc::new(read.await?);
-            let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
-            if last.as_ref().is_none_or(|k| k.started_ms <= now_ms) {
-                *last = Some(Kept {
+            let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+            if state.last.as_ref().is_none_or(|k| k.started_ms <= now_ms) {
+                state.last = Some(Kept {
                     started_ms: now_ms,
                     changes,
                     value: value.clone(),
@@ -137,13 +141,35 @@ impl<T: Send + Sync + 'static> Recent<T> {
             }
             Ok(value)
         };
+        let (kept, renew) = {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let renewing = state.renewing.filter(|(_, n)| *n == changes).is_some();
+            let kept = state
+                .last
+                .as_ref()
+                .filter(|k| max_age_ms > 0 && k.changes == changes)
+                .filter(|k| renewing || now_ms - k.started_ms <= max_age_ms)
+                .map(|k| (k.value.clone(), now_ms - k.started_ms));
+            let renew = kept
+                .as_ref()
+                .is_some_and(|(_, age)| !renewing && age * 2 > max_age_ms);
+            if renew {
+                state.renewing = Some((now_ms, changes));
+            }
+            (kept, renew)
+        };
         match kept {
-            Some((value, age)) => {
-                if age * 2 > max_age_ms {
-                    // Refreshed ahead of its expiry, by a task of its own: no client waits.
+            Some((value, _)) => {
+                if renew {
+                    // Renewed ahead of its expiry, by a task of its own: no client waits.
                     let flight = self.flights.start(String::new(), changes, store);
+                    let state = self.state.clone();
                     tokio::spawn(async move {
                         let _ = flight.await;
+                        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+                        if state.renewing == Some((now_ms, changes)) {
+                            state.renewing = None;
+                        }
                     });
                 }
                 Ok(value)
@@ -258,6 +284,90 @@ mod tests {
         // test's runtime), and it answers from then on.
         let kept = recent.get(1300, 3, 2000, counting(&reads)).await.unwrap();
         assert_eq!(*kept, 2, "the renewed read answers from then on");
+        assert_eq!(reads.load(Ordering::SeqCst), 2);
+    }
+
+    /// A read whose answer is `n` once `gate` lets it through; `done` fires when it has.
+    fn gated(
+        n: usize,
+        gate: Arc<tokio::sync::Semaphore>,
+    ) -> (
+        impl Future<Output = Result<usize, ApiError>>,
+        tokio::sync::oneshot::Receiver<()>,
+    ) {
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        let read = async move {
+            let _ = gate.acquire().await;
+            let _ = done_tx.send(());
+            Ok(n)
+        };
+        (read, done_rx)
+    }
+
+    #[tokio::test]
+    async fn a_request_during_a_renewal_gets_the_last_read_at_once_even_past_its_max_age() {
+        let recent: Recent<usize> = Recent::default();
+        let reads = Arc::new(AtomicUsize::new(0));
+        recent.get(0, 3, 2000, counting(&reads)).await.unwrap();
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let (renewal, done) = gated(2, gate.clone());
+        // Past half of its age: the renewal starts (and takes longer than the rest of the age).
+        assert_eq!(*recent.get(1200, 3, 2000, renewal).await.unwrap(), 1);
+        // Past the age while the renewal runs: still the last read, at once, and no new read.
+        for now in [2100, 2500, 3100] {
+            let answered = recent.get(now, 3, 2000, counting(&reads)).await.unwrap();
+            assert_eq!(*answered, 1, "answered from the last read at {now}");
+        }
+        assert_eq!(
+            reads.load(Ordering::SeqCst),
+            1,
+            "no request read the cluster"
+        );
+        gate.add_permits(1);
+        done.await.unwrap();
+        tokio::task::yield_now().await;
+        // The renewal (started at 1200) answers from then on, while it is fresh.
+        assert_eq!(
+            *recent.get(3150, 3, 2000, counting(&reads)).await.unwrap(),
+            2
+        );
+        assert_eq!(reads.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_change_through_the_pipeline_is_never_answered_from_an_earlier_read_during_a_renewal()
+    {
+        let recent: Recent<usize> = Recent::default();
+        let reads = Arc::new(AtomicUsize::new(0));
+        recent.get(0, 3, 2000, counting(&reads)).await.unwrap();
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let (renewal, _done) = gated(99, gate.clone());
+        recent.get(1200, 3, 2000, renewal).await.unwrap();
+        // A change completed (changes 3 → 4) while the renewal that started before it runs: the
+        // caller who saw it gets a read of its own, neither the last one nor the renewal's.
+        let after_change = recent.get(1300, 4, 2000, counting(&reads)).await.unwrap();
+        assert_eq!(*after_change, 2);
+        gate.add_permits(1);
+    }
+
+    #[tokio::test]
+    async fn a_read_past_its_max_age_is_not_served_once_its_renewal_failed() {
+        let recent: Recent<usize> = Recent::default();
+        let reads = Arc::new(AtomicUsize::new(0));
+        recent.get(0, 3, 2000, counting(&reads)).await.unwrap();
+        let (failed_tx, failed_rx) = tokio::sync::oneshot::channel();
+        let failing = async move {
+            let _ = failed_tx.send(());
+            Err::<usize, ApiError>(ApiError::unavailable("cluster error", "down"))
+        };
+        assert_eq!(*recent.get(1200, 3, 2000, failing).await.unwrap(), 1);
+        failed_rx.await.unwrap();
+        tokio::task::yield_now().await;
+        // Past its age with no renewal running: a read of its own.
+        assert_eq!(
+            *recent.get(2100, 3, 2000, counting(&reads)).await.unwrap(),
+            2
+        );
         assert_eq!(reads.load(Ordering::SeqCst), 2);
     }
 }

@@ -201,10 +201,18 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
         }
     }
 
-    let observed = observed_metrics(state, &scraped).await?;
-    reassignment_metrics(state, &scraped).await?;
-    agent_metrics(state, &scraped, now).await?;
-    proposal_metrics(state, &scraped, now).await?;
+    // Four reads of their own, at once: a scrape waits for the slowest, not for their sum (every
+    // scrape waits for the one rendering in progress before its own).
+    let (observed, reassignments, agents, proposal) = tokio::join!(
+        observed_metrics(state, &scraped),
+        reassignment_metrics(state, &scraped),
+        agent_metrics(state, &scraped, now),
+        proposal_metrics(state, &scraped, now),
+    );
+    let observed = observed?;
+    reassignments?;
+    agents?;
+    proposal?;
 
     let mut families = state.metrics.registry.gather();
     families.extend(scraped.gather());

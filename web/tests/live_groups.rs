@@ -271,3 +271,32 @@ async fn unknown_groups_and_topics_are_404_and_malformed_queries_400() {
         assert_error(status, &body, 400);
     }
 }
+
+#[tokio::test]
+async fn the_summary_is_made_once_per_read_and_shared_with_its_tag_and_if_none_match_is_a_304() {
+    let h = cluster_with_groups().await;
+    let first = h
+        .http
+        .get(h.url("/api/v1/consumer-groups/summary"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), 200);
+    let tag = first.headers()["etag"].to_str().unwrap().to_string();
+    let body = first.bytes().await.unwrap();
+    assert_eq!(tag, ballast_web::etag::tag(&body));
+    let shared: Value = serde_json::from_slice(&body).unwrap();
+    // The same figures as the answer made for its parameters (the default limit given).
+    let made = h.data("/api/v1/consumer-groups/summary?limit=10").await;
+    assert_eq!(shared["data"], made);
+    // Within BALLAST_LIVE_READ_MAX_AGE the same read answers: the same bytes, a 304 to its tag.
+    let again = h
+        .http
+        .get(h.url("/api/v1/consumer-groups/summary"))
+        .header("If-None-Match", &tag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+    assert!(again.bytes().await.unwrap().is_empty());
+}

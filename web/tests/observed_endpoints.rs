@@ -1070,3 +1070,103 @@ async fn a_cluster_answer_is_built_once_per_reading_and_served_to_every_client_u
         "{c}"
     );
 }
+
+#[tokio::test]
+async fn an_answer_made_once_per_reading_carries_the_tag_of_its_bytes_and_if_none_match_is_a_304() {
+    let h = Harness::with_fixture().await;
+    for path in [
+        "/api/v1/partitions",
+        "/api/v1/cluster/follower-lag",
+        "/api/v1/cluster/health",
+        "/api/v1/cluster/logdirs",
+        "/api/v1/brokers/racks",
+        "/api/v1/activity/brokers",
+        "/api/v1/optimize/partitions",
+    ] {
+        let first = h.http.get(h.url(path)).send().await.unwrap();
+        assert_eq!(first.status(), 200, "{path}");
+        let tag = first.headers()["etag"].to_str().unwrap().to_string();
+        let length = first.headers()["content-length"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        let body = first.bytes().await.unwrap();
+        assert_eq!(
+            tag,
+            ballast_web::etag::tag(&body),
+            "{path}: a strong tag of the bytes"
+        );
+        assert_eq!(length, body.len().to_string(), "{path}");
+        let parsed: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(parsed["success"], true, "{path}");
+        let again = h.http.get(h.url(path)).send().await.unwrap();
+        assert_eq!(again.headers()["etag"].to_str().unwrap(), tag, "{path}");
+        assert_eq!(again.bytes().await.unwrap(), body, "{path}");
+        let cached = h
+            .http
+            .get(h.url(path))
+            .header("If-None-Match", &tag)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(cached.status(), 304, "{path}");
+        assert_eq!(cached.headers()["etag"].to_str().unwrap(), tag, "{path}");
+        assert!(cached.bytes().await.unwrap().is_empty(), "{path}");
+    }
+}
+
+#[tokio::test]
+async fn an_answer_with_its_age_has_a_weak_tag_of_its_reading_and_is_a_304_until_the_next_reading()
+{
+    let h = Harness::with_fixture().await;
+    for path in ["/api/v1/cluster", "/api/v1/cluster/comprehensive"] {
+        let get = |tag: Option<String>| {
+            let mut req = h.http.get(h.url(path));
+            if let Some(tag) = tag {
+                req = req.header("If-None-Match", tag);
+            }
+            req.send()
+        };
+        let first = get(None).await.unwrap();
+        assert_eq!(first.status(), 200, "{path}");
+        let tag = first.headers()["etag"].to_str().unwrap().to_string();
+        assert!(tag.starts_with("W/\""), "{path}: {tag}");
+        let length = first.headers()["content-length"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        let body = first.bytes().await.unwrap();
+        assert_eq!(length, body.len().to_string(), "{path}");
+        let a: Value = serde_json::from_slice(&body).unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        let second = get(None).await.unwrap();
+        assert_eq!(second.headers()["etag"].to_str().unwrap(), tag, "{path}");
+        let b: Value = second.json().await.unwrap();
+        // The age moves per request; the tag names the reading.
+        let age = |v: &Value| {
+            let cluster = if path.ends_with("comprehensive") {
+                &v["data"]["cluster"]
+            } else {
+                &v["data"]
+            };
+            cluster["ageMs"].as_i64().expect("ageMs")
+        };
+        assert!(age(&b) >= age(&a) + 20, "{path}: {} {}", age(&a), age(&b));
+        let cached = get(Some(tag.clone())).await.unwrap();
+        assert_eq!(cached.status(), 304, "{path}");
+        assert!(cached.bytes().await.unwrap().is_empty(), "{path}");
+    }
+    // The next reading is a 200 under a new tag.
+    let before = h.http.get(h.url("/api/v1/cluster")).send().await.unwrap();
+    let tag = before.headers()["etag"].to_str().unwrap().to_string();
+    h.store.write_observed(&fixture(now_ms(), false)).unwrap();
+    let after = h
+        .http
+        .get(h.url("/api/v1/cluster"))
+        .header("If-None-Match", &tag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after.status(), 200);
+    assert_ne!(after.headers()["etag"].to_str().unwrap(), tag);
+}

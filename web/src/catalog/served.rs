@@ -61,7 +61,9 @@ fn cluster_overview(state: AppState, _caller: Caller, input: Value) -> OpFuture 
                     ..Default::default()
                 };
                 let d = answer_text(
-                    crate::routes::observed::cluster::get_cluster_overview(&state, q).await,
+                    crate::routes::observed::cluster::get_cluster_overview(&state, q)
+                        .await
+                        .map(|o| o.text()),
                 )?;
                 let made = overview_for_agents(&d, input.limit).to_string();
                 if default {

@@ -15,6 +15,8 @@ pub(crate) mod history;
 pub(crate) mod lag;
 pub(crate) mod topics;
 
+use std::sync::Arc;
+
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -76,13 +78,26 @@ pub(crate) fn ok_json<T: Serialize + ?Sized>(data: &T) -> Result<Response, ApiEr
     Ok(ok_raw(&text))
 }
 
-/// The success envelope around already serialised `data`.
-pub(crate) fn ok_raw(data: &str) -> Response {
+/// The success envelope around `data`, a text of a render cache: finished (envelope bytes and
+/// tag) once per text and shared by every request that serves it (`etag::finished`).
+pub(crate) fn ok_shared(data: &Arc<String>) -> Response {
+    crate::etag::finished(data, |data| {
+        crate::etag::Finished::new(enveloped(data).into())
+    })
+    .response()
+}
+
+fn enveloped(data: &str) -> String {
     let mut body = String::with_capacity(data.len() + 26);
     body.push_str("{\"success\":true,\"data\":");
     body.push_str(data);
     body.push('}');
-    ([(CONTENT_TYPE, "application/json")], body).into_response()
+    body
+}
+
+/// The success envelope around already serialised `data`.
+pub(crate) fn ok_raw(data: &str) -> Response {
+    ([(CONTENT_TYPE, "application/json")], enveloped(data)).into_response()
 }
 
 /// `limit` as the spec's MCP tools read it: omitted or 0 selects the default, a value above the

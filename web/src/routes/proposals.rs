@@ -56,7 +56,7 @@ async fn list(
 
 /// The proposal's answer, rendered once per check.
 fn rendered(found: &Found) -> Response {
-    super::observed::ok_raw(&found.full())
+    super::observed::ok_shared(&found.full())
 }
 
 #[utoipa::path(
@@ -182,7 +182,7 @@ async fn moves(
             p.rendered(&head, &key, || page.to_string())
         }
     };
-    Ok(super::observed::ok_raw(&text))
+    Ok(super::observed::ok_shared(&text))
 }
 
 #[utoipa::path(

@@ -2,9 +2,10 @@
 //! partition.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::extract::State;
+use axum::response::{IntoResponse, Response};
 use ballast_kafka::{
     BrokerId, Client, CommittedOffset, GroupDescription, GroupListing, OffsetSpec, TopicPartition,
     TopicPartitions,
@@ -13,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{fail, non_empty, row_limit};
 use crate::extract::{Path, Query};
+use crate::routes::observed::ok_shared;
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 
 /// `GET /consumer-groups` rows: default and maximum (as the MCP `list_consumer_groups`).
@@ -474,6 +476,8 @@ pub struct GroupsRead {
     listed_states: Vec<Option<String>>,
     /// Whether ListGroups gave every group's state.
     states_known: bool,
+    /// The summary without parameters, made once per read.
+    summary: OnceLock<Arc<String>>,
 }
 
 /// The last read of every group while it is fresh (`BALLAST_LIVE_READ_MAX_AGE`, no change of
@@ -520,6 +524,7 @@ async fn read_every_group(state: &AppState) -> Result<GroupsRead, ApiError> {
         rows,
         listed_states,
         states_known,
+        summary: OnceLock::new(),
     })
 }
 
@@ -583,10 +588,17 @@ fn list_of(read: &GroupsRead, q: ListQuery) -> GroupList {
 pub async fn summary(
     State(state): State<AppState>,
     Query(q): Query<SummaryQuery>,
-) -> ApiResult<Summary> {
+) -> Result<Response, ApiError> {
     let top = row_limit(q.limit, TOP_DEFAULT, TOP_MAX);
     let read = every_group(&state).await?;
-    Ok(ApiOk(summary_of(&read, top)))
+    if q.limit.is_none() {
+        // The summary without parameters is made once per read and shared.
+        let text = read.summary.get_or_init(|| {
+            Arc::new(serde_json::to_string(&summary_of(&read, top)).unwrap_or_default())
+        });
+        return Ok(ok_shared(text));
+    }
+    Ok(ApiOk(summary_of(&read, top)).into_response())
 }
 
 /// Counts by state and protocol type, members, lag, and the `top` groups with the largest lag.

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::view::View;
-use super::{known_broker, known_topic, limit, ok_raw, view};
+use super::{known_broker, known_topic, limit, ok_raw, ok_shared, view};
 use crate::extract::Query;
 use crate::{ApiError, AppState};
 
@@ -166,7 +166,7 @@ pub async fn partitions(
 ) -> Result<Response, ApiError> {
     get_partition_activity(&state, q)
         .await
-        .map(|data| ok_raw(&data))
+        .map(|data| ok_shared(&data))
 }
 
 /// The operation `get_partition_activity`: each partition's share of the cluster's traffic (or,
@@ -333,7 +333,7 @@ pub async fn topics(
     State(state): State<AppState>,
     Query(q): Query<ActivityQuery>,
 ) -> Result<Response, ApiError> {
-    topic_activity(&state, q).await.map(|data| ok_raw(&data))
+    topic_activity(&state, q).await.map(|data| ok_shared(&data))
 }
 
 /// Each topic's share of the cluster's traffic and its hottest partition, as JSON text
@@ -444,7 +444,7 @@ pub async fn brokers(
     let broker = q.broker_id.map(|b| known_broker(&v, b)).transpose()?;
     if q.sort_by.is_none() && broker.is_none() {
         let text = v.rendered("activity-brokers", || brokers_body(&v, sort, None, &q));
-        return Ok(ok_raw(&text));
+        return Ok(ok_shared(&text));
     }
     Ok(ok_raw(&brokers_body(&v, sort, broker, &q)))
 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Value};
 
 use super::view::{Coverage, View};
-use super::{known_broker, known_topic, limit, ok_raw, view};
+use super::{known_broker, known_topic, limit, ok_raw, ok_shared, view};
 use crate::extract::Query;
 use crate::{ApiError, AppState};
 
@@ -200,7 +200,7 @@ pub(crate) fn kafka_version(facts: &ballast_schema::ClusterFacts) -> Value {
     json!({ "min": range.min, "max": range.max, "text": range.to_string() })
 }
 
-/// The cluster object of a view without `ageMs` (see [`cluster_text`]).
+/// The cluster object of a view without `ageMs` (see [`after_age`]).
 fn cluster_summary(v: &View) -> Value {
     let facts = &v.raw.cluster.facts;
     let down: Vec<BrokerId> = v
@@ -274,18 +274,40 @@ pub async fn cluster(
     Query(_): Query<NoQuery>,
 ) -> Result<Response, ApiError> {
     let v = view::require(&state).await?;
-    Ok(ok_raw(&cluster_text(&v, state.clock.now_ms())))
+    let rest = v.rendered("cluster-rest", || after_age(&v));
+    Ok(with_age(
+        &v,
+        state.clock.now_ms(),
+        ENVELOPE_OPEN,
+        &rest,
+        "}",
+    ))
 }
 
-/// The cluster object of view `v` at `now_ms`: rendered once per view, `ageMs` (the one field
-/// that moves between readings) put in front per request.
-fn cluster_text(v: &View, now_ms: i64) -> String {
+/// The success envelope up to its `data`.
+const ENVELOPE_OPEN: &str = "{\"success\":true,\"data\":";
+
+/// The cluster object after its `ageMs` value (`,"clusterId":…}`), from the text rendered once
+/// per view.
+fn after_age(v: &View) -> String {
     let rest = v.rendered("cluster", || cluster_summary(v).to_string());
-    let age = (now_ms - v.sampled_at_ms()).max(0);
     match rest.get(1..) {
-        Some(fields) if fields != "}" => format!("{{\"ageMs\":{age},{fields}"),
-        _ => format!("{{\"ageMs\":{age}}}"),
+        Some(fields) if fields != "}" => format!(",{fields}"),
+        _ => "}".to_string(),
     }
+}
+
+/// An answer whose first field is the cluster object's `ageMs` (`open` ends right before that
+/// object): the head up to the age is made per request, the `rest` (a text rendered once per
+/// view) followed by `close` is finished once and shared (`etag::aged`), under a weak tag of the
+/// rest. `ageMs` is the one field that moves between two requests of one reading; a client
+/// whose tag matches has the same reading, its age is `observedAt`'s.
+fn with_age(v: &View, now_ms: i64, open: &str, rest: &Arc<String>, close: &str) -> Response {
+    let age = (now_ms - v.sampled_at_ms()).max(0);
+    let rest = crate::etag::finished(rest, |r| {
+        crate::etag::Finished::rest(format!("{r}{close}").into())
+    });
+    crate::etag::aged(format!("{open}{{\"ageMs\":{age}"), &rest)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -438,17 +460,46 @@ pub async fn comprehensive(
     State(state): State<AppState>,
     Query(q): Query<ComprehensiveQuery>,
 ) -> Result<Response, ApiError> {
-    get_cluster_overview(&state, q)
-        .await
-        .map(|data| ok_raw(&data))
+    Ok(get_cluster_overview(&state, q).await?.response())
+}
+
+/// A `cluster/comprehensive` answer: a page of one reading at one time.
+pub(crate) struct ClusterOverview {
+    v: Arc<View>,
+    now_ms: i64,
+    page: OverviewPage,
+}
+
+impl ClusterOverview {
+    /// The answer as JSON text (to agents).
+    pub(crate) fn text(&self) -> Arc<String> {
+        let OverviewPage { summary, offset, n } = self.page;
+        Arc::new(overview_text(&self.v, self.now_ms, summary, offset, n))
+    }
+
+    /// The HTTP answer, its bytes shared by every request of one reading but its `ageMs`.
+    fn response(&self) -> Response {
+        let rest = overview_rest(&self.v, self.page);
+        let open = format!("{ENVELOPE_OPEN}{{\"cluster\":");
+        with_age(&self.v, self.now_ms, &open, &rest, "}")
+    }
+}
+
+/// Which part of `cluster/comprehensive` a query asks for: every topic without partitions
+/// (`summary`), or a page of `n` partition rows from topic `offset`.
+#[derive(Debug, Clone, Copy)]
+struct OverviewPage {
+    summary: bool,
+    offset: usize,
+    n: usize,
 }
 
 /// The operation `get_cluster_overview`: the cluster, brokers, a page of topics (or every topic
-/// without partitions), consumer groups, health and rack assessment, as JSON text.
+/// without partitions), consumer groups, health and rack assessment ([`ClusterOverview`]).
 pub(crate) async fn get_cluster_overview(
     state: &AppState,
     q: ComprehensiveQuery,
-) -> Result<Arc<String>, ApiError> {
+) -> Result<ClusterOverview, ApiError> {
     let summary = q.summary.unwrap_or(false);
     if summary && (q.limit.is_some() || q.offset.is_some()) {
         return Err(ApiError::bad_request(
@@ -459,13 +510,12 @@ pub(crate) async fn get_cluster_overview(
     let v = view::require(state).await?;
     let n = limit(q.limit, COMPREHENSIVE_DEFAULT_LIMIT, PARTITIONS_MAX_LIMIT);
     let offset = q.offset.unwrap_or(0);
-    Ok(Arc::new(overview_text(
-        &v,
-        state.clock.now_ms(),
-        summary,
-        offset,
-        n,
-    )))
+    let page = OverviewPage { summary, offset, n };
+    Ok(ClusterOverview {
+        v,
+        now_ms: state.clock.now_ms(),
+        page,
+    })
 }
 
 /// The `cluster/comprehensive` answer of view `v` at `now_ms` (JSON text): a page of `limit`
@@ -477,27 +527,36 @@ pub(crate) fn overview_text(
     offset: usize,
     n: usize,
 ) -> String {
-    // Everything but the cluster object's `ageMs` is rendered once per view; the topics of the
-    // default pages (and the summary) too.
-    let common = v.rendered("comprehensive-common", || comprehensive_common(v));
-    let make_topics = || comprehensive_topics(v, summary, offset, n);
-    let topics = if summary {
-        v.rendered("comprehensive-summary-topics", make_topics)
-    } else if n == COMPREHENSIVE_DEFAULT_LIMIT && offset <= v.raw.topics.len() {
-        v.rendered(format!("comprehensive-topics:{offset}"), make_topics)
-    } else {
-        Arc::new(make_topics())
+    let rest = overview_rest(v, OverviewPage { summary, offset, n });
+    let age = (now_ms - v.sampled_at_ms()).max(0);
+    format!("{{\"cluster\":{{\"ageMs\":{age}{rest}")
+}
+
+/// The `cluster/comprehensive` answer after the cluster object's `ageMs` value: the same for
+/// every request of one reading. Rendered once per view for the summary and the default pages
+/// (the part every page shares too).
+fn overview_rest(v: &View, page: OverviewPage) -> Arc<String> {
+    let OverviewPage { summary, offset, n } = page;
+    let make = || {
+        let common = v.rendered("comprehensive-common", || comprehensive_common(v));
+        let topics = comprehensive_topics(v, summary, offset, n);
+        let cluster = after_age(v);
+        let mut data = String::with_capacity(common.len() + topics.len() + cluster.len() + 8);
+        data.push_str(&cluster);
+        data.push(',');
+        data.push_str(&topics);
+        data.push(',');
+        data.push_str(&common);
+        data.push('}');
+        data
     };
-    let cluster = cluster_text(v, now_ms);
-    let mut data = String::with_capacity(common.len() + topics.len() + cluster.len() + 32);
-    data.push_str("{\"cluster\":");
-    data.push_str(&cluster);
-    data.push(',');
-    data.push_str(&topics);
-    data.push(',');
-    data.push_str(&common);
-    data.push('}');
-    data
+    if summary {
+        v.rendered("comprehensive-rest-summary", make)
+    } else if n == COMPREHENSIVE_DEFAULT_LIMIT && offset <= v.raw.topics.len() {
+        v.rendered(format!("comprehensive-rest:{offset}"), make)
+    } else {
+        Arc::new(make())
+    }
 }
 
 /// The topics of one page: `"topics":[..],"page":{..}` (no braces). With `summary`, every topic
@@ -635,7 +694,7 @@ pub async fn logdirs(
 ) -> Result<Response, ApiError> {
     get_cluster_logdirs(&state, q)
         .await
-        .map(|data| ok_raw(&data))
+        .map(|data| ok_shared(&data))
 }
 
 /// The operation `get_cluster_logdirs`: disk use per broker and log directory with the topics
@@ -895,7 +954,7 @@ pub async fn health(
 ) -> Result<Response, ApiError> {
     get_cluster_health(&state, q)
         .await
-        .map(|data| ok_raw(&data))
+        .map(|data| ok_shared(&data))
 }
 
 /// The operation `get_cluster_health`: `critical`, `degraded` or `healthy`, with the partitions
@@ -1101,7 +1160,7 @@ pub async fn partitions(
                 &fields,
             )
         });
-        return Ok(ok_raw(&text));
+        return Ok(ok_shared(&text));
     }
     let topic = q.topic.as_deref().map(|t| known_topic(&v, t)).transpose()?;
     let range = match topic {
@@ -1115,7 +1174,7 @@ pub async fn partitions(
         let text = v.rendered(key, || {
             partitions_body(&v, range.collect(), 0, PARTITIONS_DEFAULT_LIMIT, &fields)
         });
-        return Ok(ok_raw(&text));
+        return Ok(ok_shared(&text));
     }
     let selected: Vec<usize> = range
         .filter(|i| broker.is_none_or(|b| v.partition(*i).replicas.contains(&b)))
@@ -1191,7 +1250,7 @@ pub async fn racks(
     State(state): State<AppState>,
     Query(_): Query<NoQuery>,
 ) -> Result<Response, ApiError> {
-    get_broker_racks(&state).await.map(|data| ok_raw(&data))
+    get_broker_racks(&state).await.map(|data| ok_shared(&data))
 }
 
 /// The operation `get_broker_racks`: racks, their brokers and load, and the rack assessment, as

@@ -19,7 +19,7 @@ use ballast_model::BrokerId;
 use serde::{Deserialize, Serialize};
 
 use super::view::View;
-use super::{known_broker, known_topic, ok_json, ok_raw, view};
+use super::{known_broker, known_topic, ok_json, ok_shared, view};
 use crate::extract::Query;
 use crate::{ApiError, AppState};
 
@@ -321,7 +321,7 @@ pub async fn follower_lag(
         let text = v.rendered(key, || {
             serde_json::to_string(&report(&v, topic, None, summary, limit)).unwrap_or_default()
         });
-        return Ok(ok_raw(&text));
+        return Ok(ok_shared(&text));
     }
     ok_json(&report(&v, topic, broker, summary, limit))
 }

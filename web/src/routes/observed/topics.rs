@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::cluster::topic_out;
 use super::view::View;
-use super::{known_topic, limit, ok_json, ok_raw, view};
+use super::{known_topic, limit, ok_json, ok_shared, view};
 use crate::extract::Query;
 use crate::{ApiError, AppState};
 
@@ -465,7 +465,7 @@ pub async fn optimize(
 ) -> Result<Response, ApiError> {
     get_partition_optimization(&state, q)
         .await
-        .map(|data| ok_raw(&data))
+        .map(|data| ok_shared(&data))
 }
 
 /// The operation `get_partition_optimization`: per topic, whether its partition count should
