@@ -135,6 +135,64 @@ fn to_i64(what: &str, v: u64) -> Result<i64, StoreError> {
     i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{what} is too large: {v}")))
 }
 
+/// Re-checks the current proposal with `p` when `p` keeps it (see
+/// [`Store::save_proposal_held`]): its check time and decision are updated. None: `p` is a new
+/// proposal (nothing was changed).
+fn recheck(
+    tx: &rusqlite::Transaction<'_>,
+    p: &NewProposal,
+    now_ms: i64,
+    hold_ms: i64,
+) -> Result<Option<SavedProposal>, StoreError> {
+    let current: Option<(String, String, String, i64, i64, i64)> = tx
+        .prepare_cached(
+            "SELECT id, fingerprint, moves_digest, created_at_ms, moves, estimated_bytes
+             FROM proposals WHERE current = 1",
+        )?
+        .query_row([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .optional()?;
+    let Some((id, fingerprint, digest, created, held_moves, held_bytes)) = current else {
+        return Ok(None);
+    };
+    let held = now_ms.saturating_sub(created) < hold_ms;
+    if fingerprint != p.fingerprint || (digest != p.moves_digest && !held) {
+        return Ok(None);
+    }
+    // The decision is the new check's; its next action names the moves this proposal keeps,
+    // not the ones the new plan would have made.
+    let mut decision = p.decision.clone();
+    if digest != p.moves_digest {
+        if let Some(next) = decision.get_mut("nextAction") {
+            if next.as_str().is_some_and(|n| n.starts_with("apply: ")) {
+                *next = serde_json::Value::from(ballast_model::units::apply_action(
+                    usize::try_from(held_moves).unwrap_or(0),
+                    u64::try_from(held_bytes).unwrap_or(0),
+                ));
+            }
+        }
+    }
+    tx.prepare_cached(
+        "UPDATE proposals SET checked_at_ms = ?2, decision = ?3,
+            application_allowed = ?4 WHERE id = ?1",
+    )?
+    .execute(params![
+        id,
+        now_ms.max(created),
+        json_text(&decision),
+        p.application_allowed
+    ])?;
+    Ok(Some(SavedProposal::Rechecked { id }))
+}
+
 impl Store {
     /// Records a reading at `at_ms` (replacing one at the same instant), keeps the newest `keep`
     /// and returns them, oldest first.
@@ -217,51 +275,8 @@ impl Store {
         let bytes = to_i64("estimated_bytes", p.estimated_bytes)?;
         let keep = i64::try_from(keep.max(1)).unwrap_or(i64::MAX);
         self.write(|tx| {
-            let current: Option<(String, String, String, i64, i64, i64)> = tx
-                .prepare_cached(
-                    "SELECT id, fingerprint, moves_digest, created_at_ms, moves, estimated_bytes
-                     FROM proposals WHERE current = 1",
-                )?
-                .query_row([], |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                    ))
-                })
-                .optional()?;
-            if let Some((id, fingerprint, digest, created, held_moves, held_bytes)) = current {
-                let held = now_ms.saturating_sub(created) < hold_ms;
-                if fingerprint == p.fingerprint && (digest == p.moves_digest || held) {
-                    // The decision is the new check's; its next action names the moves this
-                    // proposal keeps, not the ones the new plan would have made.
-                    let mut decision = p.decision.clone();
-                    if digest != p.moves_digest {
-                        if let Some(next) = decision.get_mut("nextAction") {
-                            if next.as_str().is_some_and(|n| n.starts_with("apply: ")) {
-                                *next =
-                                    serde_json::Value::from(ballast_model::units::apply_action(
-                                        usize::try_from(held_moves).unwrap_or(0),
-                                        u64::try_from(held_bytes).unwrap_or(0),
-                                    ));
-                            }
-                        }
-                    }
-                    tx.prepare_cached(
-                        "UPDATE proposals SET checked_at_ms = ?2, decision = ?3,
-                            application_allowed = ?4 WHERE id = ?1",
-                    )?
-                    .execute(params![
-                        id,
-                        now_ms.max(created),
-                        json_text(&decision),
-                        p.application_allowed
-                    ])?;
-                    return Ok(SavedProposal::Rechecked { id });
-                }
+            if let Some(saved) = recheck(tx, p, now_ms, hold_ms)? {
+                return Ok(saved);
             }
             tx.prepare_cached("UPDATE proposals SET current = 0 WHERE current = 1")?
                 .execute([])?;
@@ -292,6 +307,21 @@ impl Store {
             .execute([keep])?;
             Ok(SavedProposal::Inserted { id: p.id.clone() })
         })
+    }
+
+    /// The part of [`Store::save_proposal_held`] that keeps the current proposal: when `p` would
+    /// only re-check it (same fingerprint, and the same moves or within `hold_ms` of its
+    /// creation), its `checked_at_ms` and decision are updated exactly as `save_proposal_held`
+    /// does and it is returned; otherwise nothing changes and None says `p` must be saved as a
+    /// new proposal. `p.detail` is not read: the observer builds the detail (the largest part of
+    /// a proposal at 300,000 partitions) only for a proposal it adds.
+    pub fn recheck_proposal(
+        &self,
+        p: &NewProposal,
+        now_ms: i64,
+        hold_ms: i64,
+    ) -> Result<Option<SavedProposal>, StoreError> {
+        self.write(|tx| recheck(tx, p, now_ms, hold_ms))
     }
 
     /// The current proposal, None before the first evaluation.

@@ -15,9 +15,10 @@
 //!
 //! Flags: `--brokers N` (default 60) `--topics N` (default 600) `--partitions N` (per topic,
 //! default 100) `--groups N` (consumer groups, exactly: `ballast sim --groups`; default 860)
-//! `--seed N` `--dump` (print what the first sample read) `--ticks N` (default 3) `--interval S` (seconds between ticks, default 10)
-//! `--bootstrap ADDR` (use a running cluster instead of starting one) `--ballast PATH` (default
-//! `target/release/ballast`) `--read-bench` `--clients N` (default 100) `--seconds S` (per
+//! `--seed N` `--dump` (print what the first sample read) `--ticks N` (default 3) `--interval S`
+//! (seconds between ticks, default 10) `--hold S` (`BALLAST_PROPOSAL_HOLD`, default 900, the
+//! service's) `--bootstrap ADDR` (use a running cluster instead of starting one) `--ballast PATH`
+//! (default `target/release/ballast`) `--read-bench` `--clients N` (default 100) `--seconds S` (per
 //! endpoint, default 5) `--only TEXT` (only endpoints whose path contains it). After the REST
 //! endpoints it measures the MCP endpoint (`/api/v1/mcp`, one session, calls one after another):
 //! `tools/list` and the read tools `get_cluster_health`, `get_cluster_overview`,
@@ -435,7 +436,9 @@ async fn main() -> Result<(), String> {
         throttles_managed: true,
         readings_kept: 100,
         proposals_kept: 200,
-        hold_ms: 0,
+        // `BALLAST_PROPOSAL_HOLD` (default 15 min, `--hold S`): with 0 every tick whose plan
+        // differs at all adds a proposal and builds its detail.
+        hold_ms: i64::try_from(num("--hold", 900)?.saturating_mul(1000)).unwrap_or(i64::MAX),
     };
     let mut history = None;
     let mut first_topic = String::new();
