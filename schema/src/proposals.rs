@@ -135,6 +135,14 @@ fn to_i64(what: &str, v: u64) -> Result<i64, StoreError> {
     i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{what} is too large: {v}")))
 }
 
+/// Whether a proposal of `(fingerprint, moves digest)` at `now_ms` keeps the current one of
+/// `(fingerprint, moves digest, created_at_ms)`: the same placement, and the same moves or
+/// within `hold_ms` of its creation.
+fn keeps(current: (&str, &str, i64), new: (&str, &str), now_ms: i64, hold_ms: i64) -> bool {
+    let held = now_ms.saturating_sub(current.2) < hold_ms;
+    current.0 == new.0 && (current.1 == new.1 || held)
+}
+
 /// Re-checks the current proposal with `p` when `p` keeps it (see
 /// [`Store::save_proposal_held`]): its check time and decision are updated. None: `p` is a new
 /// proposal (nothing was changed).
@@ -163,8 +171,12 @@ fn recheck(
     let Some((id, fingerprint, digest, created, held_moves, held_bytes)) = current else {
         return Ok(None);
     };
-    let held = now_ms.saturating_sub(created) < hold_ms;
-    if fingerprint != p.fingerprint || (digest != p.moves_digest && !held) {
+    if !keeps(
+        (&fingerprint, &digest, created),
+        (&p.fingerprint, &p.moves_digest),
+        now_ms,
+        hold_ms,
+    ) {
         return Ok(None);
     }
     // The decision is the new check's; its next action names the moves this proposal keeps,
@@ -322,6 +334,33 @@ impl Store {
         hold_ms: i64,
     ) -> Result<Option<SavedProposal>, StoreError> {
         self.write(|tx| recheck(tx, p, now_ms, hold_ms))
+    }
+
+    /// Whether saving a proposal of `fingerprint` and `moves_digest` at `now_ms` would only
+    /// re-check the current one ([`Store::recheck_proposal`]); false before the first. Reads
+    /// only: the observer asks while it plans, to build a detail only for a proposal it adds.
+    pub fn proposal_would_recheck(
+        &self,
+        fingerprint: &str,
+        moves_digest: &str,
+        now_ms: i64,
+        hold_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let conn = self.conn()?;
+        let current: Option<(String, String, i64)> = conn
+            .prepare_cached(
+                "SELECT fingerprint, moves_digest, created_at_ms FROM proposals WHERE current = 1",
+            )?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .optional()?;
+        Ok(current.is_some_and(|(f, d, created)| {
+            keeps(
+                (&f, &d, created),
+                (fingerprint, moves_digest),
+                now_ms,
+                hold_ms,
+            )
+        }))
     }
 
     /// The current proposal, None before the first evaluation.

@@ -278,6 +278,67 @@ pub fn detail(snapshot: &Snapshot, plan: &Plan) -> Value {
     json!({ "shares": shares, "topicSpreadAtLimit": at_limit, "topicBreaches": breaches })
 }
 
+/// A plan of the observed cluster whose reading, decision and proposal are not recorded yet
+/// ([`finish`]). The observer makes it from the sample it is writing, while the write runs
+/// ([`plan_parts`]).
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub snapshot: Snapshot,
+    pub plan: Plan,
+    pub fingerprint: String,
+    pub moves_digest: String,
+    /// The proposal's detail, built already when the plan would not merely re-check the
+    /// current proposal (checked while planning); otherwise [`finish`] builds it if needed.
+    pub detail: Option<Value>,
+    /// `snapshot`, `plan`, `detail` (milliseconds).
+    pub timings: Vec<(&'static str, u64)>,
+}
+
+/// Plans the view of `parts` at `now_ms` (cooldowns and maintenance read from `store`) and,
+/// when the result would be a new proposal, builds its detail. Reads only.
+pub fn plan_parts(
+    store: &Store,
+    settings: &Settings,
+    parts: &ballast_runtime::topology::ViewParts<'_>,
+    now_ms: i64,
+) -> Result<Planned, StoreError> {
+    let mut timings = Vec::new();
+    let mut clock = std::time::Instant::now();
+    let mut step = |name: &'static str| {
+        timings.push((name, clock.elapsed().as_millis() as u64));
+        clock = std::time::Instant::now();
+    };
+    let cooldowns = store.partitions_in_cooldown(now_ms, settings.policy.cooldown_ms)?;
+    let maintenance: BTreeSet<BrokerId> = store
+        .maintenance()?
+        .into_iter()
+        .map(|m| m.broker_id)
+        .collect();
+    let snapshot = ballast_runtime::topology::snapshot_of_parts(parts, &cooldowns, &maintenance);
+    step("snapshot");
+    let started = std::time::Instant::now();
+    let mut plan = ballast_balancer::plan(&snapshot, &settings.policy, now_ms);
+    plan.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    step("plan");
+    let fingerprint = fingerprint(&snapshot);
+    let moves_digest = moves_digest(&plan);
+    let detail =
+        if store.proposal_would_recheck(&fingerprint, &moves_digest, now_ms, settings.hold_ms)? {
+            None
+        } else {
+            Some(detail(&snapshot, &plan))
+        };
+    step("detail");
+    Ok(Planned {
+        snapshot,
+        plan,
+        fingerprint,
+        moves_digest,
+        detail,
+        timings,
+    })
+}
+
 /// One evaluation at `now_ms`: plan the observed view, record the reading, decide, and keep the
 /// result as the current proposal. None before the first sample.
 pub fn evaluate(
@@ -285,32 +346,52 @@ pub fn evaluate(
     settings: &Settings,
     now_ms: i64,
 ) -> Result<Option<Evaluation>, StoreError> {
+    let clock = std::time::Instant::now();
+    // Only what planning reads: the replicas, log dirs and group offsets of the view are most of
+    // its rows and no part of a plan.
+    let Some(view) = store.observed_view_for_planning()? else {
+        return Ok(None);
+    };
+    let read = clock.elapsed().as_millis() as u64;
+    let planned = plan_parts(
+        store,
+        settings,
+        &ballast_runtime::topology::ViewParts {
+            facts: &view.cluster.facts,
+            brokers: &view.brokers,
+            topics: &view.topics,
+            partitions: &view.partitions,
+        },
+        now_ms,
+    )?;
+    drop(view);
+    let mut evaluation = finish(store, settings, planned, now_ms)?;
+    evaluation.timings.insert(0, ("view", read));
+    Ok(Some(evaluation))
+}
+
+/// Records the reading of `planned` at `now_ms`, decides, and keeps the result as the current
+/// proposal (an unchanged placement re-checks the current one; a new proposal gets its detail).
+pub fn finish(
+    store: &Store,
+    settings: &Settings,
+    planned: Planned,
+    now_ms: i64,
+) -> Result<Evaluation, StoreError> {
+    let Planned {
+        snapshot,
+        plan,
+        fingerprint,
+        moves_digest: digest,
+        detail: built,
+        timings: planning,
+    } = planned;
     let mut timings = Vec::new();
     let mut clock = std::time::Instant::now();
     let mut step = |name: &'static str| {
         timings.push((name, clock.elapsed().as_millis() as u64));
         clock = std::time::Instant::now();
     };
-    // Only what planning reads: the replicas, log dirs and group offsets of the view are most of
-    // its rows and no part of a plan.
-    let Some(view) = store.observed_view_for_planning()? else {
-        return Ok(None);
-    };
-    step("view");
-    let cooldowns = store.partitions_in_cooldown(now_ms, settings.policy.cooldown_ms)?;
-    let maintenance: BTreeSet<BrokerId> = store
-        .maintenance()?
-        .into_iter()
-        .map(|m| m.broker_id)
-        .collect();
-    let snapshot =
-        ballast_runtime::topology::snapshot_with_maintenance(&view, &cooldowns, &maintenance);
-    drop(view);
-    step("snapshot");
-    let started = std::time::Instant::now();
-    let mut plan = ballast_balancer::plan(&snapshot, &settings.policy, now_ms);
-    plan.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-    step("plan");
     let reading = Reading::of(&plan, now_ms);
     let stored = store.record_proposal_reading(
         &ProposalReading {
@@ -344,8 +425,6 @@ pub fn evaluate(
         hold_for_running_work(&mut decision, &busy, store)?;
     }
     step("decide");
-    let fingerprint = fingerprint(&snapshot);
-    let digest = moves_digest(&plan);
     let id = format!(
         "p-{now_ms}-{:08x}",
         ballast_runtime::topology::fnv1a(format!("{fingerprint}{digest}").as_bytes()) as u32
@@ -365,15 +444,14 @@ pub fn evaluate(
     };
     // An unchanged placement keeps the current proposal (only its check time and decision
     // change): its detail is built only for a proposal that is added.
+    let mut detail_ms = 0;
     let saved = match store.recheck_proposal(&proposal, now_ms, settings.hold_ms)? {
-        Some(saved) => {
-            step("detail");
-            saved
-        }
+        Some(saved) => saved,
         None => {
             let mut proposal = proposal;
-            proposal.detail = detail(&snapshot, &plan);
-            step("detail");
+            let built_at = std::time::Instant::now();
+            proposal.detail = built.unwrap_or_else(|| detail(&snapshot, &plan));
+            detail_ms = built_at.elapsed().as_millis() as u64;
             store.save_proposal_held(
                 &proposal,
                 now_ms,
@@ -383,13 +461,34 @@ pub fn evaluate(
         }
     };
     step("save");
-    Ok(Some(Evaluation {
+    let mut all = planning;
+    for (name, ms) in timings {
+        if name == "save" {
+            all.push(("detail", detail_ms));
+            all.push((name, ms.saturating_sub(detail_ms)));
+        } else {
+            all.push((name, ms));
+        }
+    }
+    // One `detail` entry: built while planning and/or here.
+    let detail_total: u64 = all
+        .iter()
+        .filter(|(n, _)| *n == "detail")
+        .map(|(_, v)| v)
+        .sum();
+    all.retain(|(n, _)| *n != "detail");
+    let at = all
+        .iter()
+        .position(|(n, _)| *n == "save")
+        .unwrap_or(all.len());
+    all.insert(at, ("detail", detail_total));
+    Ok(Evaluation {
         saved,
         plan,
         decision,
         fingerprint,
-        timings,
-    }))
+        timings: all,
+    })
 }
 
 /// The decision while an operation or a rolling restart runs: not applicable, saying which and
