@@ -282,7 +282,24 @@ impl Store {
         keep: usize,
         hold_ms: i64,
     ) -> Result<SavedProposal, StoreError> {
+        self.save_proposal_with_detail(p, &json_text(&p.detail), now_ms, keep, hold_ms)
+    }
+
+    /// [`Store::save_proposal_held`] with the detail given as JSON text (`p.detail` is not
+    /// read): the observer writes a large cluster's detail as text (hundreds of thousands of
+    /// entries) instead of building it as JSON values. Text that is not JSON is refused.
+    pub fn save_proposal_with_detail(
+        &self,
+        p: &NewProposal,
+        detail_json: &str,
+        now_ms: i64,
+        keep: usize,
+        hold_ms: i64,
+    ) -> Result<SavedProposal, StoreError> {
         require_non_empty("id", &p.id)?;
+        if serde_json::from_str::<serde::de::IgnoredAny>(detail_json).is_err() {
+            return Err(StoreError::Invalid("detail is not JSON".into()));
+        }
         let moves = to_i64("moves", p.moves)?;
         let bytes = to_i64("estimated_bytes", p.estimated_bytes)?;
         let keep = i64::try_from(keep.max(1)).unwrap_or(i64::MAX);
@@ -310,7 +327,7 @@ impl Store {
                 p.balance_hold,
                 json_text(&p.plan),
                 json_text(&p.decision),
-                json_text(&p.detail),
+                detail_json,
             ])?;
             tx.prepare_cached(
                 "DELETE FROM proposals WHERE current = 0 AND id NOT IN

@@ -139,3 +139,26 @@ fn a_recheck_keeps_the_current_proposal_as_saving_would_and_leaves_a_new_one_to_
     );
     assert_eq!(store.proposals(10, 0).unwrap().total, 1);
 }
+
+#[test]
+fn a_detail_given_as_json_text_is_stored_as_that_json_and_text_that_is_not_json_is_refused() {
+    let (_dir, store) = fresh_store();
+    let mut p = proposal("p-1", "f", "d1", 10);
+    p.detail = serde_json::Value::Null;
+    let text = r#"{"shares":[],"topicBreaches":[],"topicSpreadAtLimit":{"t@1":{"brokerId":1,"cap":2,"replicas":2,"topic":"t"}}}"#;
+    assert!(store
+        .save_proposal_with_detail(&p, "{not json", 1_000, 200, HOLD)
+        .is_err());
+    assert!(
+        store.current_proposal().unwrap().is_none(),
+        "nothing stored"
+    );
+    store
+        .save_proposal_with_detail(&p, text, 1_000, 200, HOLD)
+        .unwrap();
+    let current = store.current_proposal().unwrap().expect("current");
+    assert_eq!(
+        current.detail,
+        serde_json::from_str::<serde_json::Value>(text).unwrap()
+    );
+}

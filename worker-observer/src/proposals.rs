@@ -97,6 +97,13 @@ fn by_load(values: impl Fn(usize) -> Value) -> Value {
 /// not copied) for the loads, and one pass topic by topic counting replicas per broker in dense
 /// arrays (brokers by index), so a 300,000-partition cluster needs no map keyed by topic names.
 pub fn detail(snapshot: &Snapshot, plan: &Plan) -> Value {
+    serde_json::from_str(&detail_json(snapshot, plan)).unwrap_or(Value::Null)
+}
+
+/// [`detail`] as JSON text, written as it is counted: at 300,000 partitions
+/// `topicSpreadAtLimit` has hundreds of thousands of entries, which as JSON values took
+/// gigabytes' worth of small allocations and as text are 65 MB written once.
+pub fn detail_json(snapshot: &Snapshot, plan: &Plan) -> String {
     let moves: HashMap<(&str, i32), &ballast_balancer::PlannedMove> = plan
         .moves
         .iter()
@@ -222,7 +229,7 @@ pub fn detail(snapshot: &Snapshot, plan: &Plan) -> Value {
     let mut before_counts: Vec<u64> = vec![0; ids.len()];
     let mut after_counts: Vec<u64> = vec![0; ids.len()];
     let mut touched: Vec<usize> = Vec::new();
-    let mut at_limit = Map::new();
+    let mut at_limit: Vec<(&str, BrokerId, u64, u64)> = Vec::new();
     let mut breaches: Vec<Value> = Vec::new();
     let brokers = eligible.len() as u64;
     for group in order.chunk_by(|a, b| a.topic == b.topic) {
@@ -253,10 +260,7 @@ pub fn detail(snapshot: &Snapshot, plan: &Plan) -> Value {
                 let broker = ids[i];
                 let count = after_counts[i];
                 if takes[i] && count > 0 && count >= cap {
-                    at_limit.insert(
-                        format!("{topic}@{broker}"),
-                        json!({ "topic": topic, "brokerId": broker, "replicas": count, "cap": cap }),
-                    );
+                    at_limit.push((topic, broker, count, cap));
                 }
                 if before_counts[i] > cap {
                     breaches.push(json!({
@@ -275,7 +279,29 @@ pub fn detail(snapshot: &Snapshot, plan: &Plan) -> Value {
         }
         touched.clear();
     }
-    json!({ "shares": shares, "topicSpreadAtLimit": at_limit, "topicBreaches": breaches })
+    // Keys in the order a JSON object of them is written (`serde_json::Map` sorts them); a
+    // name is written as JSON writes strings.
+    let quoted = |text: &str| serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into());
+    let mut out = String::with_capacity(64 + at_limit.len() * 96);
+    out.push_str("{\"shares\":");
+    out.push_str(&Value::Array(shares).to_string());
+    out.push_str(",\"topicBreaches\":");
+    out.push_str(&Value::Array(breaches).to_string());
+    out.push_str(",\"topicSpreadAtLimit\":{");
+    for (n, (topic, broker, count, cap)) in at_limit.iter().enumerate() {
+        use std::fmt::Write as _;
+        if n > 0 {
+            out.push(',');
+        }
+        let name = quoted(topic);
+        let key = quoted(&format!("{topic}@{broker}"));
+        let _ = write!(
+            out,
+            "{key}:{{\"brokerId\":{broker},\"cap\":{cap},\"replicas\":{count},\"topic\":{name}}}"
+        );
+    }
+    out.push_str("}}");
+    out
 }
 
 /// A plan of the observed cluster whose reading, decision and proposal are not recorded yet
@@ -287,9 +313,10 @@ pub struct Planned {
     pub plan: Plan,
     pub fingerprint: String,
     pub moves_digest: String,
-    /// The proposal's detail, built already when the plan would not merely re-check the
-    /// current proposal (checked while planning); otherwise [`finish`] builds it if needed.
-    pub detail: Option<Value>,
+    /// The proposal's detail (JSON text), built already when the plan would not merely
+    /// re-check the current proposal (checked while planning); otherwise [`finish`] builds it
+    /// if needed.
+    pub detail: Option<String>,
     /// `snapshot`, `plan`, `detail` (milliseconds).
     pub timings: Vec<(&'static str, u64)>,
 }
@@ -326,7 +353,7 @@ pub fn plan_parts(
         if store.proposal_would_recheck(&fingerprint, &moves_digest, now_ms, settings.hold_ms)? {
             None
         } else {
-            Some(detail(&snapshot, &plan))
+            Some(detail_json(&snapshot, &plan))
         };
     step("detail");
     Ok(Planned {
@@ -448,12 +475,12 @@ pub fn finish(
     let saved = match store.recheck_proposal(&proposal, now_ms, settings.hold_ms)? {
         Some(saved) => saved,
         None => {
-            let mut proposal = proposal;
             let built_at = std::time::Instant::now();
-            proposal.detail = built.unwrap_or_else(|| detail(&snapshot, &plan));
+            let detail = built.unwrap_or_else(|| detail_json(&snapshot, &plan));
             detail_ms = built_at.elapsed().as_millis() as u64;
-            store.save_proposal_held(
+            store.save_proposal_with_detail(
                 &proposal,
+                &detail,
                 now_ms,
                 settings.proposals_kept,
                 settings.hold_ms,
@@ -704,9 +731,13 @@ mod tests {
             snapshot.partitions.reverse();
             let plan = ballast_balancer::plan(&snapshot, &Policy::default(), 0);
             assert!(!plan.moves.is_empty() || kind == Kind::Random, "{kind}");
-            assert_eq!(
-                detail(&snapshot, &plan),
-                detail_of_the_applied_plan(&snapshot, &plan),
+            // The store keeps the detail as text and serves it parsed: the two texts parse
+            // to the same JSON.
+            let reference = detail_of_the_applied_plan(&snapshot, &plan).to_string();
+            let text = detail_json(&snapshot, &plan);
+            assert!(
+                serde_json::from_str::<Value>(&text).expect("JSON")
+                    == serde_json::from_str::<Value>(&reference).expect("JSON"),
                 "{kind}"
             );
         }
