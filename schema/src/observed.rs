@@ -307,6 +307,47 @@ pub struct ObservedWrite {
     pub policy: Option<ReadingsPolicy>,
 }
 
+impl ObservedWrite {
+    /// The brokers [`Store::write_observed`] leaves in the view (ordered by id) when `stored` are
+    /// the brokers stored before it: the ones this write names, each merged into its stored row
+    /// as the write does (host and port kept when not given, a broker that is not alive keeps
+    /// its rack, the first sighting kept, the last one kept when not given; a broker named twice
+    /// merges twice), the others forgotten. The observer plans the sample it is writing with
+    /// them while the write runs.
+    pub fn brokers_after(&self, stored: &[ObservedBroker]) -> Vec<ObservedBroker> {
+        let mut rows: std::collections::BTreeMap<BrokerId, ObservedBroker> =
+            stored.iter().map(|b| (b.broker_id, b.clone())).collect();
+        let named: std::collections::BTreeSet<BrokerId> =
+            self.brokers.iter().map(|b| b.broker_id).collect();
+        rows.retain(|id, _| named.contains(id));
+        for b in &self.brokers {
+            match rows.get_mut(&b.broker_id) {
+                None => {
+                    rows.insert(b.broker_id, b.clone());
+                }
+                Some(old) => {
+                    *old = ObservedBroker {
+                        broker_id: b.broker_id,
+                        host: b.host.clone().or_else(|| old.host.clone()),
+                        port: b.port.or(old.port),
+                        rack: if b.alive {
+                            b.rack.clone()
+                        } else {
+                            old.rack.clone()
+                        },
+                        alive: b.alive,
+                        first_seen_ms: old.first_seen_ms.or(b.first_seen_ms),
+                        last_seen_ms: b.last_seen_ms.or(old.last_seen_ms),
+                        log_dirs_read: b.log_dirs_read,
+                        log_dirs_error: b.log_dirs_error.clone(),
+                    };
+                }
+            }
+        }
+        rows.into_values().collect()
+    }
+}
+
 /// The whole current view, read in one transaction.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -414,6 +455,28 @@ fn reading_from_row(r: &Row<'_>) -> rusqlite::Result<BrokerReading> {
             r.get(9)?,
         ],
     })
+}
+
+const BROKERS_SELECT: &str = "SELECT broker_id, host, port, rack, alive, first_seen_ms,
+    last_seen_ms, log_dirs_read, log_dirs_error FROM cluster_brokers ORDER BY broker_id";
+
+fn read_brokers(conn: &rusqlite::Connection) -> Result<Vec<ObservedBroker>, StoreError> {
+    Ok(conn
+        .prepare_cached(BROKERS_SELECT)?
+        .query_map([], |r| {
+            Ok(ObservedBroker {
+                broker_id: r.get(0)?,
+                host: r.get(1)?,
+                port: r.get(2)?,
+                rack: r.get(3)?,
+                alive: r.get(4)?,
+                first_seen_ms: r.get(5)?,
+                last_seen_ms: r.get(6)?,
+                log_dirs_read: r.get(7)?,
+                log_dirs_error: r.get(8)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?)
 }
 
 fn insert_reading(tx: &Transaction<'_>, r: &BrokerReading) -> Result<(), StoreError> {
@@ -922,6 +985,12 @@ impl Store {
         Ok(stmt.query_row([], cluster_from_row).optional()?)
     }
 
+    /// The brokers of the current view, ordered by id (empty before the first sample).
+    pub fn observed_brokers(&self) -> Result<Vec<ObservedBroker>, StoreError> {
+        let conn = self.conn()?;
+        read_brokers(&conn)
+    }
+
     /// The whole current view in one read transaction, None before the first sample.
     pub fn observed_view(&self) -> Result<Option<ObservedView>, StoreError> {
         self.read_view(ViewParts::All)
@@ -945,25 +1014,7 @@ impl Store {
             else {
                 return Ok(None);
             };
-            let brokers = tx
-                .prepare_cached(
-                    "SELECT broker_id, host, port, rack, alive, first_seen_ms, last_seen_ms,
-                        log_dirs_read, log_dirs_error FROM cluster_brokers ORDER BY broker_id",
-                )?
-                .query_map([], |r| {
-                    Ok(ObservedBroker {
-                        broker_id: r.get(0)?,
-                        host: r.get(1)?,
-                        port: r.get(2)?,
-                        rack: r.get(3)?,
-                        alive: r.get(4)?,
-                        first_seen_ms: r.get(5)?,
-                        last_seen_ms: r.get(6)?,
-                        log_dirs_read: r.get(7)?,
-                        log_dirs_error: r.get(8)?,
-                    })
-                })?
-                .collect::<Result<Vec<_>, _>>()?;
+            let brokers = read_brokers(tx)?;
             let log_dirs = if !all {
                 Vec::new()
             } else {

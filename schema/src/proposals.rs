@@ -135,6 +135,76 @@ fn to_i64(what: &str, v: u64) -> Result<i64, StoreError> {
     i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{what} is too large: {v}")))
 }
 
+/// Whether a proposal of `(fingerprint, moves digest)` at `now_ms` keeps the current one of
+/// `(fingerprint, moves digest, created_at_ms)`: the same placement, and the same moves or
+/// within `hold_ms` of its creation.
+fn keeps(current: (&str, &str, i64), new: (&str, &str), now_ms: i64, hold_ms: i64) -> bool {
+    let held = now_ms.saturating_sub(current.2) < hold_ms;
+    current.0 == new.0 && (current.1 == new.1 || held)
+}
+
+/// Re-checks the current proposal with `p` when `p` keeps it (see
+/// [`Store::save_proposal_held`]): its check time and decision are updated. None: `p` is a new
+/// proposal (nothing was changed).
+fn recheck(
+    tx: &rusqlite::Transaction<'_>,
+    p: &NewProposal,
+    now_ms: i64,
+    hold_ms: i64,
+) -> Result<Option<SavedProposal>, StoreError> {
+    let current: Option<(String, String, String, i64, i64, i64)> = tx
+        .prepare_cached(
+            "SELECT id, fingerprint, moves_digest, created_at_ms, moves, estimated_bytes
+             FROM proposals WHERE current = 1",
+        )?
+        .query_row([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .optional()?;
+    let Some((id, fingerprint, digest, created, held_moves, held_bytes)) = current else {
+        return Ok(None);
+    };
+    if !keeps(
+        (&fingerprint, &digest, created),
+        (&p.fingerprint, &p.moves_digest),
+        now_ms,
+        hold_ms,
+    ) {
+        return Ok(None);
+    }
+    // The decision is the new check's; its next action names the moves this proposal keeps,
+    // not the ones the new plan would have made.
+    let mut decision = p.decision.clone();
+    if digest != p.moves_digest {
+        if let Some(next) = decision.get_mut("nextAction") {
+            if next.as_str().is_some_and(|n| n.starts_with("apply: ")) {
+                *next = serde_json::Value::from(ballast_model::units::apply_action(
+                    usize::try_from(held_moves).unwrap_or(0),
+                    u64::try_from(held_bytes).unwrap_or(0),
+                ));
+            }
+        }
+    }
+    tx.prepare_cached(
+        "UPDATE proposals SET checked_at_ms = ?2, decision = ?3,
+            application_allowed = ?4 WHERE id = ?1",
+    )?
+    .execute(params![
+        id,
+        now_ms.max(created),
+        json_text(&decision),
+        p.application_allowed
+    ])?;
+    Ok(Some(SavedProposal::Rechecked { id }))
+}
+
 impl Store {
     /// Records a reading at `at_ms` (replacing one at the same instant), keeps the newest `keep`
     /// and returns them, oldest first.
@@ -212,56 +282,30 @@ impl Store {
         keep: usize,
         hold_ms: i64,
     ) -> Result<SavedProposal, StoreError> {
+        self.save_proposal_with_detail(p, &json_text(&p.detail), now_ms, keep, hold_ms)
+    }
+
+    /// [`Store::save_proposal_held`] with the detail given as JSON text (`p.detail` is not
+    /// read): the observer writes a large cluster's detail as text (hundreds of thousands of
+    /// entries) instead of building it as JSON values. Text that is not JSON is refused.
+    pub fn save_proposal_with_detail(
+        &self,
+        p: &NewProposal,
+        detail_json: &str,
+        now_ms: i64,
+        keep: usize,
+        hold_ms: i64,
+    ) -> Result<SavedProposal, StoreError> {
         require_non_empty("id", &p.id)?;
+        if serde_json::from_str::<serde::de::IgnoredAny>(detail_json).is_err() {
+            return Err(StoreError::Invalid("detail is not JSON".into()));
+        }
         let moves = to_i64("moves", p.moves)?;
         let bytes = to_i64("estimated_bytes", p.estimated_bytes)?;
         let keep = i64::try_from(keep.max(1)).unwrap_or(i64::MAX);
         self.write(|tx| {
-            let current: Option<(String, String, String, i64, i64, i64)> = tx
-                .prepare_cached(
-                    "SELECT id, fingerprint, moves_digest, created_at_ms, moves, estimated_bytes
-                     FROM proposals WHERE current = 1",
-                )?
-                .query_row([], |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                    ))
-                })
-                .optional()?;
-            if let Some((id, fingerprint, digest, created, held_moves, held_bytes)) = current {
-                let held = now_ms.saturating_sub(created) < hold_ms;
-                if fingerprint == p.fingerprint && (digest == p.moves_digest || held) {
-                    // The decision is the new check's; its next action names the moves this
-                    // proposal keeps, not the ones the new plan would have made.
-                    let mut decision = p.decision.clone();
-                    if digest != p.moves_digest {
-                        if let Some(next) = decision.get_mut("nextAction") {
-                            if next.as_str().is_some_and(|n| n.starts_with("apply: ")) {
-                                *next =
-                                    serde_json::Value::from(ballast_model::units::apply_action(
-                                        usize::try_from(held_moves).unwrap_or(0),
-                                        u64::try_from(held_bytes).unwrap_or(0),
-                                    ));
-                            }
-                        }
-                    }
-                    tx.prepare_cached(
-                        "UPDATE proposals SET checked_at_ms = ?2, decision = ?3,
-                            application_allowed = ?4 WHERE id = ?1",
-                    )?
-                    .execute(params![
-                        id,
-                        now_ms.max(created),
-                        json_text(&decision),
-                        p.application_allowed
-                    ])?;
-                    return Ok(SavedProposal::Rechecked { id });
-                }
+            if let Some(saved) = recheck(tx, p, now_ms, hold_ms)? {
+                return Ok(saved);
             }
             tx.prepare_cached("UPDATE proposals SET current = 0 WHERE current = 1")?
                 .execute([])?;
@@ -283,7 +327,7 @@ impl Store {
                 p.balance_hold,
                 json_text(&p.plan),
                 json_text(&p.decision),
-                json_text(&p.detail),
+                detail_json,
             ])?;
             tx.prepare_cached(
                 "DELETE FROM proposals WHERE current = 0 AND id NOT IN
@@ -292,6 +336,48 @@ impl Store {
             .execute([keep])?;
             Ok(SavedProposal::Inserted { id: p.id.clone() })
         })
+    }
+
+    /// The part of [`Store::save_proposal_held`] that keeps the current proposal: when `p` would
+    /// only re-check it (same fingerprint, and the same moves or within `hold_ms` of its
+    /// creation), its `checked_at_ms` and decision are updated exactly as `save_proposal_held`
+    /// does and it is returned; otherwise nothing changes and None says `p` must be saved as a
+    /// new proposal. `p.detail` is not read: the observer builds the detail (the largest part of
+    /// a proposal at 300,000 partitions) only for a proposal it adds.
+    pub fn recheck_proposal(
+        &self,
+        p: &NewProposal,
+        now_ms: i64,
+        hold_ms: i64,
+    ) -> Result<Option<SavedProposal>, StoreError> {
+        self.write(|tx| recheck(tx, p, now_ms, hold_ms))
+    }
+
+    /// Whether saving a proposal of `fingerprint` and `moves_digest` at `now_ms` would only
+    /// re-check the current one ([`Store::recheck_proposal`]); false before the first. Reads
+    /// only: the observer asks while it plans, to build a detail only for a proposal it adds.
+    pub fn proposal_would_recheck(
+        &self,
+        fingerprint: &str,
+        moves_digest: &str,
+        now_ms: i64,
+        hold_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let conn = self.conn()?;
+        let current: Option<(String, String, i64)> = conn
+            .prepare_cached(
+                "SELECT fingerprint, moves_digest, created_at_ms FROM proposals WHERE current = 1",
+            )?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .optional()?;
+        Ok(current.is_some_and(|(f, d, created)| {
+            keeps(
+                (&f, &d, created),
+                (fingerprint, moves_digest),
+                now_ms,
+                hold_ms,
+            )
+        }))
     }
 
     /// The current proposal, None before the first evaluation.

@@ -445,3 +445,52 @@ fn the_observers_totals_and_offsets_can_be_reloaded_without_the_whole_view() {
     );
     assert_eq!(store.group_offsets().unwrap(), w.group_offsets);
 }
+
+#[test]
+fn the_brokers_a_write_leaves_in_the_view_are_the_ones_it_says_it_leaves() {
+    let (_dir, store) = fresh_store();
+    assert!(store.observed_brokers().unwrap().is_empty());
+    let mut first = sample(1_000, &["t"]);
+    first.brokers = vec![
+        broker(1, true, 1_000),
+        broker(2, true, 1_000),
+        broker(3, true, 1_000),
+    ];
+    let before = store.observed_brokers().unwrap();
+    let expected = first.brokers_after(&before);
+    store.write_observed(&first).unwrap();
+    assert_eq!(store.observed_brokers().unwrap(), expected);
+    // Broker 1 moves rack, 2 goes down (no host, port or rack: keeps them), 3 is forgotten,
+    // 4 is new, and 1 is named twice (the second merges into the first).
+    let mut second = sample(2_000, &["t"]);
+    let mut moved = broker(1, true, 2_000);
+    moved.rack = Some("r9".into());
+    let mut again = broker(1, true, 2_500);
+    again.host = None;
+    again.rack = Some("r9".into());
+    again.log_dirs_error = Some("timeout".into());
+    second.brokers = vec![
+        moved,
+        broker(2, false, 2_000),
+        broker(4, true, 2_000),
+        again,
+    ];
+    let before = store.observed_brokers().unwrap();
+    let expected = second.brokers_after(&before);
+    store.write_observed(&second).unwrap();
+    let view = store.observed_view().unwrap().expect("view");
+    assert_eq!(view.brokers, expected);
+    assert_eq!(store.observed_brokers().unwrap(), expected);
+    let ids: Vec<i32> = expected.iter().map(|b| b.broker_id).collect();
+    assert_eq!(ids, vec![1, 2, 4]);
+    assert_eq!(expected[0].rack.as_deref(), Some("r9"));
+    assert_eq!(expected[0].host.as_deref(), Some("127.0.0.1"));
+    assert_eq!(expected[0].first_seen_ms, Some(1_000));
+    assert_eq!(expected[0].last_seen_ms, Some(2_500));
+    assert_eq!(
+        expected[1].rack.as_deref(),
+        Some("r2"),
+        "a down broker keeps its rack"
+    );
+    assert!(!expected[1].alive);
+}

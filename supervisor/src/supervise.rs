@@ -27,10 +27,10 @@ pub const WORKERS: [&str; 4] = ["observer", "executor", "healer", "web"];
 
 /// How often the loop looks at its children.
 const POLL: Duration = Duration::from_millis(100);
-/// The worker whose heap arenas are bounded, and how (glibc's `MALLOC_ARENA_MAX`).
-const WEB_WORKER: &str = "web";
+/// The workers whose heap arenas are bounded, and how (glibc's `MALLOC_ARENA_MAX`).
+const BOUNDED_ARENA_WORKERS: [&str; 2] = ["observer", "web"];
 const MALLOC_ARENA_MAX: &str = "MALLOC_ARENA_MAX";
-const WEB_MALLOC_ARENAS: &str = "2";
+const BOUNDED_MALLOC_ARENAS: &str = "2";
 
 /// Why `ballast run` could not start or had to stop.
 #[derive(Debug, thiserror::Error)]
@@ -257,10 +257,12 @@ impl Supervisor {
         let mut command = Command::new(&self.exe);
         command.arg(name);
         // The web process answers on many threads at once (the runtime's and the blocking
-        // pool's); glibc gives each its own heap arena, which keeps freed answers resident.
-        // Two arenas keep it small (docs/big-clusters.md "Serving"); an operator's own value wins.
-        if name == WEB_WORKER && std::env::var_os(MALLOC_ARENA_MAX).is_none() {
-            command.env(MALLOC_ARENA_MAX, WEB_MALLOC_ARENAS);
+        // pool's), the observer writes a sample while it plans it on another thread; glibc
+        // gives each thread its own heap arena, which keeps memory freed in one resident for
+        // the others. Two arenas keep them small (docs/big-clusters.md "Serving" and
+        // "Observer"); an operator's own value wins.
+        if BOUNDED_ARENA_WORKERS.contains(&name) && std::env::var_os(MALLOC_ARENA_MAX).is_none() {
+            command.env(MALLOC_ARENA_MAX, BOUNDED_MALLOC_ARENAS);
         }
         command
             .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))

@@ -15,9 +15,11 @@
 //!
 //! Flags: `--brokers N` (default 60) `--topics N` (default 600) `--partitions N` (per topic,
 //! default 100) `--groups N` (consumer groups, exactly: `ballast sim --groups`; default 860)
-//! `--seed N` `--dump` (print what the first sample read) `--ticks N` (default 3) `--interval S` (seconds between ticks, default 10)
-//! `--bootstrap ADDR` (use a running cluster instead of starting one) `--ballast PATH` (default
-//! `target/release/ballast`) `--read-bench` `--clients N` (default 100) `--seconds S` (per
+//! `--seed N` `--dump` (print what the first sample read) `--ticks N` (default 3) `--interval S`
+//! (seconds between ticks, default 10) `--hold S` (`BALLAST_PROPOSAL_HOLD`, default 900, the
+//! service's) `--bootstrap ADDR` (use a running cluster instead of starting one) `--ballast PATH`
+//! (default `target/release/ballast`) `--plan-after` (plan the view read back after the write
+//! instead of the sample while it is written) `--read-bench` `--clients N` (default 100) `--seconds S` (per
 //! endpoint, default 5) `--only TEXT` (only endpoints whose path contains it). After the REST
 //! endpoints it measures the MCP endpoint (`/api/v1/mcp`, one session, calls one after another):
 //! `tools/list` and the read tools `get_cluster_health`, `get_cluster_overview`,
@@ -435,7 +437,9 @@ async fn main() -> Result<(), String> {
         throttles_managed: true,
         readings_kept: 100,
         proposals_kept: 200,
-        hold_ms: 0,
+        // `BALLAST_PROPOSAL_HOLD` (default 15 min, `--hold S`): with 0 every tick whose plan
+        // differs at all adds a proposal and builds its detail.
+        hold_ms: i64::try_from(num("--hold", 900)?.saturating_mul(1000)).unwrap_or(i64::MAX),
     };
     let mut history = None;
     let mut first_topic = String::new();
@@ -450,9 +454,32 @@ async fn main() -> Result<(), String> {
         // to the current resident memory first.
         let _ = std::fs::write("/proc/self/clear_refs", "5");
         let started = Instant::now();
-        let report = ballast_observer::tick(&client, &store, &mut history, windows, now_ms())
-            .await
-            .map_err(|e| ballast_runtime::error_chain(&e))?;
+        // As the worker does: the sample is planned while it is written (`--plan-after`: the
+        // view is read back and planned after the write, as before).
+        let plan_while_writing = (!flag("--plan-after")).then(|| proposal_settings.clone());
+        let report = ballast_observer::tick_planned(
+            &client,
+            &store,
+            &mut history,
+            windows,
+            now_ms(),
+            plan_while_writing,
+        )
+        .await
+        .map_err(|e| ballast_runtime::error_chain(&e))?;
+        let planning: Vec<String> = report
+            .planned
+            .as_ref()
+            .map(|p| {
+                p.timings
+                    .iter()
+                    .map(|(k, v)| format!("{k} {}", secs(*v)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let plan_ms = report.plan_ms;
+        let mut report = report;
+        let planned = report.planned.take();
         let tick_ms = started.elapsed().as_millis() as u64;
         // The worker's tick goes on with the settings pass (broker configs every sample, ACLs
         // and quotas on the first of every five) and the proposal evaluation.
@@ -466,9 +493,14 @@ async fn main() -> Result<(), String> {
         }
         let settings_ms = settings_started.elapsed().as_millis() as u64;
         let eval_started = Instant::now();
-        let evaluation =
-            ballast_observer::proposals::evaluate(&store, &proposal_settings, now_ms())
-                .map_err(|e| ballast_runtime::error_chain(&e))?;
+        let evaluation = match planned {
+            Some(planned) => {
+                ballast_observer::proposals::finish(&store, &proposal_settings, planned, now_ms())
+                    .map(Some)
+            }
+            None => ballast_observer::proposals::evaluate(&store, &proposal_settings, now_ms()),
+        }
+        .map_err(|e| ballast_runtime::error_chain(&e))?;
         let eval_ms = eval_started.elapsed().as_millis() as u64;
         let (rss, peak) = ballast_observer::memory();
         let steps: Vec<String> = s
@@ -483,13 +515,15 @@ async fn main() -> Result<(), String> {
             format!("tick {}", i + 1)
         };
         println!(
-            "{label}: {} s total = sample {} s ({}) + derive {} s + write {} s ({} rows) + settings pass {} s + proposal evaluation {} s ({}; {} moves)",
+            "{label}: {} s total = sample {} s ({}) + derive {} s + write {} s ({} rows; alongside it planning {} s: {}) + settings pass {} s + proposal evaluation {} s ({}; {} moves)",
             secs(total),
             secs(report.sample_ms),
             steps.join(", "),
             secs(report.derive_ms),
             secs(report.write_ms),
             report.stats.rows_written,
+            secs(plan_ms),
+            if planning.is_empty() { "none".to_string() } else { planning.join(", ") },
             secs(settings_ms),
             secs(eval_ms),
             evaluation.as_ref().map_or(String::new(), |e| e

@@ -97,6 +97,12 @@ pub struct TickReport {
     /// The process's peak resident memory (VmHWM) at the end of each phase (`sample`,
     /// `derive`, `write`), for the benchmark.
     pub peaks: Vec<(&'static str, u64)>,
+    /// The plan of the sample just written, made while it was written ([`tick_planned`]);
+    /// None when not asked for or when it could not be made (then
+    /// [`proposals::evaluate`] plans the view read back).
+    pub planned: Option<proposals::Planned>,
+    /// How long planning took on its own thread, alongside the write.
+    pub plan_ms: u64,
 }
 
 /// One full tick against an open store: read the cluster, derive, write the view and readings.
@@ -108,6 +114,23 @@ pub async fn tick(
     state: &mut Option<derive::History>,
     windows: derive::Windows,
     now_ms: i64,
+) -> Result<TickReport, TickError> {
+    tick_planned(client, store, state, windows, now_ms, None).await
+}
+
+/// [`tick`], planning the sample while it is written: the view a write leaves is known before
+/// it commits (its topics and partitions, and its brokers merged into the stored ones:
+/// `ObservedWrite::brokers_after`), so [`proposals::plan_parts`] plans it (and builds a new
+/// proposal's detail) on a thread of its own while the store writes, and the worker only
+/// records the reading, decision and proposal afterwards ([`proposals::finish`]). The plan is
+/// the one [`proposals::evaluate`] would make of the view read back.
+pub async fn tick_planned(
+    client: &Client,
+    store: &Store,
+    state: &mut Option<derive::History>,
+    windows: derive::Windows,
+    now_ms: i64,
+    plan: Option<proposals::Settings>,
 ) -> Result<TickReport, TickError> {
     if state.is_none() {
         // Before sampling, so the reload's temporary rows are freed before the sample grows.
@@ -151,12 +174,67 @@ pub async fn tick(
     let write = history.observe(sample, windows, facts);
     let derive_ms = derived.elapsed().as_millis() as u64;
     peaks.push(("derive", memory().1));
-    let written = std::time::Instant::now();
-    let store = store.clone();
-    let result = tokio::task::spawn_blocking(move || store.write_observed(&write)).await;
-    let stats = match result {
-        Ok(Ok(stats)) => stats,
-        Ok(Err(e)) => {
+    let write = Arc::new(write);
+    // Planning reads the rows being written, so only rows stored the way the view reads them
+    // back: topics unique by name, partitions unique and in (topic, partition) order.
+    let plannable = write.topics.windows(2).all(|t| t[0].name < t[1].name)
+        && write
+            .partitions
+            .windows(2)
+            .all(|p| (&p[0].topic, p[0].partition) < (&p[1].topic, p[1].partition));
+    let planning = match plan.filter(|_| plannable) {
+        None => None,
+        Some(settings) => {
+            // The stored brokers before the write: the plan sees them as it leaves them.
+            let reader = store.clone();
+            let stored = tokio::task::spawn_blocking(move || reader.observed_brokers())
+                .await
+                .map_err(|e| TickError::Task(e.to_string()))?
+                .map_err(TickError::Store)?;
+            let (reader, rows) = (store.clone(), write.clone());
+            Some(tokio::task::spawn_blocking(move || {
+                let started = std::time::Instant::now();
+                let brokers = rows.brokers_after(&stored);
+                let parts = ballast_runtime::topology::ViewParts {
+                    facts: &rows.cluster,
+                    brokers: &brokers,
+                    topics: &rows.topics,
+                    partitions: &rows.partitions,
+                };
+                let planned =
+                    proposals::plan_parts(&reader, &settings, &parts, rows.cluster.sampled_at_ms);
+                (planned, started.elapsed().as_millis() as u64)
+            }))
+        }
+    };
+    let writer = store.clone();
+    let rows = write.clone();
+    let result = tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
+        (
+            writer.write_observed(&rows),
+            started.elapsed().as_millis() as u64,
+        )
+    })
+    .await;
+    let (planned, plan_ms) = match planning {
+        None => (None, 0),
+        Some(handle) => match handle.await {
+            Ok((Ok(planned), ms)) => (Some(planned), ms),
+            Ok((Err(e), ms)) => {
+                warn!(error = %error_chain(&e), "sample not planned while written");
+                (None, ms)
+            }
+            Err(e) => {
+                warn!(error = %e, "sample not planned while written");
+                (None, 0)
+            }
+        },
+    };
+    drop(write);
+    let (stats, write_ms) = match result {
+        Ok((Ok(stats), ms)) => (stats, ms),
+        Ok((Err(e), _)) => {
             // The store did not take this sample: rebuild the history from it next time.
             *state = None;
             return Err(TickError::Store(e));
@@ -166,7 +244,6 @@ pub async fn tick(
             return Err(TickError::Task(e.to_string()));
         }
     };
-    let write_ms = written.elapsed().as_millis() as u64;
     peaks.push(("write", memory().1));
     Ok(TickReport {
         summary,
@@ -175,6 +252,8 @@ pub async fn tick(
         write_ms,
         stats,
         peaks,
+        planned,
+        plan_ms,
     })
 }
 
@@ -211,12 +290,16 @@ async fn observe(
         }
         match client.as_ref() {
             Some(c) => {
-                tick(
+                tick_planned(
                     c,
                     &ctx.store,
                     history,
                     windows(&ctx.config.timing),
                     ctx.now_ms(),
+                    Some(proposals::Settings::from_config(
+                        &ctx.config,
+                        *started_at_ms,
+                    )),
                 )
                 .await
             }
@@ -260,9 +343,14 @@ async fn observe(
                 }
             }
             // A proposal on the view just written; a failure is logged and retried next tick.
+            // Planned while the sample was written (else the view is read back and planned).
             let settings = proposals::Settings::from_config(&ctx.config, *started_at_ms);
+            let planned = report.planned;
             let evaluated = ctx
-                .blocking(move |store| proposals::evaluate(store, &settings, now))
+                .blocking(move |store| match planned {
+                    Some(planned) => proposals::finish(store, &settings, planned, now).map(Some),
+                    None => proposals::evaluate(store, &settings, now),
+                })
                 .await;
             let mut detail = detail;
             match evaluated {

@@ -6,12 +6,11 @@
 //! ([`detail`]; `ballast_runtime::topology` for the snapshot and its fingerprint) are pure.
 
 use ballast_runtime::millis;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
-use ballast_balancer::whatif::broker_loads;
 use ballast_balancer::{Plan, Policy, Reading};
 use ballast_config::Config;
-use ballast_model::snapshot::Snapshot;
+use ballast_model::snapshot::{Snapshot, SnapshotPartition};
 use ballast_model::{BrokerId, Load};
 use ballast_runtime::topology::state_name;
 pub use ballast_runtime::topology::{fingerprint, snapshot_from_view};
@@ -93,23 +92,97 @@ fn by_load(values: impl Fn(usize) -> Value) -> Value {
 /// no load) and `topicSpreadAtLimit` (`topic@broker` pairs at their topic's spread cap,
 /// `ceil(partitions × rf / eligible brokers)`, in the planned placement) and `topicBreaches`
 /// (`topic`/broker pairs beyond that cap before the plan, with the count the plan leaves).
+///
+/// One pass over the partitions with the plan's moves looked up by partition (the snapshot is
+/// not copied) for the loads, and one pass topic by topic counting replicas per broker in dense
+/// arrays (brokers by index), so a 300,000-partition cluster needs no map keyed by topic names.
 pub fn detail(snapshot: &Snapshot, plan: &Plan) -> Value {
-    let after = ballast_balancer::apply_plan(snapshot, plan, None);
-    let before_loads = broker_loads(snapshot);
-    let after_loads = broker_loads(&after);
+    serde_json::from_str(&detail_json(snapshot, plan)).unwrap_or(Value::Null)
+}
+
+/// [`detail`] as JSON text, written as it is counted: at 300,000 partitions
+/// `topicSpreadAtLimit` has hundreds of thousands of entries, which as JSON values took
+/// gigabytes' worth of small allocations and as text are 65 MB written once.
+pub fn detail_json(snapshot: &Snapshot, plan: &Plan) -> String {
+    let moves: HashMap<(&str, i32), &ballast_balancer::PlannedMove> = plan
+        .moves
+        .iter()
+        .map(|m| ((m.topic.as_str(), m.partition), m))
+        .collect();
+    // The placement after the plan: a partition's replicas and leader.
+    fn placed<'a>(
+        moves: &HashMap<(&str, i32), &'a ballast_balancer::PlannedMove>,
+        p: &'a SnapshotPartition,
+    ) -> (&'a [BrokerId], Option<BrokerId>) {
+        match moves.get(&(p.topic.as_str(), p.partition)) {
+            Some(m) => (m.replicas_after.as_slice(), m.leader_after),
+            None => (p.replicas.as_slice(), p.leader),
+        }
+    }
+    let after_of = |p| placed(&moves, p);
+    // Brokers by index: the snapshot's first, then any other a replica names.
+    let mut index: HashMap<BrokerId, usize> = HashMap::new();
+    let mut ids: Vec<BrokerId> = Vec::new();
+    for b in &snapshot.brokers {
+        index.entry(b.id).or_insert_with(|| {
+            ids.push(b.id);
+            ids.len() - 1
+        });
+    }
+    let mut slot = |id: BrokerId, ids: &mut Vec<BrokerId>| -> usize {
+        *index.entry(id).or_insert_with(|| {
+            ids.push(id);
+            ids.len() - 1
+        })
+    };
     let eligible: BTreeSet<BrokerId> = snapshot
         .brokers
         .iter()
         .filter(|b| b.state.takes_load())
         .map(|b| b.id)
         .collect();
-    let fair = |loads: &BTreeMap<BrokerId, [f64; 7]>| -> [f64; 7] {
+
+    // Loads before and after, summed in partition order (as `broker_loads` does).
+    let mut before_loads: Vec<[f64; 7]> = vec![[0.0; 7]; ids.len()];
+    let mut after_loads: Vec<[f64; 7]> = vec![[0.0; 7]; ids.len()];
+    let add = |loads: &mut Vec<[f64; 7]>, i: usize, p: &SnapshotPartition, led: bool| {
+        if loads.len() <= i {
+            loads.resize(i + 1, [0.0; 7]);
+        }
+        let v = &mut loads[i];
+        if led {
+            v[0] += 1.0;
+            v[3] += p.producer_msg_rate;
+            v[4] += p.producer_byte_rate;
+            v[5] += p.consumer_msg_rate;
+            v[6] += p.consumer_byte_rate;
+        } else {
+            v[1] += 1.0;
+        }
+        v[2] += p.size_bytes as f64;
+    };
+    for p in &snapshot.partitions {
+        for r in &p.replicas {
+            let i = slot(*r, &mut ids);
+            add(&mut before_loads, i, p, p.leader == Some(*r));
+        }
+        let (replicas, leader) = after_of(p);
+        for r in replicas {
+            let i = slot(*r, &mut ids);
+            add(&mut after_loads, i, p, leader == Some(*r));
+        }
+    }
+    let load_of = |loads: &[[f64; 7]], id: BrokerId| -> [f64; 7] {
+        index
+            .get(&id)
+            .and_then(|i| loads.get(*i))
+            .copied()
+            .unwrap_or([0.0; 7])
+    };
+    let fair = |loads: &[[f64; 7]]| -> [f64; 7] {
         let mut f = [0.0; 7];
         for (i, slot) in f.iter_mut().enumerate() {
-            let total: f64 = eligible
-                .iter()
-                .map(|b| loads.get(b).map_or(0.0, |v| v[i]))
-                .sum();
+            let total: f64 = eligible.iter().map(|b| load_of(loads, *b)[i]).sum();
             *slot = if eligible.is_empty() {
                 0.0
             } else {
@@ -124,9 +197,8 @@ pub fn detail(snapshot: &Snapshot, plan: &Plan) -> Value {
         .brokers
         .iter()
         .map(|b| {
-            let zero = [0.0; 7];
-            let lb = before_loads.get(&b.id).unwrap_or(&zero);
-            let la = after_loads.get(&b.id).unwrap_or(&zero);
+            let lb = load_of(&before_loads, b.id);
+            let la = load_of(&after_loads, b.id);
             let takes = eligible.contains(&b.id);
             let dist = |v: f64, f: f64| -> Value {
                 if takes {
@@ -148,66 +220,150 @@ pub fn detail(snapshot: &Snapshot, plan: &Plan) -> Value {
         })
         .collect();
 
-    // Topic spread in the planned placement. Counted in hash maps (a million replicas at
-    // 300,000 partitions); what is reported is sorted by topic and broker.
-    let mut partitions: HashMap<&str, (u64, u64)> = HashMap::new();
-    let mut replicas: HashMap<(&str, BrokerId), u64> = HashMap::new();
-    for p in &after.partitions {
-        let e = partitions.entry(p.topic.as_str()).or_insert((0, 0));
-        e.0 += 1;
-        e.1 = e.1.max(p.replicas.len() as u64);
-        for r in &p.replicas {
-            *replicas.entry((p.topic.as_str(), *r)).or_insert(0) += 1;
-        }
-    }
-    let mut at_limit = Map::new();
-    if !eligible.is_empty() {
-        let mut sorted: Vec<(&(&str, BrokerId), &u64)> = replicas.iter().collect();
-        sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        for ((topic, broker), count) in sorted {
-            if !eligible.contains(broker) {
-                continue;
-            }
-            let (n, rf) = partitions.get(topic).copied().unwrap_or((0, 0));
-            let cap = (n * rf).div_ceil(eligible.len() as u64);
-            if *count >= cap {
-                at_limit.insert(
-                    format!("{topic}@{broker}"),
-                    json!({ "topic": topic, "brokerId": broker, "replicas": count, "cap": cap }),
-                );
-            }
-        }
-    }
-    // Breaches: a topic holding more replicas on a broker than its spread cap, before the plan,
-    // with what the plan leaves there.
-    let mut before_counts: HashMap<(&str, BrokerId), u64> = HashMap::new();
-    for p in &snapshot.partitions {
-        for r in &p.replicas {
-            *before_counts.entry((p.topic.as_str(), *r)).or_insert(0) += 1;
-        }
-    }
+    // Topic spread, topic by topic (partitions grouped by name; a sorted snapshot stays as it
+    // is), replicas per broker counted in two dense arrays reset after each topic. What is
+    // reported is sorted by topic and broker.
+    let mut order: Vec<&SnapshotPartition> = snapshot.partitions.iter().collect();
+    order.sort_by(|a, b| a.topic.cmp(&b.topic));
+    let takes: Vec<bool> = ids.iter().map(|id| eligible.contains(id)).collect();
+    let mut before_counts: Vec<u64> = vec![0; ids.len()];
+    let mut after_counts: Vec<u64> = vec![0; ids.len()];
+    let mut touched: Vec<usize> = Vec::new();
+    let mut at_limit: Vec<(&str, BrokerId, u64, u64)> = Vec::new();
     let mut breaches: Vec<Value> = Vec::new();
-    if !eligible.is_empty() {
-        let cap_of = |topic: &str| {
-            let (n, rf) = partitions.get(topic).copied().unwrap_or((0, 0));
-            (n * rf).div_ceil(eligible.len() as u64)
-        };
-        let mut beyond: Vec<(&(&str, BrokerId), &u64)> = before_counts
-            .iter()
-            .filter(|((topic, _), count)| **count > cap_of(topic))
-            .collect();
-        beyond.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        for ((topic, broker), count) in beyond {
-            breaches.push(json!({
-                "topic": topic,
-                "brokerId": broker,
-                "replicas": count,
-                "cap": cap_of(topic),
-                "replicasAfter": replicas.get(&(*topic, *broker)).copied().unwrap_or(0),
-            }));
+    let brokers = eligible.len() as u64;
+    for group in order.chunk_by(|a, b| a.topic == b.topic) {
+        let topic = group[0].topic.as_str();
+        let mut rf = 0u64;
+        for p in group {
+            for r in &p.replicas {
+                let i = index.get(r).copied().unwrap_or(0);
+                if before_counts[i] == 0 && after_counts[i] == 0 {
+                    touched.push(i);
+                }
+                before_counts[i] += 1;
+            }
+            let (replicas, _) = after_of(p);
+            rf = rf.max(replicas.len() as u64);
+            for r in replicas {
+                let i = index.get(r).copied().unwrap_or(0);
+                if before_counts[i] == 0 && after_counts[i] == 0 {
+                    touched.push(i);
+                }
+                after_counts[i] += 1;
+            }
         }
+        if brokers > 0 {
+            let cap = (group.len() as u64 * rf).div_ceil(brokers);
+            touched.sort_unstable_by_key(|i| ids[*i]);
+            for &i in &touched {
+                let broker = ids[i];
+                let count = after_counts[i];
+                if takes[i] && count > 0 && count >= cap {
+                    at_limit.push((topic, broker, count, cap));
+                }
+                if before_counts[i] > cap {
+                    breaches.push(json!({
+                        "topic": topic,
+                        "brokerId": broker,
+                        "replicas": before_counts[i],
+                        "cap": cap,
+                        "replicasAfter": count,
+                    }));
+                }
+            }
+        }
+        for &i in &touched {
+            before_counts[i] = 0;
+            after_counts[i] = 0;
+        }
+        touched.clear();
     }
-    json!({ "shares": shares, "topicSpreadAtLimit": at_limit, "topicBreaches": breaches })
+    // Keys in the order a JSON object of them is written (`serde_json::Map` sorts them); a
+    // name is written as JSON writes strings.
+    let quoted = |text: &str| serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into());
+    let mut out = String::with_capacity(64 + at_limit.len() * 96);
+    out.push_str("{\"shares\":");
+    out.push_str(&Value::Array(shares).to_string());
+    out.push_str(",\"topicBreaches\":");
+    out.push_str(&Value::Array(breaches).to_string());
+    out.push_str(",\"topicSpreadAtLimit\":{");
+    for (n, (topic, broker, count, cap)) in at_limit.iter().enumerate() {
+        use std::fmt::Write as _;
+        if n > 0 {
+            out.push(',');
+        }
+        let name = quoted(topic);
+        let key = quoted(&format!("{topic}@{broker}"));
+        let _ = write!(
+            out,
+            "{key}:{{\"brokerId\":{broker},\"cap\":{cap},\"replicas\":{count},\"topic\":{name}}}"
+        );
+    }
+    out.push_str("}}");
+    out
+}
+
+/// A plan of the observed cluster whose reading, decision and proposal are not recorded yet
+/// ([`finish`]). The observer makes it from the sample it is writing, while the write runs
+/// ([`plan_parts`]).
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub snapshot: Snapshot,
+    pub plan: Plan,
+    pub fingerprint: String,
+    pub moves_digest: String,
+    /// The proposal's detail (JSON text), built already when the plan would not merely
+    /// re-check the current proposal (checked while planning); otherwise [`finish`] builds it
+    /// if needed.
+    pub detail: Option<String>,
+    /// `snapshot`, `plan`, `detail` (milliseconds).
+    pub timings: Vec<(&'static str, u64)>,
+}
+
+/// Plans the view of `parts` at `now_ms` (cooldowns and maintenance read from `store`) and,
+/// when the result would be a new proposal, builds its detail. Reads only.
+pub fn plan_parts(
+    store: &Store,
+    settings: &Settings,
+    parts: &ballast_runtime::topology::ViewParts<'_>,
+    now_ms: i64,
+) -> Result<Planned, StoreError> {
+    let mut timings = Vec::new();
+    let mut clock = std::time::Instant::now();
+    let mut step = |name: &'static str| {
+        timings.push((name, clock.elapsed().as_millis() as u64));
+        clock = std::time::Instant::now();
+    };
+    let cooldowns = store.partitions_in_cooldown(now_ms, settings.policy.cooldown_ms)?;
+    let maintenance: BTreeSet<BrokerId> = store
+        .maintenance()?
+        .into_iter()
+        .map(|m| m.broker_id)
+        .collect();
+    let snapshot = ballast_runtime::topology::snapshot_of_parts(parts, &cooldowns, &maintenance);
+    step("snapshot");
+    let started = std::time::Instant::now();
+    let mut plan = ballast_balancer::plan(&snapshot, &settings.policy, now_ms);
+    plan.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    step("plan");
+    let fingerprint = fingerprint(&snapshot);
+    let moves_digest = moves_digest(&plan);
+    let detail =
+        if store.proposal_would_recheck(&fingerprint, &moves_digest, now_ms, settings.hold_ms)? {
+            None
+        } else {
+            Some(detail_json(&snapshot, &plan))
+        };
+    step("detail");
+    Ok(Planned {
+        snapshot,
+        plan,
+        fingerprint,
+        moves_digest,
+        detail,
+        timings,
+    })
 }
 
 /// One evaluation at `now_ms`: plan the observed view, record the reading, decide, and keep the
@@ -217,32 +373,52 @@ pub fn evaluate(
     settings: &Settings,
     now_ms: i64,
 ) -> Result<Option<Evaluation>, StoreError> {
+    let clock = std::time::Instant::now();
+    // Only what planning reads: the replicas, log dirs and group offsets of the view are most of
+    // its rows and no part of a plan.
+    let Some(view) = store.observed_view_for_planning()? else {
+        return Ok(None);
+    };
+    let read = clock.elapsed().as_millis() as u64;
+    let planned = plan_parts(
+        store,
+        settings,
+        &ballast_runtime::topology::ViewParts {
+            facts: &view.cluster.facts,
+            brokers: &view.brokers,
+            topics: &view.topics,
+            partitions: &view.partitions,
+        },
+        now_ms,
+    )?;
+    drop(view);
+    let mut evaluation = finish(store, settings, planned, now_ms)?;
+    evaluation.timings.insert(0, ("view", read));
+    Ok(Some(evaluation))
+}
+
+/// Records the reading of `planned` at `now_ms`, decides, and keeps the result as the current
+/// proposal (an unchanged placement re-checks the current one; a new proposal gets its detail).
+pub fn finish(
+    store: &Store,
+    settings: &Settings,
+    planned: Planned,
+    now_ms: i64,
+) -> Result<Evaluation, StoreError> {
+    let Planned {
+        snapshot,
+        plan,
+        fingerprint,
+        moves_digest: digest,
+        detail: built,
+        timings: planning,
+    } = planned;
     let mut timings = Vec::new();
     let mut clock = std::time::Instant::now();
     let mut step = |name: &'static str| {
         timings.push((name, clock.elapsed().as_millis() as u64));
         clock = std::time::Instant::now();
     };
-    // Only what planning reads: the replicas, log dirs and group offsets of the view are most of
-    // its rows and no part of a plan.
-    let Some(view) = store.observed_view_for_planning()? else {
-        return Ok(None);
-    };
-    step("view");
-    let cooldowns = store.partitions_in_cooldown(now_ms, settings.policy.cooldown_ms)?;
-    let maintenance: BTreeSet<BrokerId> = store
-        .maintenance()?
-        .into_iter()
-        .map(|m| m.broker_id)
-        .collect();
-    let snapshot =
-        ballast_runtime::topology::snapshot_with_maintenance(&view, &cooldowns, &maintenance);
-    drop(view);
-    step("snapshot");
-    let started = std::time::Instant::now();
-    let mut plan = ballast_balancer::plan(&snapshot, &settings.policy, now_ms);
-    plan.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-    step("plan");
     let reading = Reading::of(&plan, now_ms);
     let stored = store.record_proposal_reading(
         &ProposalReading {
@@ -276,8 +452,6 @@ pub fn evaluate(
         hold_for_running_work(&mut decision, &busy, store)?;
     }
     step("decide");
-    let fingerprint = fingerprint(&snapshot);
-    let digest = moves_digest(&plan);
     let id = format!(
         "p-{now_ms}-{:08x}",
         ballast_runtime::topology::fnv1a(format!("{fingerprint}{digest}").as_bytes()) as u32
@@ -293,19 +467,55 @@ pub fn evaluate(
         balance_hold: plan.balance_hold,
         plan: serde_json::to_value(&plan).unwrap_or(Value::Null),
         decision: serde_json::to_value(&decision).unwrap_or(Value::Null),
-        detail: detail(&snapshot, &plan),
+        detail: Value::Null,
     };
-    step("detail");
-    let saved =
-        store.save_proposal_held(&proposal, now_ms, settings.proposals_kept, settings.hold_ms)?;
+    // An unchanged placement keeps the current proposal (only its check time and decision
+    // change): its detail is built only for a proposal that is added.
+    let mut detail_ms = 0;
+    let saved = match store.recheck_proposal(&proposal, now_ms, settings.hold_ms)? {
+        Some(saved) => saved,
+        None => {
+            let built_at = std::time::Instant::now();
+            let detail = built.unwrap_or_else(|| detail_json(&snapshot, &plan));
+            detail_ms = built_at.elapsed().as_millis() as u64;
+            store.save_proposal_with_detail(
+                &proposal,
+                &detail,
+                now_ms,
+                settings.proposals_kept,
+                settings.hold_ms,
+            )?
+        }
+    };
     step("save");
-    Ok(Some(Evaluation {
+    let mut all = planning;
+    for (name, ms) in timings {
+        if name == "save" {
+            all.push(("detail", detail_ms));
+            all.push((name, ms.saturating_sub(detail_ms)));
+        } else {
+            all.push((name, ms));
+        }
+    }
+    // One `detail` entry: built while planning and/or here.
+    let detail_total: u64 = all
+        .iter()
+        .filter(|(n, _)| *n == "detail")
+        .map(|(_, v)| v)
+        .sum();
+    all.retain(|(n, _)| *n != "detail");
+    let at = all
+        .iter()
+        .position(|(n, _)| *n == "save")
+        .unwrap_or(all.len());
+    all.insert(at, ("detail", detail_total));
+    Ok(Evaluation {
         saved,
         plan,
         decision,
         fingerprint,
-        timings,
-    }))
+        timings: all,
+    })
 }
 
 /// The decision while an operation or a rolling restart runs: not applicable, saying which and
@@ -336,8 +546,129 @@ pub fn hold_for_running_work(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ballast_balancer::whatif::broker_loads;
     use ballast_model::snapshot::{SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
     use ballast_model::BrokerState;
+    use std::collections::BTreeMap;
+
+    /// The detail as it was first written: the plan applied to a copy of the snapshot, counted
+    /// in maps keyed by topic names. [`detail`] must give the same answer.
+    fn detail_of_the_applied_plan(snapshot: &Snapshot, plan: &Plan) -> Value {
+        let after = ballast_balancer::apply_plan(snapshot, plan, None);
+        let before_loads = broker_loads(snapshot);
+        let after_loads = broker_loads(&after);
+        let eligible: BTreeSet<BrokerId> = snapshot
+            .brokers
+            .iter()
+            .filter(|b| b.state.takes_load())
+            .map(|b| b.id)
+            .collect();
+        let fair = |loads: &BTreeMap<BrokerId, [f64; 7]>| -> [f64; 7] {
+            let mut f = [0.0; 7];
+            for (i, slot) in f.iter_mut().enumerate() {
+                let total: f64 = eligible
+                    .iter()
+                    .map(|b| loads.get(b).map_or(0.0, |v| v[i]))
+                    .sum();
+                *slot = if eligible.is_empty() {
+                    0.0
+                } else {
+                    total / eligible.len() as f64
+                };
+            }
+            f
+        };
+        let fair_before = fair(&before_loads);
+        let fair_after = fair(&after_loads);
+        let shares: Vec<Value> = snapshot
+            .brokers
+            .iter()
+            .map(|b| {
+                let zero = [0.0; 7];
+                let lb = before_loads.get(&b.id).unwrap_or(&zero);
+                let la = after_loads.get(&b.id).unwrap_or(&zero);
+                let takes = eligible.contains(&b.id);
+                let dist = |v: f64, f: f64| -> Value {
+                    if takes {
+                        json!(ballast_balancer::distance_pct(v, f))
+                    } else {
+                        Value::Null
+                    }
+                };
+                json!({
+                    "brokerId": b.id,
+                    "rack": b.rack,
+                    "state": state_name(b.state),
+                    "takesLoad": takes,
+                    "loads": by_load(|i| json!(lb[i])),
+                    "distance": by_load(|i| dist(lb[i], fair_before[i])),
+                    "loadsAfter": by_load(|i| json!(la[i])),
+                    "distanceAfter": by_load(|i| dist(la[i], fair_after[i])),
+                })
+            })
+            .collect();
+
+        // Topic spread in the planned placement. Counted in hash maps (a million replicas at
+        // 300,000 partitions); what is reported is sorted by topic and broker.
+        let mut partitions: HashMap<&str, (u64, u64)> = HashMap::new();
+        let mut replicas: HashMap<(&str, BrokerId), u64> = HashMap::new();
+        for p in &after.partitions {
+            let e = partitions.entry(p.topic.as_str()).or_insert((0, 0));
+            e.0 += 1;
+            e.1 = e.1.max(p.replicas.len() as u64);
+            for r in &p.replicas {
+                *replicas.entry((p.topic.as_str(), *r)).or_insert(0) += 1;
+            }
+        }
+        let mut at_limit = Map::new();
+        if !eligible.is_empty() {
+            let mut sorted: Vec<(&(&str, BrokerId), &u64)> = replicas.iter().collect();
+            sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for ((topic, broker), count) in sorted {
+                if !eligible.contains(broker) {
+                    continue;
+                }
+                let (n, rf) = partitions.get(topic).copied().unwrap_or((0, 0));
+                let cap = (n * rf).div_ceil(eligible.len() as u64);
+                if *count >= cap {
+                    at_limit.insert(
+                    format!("{topic}@{broker}"),
+                    json!({ "topic": topic, "brokerId": broker, "replicas": count, "cap": cap }),
+                );
+                }
+            }
+        }
+        // Breaches: a topic holding more replicas on a broker than its spread cap, before the plan,
+        // with what the plan leaves there.
+        let mut before_counts: HashMap<(&str, BrokerId), u64> = HashMap::new();
+        for p in &snapshot.partitions {
+            for r in &p.replicas {
+                *before_counts.entry((p.topic.as_str(), *r)).or_insert(0) += 1;
+            }
+        }
+        let mut breaches: Vec<Value> = Vec::new();
+        if !eligible.is_empty() {
+            let cap_of = |topic: &str| {
+                let (n, rf) = partitions.get(topic).copied().unwrap_or((0, 0));
+                (n * rf).div_ceil(eligible.len() as u64)
+            };
+            let mut beyond: Vec<(&(&str, BrokerId), &u64)> = before_counts
+                .iter()
+                .filter(|((topic, _), count)| **count > cap_of(topic))
+                .collect();
+            beyond.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for ((topic, broker), count) in beyond {
+                breaches.push(json!({
+                    "topic": topic,
+                    "brokerId": broker,
+                    "replicas": count,
+                    "cap": cap_of(topic),
+                    "replicasAfter": replicas.get(&(*topic, *broker)).copied().unwrap_or(0),
+                }));
+            }
+        }
+        json!({ "shares": shares, "topicSpreadAtLimit": at_limit, "topicBreaches": breaches })
+    }
 
     fn partition(topic: &str, partition: i32, replicas: &[BrokerId]) -> SnapshotPartition {
         SnapshotPartition {
@@ -385,5 +716,30 @@ mod tests {
         assert_eq!(breaches[0]["brokerId"], 1);
         assert_eq!(breaches[0]["replicas"], 2);
         assert_eq!(breaches[0]["cap"], 1);
+    }
+
+    #[test]
+    fn the_detail_counted_by_index_equals_the_detail_of_the_plan_applied_to_a_copy() {
+        use ballast_balancer::instances::{generate, Kind, Spec};
+        for (i, kind) in Kind::ALL.into_iter().enumerate() {
+            let mut snapshot = generate(&Spec::new(kind, 12, 900, 7 + i as u64));
+            // A broker that takes no load, one that is down, a replica on a broker the
+            // snapshot does not list, and partitions out of topic order.
+            snapshot.brokers[1].state = BrokerState::Maintenance;
+            snapshot.brokers[2].state = BrokerState::Down;
+            snapshot.partitions[3].replicas.push(99);
+            snapshot.partitions.reverse();
+            let plan = ballast_balancer::plan(&snapshot, &Policy::default(), 0);
+            assert!(!plan.moves.is_empty() || kind == Kind::Random, "{kind}");
+            // The store keeps the detail as text and serves it parsed: the two texts parse
+            // to the same JSON.
+            let reference = detail_of_the_applied_plan(&snapshot, &plan).to_string();
+            let text = detail_json(&snapshot, &plan);
+            assert!(
+                serde_json::from_str::<Value>(&text).expect("JSON")
+                    == serde_json::from_str::<Value>(&reference).expect("JSON"),
+                "{kind}"
+            );
+        }
     }
 }

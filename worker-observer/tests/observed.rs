@@ -472,3 +472,79 @@ async fn a_follower_catching_up_after_a_restart_lags_its_leader_by_the_bytes_it_
     }
     assert!(behind > 0, "broker 3's replicas are behind their leaders");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sample_planned_while_it_is_written_is_planned_as_the_view_read_back() {
+    use ballast_observer::proposals::{finish, plan_parts, Settings};
+    use ballast_runtime::topology::ViewParts;
+    let mut s = Setup::start(GenerateParams {
+        brokers: 4,
+        racks: 2,
+        topics: 3,
+        partitions_per_topic: 6,
+        replication_factor: 2,
+        mean_partition_bytes: 10e6,
+        ..GenerateParams::default()
+    })
+    .await;
+    let settings = Settings {
+        policy: ballast_balancer::Policy::default(),
+        started_at_ms: 0,
+        warmup_ms: 0,
+        max_gap_ms: i64::MAX,
+        throttles_managed: true,
+        readings_kept: 100,
+        proposals_kept: 200,
+        hold_ms: 0,
+    };
+    for round in 0..3 {
+        if round == 2 {
+            // A broker that went down keeps its rack in the view, and the plan drains it.
+            s.sim.stop_broker(4).await.expect("stop broker");
+        }
+        let report = ballast_observer::tick_planned(
+            &s.client,
+            &s.store,
+            &mut s.history,
+            WINDOWS,
+            now_ms(),
+            Some(settings.clone()),
+        )
+        .await
+        .expect("tick");
+        let planned = report.planned.expect("planned while written");
+        let view = s
+            .store
+            .observed_view_for_planning()
+            .unwrap()
+            .expect("a view");
+        let read_back = plan_parts(
+            &s.store,
+            &settings,
+            &ViewParts {
+                facts: &view.cluster.facts,
+                brokers: &view.brokers,
+                topics: &view.topics,
+                partitions: &view.partitions,
+            },
+            view.cluster.facts.sampled_at_ms,
+        )
+        .expect("planned");
+        assert_eq!(planned.snapshot, read_back.snapshot, "round {round}");
+        assert_eq!(planned.fingerprint, read_back.fingerprint);
+        assert_eq!(planned.moves_digest, read_back.moves_digest);
+        assert_eq!(planned.detail, read_back.detail);
+        if round == 2 {
+            let b4 = planned.snapshot.brokers.iter().find(|b| b.id == 4);
+            assert_eq!(
+                b4.map(|b| (b.state, b.rack.is_some())),
+                Some((ballast_model::BrokerState::Down, true))
+            );
+        }
+        let evaluation = finish(&s.store, &settings, planned, now_ms()).expect("finished");
+        let current = s.store.current_proposal().unwrap().expect("current");
+        assert_eq!(current.id, evaluation.saved.id());
+        assert_ne!(current.detail, serde_json::Value::Null);
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+    }
+}

@@ -45,6 +45,35 @@ pub fn snapshot_with_maintenance(
     cooldowns: &[Cooldown],
     maintenance: &BTreeSet<BrokerId>,
 ) -> Snapshot {
+    snapshot_of_parts(
+        &ViewParts {
+            facts: &view.cluster.facts,
+            brokers: &view.brokers,
+            topics: &view.topics,
+            partitions: &view.partitions,
+        },
+        cooldowns,
+        maintenance,
+    )
+}
+
+/// The parts of a view a snapshot is made of: the view read back, or (the observer, while it
+/// writes them) the sample's own rows, as the store keeps them — brokers as the write leaves
+/// them (`ObservedWrite::brokers_after`), topics unique, partitions unique and ordered by topic
+/// and partition.
+pub struct ViewParts<'a> {
+    pub facts: &'a ballast_schema::ClusterFacts,
+    pub brokers: &'a [ballast_schema::ObservedBroker],
+    pub topics: &'a [ballast_schema::ObservedTopic],
+    pub partitions: &'a [ballast_schema::ObservedPartition],
+}
+
+/// [`snapshot_with_maintenance`] of a view's parts.
+pub fn snapshot_of_parts(
+    view: &ViewParts<'_>,
+    cooldowns: &[Cooldown],
+    maintenance: &BTreeSet<BrokerId>,
+) -> Snapshot {
     let topics: HashMap<&str, &ballast_schema::ObservedTopic> =
         view.topics.iter().map(|t| (t.name.as_str(), t)).collect();
     let moved: HashMap<(&str, i32), i64> = cooldowns
@@ -72,7 +101,7 @@ pub fn snapshot_with_maintenance(
         })
         .collect();
     let mut partitions = Vec::with_capacity(view.partitions.len());
-    for p in &view.partitions {
+    for p in view.partitions {
         for r in &p.replicas {
             brokers.entry(*r).or_insert(SnapshotBroker {
                 id: *r,
@@ -114,8 +143,8 @@ pub fn snapshot_with_maintenance(
     }
     Snapshot {
         format: SNAPSHOT_FORMAT.to_string(),
-        taken_at: format_rfc3339_ms(view.cluster.facts.sampled_at_ms),
-        cluster_id: view.cluster.facts.cluster_id.clone(),
+        taken_at: format_rfc3339_ms(view.facts.sampled_at_ms),
+        cluster_id: view.facts.cluster_id.clone(),
         brokers: brokers.into_values().collect(),
         partitions,
     }

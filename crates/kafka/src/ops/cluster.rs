@@ -1,6 +1,6 @@
 //! DescribeCluster, DescribeLogDirs, ListOffsets.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use ballast_model::{BrokerId, TopicPartition};
 use kafka_protocol::messages::describe_log_dirs_request::DescribableLogDirTopic;
@@ -175,79 +175,97 @@ impl Client {
         partitions: &[TopicPartition],
         spec: OffsetSpec,
     ) -> Result<Vec<ListedOffset>> {
-        let mut order: Vec<TopicPartition> = Vec::new();
-        let mut seen = BTreeSet::new();
+        // Partitions by position in `order`, found through a hash index: hundreds of thousands
+        // of partitions on a large cluster, where B-trees of partition keys compare topic
+        // names at every level.
+        let mut at: HashMap<(&str, i32), usize> = HashMap::with_capacity(partitions.len());
+        let mut order: Vec<&TopicPartition> = Vec::with_capacity(partitions.len());
         for tp in partitions {
-            if seen.insert(tp.clone()) {
-                order.push(tp.clone());
-            }
+            at.entry((tp.topic.as_str(), tp.partition))
+                .or_insert_with(|| {
+                    order.push(tp);
+                    order.len() - 1
+                });
         }
-        let mut done: BTreeMap<TopicPartition, ListedOffset> = BTreeMap::new();
-        let mut pending: Vec<TopicPartition> = order.clone();
+        let mut done: Vec<Option<ListedOffset>> = vec![None; order.len()];
+        let mut pending: Vec<usize> = (0..order.len()).collect();
         let mut tries = 0u32;
         loop {
-            let topics: Vec<String> = pending.iter().map(|tp| tp.topic.clone()).collect();
+            let mut named: HashSet<&str> = HashSet::new();
+            let topics: Vec<String> = pending
+                .iter()
+                .map(|i| order[*i].topic.as_str())
+                .filter(|t| named.insert(t))
+                .map(str::to_string)
+                .collect();
             let metadata = self.metadata_with_topics(&topics).await?;
-            let mut by_leader: BTreeMap<BrokerId, Vec<TopicPartition>> = BTreeMap::new();
-            let mut retry: Vec<TopicPartition> = Vec::new();
-            for tp in pending.drain(..) {
-                match metadata.partition(&tp) {
+            let mut by_leader: BTreeMap<BrokerId, Vec<usize>> = BTreeMap::new();
+            let mut retry: Vec<usize> = Vec::new();
+            for i in pending.drain(..) {
+                let tp = order[i];
+                match metadata.partition(tp) {
                     None => {
-                        done.insert(
-                            tp.clone(),
-                            failed(&tp, codes::UNKNOWN_TOPIC_OR_PARTITION, None),
-                        );
+                        done[i] = Some(failed(tp, codes::UNKNOWN_TOPIC_OR_PARTITION, None));
                     }
                     Some(p) => match p.leader {
-                        Some(leader) => by_leader.entry(leader).or_default().push(tp),
+                        Some(leader) => by_leader.entry(leader).or_default().push(i),
                         None => {
-                            done.insert(tp.clone(), failed(&tp, codes::LEADER_NOT_AVAILABLE, None));
-                            retry.push(tp);
+                            done[i] = Some(failed(tp, codes::LEADER_NOT_AVAILABLE, None));
+                            retry.push(i);
                         }
                     },
                 }
             }
             let requests: Vec<_> = by_leader
                 .into_iter()
-                .map(|(leader, tps)| async move {
-                    let result = self.list_offsets_on(leader, &tps, spec).await;
-                    (tps, result)
+                .map(|(leader, ids)| {
+                    let tps: Vec<TopicPartition> = ids.iter().map(|i| order[*i].clone()).collect();
+                    async move {
+                        let result = self.list_offsets_on(leader, &tps, spec).await;
+                        (ids, result)
+                    }
                 })
                 .collect();
-            for (tps, result) in join_all(requests).await {
+            for (ids, result) in join_all(requests).await {
                 match result {
                     Ok(listed) => {
                         for offset in listed {
-                            let tp = TopicPartition::new(offset.topic.clone(), offset.partition);
+                            let Some(&i) = at.get(&(offset.topic.as_str(), offset.partition))
+                            else {
+                                continue;
+                            };
                             let again = offset.error.as_ref().is_some_and(|e| {
                                 e.is_retriable() || code_invalidates_metadata(e.code)
                             });
                             if again {
-                                retry.push(tp.clone());
+                                retry.push(i);
                             }
-                            done.insert(tp, offset);
+                            done[i] = Some(offset);
                         }
-                        for tp in tps {
-                            if !done.contains_key(&tp) {
-                                done.insert(
-                                    tp.clone(),
-                                    failed(&tp, codes::UNKNOWN_TOPIC_OR_PARTITION, None),
-                                );
+                        // Not answered (now or before): unknown to its leader.
+                        for i in &ids {
+                            if done[*i].is_none() {
+                                done[*i] = Some(failed(
+                                    order[*i],
+                                    codes::UNKNOWN_TOPIC_OR_PARTITION,
+                                    None,
+                                ));
                             }
                         }
                     }
                     Err(e) => {
                         let again = e.is_retriable();
-                        for tp in tps {
+                        for i in ids {
+                            let tp = order[i];
                             let offset = match &e {
                                 Error::Kafka { code, message, .. } => {
-                                    failed(&tp, *code, message.clone())
+                                    failed(tp, *code, message.clone())
                                 }
-                                other => failed(&tp, NETWORK_EXCEPTION, Some(other.to_string())),
+                                other => failed(tp, NETWORK_EXCEPTION, Some(other.to_string())),
                             };
-                            done.insert(tp.clone(), offset);
+                            done[i] = Some(offset);
                             if again {
-                                retry.push(tp);
+                                retry.push(i);
                             }
                         }
                         if !again {
@@ -268,7 +286,7 @@ impl Client {
             self.backoff_and_refresh(tries).await;
             pending = retry;
         }
-        Ok(order.iter().filter_map(|tp| done.remove(tp)).collect())
+        Ok(done.into_iter().flatten().collect())
     }
 
     /// One ListOffsets request to `leader`.
