@@ -1027,6 +1027,28 @@ async fn an_election_refused_for_every_partition_is_refused_and_recorded_500_and
 ) {
     let bed = bed().await;
     let (topic, parts) = bed.topic();
+    // Partitions the cluster does not have are the caller's mistake: 404, nothing recorded; a
+    // name Kafka would refuse is a 400 before anything is sent.
+    let (status, body) = bed
+        .post(
+            "/api/v1/preferred-leader-election",
+            json!({ "partitions": [{ "topic": "no-such-topic", "partition": 0 }] }),
+        )
+        .await;
+    assert_eq!(status, 404, "{body}");
+    for bad in [
+        json!({ "topic": "", "partition": 0 }),
+        json!({ "topic": topic, "partition": -1 }),
+    ] {
+        let (status, body) = bed
+            .post(
+                "/api/v1/preferred-leader-election",
+                json!({ "partitions": [bad] }),
+            )
+            .await;
+        assert_eq!(status, 400, "{body}");
+    }
+    assert_eq!(bed.audit_count(), 0, "{:?}", bed.audit());
     let (partition, replicas) = parts[0].clone();
     let first = replicas[0];
     bed.sim.stop_broker(first).await.expect("stop broker");

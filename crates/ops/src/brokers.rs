@@ -541,6 +541,16 @@ async fn elect_cluster_of(
             "partitions must not be empty when given",
         ));
     }
+    // Each named partition by Kafka's own rules, before anything is sent.
+    for tp in tps.iter().flatten() {
+        crate::reassignments::check_topic(&tp.topic)?;
+        if tp.partition < 0 {
+            return Err(OpError::bad_input(
+                "invalid election",
+                format!("partition must be 0 or more, got {}", tp.partition),
+            ));
+        }
+    }
     elect(state, actor, tps, "cluster".to_string()).await
 }
 
@@ -676,13 +686,23 @@ async fn elect(
                     refused.join(", "),
                     if failed > 10 { ", …" } else { "" }
                 );
+                let all_are = |names: &[&str]| {
+                    results
+                        .iter()
+                        .filter_map(|r| r.error.as_ref())
+                        .all(|e| names.contains(&e.name))
+                };
+                // Partitions that do not exist: the caller's request, refused as asked; nothing
+                // was changed and nothing is recorded (the intent is withdrawn).
+                if all_are(&["UNKNOWN_TOPIC_OR_PARTITION", "INVALID_TOPIC_EXCEPTION"]) {
+                    return Err(NotDone::Refused(OpError::not_found(
+                        "unknown topic or partition",
+                        details,
+                    )));
+                }
                 // A preferred leader down or out of sync is the cluster's state, not a fault.
-                let state_refusal = results.iter().filter_map(|r| r.error.as_ref()).all(|e| {
-                    matches!(
-                        e.name,
-                        "PREFERRED_LEADER_NOT_AVAILABLE" | "ELIGIBLE_LEADERS_NOT_AVAILABLE"
-                    )
-                });
+                let state_refusal =
+                    all_are(&["PREFERRED_LEADER_NOT_AVAILABLE", "ELIGIBLE_LEADERS_NOT_AVAILABLE"]);
                 let error = if state_refusal {
                     OpError::conflict("no leader was elected", details.clone())
                 } else {

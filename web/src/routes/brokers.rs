@@ -125,7 +125,10 @@ async fn logdirs_move(
     request_body(content = Option<ClusterElection>, description = "Optional"),
     responses(
         (status = 200, description = "Every partition's outcome", body = ref("Election")),
-        (status = 409, description = "The mutation slot is held"),
+        (status = 400, description = "A named partition breaks Kafka's naming rules"),
+        (status = 404, description = "Every named partition is unknown to the cluster"),
+        (status = 409, description = "The mutation slot is held, or the cluster refused every partition because its preferred leader is down or out of sync (`no leader was elected`)"),
+        (status = 502, description = "The cluster refused every partition for another reason (`no leader was elected`)"),
         (status = 503, description = "The cluster could not be read"),
     )
 )]
@@ -151,8 +154,9 @@ async fn elect_cluster(
     responses(
         (status = 200, description = "Every partition's outcome", body = ref("Election")),
         (status = 400, description = "The body names another topic"),
-        (status = 404, description = "Unknown topic"),
-        (status = 409, description = "The mutation slot is held"),
+        (status = 404, description = "Unknown topic, or every named partition is unknown"),
+        (status = 409, description = "The mutation slot is held, or the cluster refused every partition because its preferred leader is down or out of sync (`no leader was elected`)"),
+        (status = 502, description = "The cluster refused every partition for another reason (`no leader was elected`)"),
         (status = 503, description = "The cluster could not be read"),
     )
 )]
