@@ -480,7 +480,9 @@ pub async fn move_broker_logdirs(
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PartitionRef {
+    #[schema(schema_with = crate::schema::topic_name)]
     pub topic: String,
+    #[schema(minimum = 0)]
     pub partition: i32,
 }
 

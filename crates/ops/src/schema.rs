@@ -72,3 +72,8 @@ pub fn instant_schema(empty: bool) -> utoipa::openapi::Object {
     };
     string_pattern(&pattern)
 }
+
+/// A topic name by Kafka's rules (`crate::names::topic`).
+pub fn topic_name() -> utoipa::openapi::Object {
+    string_pattern(crate::names::TOPIC_PATTERN)
+}
