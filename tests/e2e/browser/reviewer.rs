@@ -116,6 +116,22 @@ fn a_reviewer_reads_the_proposal_past_two_readings_applies_it_cancels_midway_and
         .api("/api/v1/audit-log?action=reassignments.apply")
         .expect("audit events");
     let event = events["events"][0]["id"].as_i64().expect("event id");
+    // A cancelled in-flight move is put back in its original replica order a moment after the
+    // operation reads Cancelled (the executor's restore); until then the revert rightly names it
+    // as changed since the audited change. Wait for the restore, as an operator would.
+    wait_for(
+        Duration::from_secs(60),
+        "the cancelled moves restored",
+        || {
+            let preview: Value = reqwest::blocking::Client::new()
+                .post(demo.url("/api/v1/audit-log/revert/preview"))
+                .json(&serde_json::json!({"eventId": event}))
+                .send()
+                .and_then(|r| r.json())
+                .ok()?;
+            (preview["data"]["canRevert"] == true).then_some(())
+        },
+    );
     b.goto(&demo.url(&format!("/ui/audit/{event}")));
     let text = b.text();
     assert!(text.contains("Can be reverted now"), "{text}");
