@@ -149,17 +149,7 @@ pub fn detail_json(snapshot: &Snapshot, plan: &Plan) -> String {
         if loads.len() <= i {
             loads.resize(i + 1, [0.0; 7]);
         }
-        let v = &mut loads[i];
-        if led {
-            v[0] += 1.0;
-            v[3] += p.producer_msg_rate;
-            v[4] += p.producer_byte_rate;
-            v[5] += p.consumer_msg_rate;
-            v[6] += p.consumer_byte_rate;
-        } else {
-            v[1] += 1.0;
-        }
-        v[2] += p.size_bytes as f64;
+        ballast_balancer::whatif::add_replica_load(&mut loads[i], p, led);
     };
     for p in &snapshot.partitions {
         for r in &p.replicas {

@@ -1332,22 +1332,26 @@ pub fn broker_loads(snapshot: &Snapshot) -> BTreeMap<BrokerId, [f64; 7]> {
     let mut loads: BTreeMap<BrokerId, [f64; 7]> =
         snapshot.brokers.iter().map(|b| (b.id, [0.0; 7])).collect();
     for p in &snapshot.partitions {
-        let size = p.size_bytes as f64;
         for r in &p.replicas {
-            let v = loads.entry(*r).or_insert([0.0; 7]);
-            if p.leader == Some(*r) {
-                v[0] += 1.0;
-                v[3] += p.producer_msg_rate;
-                v[4] += p.producer_byte_rate;
-                v[5] += p.consumer_msg_rate;
-                v[6] += p.consumer_byte_rate;
-            } else {
-                v[1] += 1.0;
-            }
-            v[2] += size;
+            add_replica_load(loads.entry(*r).or_insert([0.0; 7]), p, p.leader == Some(*r));
         }
     }
     loads
+}
+
+/// What one replica of `p` adds to its broker's seven loads (indexed like [`Load::ALL`]): a
+/// leader its partition count and every rate, a follower its follower count; both the size.
+pub fn add_replica_load(v: &mut [f64; 7], p: &SnapshotPartition, led: bool) {
+    if led {
+        v[0] += 1.0;
+        v[3] += p.producer_msg_rate;
+        v[4] += p.producer_byte_rate;
+        v[5] += p.consumer_msg_rate;
+        v[6] += p.consumer_byte_rate;
+    } else {
+        v[1] += 1.0;
+    }
+    v[2] += p.size_bytes as f64;
 }
 
 /// Fair share of every load as the planner computes it: the cluster's total (every broker,
