@@ -26,6 +26,7 @@ use serde_json::{json, Value};
 use crate::audit::Actor;
 use crate::audit::HttpActor;
 use crate::auth::hex;
+pub use crate::auth::is_agent_channel;
 pub use crate::auth::sha256_hex;
 use crate::extract::{OptionalJson, Path};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
@@ -34,7 +35,7 @@ pub use ballast_ops::rolls::{
     upgrade_agent, StartBody, TargetBuild,
 };
 
-/// The documented operations of this module (`crate::openapi`).
+/// The documented operations of this module (the OpenAPI document).
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(
     heartbeat,
@@ -63,19 +64,6 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/api/v1/rolling-restarts/{id}/pause", post(pause_roll))
         .route("/api/v1/rolling-restarts/{id}/resume", post(resume_roll))
         .route("/api/v1/rolling-restarts/{id}/abort", post(abort_roll))
-}
-
-/// Paths of the agent channel: authenticated by the agent token, never by a user credential.
-/// Exactly the three routes (a route added under the prefix later is not opened by accident).
-pub fn is_agent_channel(path: &str) -> bool {
-    match path.strip_prefix("/api/v1/agent/") {
-        Some("heartbeat") | Some("binary") => true,
-        Some(rest) => rest
-            .strip_prefix("commands/")
-            .and_then(|r| r.strip_suffix("/result"))
-            .is_some_and(|id| !id.is_empty() && !id.contains('/')),
-        None => false,
-    }
 }
 
 // ------------------------------------------------------------------------------ the build
@@ -711,18 +699,5 @@ mod tests {
         assert_ne!(a, broker_token("another-secret-of-at-least-32-chars!", 3));
         assert_eq!(token_broker("bat_3_short"), None);
         assert_eq!(token_broker("pat_abc"), None);
-    }
-
-    #[test]
-    fn only_the_agent_paths_are_the_agent_channel() {
-        assert!(is_agent_channel("/api/v1/agent/heartbeat"));
-        assert!(is_agent_channel("/api/v1/agent/binary"));
-        assert!(is_agent_channel("/api/v1/agent/commands/7/result"));
-        assert!(!is_agent_channel("/api/v1/agent/commands/7/other"));
-        assert!(!is_agent_channel("/api/v1/agent/commands/7/x/result"));
-        assert!(!is_agent_channel("/api/v1/agent/anything-else"));
-        assert!(!is_agent_channel("/api/v1/agent/../tokens"));
-        assert!(!is_agent_channel("/api/v1/agents"));
-        assert!(!is_agent_channel("/api/v1/agents/1/upgrade"));
     }
 }

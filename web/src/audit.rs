@@ -20,12 +20,8 @@ use tracing::{error, warn};
 
 use crate::{ApiError, AppState};
 
-/// The header naming the acting user when authentication is off (ignored when it is on).
-pub const USER_HEADER: &str = "x-ballast-user";
-/// The user of a request that names none.
-pub const ANONYMOUS: &str = crate::auth::ANONYMOUS;
-/// The longest user name accepted from [`USER_HEADER`].
-const MAX_USER_LEN: usize = 200;
+pub use crate::auth::ANONYMOUS;
+use crate::auth::{parse_user, USER_HEADER};
 
 /// The `error_type` values of `ballast_audit_events_failure_total`.
 pub const FAILURE_TYPES: [&str; 3] = ["busy", "pool", "dropped"];
@@ -63,26 +59,6 @@ impl<S: Send + Sync> FromRequestParts<S> for HttpActor {
             requested_by: None,
         }))
     }
-}
-
-pub(crate) fn parse_user(raw: Option<&str>) -> Result<String, ApiError> {
-    let invalid =
-        |why: &str| ApiError::bad_request("invalid header", format!("{USER_HEADER}: {why}"));
-    let user = raw
-        .ok_or_else(|| invalid("must be visible ASCII text"))?
-        .trim();
-    if user.is_empty() {
-        return Err(invalid(
-            "must not be empty (leave the header out for anonymous)",
-        ));
-    }
-    if user.len() > MAX_USER_LEN {
-        return Err(invalid(&format!("longer than {MAX_USER_LEN} characters")));
-    }
-    if user.chars().any(char::is_control) {
-        return Err(invalid("must not contain control characters"));
-    }
-    Ok(user.to_string())
 }
 
 /// An event by `identity` with `method`, for handlers outside the usual request shape (the

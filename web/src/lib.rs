@@ -37,6 +37,8 @@ pub mod probes;
 mod routes;
 /// The `/ui` dashboard: server-rendered pages over the API, called in-process.
 mod ui;
+/// Percent-encoding and the same-origin rule of cookie mutations.
+pub mod url;
 
 use std::sync::Arc;
 
@@ -164,10 +166,22 @@ impl AppState {
     }
 }
 
+/// Every route of the HTTP API: the operations' modules (`routes`) and the doors and pages beside
+/// them (licence, login and tokens, chat, agents, the OpenAPI document). The dashboard calls these
+/// in-process (`ui::api`); `router` adds the dashboard, MCP and the layers.
+pub(crate) fn api_routes() -> Router<AppState> {
+    routes::routes()
+        .merge(license::routes())
+        .merge(auth::routes::routes())
+        .merge(chat::routes())
+        .merge(agents::routes())
+        .merge(openapi::routes())
+}
+
 /// The whole HTTP surface. Layers, outermost first: request log and metrics, authentication
 /// (credentials to an identity, 401), authorization (scope, 403), the license gate (403).
 pub fn router(state: AppState) -> Router {
-    routes::routes()
+    api_routes()
         .merge(ui::routes())
         .route("/api/v1/mcp", {
             let mcp = mcp::service(state.clone());

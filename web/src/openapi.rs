@@ -6,7 +6,7 @@
 //!
 //! 1. Every handler carries `#[utoipa::path(...)]` (method, path, parameters, request body,
 //!    responses); each routes module lists its handlers in a `#[derive(OpenApi)] struct Api` next
-//!    to its `routes()`, and [`crate::routes::api`] merges them. Query parameters come from the
+//!    to its `routes()`, and [`documented`] merges them. Query parameters come from the
 //!    query structs (`IntoParams`), request bodies from the body structs (`ToSchema`), so they
 //!    follow the code. Handlers that answer a `serde_json::Value` name a response schema of
 //!    [`schemas`] with `body = ref("Name")` (a bare name is completed to
@@ -22,10 +22,6 @@
 //! The document is built once per process and served from memory.
 
 mod schemas;
-
-pub(crate) use ballast_ops::schema::{
-    instant_schema, string_enum, string_enum_or_null, string_pattern,
-};
 
 use std::sync::OnceLock;
 
@@ -125,6 +121,31 @@ struct Base;
 #[allow(dead_code)]
 fn license_status() {}
 
+/// Every documented operation: each module's `Api` (listed next to its `routes()`), merged. The
+/// description is built from this; `web/tests/openapi.rs` checks it against what the router
+/// serves.
+pub(crate) fn documented() -> utoipa::openapi::OpenApi {
+    use utoipa::OpenApi;
+    let mut api = crate::routes::system::Api::openapi();
+    for part in [
+        crate::routes::observed::Api::openapi(),
+        crate::routes::live::Api::openapi(),
+        crate::routes::proposals::Api::openapi(),
+        crate::routes::reassignments::Api::openapi(),
+        crate::routes::brokers::Api::openapi(),
+        crate::routes::simulation::Api::openapi(),
+        crate::routes::manage::Api::openapi(),
+        crate::routes::audit::Api::openapi(),
+        crate::auth::routes::Api::openapi(),
+        crate::mcp::Api::openapi(),
+        crate::chat::Api::openapi(),
+        crate::agents::Api::openapi(),
+    ] {
+        api.merge(part);
+    }
+    api
+}
+
 /// The description as JSON, built once per process.
 pub fn document() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
@@ -133,7 +154,7 @@ pub fn document() -> &'static Value {
 
 fn build() -> Value {
     let mut api = Base::openapi();
-    api.merge(crate::routes::api());
+    api.merge(documented());
     api.info.version = crate::VERSION.to_string();
     // Serialising the crate's own model types cannot fail; should it, the document says so.
     let mut doc = serde_json::to_value(&api).unwrap_or_else(

@@ -9,11 +9,11 @@
 //!   of an OIDC login (looked up by its SHA-256). Nothing else is accepted. Without credentials a
 //!   request gets 401 in the error envelope, and a page (`/ui`, `/docs`) a redirect to the login
 //!   page; only [`is_open`] paths pass without. Cookie-authenticated mutations must come from this
-//!   origin ([`crate::ui::same_origin`]).
+//!   origin ([`crate::url::same_origin`]).
 //! - [`authorize`] (also in the dashboard's in-process API): the scope the route needs
 //!   ([`required_scope`]) against the identity's; token management needs a login session.
 //!
-//! Handlers learn who acts through [`crate::audit::Actor`], which reads the [`Identity`].
+//! Handlers learn who acts through the audit log's actor (`crate::audit`), which reads the [`Identity`].
 
 pub mod claims;
 pub mod oidc;
@@ -147,6 +147,44 @@ pub fn owner_key(provider: &str, subject: &str) -> String {
     format!("{provider}:{subject}")
 }
 
+/// The header naming the acting user when authentication is off (ignored when it is on).
+pub const USER_HEADER: &str = "x-ballast-user";
+/// The longest user name accepted from [`USER_HEADER`].
+const MAX_USER_LEN: usize = 200;
+
+pub(crate) fn parse_user(raw: Option<&str>) -> Result<String, ApiError> {
+    let invalid =
+        |why: &str| ApiError::bad_request("invalid header", format!("{USER_HEADER}: {why}"));
+    let user = raw
+        .ok_or_else(|| invalid("must be visible ASCII text"))?
+        .trim();
+    if user.is_empty() {
+        return Err(invalid(
+            "must not be empty (leave the header out for anonymous)",
+        ));
+    }
+    if user.len() > MAX_USER_LEN {
+        return Err(invalid(&format!("longer than {MAX_USER_LEN} characters")));
+    }
+    if user.chars().any(char::is_control) {
+        return Err(invalid("must not contain control characters"));
+    }
+    Ok(user.to_string())
+}
+
+/// Paths of the agent channel: authenticated by the agent token, never by a user credential.
+/// Exactly the three routes (a route added under the prefix later is not opened by accident).
+pub fn is_agent_channel(path: &str) -> bool {
+    match path.strip_prefix("/api/v1/agent/") {
+        Some("heartbeat") | Some("binary") => true,
+        Some(rest) => rest
+            .strip_prefix("commands/")
+            .and_then(|r| r.strip_suffix("/result"))
+            .is_some_and(|id| !id.is_empty() && !id.contains('/')),
+        None => false,
+    }
+}
+
 // ------------------------------------------------------------------------------ secrets
 
 /// The web process's authentication state: the OIDC providers and the token key.
@@ -244,7 +282,7 @@ pub fn required_scope(method: &Method, path: &str) -> Scope {
         || path.starts_with("/api/v1/auth/")
         || needs_session(path)
         || PER_TOOL_SCOPE.contains(&path)
-        || crate::agents::is_agent_channel(path)
+        || is_agent_channel(path)
         || (*method == Method::POST && READ_ONLY_POSTS.contains(&path));
     if reads {
         Scope::Read
@@ -367,9 +405,9 @@ pub async fn identify(state: &AppState, headers: &HeaderMap) -> Result<Option<Id
 
 /// The request's identity when authentication is off: `X-Ballast-User` or `anonymous`.
 fn open_identity(headers: &HeaderMap) -> Result<Identity, ApiError> {
-    let user = match headers.get(crate::audit::USER_HEADER) {
+    let user = match headers.get(USER_HEADER) {
         None => ANONYMOUS.to_string(),
-        Some(raw) => crate::audit::parse_user(raw.to_str().ok())?,
+        Some(raw) => parse_user(raw.to_str().ok())?,
     };
     Ok(Identity::open(user))
 }
@@ -378,7 +416,7 @@ fn open_identity(headers: &HeaderMap) -> Result<Identity, ApiError> {
 pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     // The agent channel is authenticated by the agent token in its handlers, never by a user
     // credential (docs/rolling-restarts.md).
-    if crate::agents::is_agent_channel(req.uri().path()) {
+    if is_agent_channel(req.uri().path()) {
         return next.run(req).await;
     }
     let auth = &state.config.auth;
@@ -402,7 +440,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             if cookie_based
                 && unsafe_method
                 && !is_page(&path)
-                && !crate::ui::same_origin(state.config.auth.public_url.as_deref(), req.headers())
+                && !crate::url::same_origin(state.config.auth.public_url.as_deref(), req.headers())
             {
                 return ApiError::new(
                     StatusCode::FORBIDDEN,
@@ -452,7 +490,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
 pub async fn authorize(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let enabled = state.config.auth.enabled();
     let path = req.uri().path().to_string();
-    if crate::agents::is_agent_channel(&path) {
+    if is_agent_channel(&path) {
         return next.run(req).await;
     }
     let identity = match req.extensions().get::<Identity>() {
@@ -496,7 +534,7 @@ pub async fn authorize(State(state): State<AppState>, mut req: Request, next: Ne
 
 /// Percent-encodes everything but unreserved characters (a query parameter value).
 pub fn encode_component(s: &str) -> String {
-    crate::ui::enc(s)
+    crate::url::enc(s)
 }
 
 /// A local path to return to after a login: must start with one `/` (no scheme, no
@@ -523,6 +561,19 @@ pub fn runtime(config: &ballast_config::Config) -> Arc<AuthRuntime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_agent_paths_are_the_agent_channel() {
+        assert!(is_agent_channel("/api/v1/agent/heartbeat"));
+        assert!(is_agent_channel("/api/v1/agent/binary"));
+        assert!(is_agent_channel("/api/v1/agent/commands/7/result"));
+        assert!(!is_agent_channel("/api/v1/agent/commands/7/other"));
+        assert!(!is_agent_channel("/api/v1/agent/commands/7/x/result"));
+        assert!(!is_agent_channel("/api/v1/agent/anything-else"));
+        assert!(!is_agent_channel("/api/v1/agent/../tokens"));
+        assert!(!is_agent_channel("/api/v1/agents"));
+        assert!(!is_agent_channel("/api/v1/agents/1/upgrade"));
+    }
 
     #[test]
     fn reads_need_read_and_every_other_method_needs_write() {

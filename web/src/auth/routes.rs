@@ -507,7 +507,7 @@ pub(crate) async fn end_session(
     headers: &HeaderMap,
     ext: Option<Identity>,
 ) -> Result<(bool, Option<String>), ApiError> {
-    if !crate::ui::same_origin(state.config.auth.public_url.as_deref(), headers) {
+    if !crate::url::same_origin(state.config.auth.public_url.as_deref(), headers) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "cross-site request refused",
@@ -558,7 +558,7 @@ async fn refresh(
     headers: HeaderMap,
     ext: Option<Extension<Identity>>,
 ) -> ApiResult<Value> {
-    if !crate::ui::same_origin(state.config.auth.public_url.as_deref(), &headers) {
+    if !crate::url::same_origin(state.config.auth.public_url.as_deref(), &headers) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "cross-site request refused",

@@ -11,10 +11,10 @@ pub(crate) use ballast_ops::audit::*;
 use crate::extract::Query;
 use crate::{ApiOk, ApiResult, AppState};
 
-/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+/// The operations of this module, as `routes()` serves them (the OpenAPI document).
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(list, revert::preview, revert::revert))]
-pub(super) struct Api;
+pub(crate) struct Api;
 
 pub fn routes() -> Router<AppState> {
     Router::new()

@@ -12,10 +12,10 @@ use crate::audit::HttpActor;
 use crate::extract::{OptionalJson, Path, Query};
 use crate::{ApiOk, ApiResult, AppState};
 
-/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+/// The operations of this module, as `routes()` serves them (the OpenAPI document).
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(enter, exit, logdirs_move, elect_cluster, elect_topic))]
-pub(super) struct Api;
+pub(crate) struct Api;
 
 pub fn routes() -> Router<AppState> {
     Router::new()

@@ -19,7 +19,7 @@ use ballast_kafka::Error as KafkaError;
 
 use crate::{ApiError, AppState};
 
-/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+/// The operations of this module, as `routes()` serves them (the OpenAPI document).
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(
     configs::topic_config,
@@ -44,7 +44,7 @@ use crate::{ApiError, AppState};
     messages::single,
     messages::watermarks
 ))]
-pub(super) struct Api;
+pub(crate) struct Api;
 
 pub fn routes() -> Router<AppState> {
     Router::new()

@@ -25,7 +25,7 @@ use ballast_kafka::Error as KafkaError;
 
 use crate::{ApiError, AppState};
 
-/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+/// The operations of this module, as `routes()` serves them (the OpenAPI document).
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(
     configs::update,
@@ -49,7 +49,7 @@ use crate::{ApiError, AppState};
     acls::delete,
     cluster::refresh_metadata
 ))]
-pub(super) struct Api;
+pub(crate) struct Api;
 
 pub fn routes() -> Router<AppState> {
     Router::new()

@@ -16,31 +16,7 @@ use axum::Router;
 
 use crate::{ApiError, AppState};
 
-/// Every documented operation: each module's `Api` (listed next to its `routes()`), merged. The
-/// description is built from this (`crate::openapi`); `web/tests/openapi.rs` checks it against
-/// what the router serves.
-pub(crate) fn api() -> utoipa::openapi::OpenApi {
-    use utoipa::OpenApi;
-    let mut api = system::Api::openapi();
-    for part in [
-        observed::Api::openapi(),
-        live::Api::openapi(),
-        proposals::Api::openapi(),
-        reassignments::Api::openapi(),
-        brokers::Api::openapi(),
-        simulation::Api::openapi(),
-        manage::Api::openapi(),
-        audit::Api::openapi(),
-        crate::auth::routes::Api::openapi(),
-        crate::mcp::Api::openapi(),
-        crate::chat::Api::openapi(),
-        crate::agents::Api::openapi(),
-    ] {
-        api.merge(part);
-    }
-    api
-}
-
+/// The routes of this folder's modules (the whole API is `crate::api_routes`).
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/health", get(system::health))
@@ -61,13 +37,8 @@ pub fn routes() -> Router<AppState> {
         .merge(reassignments::routes())
         .merge(brokers::routes())
         .merge(simulation::routes())
-        .merge(crate::license::routes())
         .merge(manage::routes())
         .merge(audit::routes())
-        .merge(crate::auth::routes::routes())
-        .merge(crate::chat::routes())
-        .merge(crate::agents::routes())
-        .merge(crate::openapi::routes())
 }
 
 pub async fn not_found(method: Method, uri: Uri) -> ApiError {

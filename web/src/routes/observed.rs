@@ -27,7 +27,7 @@ use serde::Serialize;
 use crate::observed_view as view;
 use crate::{ApiError, AppState};
 
-/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+/// The operations of this module, as `routes()` serves them (the OpenAPI document).
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(
     cluster::cluster,
@@ -46,7 +46,7 @@ use crate::{ApiError, AppState};
     activity::topics,
     activity::brokers
 ))]
-pub(super) struct Api;
+pub(crate) struct Api;
 
 pub fn routes() -> Router<AppState> {
     Router::new()

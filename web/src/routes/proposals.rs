@@ -18,10 +18,10 @@ use crate::audit::HttpActor;
 use crate::extract::{Path, Query};
 use crate::{ApiError, ApiOk, ApiResult, AppState};
 
-/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+/// The operations of this module, as `routes()` serves them (the OpenAPI document).
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(list, current, generate, one, moves, delete))]
-pub(super) struct Api;
+pub(crate) struct Api;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -140,7 +140,7 @@ pub(crate) struct MovesParams {
 }
 
 fn sort_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum(proposal_view::MOVE_SORTS)
+    ballast_ops::schema::string_enum(proposal_view::MOVE_SORTS)
 }
 
 #[utoipa::path(

@@ -12,7 +12,7 @@ use crate::audit::HttpActor;
 use crate::extract::{Json, OptionalJson, Path, Query};
 use crate::{ApiOk, ApiResult, AppState};
 
-/// The operations of this module, as `routes()` serves them (`crate::openapi`).
+/// The operations of this module, as `routes()` serves them (the OpenAPI document).
 #[derive(utoipa::OpenApi)]
 #[openapi(paths(
     apply_current,
@@ -26,7 +26,7 @@ use crate::{ApiOk, ApiResult, AppState};
     one,
     cancel
 ))]
-pub(super) struct Api;
+pub(crate) struct Api;
 
 pub fn routes() -> Router<AppState> {
     Router::new()

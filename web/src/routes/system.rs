@@ -19,7 +19,7 @@ use crate::{metrics, ApiError, ApiOk, ApiResult, AppState};
     metrics,
     self_healing_status
 ))]
-pub(super) struct Api;
+pub(crate) struct Api;
 
 /// Workers the supervisor runs; the health details list each.
 const WORKERS: [&str; 4] = ["observer", "executor", "healer", "web"];
@@ -160,7 +160,7 @@ pub struct NoticesQuery {
 }
 
 fn notices_format_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum(["json", "text"])
+    ballast_ops::schema::string_enum(["json", "text"])
 }
 
 #[utoipa::path(

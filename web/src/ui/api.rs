@@ -15,6 +15,7 @@ use serde_json::Value;
 use tower::ServiceExt;
 
 use crate::auth::Identity;
+use crate::url::enc;
 use crate::AppState;
 
 /// Largest API answer the dashboard reads (a whole-cluster `/partitions` of a big cluster fits).
@@ -23,7 +24,7 @@ const MAX_ANSWER: usize = 256 * 1024 * 1024;
 /// The API router as `crate::router` builds it, without the request log and HTTP metrics layer:
 /// the dashboard's own request is logged and measured once, its in-process calls are not.
 fn api_router(state: AppState) -> Router {
-    crate::routes::routes()
+    crate::api_routes()
         .fallback(crate::routes::not_found)
         .method_not_allowed_fallback(crate::routes::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
@@ -139,7 +140,7 @@ impl Api {
     pub fn new(state: &AppState, headers: &HeaderMap, identity: Option<Identity>) -> Api {
         Api {
             router: api_router(state.clone()),
-            user: headers.get(crate::audit::USER_HEADER).cloned(),
+            user: headers.get(crate::auth::USER_HEADER).cloned(),
             identity,
         }
     }
@@ -169,7 +170,7 @@ impl Api {
     pub async fn call(&self, method: Method, uri: &str, body: Option<&Value>) -> Answer {
         let mut builder = Request::builder().method(method).uri(uri);
         if let Some(user) = &self.user {
-            builder = builder.header(crate::audit::USER_HEADER, user.clone());
+            builder = builder.header(crate::auth::USER_HEADER, user.clone());
         }
         if let Some(identity) = &self.identity {
             builder = builder.extension(identity.clone());
@@ -217,20 +218,6 @@ impl Api {
     }
 }
 
-/// Percent-encodes one path segment or query value (everything but RFC 3986's unreserved
-/// characters), so a consumer group named `a/b?c` stays one segment.
-pub fn enc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// A query string from the pairs whose value is not empty (`?a=1&b=x`, or `""`).
 pub fn query(pairs: &[(&str, &str)]) -> String {
     let parts: Vec<String> = pairs
@@ -248,12 +235,6 @@ pub fn query(pairs: &[(&str, &str)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn enc_keeps_unreserved_and_escapes_the_rest() {
-        assert_eq!(enc("orders-1.v2_x~"), "orders-1.v2_x~");
-        assert_eq!(enc("a/b?c d#é"), "a%2Fb%3Fc%20d%23%C3%A9");
-    }
 
     #[test]
     fn query_leaves_out_empty_values() {

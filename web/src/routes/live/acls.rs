@@ -34,24 +34,24 @@ pub struct AclQuery {
 /// Schemas of a binding's fields (a concrete binding: no `Any`, no `Match`), from the names the
 /// parsers accept (`ballast_ops::acls`).
 pub(crate) fn binding_resource_type_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum(acls::RESOURCE_TYPES)
+    ballast_ops::schema::string_enum(acls::RESOURCE_TYPES)
 }
 
 pub(crate) fn binding_pattern_type_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum_or_null(acls::PATTERN_TYPES)
+    ballast_ops::schema::string_enum_or_null(acls::PATTERN_TYPES)
 }
 
 pub(crate) fn binding_operation_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum(acls::OPERATIONS)
+    ballast_ops::schema::string_enum(acls::OPERATIONS)
 }
 
 pub(crate) fn binding_permission_type_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum(acls::PERMISSIONS)
+    ballast_ops::schema::string_enum(acls::PERMISSIONS)
 }
 
 /// `<type>:<name>`, both non-empty.
 pub(crate) fn principal_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_pattern("^[^:]+:.")
+    ballast_ops::schema::string_pattern("^[^:]+:.")
 }
 
 /// A resource name or host: `ballast_ops::names::plain`.
@@ -77,7 +77,7 @@ pub(crate) fn host_schema() -> utoipa::openapi::Object {
 
 /// A filter: empty or absent matches every value.
 fn filter_enum(values: &[&'static str]) -> utoipa::openapi::Object {
-    crate::openapi::string_enum(std::iter::once("").chain(values.iter().copied()))
+    ballast_ops::schema::string_enum(std::iter::once("").chain(values.iter().copied()))
 }
 
 fn filter_resource_type() -> utoipa::openapi::Object {
@@ -98,7 +98,7 @@ fn filter_permission_type() -> utoipa::openapi::Object {
 
 /// Empty, or `<type>:<name>`.
 fn filter_principal() -> utoipa::openapi::Object {
-    crate::openapi::string_pattern("^$|^[^:]*:")
+    ballast_ops::schema::string_pattern("^$|^[^:]*:")
 }
 
 impl From<AclQuery> for ballast_ops::acls::Query {

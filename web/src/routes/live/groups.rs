@@ -187,7 +187,7 @@ pub struct LagQuery {
 }
 
 fn lag_sort_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum(["", "lag", "partition"])
+    ballast_ops::schema::string_enum(["", "lag", "partition"])
 }
 
 // ---------------------------------------------------------------------------------------------

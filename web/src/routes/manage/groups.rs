@@ -14,7 +14,7 @@ use crate::extract::{Json, Path};
 use crate::{ApiOk, ApiResult, AppState};
 
 fn strategy_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum(["earliest", "latest", "timestamp", "shift", "offsets"])
+    ballast_ops::schema::string_enum(["earliest", "latest", "timestamp", "shift", "offsets"])
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]

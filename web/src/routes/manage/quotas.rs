@@ -29,7 +29,7 @@ fn values_schema() -> utoipa::openapi::Object {
     use utoipa::openapi::{ObjectBuilder, Type};
     ObjectBuilder::new()
         .schema_type(Type::Object)
-        .property_names(Some(crate::openapi::string_enum(
+        .property_names(Some(ballast_ops::schema::string_enum(
             CLIENT_KEYS.iter().copied(),
         )))
         .additional_properties(Some(

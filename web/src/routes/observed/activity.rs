@@ -41,11 +41,11 @@ pub struct ActivityQuery {
 }
 
 fn sort_by_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum(std::iter::once("").chain(SORT_KEYS.iter().map(|(k, _)| *k)))
+    ballast_ops::schema::string_enum(std::iter::once("").chain(SORT_KEYS.iter().map(|(k, _)| *k)))
 }
 
 fn aggregate_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum(["", "topic"])
+    ballast_ops::schema::string_enum(["", "topic"])
 }
 
 /// What a list can be sorted by (largest first).

@@ -1066,7 +1066,7 @@ pub const PARTITIONS_MAX_LIMIT: usize = 100_000;
 fn fields_schema() -> utoipa::openapi::Object {
     let names: Vec<&str> = FIELDS.iter().map(|(n, _)| *n).collect();
     let one = format!("(\\s*({})\\s*)?", names.join("|"));
-    crate::openapi::string_pattern(&format!("^{one}(,{one})*$"))
+    ballast_ops::schema::string_pattern(&format!("^{one}(,{one})*$"))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]

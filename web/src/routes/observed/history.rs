@@ -36,11 +36,11 @@ pub struct HistoryQuery {
 }
 
 fn instant() -> utoipa::openapi::Object {
-    crate::openapi::instant_schema(false)
+    ballast_ops::schema::instant_schema(false)
 }
 
 fn load_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum(Load::ALL.iter().map(|l| l.name()))
+    ballast_ops::schema::string_enum(Load::ALL.iter().map(|l| l.name()))
 }
 
 fn parse_time(name: &str, v: &str) -> Result<i64, ApiError> {

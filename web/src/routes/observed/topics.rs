@@ -37,7 +37,7 @@ pub(crate) struct SearchBody {
 }
 
 fn match_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum_or_null(["contains", "prefix", "exact", "glob"])
+    ballast_ops::schema::string_enum_or_null(["contains", "prefix", "exact", "glob"])
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -429,7 +429,7 @@ pub fn recommendations(v: &View) -> Vec<Recommendation> {
 }
 
 fn priority_schema() -> utoipa::openapi::Object {
-    crate::openapi::string_enum(["", "High", "Medium", "Low"])
+    ballast_ops::schema::string_enum(["", "High", "Medium", "Low"])
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]

@@ -8,12 +8,13 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::{json, Value};
 
-use crate::ui::api::{enc, query};
+use crate::ui::api::query;
 use crate::ui::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
     Table,
 };
 use crate::ui::{fmt, human};
+use crate::url::enc;
 
 const PAGE: u64 = 50;
 

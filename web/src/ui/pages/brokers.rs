@@ -11,13 +11,14 @@ use axum::response::Response;
 use serde_json::{json, Value};
 
 use super::state_class;
-use crate::ui::api::{enc, query};
+use crate::ui::api::query;
 use crate::ui::fmt::{self, LOADS};
 use crate::ui::svg::{self, Series};
 use crate::ui::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
     Table,
 };
+use crate::url::enc;
 
 /// The time ranges offered for load history: name, label, milliseconds.
 const RANGES: [(&str, &str, i64); 5] = [

@@ -9,11 +9,12 @@ use axum::response::Response;
 use serde_json::{json, Value};
 
 use super::state_class;
-use crate::ui::api::{enc, query};
+use crate::ui::api::query;
 use crate::ui::fmt;
 use crate::ui::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Table,
 };
+use crate::url::enc;
 
 const STRATEGIES: [(&str, &str); 4] = [
     ("earliest", "earliest offset"),

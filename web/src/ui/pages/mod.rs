@@ -183,7 +183,7 @@ pub fn fair_share_table(p: &Value, threshold: f64, after: bool) -> Table {
         let id = fmt::text(&share["brokerId"]);
         let state = fmt::s(share, "state");
         let mut row = vec![
-            Cell::t(format!("broker {id}")).link(format!("/ui/brokers/{}", super::api::enc(&id))),
+            Cell::t(format!("broker {id}")).link(format!("/ui/brokers/{}", crate::url::enc(&id))),
             Cell::t(fmt::s(share, "rack")),
             Cell::t(state.clone()).class(state_class(&state)),
         ];

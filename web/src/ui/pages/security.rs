@@ -8,11 +8,12 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::{json, Value};
 
-use crate::ui::api::{enc, query};
+use crate::ui::api::query;
 use crate::ui::fmt;
 use crate::ui::{
     cross_site, query_form, redirect, render, Cell, Ctx, Flash, Form, Layout, Notice, Table,
 };
+use crate::url::enc;
 
 use ballast_ops::acls::{OPERATIONS, PATTERN_TYPES, PERMISSIONS, RESOURCE_TYPES};
 

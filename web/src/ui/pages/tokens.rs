@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 
 use crate::auth::Identity;
 use crate::extract::Path;
-use crate::ui::api::enc;
 use crate::ui::fmt;
 use crate::ui::{cross_site, redirect, render, Cell, Ctx, Flash, Form, Layout, Table};
+use crate::url::enc;
 use crate::AppState;
 
 /// The value of a token just made, shown once.

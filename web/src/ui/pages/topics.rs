@@ -9,12 +9,13 @@ use axum::response::Response;
 use serde_json::{json, Value};
 
 use super::state_class;
-use crate::ui::api::{enc, query};
+use crate::ui::api::query;
 use crate::ui::fmt;
 use crate::ui::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
     Table,
 };
+use crate::url::enc;
 
 const MATCHES: [&str; 4] = ["contains", "prefix", "exact", "glob"];
 const PAGE: u64 = 200;
