@@ -137,36 +137,6 @@ pub fn clock(unix_ms: i64, span_ms: i64) -> String {
 
 // ----------------------------------------------------------------------------- JSON readers
 
-/// The text of a JSON value: strings as they are, numbers and booleans printed, `null` as `—`,
-/// arrays of scalars comma-separated, records as names and values (`human::inline`).
-pub fn text(v: &Value) -> String {
-    match v {
-        Value::Null => UNKNOWN.to_string(),
-        Value::String(s) => s.clone(),
-        Value::Bool(b) => if *b { "yes" } else { "no" }.to_string(),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => i.to_string(),
-            None => n
-                .as_f64()
-                .map_or_else(|| n.to_string(), |f| format!("{f:.2}")),
-        },
-        Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
-            items.iter().map(text).collect::<Vec<_>>().join(", ")
-        }
-        // Records and lists of records in words, never as JSON.
-        other => super::human::inline("", other),
-    }
-}
-
-/// A string field, or `""`.
-pub fn s(v: &Value, key: &str) -> String {
-    match &v[key] {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => text(other),
-    }
-}
-
 /// A number field.
 pub fn f(v: &Value, key: &str) -> Option<f64> {
     v[key].as_f64()
@@ -185,14 +155,6 @@ pub fn b(v: &Value, key: &str) -> bool {
 /// The items of an array field (none when absent).
 pub fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v[key].as_array().map_or(&[], Vec::as_slice)
-}
-
-/// A list of broker ids as `1, 2, 3`.
-pub fn ids(v: &Value) -> String {
-    match v.as_array() {
-        Some(items) => items.iter().map(text).collect::<Vec<_>>().join(", "),
-        None => text(v),
-    }
 }
 
 /// An optional number with a formatter, `—` when absent.

@@ -248,6 +248,74 @@ fn table(key: &str, items: &[Value]) -> String {
     out
 }
 
+/// One line for an election's answer.
+pub fn election_message(d: &Value) -> String {
+    let mut msg = format!(
+        "Preferred leader election ({}): {} elected, {} not needed, {} failed",
+        s(d, "scope"),
+        text(&d["elected"]),
+        text(&d["notNeeded"]),
+        text(&d["failed"])
+    );
+    let failures: Vec<String> = fmt::arr(d, "results")
+        .iter()
+        .filter(|r| s(r, "outcome") == "failed")
+        .take(5)
+        .map(|r| {
+            format!(
+                "{}-{}: {}",
+                s(r, "topic"),
+                text(&r["partition"]),
+                s(r, "error")
+            )
+        })
+        .collect();
+    if !failures.is_empty() {
+        msg.push_str(&format!(" ({})", failures.join("; ")));
+    }
+    msg
+}
+
+// ----------------------------------------------------------------------------- JSON readers
+
+/// The text of a JSON value: strings as they are, numbers and booleans printed, `null` as `—`,
+/// arrays of scalars comma-separated, records as names and values ([`inline`]).
+pub fn text(v: &Value) -> String {
+    match v {
+        Value::Null => fmt::UNKNOWN.to_string(),
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => if *b { "yes" } else { "no" }.to_string(),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => i.to_string(),
+            None => n
+                .as_f64()
+                .map_or_else(|| n.to_string(), |f| format!("{f:.2}")),
+        },
+        Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
+            items.iter().map(text).collect::<Vec<_>>().join(", ")
+        }
+        // Records and lists of records in words, never as JSON.
+        other => inline("", other),
+    }
+}
+
+/// A string field, or `""`.
+pub fn s(v: &Value, key: &str) -> String {
+    match &v[key] {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => text(other),
+    }
+}
+
+/// A list of broker ids as `1, 2, 3`.
+pub fn ids(v: &Value) -> String {
+    match v.as_array() {
+        Some(items) => items.iter().map(text).collect::<Vec<_>>().join(", "),
+        None => text(v),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -222,7 +222,7 @@ impl Ctx {
     /// The frame for a page titled `title` under navigation entry `nav`.
     pub async fn layout(&self, title: impl Into<String>, nav: &str) -> Layout {
         let license_state = match self.api.get("/api/v1/license").await {
-            Ok(l) => fmt::s(&l, "state"),
+            Ok(l) => human::s(&l, "state"),
             Err(_) => "unknown".to_string(),
         };
         Layout {

@@ -5,6 +5,10 @@
 
 use std::fmt::Write;
 
+use serde_json::Value;
+
+use super::fmt;
+
 /// HTML/XML-escapes text for an element or an attribute value.
 pub fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -251,6 +255,36 @@ fn nice_ceiling(v: f64) -> f64 {
         }
     }
     10.0 * base
+}
+
+/// A chart with its caption and legend.
+pub struct Chart {
+    pub caption: String,
+    pub svg: String,
+    pub legend: Vec<(String, String)>,
+}
+
+/// The points of `load` in a history answer.
+pub fn points(history: &Value, load: &str) -> Vec<(i64, Option<f64>)> {
+    fmt::arr(history, "points")
+        .iter()
+        .filter_map(|p| Some((fmt::i(p, "atMs")?, p["values"][load].as_f64())))
+        .collect()
+}
+
+/// A chart of `load` over `series`, captioned, with its legend.
+pub fn chart(caption: &str, load: &str, series: &[Series]) -> Chart {
+    let load = load.to_string();
+    let format = move |v: f64| fmt::load_value(&load, Some(v));
+    Chart {
+        caption: caption.to_string(),
+        svg: line_chart(caption, series, &format),
+        legend: series
+            .iter()
+            .enumerate()
+            .map(|(n, s)| (legend_class(n), s.label.clone()))
+            .collect(),
+    }
 }
 
 #[cfg(test)]

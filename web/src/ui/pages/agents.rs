@@ -8,6 +8,7 @@ use axum::response::Response;
 use serde_json::{json, Value};
 
 use crate::ui::fmt;
+use crate::ui::human;
 use crate::ui::{
     cross_site, fact, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice, Table,
 };
@@ -60,25 +61,25 @@ pub async fn page(ctx: Ctx) -> Response {
     )
     .empty("No agent has reported. Run `ballast agent` on each broker host (docs/rolling-restarts.md).");
     for a in fmt::arr(&agents, "agents") {
-        let broker = fmt::text(&a["brokerId"]);
+        let broker = human::text(&a["brokerId"]);
         let disks: Vec<String> = fmt::arr(a, "disks")
             .iter()
             .map(
                 |d| match (d["availableBytes"].as_f64(), d["totalBytes"].as_f64()) {
                     (Some(free), Some(total)) => format!(
                         "{}: {} free of {}",
-                        fmt::s(d, "path"),
+                        human::s(d, "path"),
                         fmt::bytes(free),
                         fmt::bytes(total)
                     ),
-                    _ => format!("{}: {}", fmt::s(d, "path"), fmt::s(d, "error")),
+                    _ => format!("{}: {}", human::s(d, "path"), human::s(d, "error")),
                 },
             )
             .collect();
         let same = a["sameBuildAsService"] == Value::Bool(true);
         table.row(vec![
             Cell::t(broker.clone()).link(format!("/ui/brokers/{broker}")),
-            Cell::t(fmt::s(a, "nodeId")),
+            Cell::t(human::s(a, "nodeId")),
             if a["up"] == Value::Bool(true) {
                 Cell::t("up").class("ok")
             } else {
@@ -93,7 +94,7 @@ pub async fn page(ctx: Ctx) -> Response {
                 Some(false) => Cell::t("not running").class("bad"),
                 None => Cell::t("unknown"),
             },
-            Cell::t(fmt::s(a, "version"))
+            Cell::t(human::s(a, "version"))
                 .sub(if same {
                     "same build as the service"
                 } else {
@@ -124,21 +125,21 @@ pub async fn page(ctx: Ctx) -> Response {
     )
     .empty("No rolling restart yet.");
     for r in fmt::arr(&rolls, "rollingRestarts") {
-        let state = fmt::s(r, "state");
-        let brokers = fmt::text(&r["brokers"]);
+        let state = human::s(r, "state");
+        let brokers = human::text(&r["brokers"]);
         let done: Vec<String> = fmt::arr(&r["progress"], "brokersDone")
             .iter()
-            .map(|d| format!("{} {}", fmt::text(&d["brokerId"]), fmt::s(d, "outcome")))
+            .map(|d| format!("{} {}", human::text(&d["brokerId"]), human::s(d, "outcome")))
             .collect();
         if active.is_none() && ["running", "paused", "aborting"].contains(&state.as_str()) {
-            active = Some(fmt::s(r, "id"));
+            active = Some(human::s(r, "id"));
             facts = vec![
-                fact("Rolling restart", fmt::s(r, "id")),
+                fact("Rolling restart", human::s(r, "id")),
                 fact("State", state.clone()).class(if state == "running" { "ok" } else { "warn" }),
                 fact("Brokers (in order)", brokers.clone()),
-                fact("Current broker", fmt::text(&r["currentBroker"])),
-                fact("Phase", fmt::s(r, "phase")),
-                fact("Waiting for", fmt::s(&r["progress"], "waitingFor")),
+                fact("Current broker", human::text(&r["currentBroker"])),
+                fact("Phase", human::s(r, "phase")),
+                fact("Waiting for", human::s(&r["progress"], "waitingFor")),
                 fact("Done", done.join(", ")),
                 fact(
                     "Requested",
@@ -151,7 +152,7 @@ pub async fn page(ctx: Ctx) -> Response {
             ];
         }
         past.row(vec![
-            Cell::t(fmt::s(r, "id")).class("mono"),
+            Cell::t(human::s(r, "id")).class("mono"),
             Cell::t(state.clone()).class(match state.as_str() {
                 "completed" => "ok",
                 "failed" => "bad",
@@ -159,10 +160,10 @@ pub async fn page(ctx: Ctx) -> Response {
             }),
             Cell::t(brokers),
             Cell::t(done.join(", ")),
-            Cell::t(fmt::s(r, "userId")),
+            Cell::t(human::s(r, "userId")),
             Cell::t(when(&r["createdAtMs"])),
             Cell::t(when(&r["finishedAtMs"])),
-            Cell::t(fmt::s(r, "error")),
+            Cell::t(human::s(r, "error")),
         ]);
     }
     let mut commands = Table::new(
@@ -180,13 +181,13 @@ pub async fn page(ctx: Ctx) -> Response {
     .empty("No command yet.");
     for c in fmt::arr(&agents, "commands") {
         commands.row(vec![
-            Cell::t(fmt::text(&c["id"])),
-            Cell::t(fmt::text(&c["brokerId"])),
-            Cell::t(fmt::s(c, "kind")),
-            Cell::t(fmt::s(c, "state")),
-            Cell::t(fmt::s(c, "requestedBy")),
+            Cell::t(human::text(&c["id"])),
+            Cell::t(human::text(&c["brokerId"])),
+            Cell::t(human::s(c, "kind")),
+            Cell::t(human::s(c, "state")),
+            Cell::t(human::s(c, "requestedBy")),
             Cell::t(when(&c["createdAt"])),
-            Cell::t(fmt::s(c, "detail")),
+            Cell::t(human::s(c, "detail")),
         ]);
     }
     let mut layout = ctx.layout("Agents and rolling restarts", "agents").await;
@@ -237,8 +238,8 @@ pub async fn start(ctx: Ctx, headers: HeaderMap, body: axum::body::Bytes) -> Res
             "/ui/agents",
             &Flash::ok(format!(
                 "Rolling restart {} started: brokers {}",
-                fmt::s(&d, "id"),
-                fmt::text(&d["brokers"])
+                human::s(&d, "id"),
+                human::text(&d["brokers"])
             )),
         ),
         Err(p) => redirect("/ui/agents", &Flash::problem(&p)),

@@ -99,10 +99,10 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
     let mut status = StatusCode::OK;
     match &answer {
         Ok(d) => {
-            table.caption = format!("{} events, newest first", fmt::text(&d["total"]));
+            table.caption = format!("{} events, newest first", human::text(&d["total"]));
             for e in fmt::arr(d, "events") {
-                let id = fmt::text(&e["id"]);
-                let mut action = Cell::t(fmt::s(e, "action"));
+                let id = human::text(&e["id"]);
+                let mut action = Cell::t(human::s(e, "action"));
                 if fmt::b(e, "forced") {
                     action = action.sub("forced");
                 } else if fmt::b(e, "revertible") {
@@ -111,15 +111,15 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
                 let st = fmt::i(e, "status").unwrap_or(0);
                 table.row(vec![
                     Cell::n(id.clone()).link(format!("/ui/audit/{}", enc(&id))),
-                    Cell::t(fmt::time(&fmt::s(e, "at"))),
+                    Cell::t(fmt::time(&human::s(e, "at"))),
                     action,
-                    Cell::t(fmt::s(e, "userId")).sub(fmt::s(e, "method")),
+                    Cell::t(human::s(e, "userId")).sub(human::s(e, "method")),
                     Cell::n(st.to_string()).class(if (200..300).contains(&st) {
                         "ok"
                     } else {
                         "bad"
                     }),
-                    Cell::t(fmt::s(e, "target")).class("wrap"),
+                    Cell::t(human::s(e, "target")).class("wrap"),
                     Cell::t(fmt::clip(&human::inline("", &e["summary"]), 240)).class("wrap"),
                 ]);
             }
@@ -261,14 +261,14 @@ pub async fn revert(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>, body: 
         .await
     {
         Ok(d) => {
-            let execution = fmt::s(&d, "executionId");
-            let state = fmt::s(&d, "state");
+            let execution = human::s(&d, "executionId");
+            let state = human::s(&d, "state");
             let msg = format!(
                 "Revert of event {event} accepted ({state}): {} changes; recorded as event {}",
                 fmt::arr(&d, "changes").len(),
-                fmt::text(&d["auditEventId"])
+                human::text(&d["auditEventId"])
             );
-            let to = if fmt::s(&d, "kind") == "reassignment" && !execution.is_empty() {
+            let to = if human::s(&d, "kind") == "reassignment" && !execution.is_empty() {
                 format!("/ui/reassignments/{}", enc(&execution))
             } else {
                 back
@@ -282,7 +282,7 @@ pub async fn revert(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>, body: 
 fn preview(p: &Value) -> Preview {
     let can = fmt::b(p, "canRevert");
     let mut facts = vec![
-        fact("Kind", fmt::s(p, "kind")),
+        fact("Kind", human::s(p, "kind")),
         fact("Can be reverted now", if can { "yes" } else { "no" }).class(if can {
             "ok"
         } else {
@@ -292,7 +292,7 @@ fn preview(p: &Value) -> Preview {
     if let Some(by) = p["revertedBy"].as_i64() {
         facts.push(fact("Reverted by", format!("event {by}")).link(format!("/ui/audit/{by}")));
     }
-    let reason = fmt::s(p, "reason");
+    let reason = human::s(p, "reason");
     let conflicts = fmt::arr(p, "conflicts").len();
     if conflicts > 0 {
         // The API's details list every conflict; the table below shows them.
@@ -325,7 +325,7 @@ fn preview(p: &Value) -> Preview {
     Preview {
         facts,
         can_revert: can,
-        fingerprint: fmt::s(p, "fingerprint"),
+        fingerprint: human::s(p, "fingerprint"),
         changes: items(
             "changes",
             "What a revert would change",

@@ -13,7 +13,8 @@ use serde_json::{json, Value};
 use super::state_class;
 use crate::ui::api::query;
 use crate::ui::fmt::{self, LOADS};
-use crate::ui::svg::{self, Series};
+use crate::ui::human;
+use crate::ui::svg::{chart, points, Chart, Series};
 use crate::ui::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
     Table,
@@ -83,13 +84,6 @@ fn broker_state<'a>(
         (false, false) => "down",
     };
     (state, m)
-}
-
-/// A chart with its caption and legend.
-pub struct Chart {
-    pub caption: String,
-    pub svg: String,
-    pub legend: Vec<(String, String)>,
 }
 
 /// A range choice of the history form.
@@ -171,17 +165,17 @@ pub async fn list(ctx: Ctx) -> Response {
     // so the two never disagree (a drain moves replicas between readings of different answers).
     let mut by_rack: BTreeMap<String, RackSum> = BTreeMap::new();
     for b in fmt::arr(&health["brokers"], "list") {
-        let id = fmt::text(&b["id"]);
+        let id = human::text(&b["id"]);
         let alive = fmt::b(b, "alive");
         let (state, m) = broker_state(alive, maintenance.as_deref(), &id);
         let act = fmt::arr(&activity, "brokers")
             .iter()
-            .find(|a| fmt::text(&a["brokerId"]) == id)
+            .find(|a| human::text(&a["brokerId"]) == id)
             .cloned()
             .unwrap_or(Value::Null);
         let dir = fmt::arr(&dirs, "brokers")
             .iter()
-            .find(|d| fmt::text(&d["brokerId"]) == id)
+            .find(|d| human::text(&d["brokerId"]) == id)
             .cloned()
             .unwrap_or(Value::Null);
         let used = fmt::f(&dir, "usedBytes");
@@ -197,7 +191,7 @@ pub async fn list(ctx: Ctx) -> Response {
             (Some(u), _) => fmt::bytes(u),
             _ => fmt::UNKNOWN.to_string(),
         };
-        let sum = by_rack.entry(fmt::s(b, "rack")).or_default();
+        let sum = by_rack.entry(human::s(b, "rack")).or_default();
         sum.brokers.push(id.clone());
         sum.alive += usize::from(alive);
         sum.leaders += fmt::i(&act, "leaders").unwrap_or(0);
@@ -209,14 +203,19 @@ pub async fn list(ctx: Ctx) -> Response {
         };
         brokers.row(vec![
             Cell::t(format!("broker {id}")).link(format!("/ui/brokers/{}", enc(&id))),
-            Cell::t(fmt::s(b, "rack")),
-            Cell::t(format!("{}:{}", fmt::s(b, "host"), fmt::text(&b["port"]))).class("mono"),
+            Cell::t(human::s(b, "rack")),
+            Cell::t(format!(
+                "{}:{}",
+                human::s(b, "host"),
+                human::text(&b["port"])
+            ))
+            .class("mono"),
             Cell::t(state).class(state_class(state)),
-            Cell::n(fmt::text(&act["leaders"])),
-            Cell::n(fmt::text(&act["replicas"])),
+            Cell::n(human::text(&act["leaders"])),
+            Cell::n(human::text(&act["replicas"])),
             Cell::n(disk),
             Cell::n(fmt::opt(fmt::f(&act, "trafficBytesPerSec"), fmt::byte_rate)),
-            Cell::t(fmt::time(&fmt::s(b, "lastSeenAt"))),
+            Cell::t(fmt::time(&human::s(b, "lastSeenAt"))),
         ]);
         maint.push(Maint {
             id: id.clone(),
@@ -286,12 +285,12 @@ pub async fn maintenance(
             match ctx.api.post(&uri, Some(&body)).await {
                 Ok(d) => {
                     let mut msg = format!("Broker {id} is in maintenance");
-                    match fmt::s(&d, "operationId") {
+                    match human::s(&d, "operationId") {
                         op if op.is_empty() => msg.push_str(": nothing to drain"),
                         op => msg.push_str(&format!(
                             "; drain queued as operation {op} ({} leadership and {} replica moves, {} skipped)",
-                            fmt::text(&d["leadershipMoves"]),
-                            fmt::text(&d["replicaMoves"]),
+                            human::text(&d["leadershipMoves"]),
+                            human::text(&d["replicaMoves"]),
                             fmt::arr(&d, "skipped").len()
                         )),
                     }
@@ -311,7 +310,7 @@ pub async fn maintenance(
         {
             Ok(d) => redirect(
                 "/ui/brokers",
-                &Flash::ok(format!("Broker {id}: {}", fmt::s(&d, "message"))),
+                &Flash::ok(format!("Broker {id}: {}", human::s(&d, "message"))),
             ),
             Err(p) => redirect("/ui/brokers", &Flash::problem(&p)),
         },
@@ -356,7 +355,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>, RawQuery(raw): RawQuery) -> 
     let broker = health.as_ref().ok().and_then(|h| {
         fmt::arr(&h["brokers"], "list")
             .iter()
-            .find(|b| fmt::text(&b["id"]) == id)
+            .find(|b| human::text(&b["id"]) == id)
             .cloned()
     });
     let Some(broker) = broker else {
@@ -371,17 +370,21 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>, RawQuery(raw): RawQuery) -> 
     let alive = fmt::b(&broker, "alive");
     let mut facts = vec![
         fact("State", if alive { "alive" } else { "down" }).class(if alive { "ok" } else { "bad" }),
-        fact("Rack", fmt::s(&broker, "rack")),
+        fact("Rack", human::s(&broker, "rack")),
         fact(
             "Address",
-            format!("{}:{}", fmt::s(&broker, "host"), fmt::text(&broker["port"])),
+            format!(
+                "{}:{}",
+                human::s(&broker, "host"),
+                human::text(&broker["port"])
+            ),
         ),
-        fact("Last seen", fmt::time(&fmt::s(&broker, "lastSeenAt"))),
+        fact("Last seen", fmt::time(&human::s(&broker, "lastSeenAt"))),
     ];
     let share = proposal.as_ref().ok().and_then(|p| {
         fmt::arr(&p["fairShare"], "shares")
             .iter()
-            .find(|s| fmt::text(&s["brokerId"]) == id)
+            .find(|s| human::text(&s["brokerId"]) == id)
             .map(|s| (s.clone(), p["fairShare"]["loads"].clone()))
     });
     if let Some((s, loads)) = &share {
@@ -457,7 +460,7 @@ pub async fn history(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
         let series: Vec<Series> = brokers
             .iter()
             .map(|b| Series {
-                label: format!("broker {}", fmt::text(&b["brokerId"])),
+                label: format!("broker {}", human::text(&b["brokerId"])),
                 points: points(b, name),
             })
             .collect();
@@ -495,29 +498,8 @@ fn range_options(selected: &str) -> Vec<RangeOpt> {
         .collect()
 }
 
-pub(crate) fn points(history: &Value, load: &str) -> Vec<(i64, Option<f64>)> {
-    fmt::arr(history, "points")
-        .iter()
-        .filter_map(|p| Some((fmt::i(p, "atMs")?, p["values"][load].as_f64())))
-        .collect()
-}
-
-pub(crate) fn chart(caption: &str, load: &str, series: &[Series]) -> Chart {
-    let load = load.to_string();
-    let format = move |v: f64| fmt::load_value(&load, Some(v));
-    Chart {
-        caption: caption.to_string(),
-        svg: svg::line_chart(caption, series, &format),
-        legend: series
-            .iter()
-            .enumerate()
-            .map(|(n, s)| (svg::legend_class(n), s.label.clone()))
-            .collect(),
-    }
-}
-
 fn broker_charts(h: &Value) -> Vec<Chart> {
-    let id = fmt::text(&h["brokerId"]);
+    let id = human::text(&h["brokerId"]);
     LOADS
         .iter()
         .map(|(name, _, long)| {
@@ -572,16 +554,16 @@ fn racks_table(by_rack: &BTreeMap<String, RackSum>) -> Table {
 }
 
 fn rack_assessment(a: &Value) -> (Vec<Fact>, Table) {
-    let status = fmt::s(a, "status");
+    let status = human::s(a, "status");
     let facts = vec![
         fact("Assessment", status.clone()).class(state_class(&status)),
-        fact("Racks", fmt::text(&a["rackCount"])),
-        fact("Brokers with a rack", fmt::text(&a["brokersWithRack"])),
+        fact("Racks", human::text(&a["rackCount"])),
+        fact("Brokers with a rack", human::text(&a["brokersWithRack"])),
         fact(
             "Partitions not rack-aware",
-            fmt::text(&a["notRackAwarePartitions"]),
+            human::text(&a["notRackAwarePartitions"]),
         ),
-        fact("Topics affected", fmt::text(&a["topicsAffected"])),
+        fact("Topics affected", human::text(&a["topicsAffected"])),
     ];
     let mut t = Table::new(
         "Partitions whose replicas span fewer racks than they could (at most 20)",
@@ -592,13 +574,13 @@ fn rack_assessment(a: &Value) -> (Vec<Fact>, Table) {
         t.row(vec![
             Cell::t(format!(
                 "{}-{}",
-                fmt::s(d, "topic"),
-                fmt::text(&d["partition"])
+                human::s(d, "topic"),
+                human::text(&d["partition"])
             )),
-            Cell::t(fmt::ids(&d["replicas"])),
-            Cell::t(fmt::ids(&d["racks"])),
-            Cell::n(fmt::text(&d["distinctRacks"])),
-            Cell::n(fmt::text(&d["expectedRacks"])),
+            Cell::t(human::ids(&d["replicas"])),
+            Cell::t(human::ids(&d["racks"])),
+            Cell::n(human::text(&d["distinctRacks"])),
+            Cell::n(human::text(&d["expectedRacks"])),
         ]);
     }
     (facts, t)
@@ -619,7 +601,7 @@ fn dirs_table(dirs: &Value, caption: Option<&str>) -> Table {
     )
     .empty("No log directory was read.");
     for b in fmt::arr(dirs, "brokers") {
-        let id = fmt::text(&b["brokerId"]);
+        let id = human::text(&b["brokerId"]);
         if !fmt::b(b, "logDirsRead") {
             t.row(vec![
                 Cell::t(id.clone()),
@@ -628,18 +610,18 @@ fn dirs_table(dirs: &Value, caption: Option<&str>) -> Table {
                 Cell::n(""),
                 Cell::n(""),
                 Cell::n(""),
-                Cell::t(fmt::s(b, "error")).class("bad"),
+                Cell::t(human::s(b, "error")).class("bad"),
             ]);
         }
         for d in fmt::arr(b, "dirs") {
-            let error = fmt::s(d, "error");
+            let error = human::s(d, "error");
             t.row(vec![
                 Cell::t(id.clone()),
-                Cell::t(fmt::s(d, "path")).class("mono"),
+                Cell::t(human::s(d, "path")).class("mono"),
                 Cell::n(fmt::opt(fmt::f(d, "usedBytes"), fmt::bytes)),
                 Cell::n(fmt::opt(fmt::f(d, "usableBytes"), fmt::bytes)),
                 Cell::n(fmt::opt(fmt::f(d, "totalBytes"), fmt::bytes)),
-                Cell::n(fmt::text(&d["replicaCount"])),
+                Cell::n(human::text(&d["replicaCount"])),
                 Cell::t(error).class("bad"),
             ]);
         }
@@ -651,7 +633,7 @@ fn replicas_table(dirs: &Value) -> Table {
     let caption = format!(
         "Largest replicas on this broker ({} of {})",
         fmt::arr(dirs, "partitions").len(),
-        fmt::text(&dirs["totalPartitions"])
+        human::text(&dirs["totalPartitions"])
     );
     let mut t = Table::new(
         caption,
@@ -659,11 +641,11 @@ fn replicas_table(dirs: &Value) -> Table {
     )
     .empty("No replica.");
     for p in fmt::arr(dirs, "partitions") {
-        let topic = fmt::s(p, "topic");
+        let topic = human::s(p, "topic");
         t.row(vec![
-            Cell::t(format!("{topic}-{}", fmt::text(&p["partition"])))
+            Cell::t(format!("{topic}-{}", human::text(&p["partition"])))
                 .link(format!("/ui/topics/{}", enc(&topic))),
-            Cell::t(fmt::s(p, "logDir")).class("mono"),
+            Cell::t(human::s(p, "logDir")).class("mono"),
             Cell::n(fmt::opt(fmt::f(p, "sizeBytes"), fmt::bytes)),
             Cell::n(fmt::opt(fmt::f(p, "lagBytes"), fmt::bytes)),
             Cell::t(if fmt::b(p, "isFuture") { "yes" } else { "" }),
@@ -683,10 +665,7 @@ pub async fn elect(ctx: Ctx, headers: HeaderMap) -> Response {
         .post("/api/v1/preferred-leader-election", None)
         .await
     {
-        Ok(d) => redirect(
-            "/ui/brokers",
-            &Flash::ok(super::topics::election_message(&d)),
-        ),
+        Ok(d) => redirect("/ui/brokers", &Flash::ok(human::election_message(&d))),
         Err(p) => redirect("/ui/brokers", &Flash::problem(&p)),
     }
 }
@@ -702,10 +681,10 @@ pub async fn refresh_metadata(ctx: Ctx, headers: HeaderMap) -> Response {
             "/ui/brokers",
             &Flash::ok(format!(
                 "Metadata refreshed: {} brokers, {} topics, {} partitions, controller {}",
-                fmt::text(&d["brokers"]),
-                fmt::text(&d["topics"]),
-                fmt::text(&d["partitions"]),
-                fmt::text(&d["controllerId"])
+                human::text(&d["brokers"]),
+                human::text(&d["topics"]),
+                human::text(&d["partitions"]),
+                human::text(&d["controllerId"])
             )),
         ),
         Err(p) => redirect("/ui/brokers", &Flash::problem(&p)),

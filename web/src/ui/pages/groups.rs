@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::state_class;
 use crate::ui::api::query;
 use crate::ui::fmt;
+use crate::ui::human;
 use crate::ui::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Table,
 };
@@ -84,8 +85,8 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
     let mut table = Table::new(
         format!(
             "{} of {} groups{}",
-            fmt::text(&data["count"]),
-            fmt::text(&data["total"]),
+            human::text(&data["count"]),
+            human::text(&data["total"]),
             if fmt::b(&data, "truncated") {
                 " (narrow the search to see the rest)"
             } else {
@@ -104,20 +105,20 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
     )
     .empty("No consumer group matches.");
     for g in fmt::arr(&data, "groups") {
-        let id = fmt::s(g, "groupId");
-        let st = fmt::s(g, "state");
+        let id = human::s(g, "groupId");
+        let st = human::s(g, "state");
         let mut lag = Cell::n(fmt::opt(fmt::f(g, "totalLag"), fmt::count));
-        let error = fmt::s(g, "error");
+        let error = human::s(g, "error");
         if !error.is_empty() {
             lag = lag.sub(error);
         }
         table.row(vec![
             Cell::t(id.clone()).link(format!("/ui/groups/{}", enc(&id))),
             Cell::t(st.clone()).class(state_class(&st)),
-            Cell::t(fmt::s(g, "protocolType")),
-            Cell::n(fmt::text(&g["members"])),
-            Cell::n(fmt::text(&g["coordinator"])),
-            Cell::t(fmt::ids(&g["topics"])).class("wrap"),
+            Cell::t(human::s(g, "protocolType")),
+            Cell::n(human::text(&g["members"])),
+            Cell::n(human::text(&g["coordinator"])),
+            Cell::t(human::ids(&g["topics"])).class("wrap"),
             lag,
         ]);
     }
@@ -147,16 +148,20 @@ async fn group_page(ctx: Ctx, group: String, form: ResetForm, plan: Option<Plan>
         Ok(g) => g,
         Err(p) => return ctx.problem_page("Consumer group", "groups", &p).await,
     };
-    let st = fmt::s(&g, "state");
+    let st = human::s(&g, "state");
     let facts = vec![
         fact("State", st.clone()).class(state_class(&st)),
         fact(
             "Protocol",
-            format!("{} {}", fmt::s(&g, "protocolType"), fmt::s(&g, "protocol")),
+            format!(
+                "{} {}",
+                human::s(&g, "protocolType"),
+                human::s(&g, "protocol")
+            ),
         ),
         fact(
             "Coordinator",
-            format!("broker {}", fmt::text(&g["coordinator"])),
+            format!("broker {}", human::text(&g["coordinator"])),
         ),
         fact("Members", fmt::arr(&g, "members").len().to_string()),
         fact("Total lag", fmt::opt(fmt::f(&g, "totalLag"), fmt::count)),
@@ -166,13 +171,19 @@ async fn group_page(ctx: Ctx, group: String, form: ResetForm, plan: Option<Plan>
     for m in fmt::arr(&g, "members") {
         let assigned = fmt::arr(m, "assignment")
             .iter()
-            .map(|a| format!("{} [{}]", fmt::s(a, "topic"), fmt::ids(&a["partitions"])))
+            .map(|a| {
+                format!(
+                    "{} [{}]",
+                    human::s(a, "topic"),
+                    human::ids(&a["partitions"])
+                )
+            })
             .collect::<Vec<_>>()
             .join("; ");
         members.row(vec![
-            Cell::t(fmt::s(m, "memberId")).class("mono wrap"),
-            Cell::t(fmt::s(m, "clientId")),
-            Cell::t(fmt::s(m, "host")),
+            Cell::t(human::s(m, "memberId")).class("mono wrap"),
+            Cell::t(human::s(m, "clientId")),
+            Cell::t(human::s(m, "host")),
             Cell::t(assigned).class("wrap"),
             Cell::n(fmt::opt(fmt::f(m, "lag"), fmt::count)),
         ]);
@@ -183,11 +194,11 @@ async fn group_page(ctx: Ctx, group: String, form: ResetForm, plan: Option<Plan>
     );
     let mut topic_names = Vec::new();
     for t in fmt::arr(&g, "topics") {
-        let name = fmt::s(t, "topic");
+        let name = human::s(t, "topic");
         topic_names.push(name.clone());
         topics.row(vec![
             Cell::t(name.clone()).link(format!("/ui/topics/{}", enc(&name))),
-            Cell::n(fmt::text(&t["partitions"])),
+            Cell::n(human::text(&t["partitions"])),
             Cell::n(fmt::opt(fmt::f(t, "totalLag"), fmt::count)),
             Cell::n(fmt::opt(fmt::f(t, "maxLag"), fmt::count)),
         ]);
@@ -198,19 +209,19 @@ async fn group_page(ctx: Ctx, group: String, form: ResetForm, plan: Option<Plan>
     )
     .empty("No committed offset.");
     for o in fmt::arr(&g, "offsets") {
-        let mut member = Cell::t(fmt::s(o, "clientId"));
-        let error = fmt::s(o, "error");
+        let mut member = Cell::t(human::s(o, "clientId"));
+        let error = human::s(o, "error");
         if !error.is_empty() {
             member = member.sub(error);
         }
         offsets.row(vec![
             Cell::t(format!(
                 "{}-{}",
-                fmt::s(o, "topic"),
-                fmt::text(&o["partition"])
+                human::s(o, "topic"),
+                human::text(&o["partition"])
             )),
-            Cell::n(fmt::text(&o["committedOffset"])),
-            Cell::n(fmt::text(&o["logEndOffset"])),
+            Cell::n(human::text(&o["committedOffset"])),
+            Cell::n(human::text(&o["logEndOffset"])),
             Cell::n(fmt::opt(fmt::f(o, "lag"), fmt::count)),
             member,
         ]);
@@ -326,7 +337,7 @@ pub async fn reset(
             let n = fmt::arr(&d, "partitions").len();
             let failed = fmt::arr(&d, "partitions")
                 .iter()
-                .filter(|p| !fmt::s(p, "error").is_empty())
+                .filter(|p| !human::s(p, "error").is_empty())
                 .count();
             let how = match (form.strategy.as_str(), f.get("reviewed")) {
                 ("offsets", "") => "to the given offsets".to_string(),
@@ -348,7 +359,7 @@ pub async fn reset(
 fn plan(d: &Value) -> Plan {
     let offsets: Vec<Value> = fmt::arr(d, "partitions")
         .iter()
-        .filter(|p| fmt::s(p, "error").is_empty())
+        .filter(|p| human::s(p, "error").is_empty())
         .filter_map(|p| {
             Some(json!({
                 "topic": p["topic"].as_str()?,
@@ -371,24 +382,24 @@ fn plan_table(d: &Value) -> Table {
     )
     .empty("No partition would change.");
     for p in fmt::arr(d, "partitions") {
-        let mut note = fmt::s(p, "error");
+        let mut note = human::s(p, "error");
         if fmt::b(p, "clamped") {
             note = format!("clamped to the log {note}");
         }
         t.row(vec![
             Cell::t(format!(
                 "{}-{}",
-                fmt::s(p, "topic"),
-                fmt::text(&p["partition"])
+                human::s(p, "topic"),
+                human::text(&p["partition"])
             )),
-            Cell::n(fmt::text(&p["currentOffset"])),
-            Cell::n(fmt::text(&p["newOffset"])),
+            Cell::n(human::text(&p["currentOffset"])),
+            Cell::n(human::text(&p["newOffset"])),
             Cell::n(format!(
                 "{} – {}",
-                fmt::text(&p["earliestOffset"]),
-                fmt::text(&p["latestOffset"])
+                human::text(&p["earliestOffset"]),
+                human::text(&p["latestOffset"])
             )),
-            Cell::n(fmt::text(&p["lagAfter"])),
+            Cell::n(human::text(&p["lagAfter"])),
             Cell::t(note.trim().to_string()),
         ]);
     }
@@ -407,7 +418,7 @@ pub async fn delete(ctx: Ctx, headers: HeaderMap, Path(group): Path<String>) -> 
             "/ui/groups",
             &Flash::ok(format!(
                 "Consumer group {group} deleted with its {} committed offsets",
-                fmt::text(&d["offsets"])
+                human::text(&d["offsets"])
             )),
         ),
         Err(p) => redirect(&format!("/ui/groups/{}", enc(&group)), &Flash::problem(&p)),

@@ -17,7 +17,7 @@ pub mod topics;
 use serde_json::Value;
 
 use super::fmt::{self, LOADS};
-use super::svg;
+use super::{human, svg};
 use super::{Cell, Problem, Table};
 
 /// The CSS class of a state word the API uses (health, worker, operation, group, broker).
@@ -76,7 +76,7 @@ impl BalanceStatus {
                 .collect()
         };
         let d = &p["decision"];
-        let reason = fmt::s(d, "reason");
+        let reason = human::s(d, "reason");
         let moves = fmt::i(p, "totalReassignments").unwrap_or(0);
         let (class, headline, detail) = if fmt::b(p, "balanceHold") {
             (
@@ -84,7 +84,7 @@ impl BalanceStatus {
                 "Balancing paused".to_string(),
                 format!(
                     "broker(s) {} down and not in maintenance: only repairs are planned",
-                    fmt::ids(&p["downBrokers"])
+                    human::ids(&p["downBrokers"])
                 ),
             )
         } else if reason == "warming_up" {
@@ -104,25 +104,29 @@ impl BalanceStatus {
             (
                 "warn",
                 "Imbalanced: a proposal is ready".to_string(),
-                fmt::s(d, "nextAction"),
+                human::s(d, "nextAction"),
             )
         } else if reason == "confirming" {
             (
                 "warn",
                 format!(
                     "Confirming: {} of {} readings beyond the trigger",
-                    fmt::text(&d["readingsBeyondTrigger"]),
-                    fmt::text(&d["readingsRequired"])
+                    human::text(&d["readingsBeyondTrigger"]),
+                    human::text(&d["readingsRequired"])
                 ),
-                fmt::s(d, "nextAction"),
+                human::s(d, "nextAction"),
             )
         } else if reason == "not_recommended" {
-            ("ok", "No worthwhile plan".to_string(), fmt::s(p, "reason"))
+            (
+                "ok",
+                "No worthwhile plan".to_string(),
+                human::s(p, "reason"),
+            )
         } else {
             (
                 "warn",
                 format!("Not applicable: {}", reason.replace('_', " ")),
-                fmt::s(d, "nextAction"),
+                human::s(d, "nextAction"),
             )
         };
         BalanceStatus {
@@ -180,11 +184,11 @@ pub fn fair_share_table(p: &Value, threshold: f64, after: bool) -> Table {
         ("loads", "distance")
     };
     for share in fmt::arr(&p["fairShare"], "shares") {
-        let id = fmt::text(&share["brokerId"]);
-        let state = fmt::s(share, "state");
+        let id = human::text(&share["brokerId"]);
+        let state = human::s(share, "state");
         let mut row = vec![
             Cell::t(format!("broker {id}")).link(format!("/ui/brokers/{}", crate::url::enc(&id))),
-            Cell::t(fmt::s(share, "rack")),
+            Cell::t(human::s(share, "rack")),
             Cell::t(state.clone()).class(state_class(&state)),
         ];
         for (name, _, long) in LOADS {

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::{fair_share_table, state_class, BalanceStatus};
 use crate::ui::fmt;
+use crate::ui::human;
 use crate::ui::{fact, render, Ctx, Fact, Layout, Notice, Table};
 
 #[derive(Template)]
@@ -85,7 +86,7 @@ fn controller_text(c: &Value) -> String {
     if c["controllerId"].is_null() && c["controllerSource"] == "unknown" {
         return "unknown".into();
     }
-    fmt::text(&c["controllerId"])
+    human::text(&c["controllerId"])
 }
 
 /// "3.5 to 3.6, KRaft": the release range and the metadata mode.
@@ -105,38 +106,38 @@ fn cluster_cards(c: &Value) -> Vec<Fact> {
     let brokers = &c["brokers"];
     let down = fmt::arr(brokers, "down").len();
     let mut cards = vec![
-        fact("Cluster", fmt::s(c, "clusterId")).class("small"),
+        fact("Cluster", human::s(c, "clusterId")).class("small"),
         fact("Controller", controller_text(c)),
         fact("Kafka", kafka_text(c)).class("small"),
         fact(
             "Brokers alive",
             format!(
                 "{} of {}",
-                fmt::text(&brokers["alive"]),
-                fmt::text(&brokers["total"])
+                human::text(&brokers["alive"]),
+                human::text(&brokers["total"])
             ),
         )
         .class(if down > 0 { "bad" } else { "ok" }),
-        fact("Racks", fmt::text(&c["racks"])),
-        fact("Topics", fmt::text(&c["topics"])),
-        fact("Partitions", fmt::text(&c["partitions"])),
+        fact("Racks", human::text(&c["racks"])),
+        fact("Topics", human::text(&c["topics"])),
+        fact("Partitions", human::text(&c["partitions"])),
         fact(
             "Under-replicated",
-            fmt::text(&c["underReplicatedPartitions"]),
+            human::text(&c["underReplicatedPartitions"]),
         )
         .class(if fmt::i(c, "underReplicatedPartitions").unwrap_or(0) > 0 {
             "warn"
         } else {
             ""
         }),
-        fact("Offline partitions", fmt::text(&c["offlinePartitions"])).class(
+        fact("Offline partitions", human::text(&c["offlinePartitions"])).class(
             if fmt::i(c, "offlinePartitions").unwrap_or(0) > 0 {
                 "bad"
             } else {
                 ""
             },
         ),
-        fact("Consumer groups", fmt::text(&c["consumerGroups"])),
+        fact("Consumer groups", human::text(&c["consumerGroups"])),
         fact(
             "Data (one copy)",
             fmt::opt(fmt::f(c, "sizeBytes"), fmt::bytes),
@@ -156,7 +157,7 @@ fn cluster_cards(c: &Value) -> Vec<Fact> {
 }
 
 fn health_facts(h: &Value) -> Vec<Fact> {
-    let status = fmt::s(h, "status");
+    let status = human::s(h, "status");
     let parts = &h["partitions"];
     let mut facts = vec![
         fact("Status", status.clone()).class(state_class(&status)),
@@ -164,16 +165,16 @@ fn health_facts(h: &Value) -> Vec<Fact> {
             "Brokers down",
             match fmt::arr(&h["brokers"], "down") {
                 [] => "none".to_string(),
-                down => fmt::ids(&Value::Array(down.to_vec())),
+                down => human::ids(&Value::Array(down.to_vec())),
             },
         ),
         fact(
             "Partitions",
             format!(
                 "{} total · {} offline · {} under-replicated{} · {} under min ISR · {} at min ISR",
-                fmt::text(&parts["total"]),
-                fmt::text(&parts["offline"]),
-                fmt::text(&parts["underReplicated"]),
+                human::text(&parts["total"]),
+                human::text(&parts["offline"]),
+                human::text(&parts["underReplicated"]),
                 match fmt::i(parts, "underReplicatedByReassignment") {
                     Some(n) if n > 0 && Some(n) == fmt::i(parts, "underReplicated") => {
                         " (all of them by a reassignment in progress: their new replicas are still copying)".to_string()
@@ -183,16 +184,16 @@ fn health_facts(h: &Value) -> Vec<Fact> {
                     ),
                     _ => String::new(),
                 },
-                fmt::text(&parts["underMinIsr"]),
-                fmt::text(&parts["atMinIsr"])
+                human::text(&parts["underMinIsr"]),
+                human::text(&parts["atMinIsr"])
             ),
         ),
         fact(
             "Rack assessment",
             format!(
                 "{} · {} partitions not rack-aware",
-                fmt::s(&h["rackAssessment"], "status"),
-                fmt::text(&h["rackAssessment"]["notRackAwarePartitions"])
+                human::s(&h["rackAssessment"], "status"),
+                human::text(&h["rackAssessment"]["notRackAwarePartitions"])
             ),
         ),
     ];
@@ -203,7 +204,13 @@ fn health_facts(h: &Value) -> Vec<Fact> {
                 "Offline log dirs",
                 offline_dirs
                     .iter()
-                    .map(|d| format!("broker {} {}", fmt::text(&d["brokerId"]), fmt::s(d, "path")))
+                    .map(|d| {
+                        format!(
+                            "broker {} {}",
+                            human::text(&d["brokerId"]),
+                            human::s(d, "path")
+                        )
+                    })
                     .collect::<Vec<_>>()
                     .join(", "),
             )

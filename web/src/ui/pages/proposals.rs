@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::{fair_share_table, state_class, BalanceStatus};
 use crate::ui::api::query;
 use crate::ui::fmt::{self, LOADS};
+use crate::ui::human;
 use crate::ui::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
     Table,
@@ -68,7 +69,7 @@ pub async fn list(ctx: Ctx) -> Response {
     let mut table = Table::new(
         format!(
             "{} stored proposals, newest first",
-            fmt::text(&data["total"])
+            human::text(&data["total"])
         ),
         &[
             "Proposal",
@@ -83,25 +84,25 @@ pub async fn list(ctx: Ctx) -> Response {
     )
     .empty("No proposal stored yet.");
     for p in fmt::arr(&data, "proposals") {
-        let id = fmt::s(p, "id");
+        let id = human::s(p, "id");
         let d = &p["decision"];
         let decision = if !fmt::b(p, "current") {
             "superseded by a newer proposal".to_string()
         } else if fmt::b(d, "applicationAllowed") {
             "applicable".to_string()
         } else {
-            fmt::s(d, "reason").replace('_', " ")
+            human::s(d, "reason").replace('_', " ")
         };
         table.row(vec![
             Cell::t(id.clone())
                 .link(format!("/ui/proposals/{}", enc(&id)))
                 .class("mono"),
-            Cell::t(fmt::time(&fmt::s(p, "createdAt"))),
-            Cell::t(fmt::time(&fmt::s(p, "checkedAt"))),
+            Cell::t(fmt::time(&human::s(p, "createdAt"))),
+            Cell::t(fmt::time(&human::s(p, "checkedAt"))),
             Cell::t(if fmt::b(p, "current") { "current" } else { "" }).class("ok"),
-            Cell::n(fmt::text(&p["totalReassignments"])),
+            Cell::n(human::text(&p["totalReassignments"])),
             Cell::n(fmt::opt(fmt::f(p, "estimatedBytes"), fmt::bytes)),
-            Cell::t(fmt::text(&p["recommended"])),
+            Cell::t(human::text(&p["recommended"])),
             Cell::t(decision),
         ]);
     }
@@ -134,7 +135,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>, RawQuery(raw): RawQuery) -> 
         }
     };
     let threshold = ctx.threshold();
-    let pid = fmt::s(&p, "id");
+    let pid = human::s(&p, "id");
     // The answer embeds the first moves; the table shows up to MOVES_SHOWN of them.
     let mut total = p["totalReassignments"].as_u64().unwrap_or(0) as usize;
     let chosen = !sort.is_empty() || !topic.is_empty() || !broker.is_empty();
@@ -232,11 +233,11 @@ pub async fn apply(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>, body: B
     );
     match ctx.api.post(&uri, None).await {
         Ok(data) => {
-            let op = fmt::s(&data, "operationId");
+            let op = human::s(&data, "operationId");
             let skipped = fmt::arr(&data, "skipped").len();
             let mut message = format!(
                 "Applied {id}: {} moves queued as operation {op}",
-                fmt::text(&data["moves"])
+                human::text(&data["moves"])
             );
             if skipped > 0 {
                 message.push_str(&format!(" ({skipped} partitions skipped)"));
@@ -244,7 +245,7 @@ pub async fn apply(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>, body: B
             if fmt::b(&data, "forced") {
                 message.push_str(&format!(
                     "; forced over: {}",
-                    fmt::text(&data["overridden"])
+                    human::text(&data["overridden"])
                 ));
             }
             let to = if op.is_empty() {
@@ -267,12 +268,12 @@ pub async fn generate(ctx: Ctx, headers: HeaderMap) -> Response {
     }
     match ctx.api.post("/api/v1/proposals/generate", None).await {
         Ok(p) => {
-            let id = fmt::s(&p, "id");
+            let id = human::s(&p, "id");
             redirect(
                 &format!("/ui/proposals/{}", enc(&id)),
                 &Flash::ok(format!(
                     "The current candidate is proposal {id} (checked {})",
-                    fmt::time(&fmt::s(&p, "checkedAt"))
+                    fmt::time(&human::s(&p, "checkedAt"))
                 )),
             )
         }
@@ -282,7 +283,7 @@ pub async fn generate(ctx: Ctx, headers: HeaderMap) -> Response {
 
 /// The short facts of a proposal for the overview.
 pub fn summary_facts(p: &Value) -> Vec<Fact> {
-    let id = fmt::s(p, "id");
+    let id = human::s(p, "id");
     let d = &p["decision"];
     let (moves_by_class, _) = by_cost_class(p);
     let classes = moves_by_class
@@ -292,12 +293,12 @@ pub fn summary_facts(p: &Value) -> Vec<Fact> {
         .join(", ");
     vec![
         fact("Proposal", id.clone()).link(format!("/ui/proposals/{}", enc(&id))),
-        fact("Checked", fmt::time(&fmt::s(p, "checkedAt"))),
+        fact("Checked", fmt::time(&human::s(p, "checkedAt"))),
         fact(
             "Moves",
             format!(
                 "{} ({} to copy)",
-                fmt::text(&p["totalReassignments"]),
+                human::text(&p["totalReassignments"]),
                 fmt::opt(fmt::f(&p["movement"], "estimatedBytes"), fmt::bytes)
             ),
         ),
@@ -330,36 +331,36 @@ pub fn summary_facts(p: &Value) -> Vec<Fact> {
         } else {
             "warn"
         }),
-        fact("Next action", fmt::s(d, "nextAction")),
+        fact("Next action", human::s(d, "nextAction")),
     ]
 }
 
 fn proposal_facts(p: &Value) -> Vec<Fact> {
     let m = &p["metrics"];
     let mut facts = vec![
-        fact("Created", fmt::time(&fmt::s(p, "createdAt"))),
-        fact("Checked", fmt::time(&fmt::s(p, "checkedAt"))),
-        fact("Current", fmt::text(&p["current"])),
+        fact("Created", fmt::time(&human::s(p, "createdAt"))),
+        fact("Checked", fmt::time(&human::s(p, "checkedAt"))),
+        fact("Current", human::text(&p["current"])),
         fact(
             "Recommended",
             // The words (`reasonText`) rather than the code (`reason`), when the plan has them.
-            match (fmt::s(p, "reasonText"), fmt::s(p, "reason")) {
+            match (human::s(p, "reasonText"), human::s(p, "reason")) {
                 (words, _) if !words.is_empty() => {
-                    format!("{} ({words})", fmt::text(&p["recommended"]))
+                    format!("{} ({words})", human::text(&p["recommended"]))
                 }
                 (_, code) if !code.is_empty() => format!(
                     "{} ({})",
-                    fmt::text(&p["recommended"]),
+                    human::text(&p["recommended"]),
                     code.replace('_', " ")
                 ),
-                _ => fmt::text(&p["recommended"]),
+                _ => human::text(&p["recommended"]),
             },
         ),
         fact(
             "Moves",
             format!(
                 "{} ({} to copy)",
-                fmt::text(&p["totalReassignments"]),
+                human::text(&p["totalReassignments"]),
                 fmt::opt(fmt::f(&p["movement"], "estimatedBytes"), fmt::bytes)
             ),
         ),
@@ -379,13 +380,13 @@ fn proposal_facts(p: &Value) -> Vec<Fact> {
                 fmt::opt(fmt::f(m, "effective"), fmt::pct_plain)
             ),
         ),
-        fact("Topology fingerprint", fmt::s(p, "fingerprint")),
+        fact("Topology fingerprint", human::s(p, "fingerprint")),
     ];
     if fmt::b(p, "balanceHold") {
         facts.push(
             fact(
                 "Balancing paused",
-                format!("brokers down: {}", fmt::ids(&p["downBrokers"])),
+                format!("brokers down: {}", human::ids(&p["downBrokers"])),
             )
             .class("bad"),
         );
@@ -423,9 +424,9 @@ fn decision_facts(d: &Value, current: bool) -> Vec<Fact> {
         } else {
             "warn"
         }),
-        fact("Next action", fmt::s(d, "nextAction")),
+        fact("Next action", human::s(d, "nextAction")),
     ];
-    let reason = fmt::s(d, "reason");
+    let reason = human::s(d, "reason");
     if !reason.is_empty() {
         facts.push(fact("Reason", reason.replace('_', " ")));
     }
@@ -436,7 +437,7 @@ fn decision_facts(d: &Value, current: bool) -> Vec<Fact> {
                 "Unsafe",
                 unsafe_reasons
                     .iter()
-                    .map(fmt::text)
+                    .map(human::text)
                     .collect::<Vec<_>>()
                     .join(", "),
             )
@@ -486,8 +487,8 @@ fn loads_table(p: &Value) -> Table {
             Cell::n(fmt::load_value(name, fmt::f(l, "largestDifference"))),
             Cell::t(format!(
                 "{} → {}",
-                fmt::text(&l["busiestBroker"]),
-                fmt::text(&l["quietestBroker"])
+                human::text(&l["busiestBroker"]),
+                human::text(&l["quietestBroker"])
             )),
         ]);
     }
@@ -503,11 +504,11 @@ pub fn limits_table(limits: &[Value]) -> Table {
     .empty("None: every broker can be brought within bounds.");
     for l in limits {
         t.row(vec![
-            Cell::t(fmt::text(&l["brokerId"])),
-            Cell::t(fmt::load_label(&fmt::s(l, "load"))),
+            Cell::t(human::text(&l["brokerId"])),
+            Cell::t(fmt::load_label(&human::s(l, "load"))),
             Cell::n(fmt::opt(fmt::f(l, "distance"), fmt::pct)),
-            Cell::t(fmt::s(l, "cause")),
-            Cell::t(fmt::s(l, "remediation")).class("wrap"),
+            Cell::t(human::s(l, "cause")),
+            Cell::t(human::s(l, "remediation")).class("wrap"),
         ]);
     }
     t
@@ -554,25 +555,25 @@ fn cost_table(p: &Value) -> Table {
 /// proposal's move).
 pub fn move_rows(t: &mut Table, moves: &[Value], extra: Option<&str>) {
     for m in moves.iter().take(MOVES_SHOWN) {
-        let topic = fmt::s(m, "topic");
+        let topic = human::s(m, "topic");
         let mut row = vec![
-            Cell::t(format!("{topic}-{}", fmt::text(&m["partition"])))
+            Cell::t(format!("{topic}-{}", human::text(&m["partition"])))
                 .link(format!("/ui/topics/{}", enc(&topic))),
             Cell::t(format!(
                 "[{}] → [{}]",
-                fmt::ids(&m["replicasBefore"]),
-                fmt::ids(&m["replicasAfter"])
+                human::ids(&m["replicasBefore"]),
+                human::ids(&m["replicasAfter"])
             )),
             Cell::t(format!(
                 "{} → {}",
-                fmt::text(&m["leaderBefore"]),
-                fmt::text(&m["leaderAfter"])
+                human::text(&m["leaderBefore"]),
+                human::text(&m["leaderAfter"])
             )),
-            Cell::t(fmt::s(m, "costClass")),
+            Cell::t(human::s(m, "costClass")),
             Cell::n(fmt::opt(fmt::f(m, "bytes"), fmt::bytes)),
         ];
         if let Some(key) = extra {
-            row.push(Cell::t(fmt::s(m, key)).class("wrap"));
+            row.push(Cell::t(human::s(m, key)).class("wrap"));
         }
         t.row(row);
     }
@@ -617,8 +618,8 @@ fn tripped_table(p: &Value) -> Table {
     for e in fmt::arr(&p["benefitEvidence"], "tripped") {
         let helped = fmt::b(e, "helped");
         t.row(vec![
-            Cell::t(fmt::text(&e["brokerId"])),
-            Cell::t(fmt::load_label(&fmt::s(e, "load"))),
+            Cell::t(human::text(&e["brokerId"])),
+            Cell::t(fmt::load_label(&human::s(e, "load"))),
             Cell::n(fmt::opt(fmt::f(e, "distanceBefore"), fmt::pct)),
             Cell::n(fmt::opt(fmt::f(e, "distanceAfter"), fmt::pct)),
             Cell::t(if helped { "yes" } else { "no" }).class(state_class(if helped {

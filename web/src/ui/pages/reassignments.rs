@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::state_class;
 use crate::ui::api::query;
 use crate::ui::fmt;
+use crate::ui::human;
 use crate::ui::svg;
 use crate::ui::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
@@ -75,7 +76,7 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
     };
     let table = operations_table(
         &ops,
-        &format!("{} operations, newest first", fmt::text(&ops["total"])),
+        &format!("{} operations, newest first", human::text(&ops["total"])),
     );
     let (throttle_facts, throttle_notice, rate, max_rate) = match &throttle {
         Ok(t) => (
@@ -86,8 +87,8 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
                         "Configured (BALLAST_THROTTLE_RATE_MB)",
                         throttle_rate(&t["configuredRateMb"]),
                     ),
-                    fact("Tuned at run time", fmt::text(&t["overridden"])),
-                    fact("Managed by ballast", fmt::text(&t["managed"])),
+                    fact("Tuned at run time", human::text(&t["overridden"])),
+                    fact("Managed by ballast", human::text(&t["managed"])),
                 ];
                 for (key, label) in [
                     ("kept", "Kept for a reassignment not ballast's"),
@@ -95,7 +96,7 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
                 ] {
                     let items: Vec<String> = t[key]
                         .as_array()
-                        .map(|a| a.iter().map(fmt::text).collect())
+                        .map(|a| a.iter().map(human::text).collect())
                         .unwrap_or_default();
                     if !items.is_empty() {
                         facts.push(fact(label, items.join("; ")));
@@ -104,8 +105,8 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
                 facts
             },
             None,
-            fmt::text(&t["rateMb"]),
-            fmt::text(&t["maxRateMb"]),
+            human::text(&t["rateMb"]),
+            human::text(&t["maxRateMb"]),
         ),
         Err(p) => (
             Vec::new(),
@@ -118,9 +119,9 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
         Value::Null => "free".to_string(),
         Value::Object(o) => o
             .get("holder")
-            .map(fmt::text)
+            .map(human::text)
             .unwrap_or_else(|| Value::Object(o.clone()).to_string()),
-        other => fmt::text(other),
+        other => human::text(other),
     };
     let mut layout = ctx.layout("Reassignments", "reassignments").await;
     layout.refresh = Some(5);
@@ -150,7 +151,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
         Ok(o) => o,
         Err(p) => return ctx.problem_page("Reassignment", "reassignments", &p).await,
     };
-    let state = fmt::s(&o, "state");
+    let state = human::s(&o, "state");
     let (done, total) = (
         fmt::f(&o, "bytesDone").unwrap_or(0.0),
         fmt::f(&o, "bytesTotal").unwrap_or(0.0),
@@ -159,16 +160,16 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
         fact("State", state.clone()).class(state_class(&state)),
         fact(
             "Kind",
-            format!("{} ({})", fmt::s(&o, "kind"), fmt::s(&o, "strategy")),
+            format!("{} ({})", human::s(&o, "kind"), human::s(&o, "strategy")),
         ),
-        fact("Description", fmt::s(&o, "description")),
+        fact("Description", human::s(&o, "description")),
         fact(
             "Requested by",
-            format!("{} via {}", fmt::s(&o, "userId"), fmt::s(&o, "method")),
+            format!("{} via {}", human::s(&o, "userId"), human::s(&o, "method")),
         ),
-        fact("Created", fmt::time(&fmt::s(&o, "createdAt"))),
-        fact("Started", fmt::time(&fmt::s(&o, "startedAt"))),
-        fact("Finished", fmt::time(&fmt::s(&o, "finishedAt"))),
+        fact("Created", fmt::time(&human::s(&o, "createdAt"))),
+        fact("Started", fmt::time(&human::s(&o, "startedAt"))),
+        fact("Finished", fmt::time(&human::s(&o, "finishedAt"))),
         fact("Moves", moves_summary(&o)),
         fact(
             "Bytes",
@@ -177,7 +178,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
         fact("Rate", operation_rate(&o)),
         fact("ETA", eta(&o)),
     ];
-    let proposal = fmt::s(&o, "proposalId");
+    let proposal = human::s(&o, "proposalId");
     if !proposal.is_empty() {
         facts.push(
             fact("Proposal", proposal.clone()).link(format!("/ui/proposals/{}", enc(&proposal))),
@@ -189,7 +190,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
     if fmt::b(&o, "cancelRequested") {
         facts.push(fact("Cancel requested", "yes").class("warn"));
     }
-    let reason = fmt::s(&o, "reason");
+    let reason = human::s(&o, "reason");
     if !reason.is_empty() {
         facts.push(fact("Reason", reason));
     }
@@ -213,13 +214,13 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
     )
     .empty("No partition moves.");
     for m in fmt::arr(&o, "partitions") {
-        let st = fmt::s(m, "state");
+        let st = human::s(m, "state");
         let (d, t) = (
             fmt::f(m, "bytesDone").unwrap_or(0.0),
             fmt::f(m, "bytesTotal").unwrap_or(0.0),
         );
-        let part = format!("{}-{}", fmt::s(m, "topic"), fmt::text(&m["partition"]));
-        let mut note = fmt::s(m, "reason");
+        let part = format!("{}-{}", human::s(m, "topic"), human::text(&m["partition"]));
+        let mut note = human::s(m, "reason");
         if fmt::b(m, "timedOut") {
             note = format!("timed out; {note}");
         }
@@ -227,17 +228,17 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
             note = format!("cancel not confirmed by the cluster; {note}");
         }
         partitions.row(vec![
-            Cell::t(part.clone()).link(format!("/ui/topics/{}", enc(&fmt::s(m, "topic")))),
+            Cell::t(part.clone()).link(format!("/ui/topics/{}", enc(&human::s(m, "topic")))),
             Cell::t(st.clone()).class(state_class(&st)),
             Cell::t(format!(
                 "[{}] → [{}]",
-                fmt::ids(&m["sourceReplicas"]),
-                fmt::ids(&m["targetReplicas"])
+                human::ids(&m["sourceReplicas"]),
+                human::ids(&m["targetReplicas"])
             )),
             Cell::n(format!(
                 "{}/{}",
-                fmt::text(&m["step"]),
-                fmt::text(&m["steps"])
+                human::text(&m["step"]),
+                human::text(&m["steps"])
             )),
             Cell::t(format!("{} of {}", fmt::bytes(d), fmt::bytes(t))).svg(svg::progress(
                 d,
@@ -256,7 +257,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
     );
     let mut layout = ctx
         .layout(
-            format!("Reassignment {}", fmt::s(&o, "id")),
+            format!("Reassignment {}", human::s(&o, "id")),
             "reassignments",
         )
         .await;
@@ -267,7 +268,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
         StatusCode::OK,
         &OnePage {
             layout,
-            id: fmt::s(&o, "id"),
+            id: human::s(&o, "id"),
             facts,
             progress,
             cancellable,
@@ -303,7 +304,7 @@ fn throttle_rate(mb: &Value) -> String {
     match mb.as_f64() {
         Some(mb) => format!(
             "{} MB/s per broker ({})",
-            fmt::text(&Value::from(mb)),
+            human::text(&Value::from(mb)),
             fmt::byte_rate(mb * 1e6)
         ),
         None => fmt::UNKNOWN.to_string(),
@@ -313,7 +314,7 @@ fn throttle_rate(mb: &Value) -> String {
 /// A move's or operation's current rate while it copies; `—` once it stopped (a cancelled move
 /// has no rate, whatever it had last).
 fn live_rate(v: &Value) -> String {
-    match fmt::s(v, "state").as_str() {
+    match human::s(v, "state").as_str() {
         "Active" | "Running" => fmt::opt(fmt::f(v, "rateBytesPerSecond"), fmt::byte_rate),
         _ => fmt::UNKNOWN.to_string(),
     }
@@ -334,7 +335,7 @@ fn operation_rate(o: &Value) -> String {
 /// The ETA with the rate it divides by.
 fn eta(o: &Value) -> String {
     let eta = fmt::opt(fmt::f(o, "etaSeconds"), fmt::duration_s);
-    match fmt::s(o, "etaBasis").as_str() {
+    match human::s(o, "etaBasis").as_str() {
         "average_rate" => format!("{eta} (at the average rate since the start)"),
         "current_rate" => format!("{eta} (at the current rate; steadier after 10 s)"),
         _ => eta,
@@ -366,7 +367,7 @@ pub async fn throttle(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Response {
             "/ui/reassignments",
             &Flash::ok(format!(
                 "Replication throttle set to {} MB/s; the executor applies it on its next pass",
-                fmt::text(&t["rateMb"])
+                human::text(&t["rateMb"])
             )),
         ),
         Err(p) => redirect("/ui/reassignments", &Flash::problem(&p)),
@@ -386,7 +387,7 @@ fn moves_summary(o: &Value) -> String {
         .collect();
     format!(
         "{} total{}{}",
-        fmt::text(&o["totalMoves"]),
+        human::text(&o["totalMoves"]),
         if parts.is_empty() { "" } else { ": " },
         parts.join(", ")
     )
@@ -410,8 +411,8 @@ pub fn operations_table(ops: &Value, caption: &str) -> Table {
     )
     .empty("No reassignment has run yet.");
     for o in fmt::arr(ops, "reassignments") {
-        let id = fmt::s(o, "id");
-        let state = fmt::s(o, "state");
+        let id = human::s(o, "id");
+        let state = human::s(o, "state");
         let (done, total) = (
             fmt::f(o, "bytesDone").unwrap_or(0.0),
             fmt::f(o, "bytesTotal").unwrap_or(0.0),
@@ -421,14 +422,14 @@ pub fn operations_table(ops: &Value, caption: &str) -> Table {
             Cell::t(id.clone())
                 .link(format!("/ui/reassignments/{}", enc(&id)))
                 .class("mono"),
-            Cell::t(fmt::s(o, "strategy")).sub(fmt::s(o, "description")),
+            Cell::t(human::s(o, "strategy")).sub(human::s(o, "description")),
             Cell::t(state.clone()).class(state_class(&state)),
-            Cell::t(fmt::time(&fmt::s(o, "createdAt"))),
+            Cell::t(fmt::time(&human::s(o, "createdAt"))),
             Cell::t(moves_summary(o)),
             Cell::t(label.clone()).svg(svg::progress(done, total, &label)),
             Cell::n(live_rate(o)),
             Cell::n(fmt::opt(fmt::f(o, "etaSeconds"), fmt::duration_s)),
-            Cell::t(fmt::s(o, "userId")),
+            Cell::t(human::s(o, "userId")),
         ]);
     }
     t

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::ui::api::query;
 use crate::ui::fmt;
+use crate::ui::human;
 use crate::ui::{
     cross_site, query_form, redirect, render, Cell, Ctx, Flash, Form, Layout, Notice, Table,
 };
@@ -114,8 +115,8 @@ pub async fn acls(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
             } else {
                 format!(
                     "{} of {} bindings{}",
-                    fmt::text(&d["count"]),
-                    fmt::text(&d["total"]),
+                    human::text(&d["count"]),
+                    human::text(&d["total"]),
                     if fmt::b(d, "truncated") {
                         " (narrow the filter)"
                     } else {
@@ -126,8 +127,8 @@ pub async fn acls(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
             let bindings = fmt::arr(d, "bindings")
                 .iter()
                 .map(|b| Binding {
-                    cells: FIELDS.iter().map(|f| fmt::s(b, f)).collect(),
-                    fields: FIELDS.iter().map(|f| (*f, fmt::s(b, f))).collect(),
+                    cells: FIELDS.iter().map(|f| human::s(b, f)).collect(),
+                    fields: FIELDS.iter().map(|f| (*f, human::s(b, f))).collect(),
                 })
                 .collect();
             (summary, bindings, None)
@@ -199,7 +200,7 @@ pub async fn acl_change(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Response {
             {
                 Ok(d) => redirect(
                     "/ui/acls",
-                    &Flash::ok(format!("Deleted {} binding(s)", fmt::text(&d["count"]))),
+                    &Flash::ok(format!("Deleted {} binding(s)", human::text(&d["count"]))),
                 ),
                 Err(p) => redirect("/ui/acls", &Flash::problem(&p)),
             }
@@ -225,14 +226,14 @@ pub async fn quotas(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
         Ok(d) => d,
         Err(p) => return ctx.problem_page("Quotas", "quotas", &p).await,
     };
-    let caption = format!("{} entities with quotas", fmt::text(&list["count"]));
+    let caption = format!("{} entities with quotas", human::text(&list["count"]));
     let rows = fmt::arr(&list, "quotas")
         .iter()
         .map(|row| QuotaRow {
             entity: entity(&row["entity"]),
-            entity_type: fmt::s(row, "entityType"),
+            entity_type: human::s(row, "entityType"),
             values: values(&row["values"]),
-            path: fmt::s(row, "path"),
+            path: human::s(row, "path"),
         })
         .collect();
     let (mut resolved, mut levels, mut notice) = (None, None, None);
@@ -252,12 +253,16 @@ pub async fn quotas(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
                 );
                 for k in fmt::arr(&r, "quotas") {
                     t.row(vec![
-                        Cell::t(fmt::s(k, "key")).class("mono"),
+                        Cell::t(human::s(k, "key")).class("mono"),
                         Cell::n(match &k["value"] {
                             Value::Null => "unlimited".to_string(),
-                            v => fmt::text(v),
+                            v => human::text(v),
                         }),
-                        Cell::t(format!("{} {}", fmt::text(&k["rank"]), fmt::s(k, "level"))),
+                        Cell::t(format!(
+                            "{} {}",
+                            human::text(&k["rank"]),
+                            human::s(k, "level")
+                        )),
                         Cell::t(entity(&k["entity"])),
                     ]);
                 }
@@ -268,10 +273,10 @@ pub async fn quotas(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
                 );
                 for level in fmt::arr(&r, "levels") {
                     l.row(vec![
-                        Cell::n(fmt::text(&level["rank"])),
-                        Cell::t(fmt::s(level, "level")),
+                        Cell::n(human::text(&level["rank"])),
+                        Cell::t(human::s(level, "level")),
                         Cell::t(entity(&level["entity"])),
-                        Cell::t(fmt::text(&level["applies"])),
+                        Cell::t(human::text(&level["applies"])),
                         Cell::t(values(&level["values"])).class("wrap"),
                     ]);
                 }
@@ -426,10 +431,10 @@ fn entity(e: &Value) -> String {
     match e.as_object() {
         Some(o) if !o.is_empty() => o
             .iter()
-            .map(|(k, v)| format!("{k}={}", fmt::text(v)))
+            .map(|(k, v)| format!("{k}={}", human::text(v)))
             .collect::<Vec<_>>()
             .join(", "),
-        _ => fmt::text(e),
+        _ => human::text(e),
     }
 }
 
@@ -437,11 +442,11 @@ fn values(v: &Value) -> String {
     match v.as_object() {
         Some(o) if !o.is_empty() => o
             .iter()
-            .map(|(k, v)| format!("{k} = {}", fmt::text(v)))
+            .map(|(k, v)| format!("{k} = {}", human::text(v)))
             .collect::<Vec<_>>()
             .join(", "),
         Some(_) => "none".to_string(),
-        None => fmt::text(v),
+        None => human::text(v),
     }
 }
 

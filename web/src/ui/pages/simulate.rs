@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::proposals::{limits_table, move_rows};
 use crate::ui::fmt::{self, LOADS};
+use crate::ui::human;
 use crate::ui::{fact, render, Cell, Ctx, Fact, Form, Layout, Notice, Table};
 
 /// A scenario field: its name and whether it is a whole number.
@@ -301,24 +302,24 @@ async fn what_if_page(
 fn what_if_result(d: &Value, threshold: f64) -> WhatIfResult {
     let scenarios = fmt::arr(d, "scenarios")
         .iter()
-        .map(|s| format!("{}: {}", fmt::s(s, "type"), fmt::s(s, "summary")))
+        .map(|s| format!("{}: {}", human::s(s, "type"), human::s(s, "summary")))
         .collect();
     let mut warnings =
         Table::new("Warnings", &["Code", "Scenario", "Message"]).empty("No warnings.");
     for w in fmt::arr(d, "warnings") {
         warnings.row(vec![
-            Cell::t(fmt::s(w, "code")).class("mono"),
-            Cell::n(fmt::text(&w["scenario"])),
-            Cell::t(fmt::s(w, "message")).class("wrap"),
+            Cell::t(human::s(w, "code")).class("mono"),
+            Cell::n(human::text(&w["scenario"])),
+            Cell::t(human::s(w, "message")).class("wrap"),
         ]);
     }
     let p = &d["plan"];
     let mut plan = vec![
         fact(
             "Recommended",
-            match fmt::s(p, "reason") {
-                r if r.is_empty() => fmt::text(&p["recommended"]),
-                r => format!("{} ({r})", fmt::text(&p["recommended"])),
+            match human::s(p, "reason") {
+                r if r.is_empty() => human::text(&p["recommended"]),
+                r => format!("{} ({r})", human::text(&p["recommended"])),
             },
         ),
         fact(
@@ -342,7 +343,7 @@ fn what_if_result(d: &Value, threshold: f64) -> WhatIfResult {
         plan.push(
             fact(
                 "Balancing paused",
-                format!("brokers down: {}", fmt::ids(&p["downBrokers"])),
+                format!("brokers down: {}", human::ids(&p["downBrokers"])),
             )
             .class("bad"),
         );
@@ -350,32 +351,32 @@ fn what_if_result(d: &Value, threshold: f64) -> WhatIfResult {
     let m = &d["movement"];
     let t = &m["transfer"];
     let movement = vec![
-        fact("Moves", fmt::text(&m["moves"])),
+        fact("Moves", human::text(&m["moves"])),
         fact("Bytes to copy", fmt::opt(fmt::f(m, "bytes"), fmt::bytes)),
         fact(
             "Replicas added / removed",
             format!(
                 "{} / {}",
-                fmt::text(&m["replicasAdded"]),
-                fmt::text(&m["replicasRemoved"])
+                human::text(&m["replicasAdded"]),
+                human::text(&m["replicasRemoved"])
             ),
         ),
-        fact("Leader changes", fmt::text(&m["leaderChanges"])),
+        fact("Leader changes", human::text(&m["leaderChanges"])),
         fact(
             "Copy time at the throttle",
             format!(
                 "{} (one broker at a time) to {} (every broker at once; busiest broker {})",
                 fmt::opt(fmt::f(t, "estimatedSeconds"), fmt::duration_s),
                 fmt::opt(fmt::f(t, "estimatedSecondsParallel"), fmt::duration_s),
-                fmt::text(&t["busiestBroker"])
+                human::text(&t["busiestBroker"])
             ),
         ),
         fact(
             "Throttle",
             format!(
                 "{} MB/s per broker ({})",
-                fmt::text(&d["throttle"]["rateMb"]),
-                fmt::s(&d["throttle"], "source")
+                human::text(&d["throttle"]["rateMb"]),
+                human::s(&d["throttle"], "source")
             ),
         ),
     ];
@@ -384,7 +385,7 @@ fn what_if_result(d: &Value, threshold: f64) -> WhatIfResult {
         for (class, v) in classes {
             cost.row(vec![
                 Cell::t(class.clone()),
-                Cell::n(fmt::text(&v["moves"])),
+                Cell::n(human::text(&v["moves"])),
                 Cell::n(fmt::opt(fmt::f(v, "bytes"), fmt::bytes)),
             ]);
         }
@@ -396,10 +397,10 @@ fn what_if_result(d: &Value, threshold: f64) -> WhatIfResult {
         &head,
     );
     for b in fmt::arr(d, "brokers") {
-        let change = fmt::s(b, "change");
+        let change = human::s(b, "change");
         let mut row = vec![
-            Cell::t(format!("broker {}", fmt::text(&b["brokerId"]))),
-            Cell::t(fmt::s(b, "rack")),
+            Cell::t(format!("broker {}", human::text(&b["brokerId"]))),
+            Cell::t(human::s(b, "rack")),
             Cell::t(change.clone()).class(match change.as_str() {
                 "added" => "ok",
                 "removed" => "bad",
@@ -412,7 +413,7 @@ fn what_if_result(d: &Value, threshold: f64) -> WhatIfResult {
             let d_after = b["distanceAfter"][name].as_f64();
             let label = format!(
                 "broker {} {long}: {} after the moves, {} from fair share",
-                fmt::text(&b["brokerId"]),
+                human::text(&b["brokerId"]),
                 fmt::load_value(name, after),
                 fmt::opt(d_after, fmt::pct)
             );
@@ -457,10 +458,10 @@ fn what_if_result(d: &Value, threshold: f64) -> WhatIfResult {
     .empty("No topic added.");
     for t in fmt::arr(d, "addedTopics") {
         added.row(vec![
-            Cell::t(fmt::s(t, "topic")),
-            Cell::n(fmt::text(&t["partitions"])),
-            Cell::n(fmt::text(&t["replicationFactor"])),
-            Cell::n(fmt::text(&t["requestedReplicationFactor"])),
+            Cell::t(human::s(t, "topic")),
+            Cell::n(human::text(&t["partitions"])),
+            Cell::n(human::text(&t["replicationFactor"])),
+            Cell::n(human::text(&t["requestedReplicationFactor"])),
         ]);
     }
     WhatIfResult {
@@ -593,7 +594,7 @@ async fn blast_page(
     brokers.sort_unstable();
     let racks = fmt::arr(&racks_answer, "racks")
         .iter()
-        .map(|r| fmt::s(r, "rack"))
+        .map(|r| human::s(r, "rack"))
         .collect();
     let layout = ctx.layout("Blast radius", "blast-radius").await;
     render(
@@ -614,11 +615,11 @@ async fn blast_page(
 fn blast_result(d: &Value) -> BlastResult {
     let f = &d["failure"];
     let failure = vec![
-        fact("Failure", fmt::s(f, "kind")),
-        fact("Brokers failing", fmt::ids(&f["brokers"])),
-        fact("Rack", fmt::s(f, "rack")),
-        fact("Already down", fmt::ids(&f["alreadyDown"])),
-        fact("Brokers remaining", fmt::text(&f["brokersRemaining"])),
+        fact("Failure", human::s(f, "kind")),
+        fact("Brokers failing", human::ids(&f["brokers"])),
+        fact("Rack", human::s(f, "rack")),
+        fact("Already down", human::ids(&f["alreadyDown"])),
+        fact("Brokers remaining", human::text(&f["brokersRemaining"])),
     ];
     let s = &d["summary"];
     let bad = |key: &str| {
@@ -629,24 +630,24 @@ fn blast_result(d: &Value) -> BlastResult {
         }
     };
     let summary = vec![
-        fact("Partitions affected", fmt::text(&s["partitionsAffected"])),
-        fact("Offline", fmt::text(&s["offline"])).class(bad("offline")),
-        fact("Under min ISR", fmt::text(&s["underMinIsr"])).class(bad("underMinIsr")),
-        fact("At min ISR", fmt::text(&s["atMinIsr"])),
-        fact("Under-replicated", fmt::text(&s["underReplicated"])),
+        fact("Partitions affected", human::text(&s["partitionsAffected"])),
+        fact("Offline", human::text(&s["offline"])).class(bad("offline")),
+        fact("Under min ISR", human::text(&s["underMinIsr"])).class(bad("underMinIsr")),
+        fact("At min ISR", human::text(&s["atMinIsr"])),
+        fact("Under-replicated", human::text(&s["underReplicated"])),
         fact(
             "Leaders lost / failed over",
             format!(
                 "{} / {}",
-                fmt::text(&s["leadersLost"]),
-                fmt::text(&s["leadersFailedOver"])
+                human::text(&s["leadersLost"]),
+                human::text(&s["leadersFailedOver"])
             ),
         ),
-        fact("Replicas lost", fmt::text(&s["replicasLost"])),
-        fact("Topics affected", fmt::text(&s["topicsAffected"])),
+        fact("Replicas lost", human::text(&s["replicasLost"])),
+        fact("Topics affected", human::text(&s["topicsAffected"])),
         fact(
             "Consumer groups affected",
-            fmt::text(&s["consumerGroupsAffected"]),
+            human::text(&s["consumerGroupsAffected"]),
         ),
     ];
     let mut partitions = Table::new(
@@ -671,22 +672,22 @@ fn blast_result(d: &Value) -> BlastResult {
             partitions.row(vec![
                 Cell::t(format!(
                     "{}-{}",
-                    fmt::s(p, "topic"),
-                    fmt::text(&p["partition"])
+                    human::s(p, "topic"),
+                    human::text(&p["partition"])
                 )),
                 Cell::t(label).class(class),
-                Cell::t(fmt::ids(&p["replicas"])),
+                Cell::t(human::ids(&p["replicas"])),
                 Cell::t(format!(
                     "{} → {}",
-                    fmt::text(&p["leaderBefore"]),
-                    fmt::text(&p["leaderAfter"])
+                    human::text(&p["leaderBefore"]),
+                    human::text(&p["leaderAfter"])
                 )),
                 Cell::t(format!(
                     "[{}] → [{}]",
-                    fmt::ids(&p["isrBefore"]),
-                    fmt::ids(&p["isrAfter"])
+                    human::ids(&p["isrBefore"]),
+                    human::ids(&p["isrAfter"])
                 )),
-                Cell::n(fmt::text(&p["minInsyncReplicas"])),
+                Cell::n(human::text(&p["minInsyncReplicas"])),
                 Cell::n(fmt::opt(fmt::f(p, "sizeBytes"), fmt::bytes)),
             ]);
         }
@@ -705,8 +706,8 @@ fn blast_result(d: &Value) -> BlastResult {
     .empty("No leadership moves.");
     for b in fmt::arr(&d["leadership"], "byBroker") {
         leaders.row(vec![
-            Cell::t(fmt::text(&b["brokerId"])),
-            Cell::n(fmt::text(&b["leadersGained"])),
+            Cell::t(human::text(&b["brokerId"])),
+            Cell::n(human::text(&b["leadersGained"])),
             Cell::n(fmt::opt(fmt::f(b, "producerMsgRate"), fmt::msg_rate)),
             Cell::n(fmt::opt(fmt::f(b, "producerByteRate"), fmt::byte_rate)),
             Cell::n(fmt::opt(fmt::f(b, "consumerMsgRate"), fmt::msg_rate)),
@@ -741,8 +742,8 @@ fn blast_result(d: &Value) -> BlastResult {
         .empty("Nothing to copy.");
     for b in fmt::arr(r, "destinations") {
         destinations.row(vec![
-            Cell::t(fmt::text(&b["brokerId"])),
-            Cell::n(fmt::text(&b["replicas"])),
+            Cell::t(human::text(&b["brokerId"])),
+            Cell::n(human::text(&b["replicas"])),
             Cell::n(fmt::opt(fmt::f(b, "bytes"), fmt::bytes)),
         ]);
     }
@@ -758,10 +759,10 @@ fn blast_result(d: &Value) -> BlastResult {
     .empty("No consumer group is affected.");
     for g in fmt::arr(&d["consumerGroups"], "groups") {
         groups.row(vec![
-            Cell::t(fmt::s(g, "groupId")),
-            Cell::n(fmt::text(&g["offlinePartitions"])),
-            Cell::n(fmt::text(&g["leaderMovedPartitions"])),
-            Cell::t(fmt::text(&g["coordinatorLost"])),
+            Cell::t(human::s(g, "groupId")),
+            Cell::n(human::text(&g["offlinePartitions"])),
+            Cell::n(human::text(&g["leaderMovedPartitions"])),
+            Cell::t(human::text(&g["coordinatorLost"])),
         ]);
     }
     let mut topics = Table::new(
@@ -780,13 +781,13 @@ fn blast_result(d: &Value) -> BlastResult {
     .empty("No topic is affected.");
     for t in fmt::arr(&d["topics"], "topics") {
         topics.row(vec![
-            Cell::t(fmt::s(t, "topic")),
-            Cell::n(fmt::text(&t["partitions"])),
-            Cell::n(fmt::text(&t["affectedPartitions"])),
-            Cell::n(fmt::text(&t["offline"])),
-            Cell::n(fmt::text(&t["underMinIsr"])),
-            Cell::n(fmt::text(&t["atMinIsr"])),
-            Cell::n(fmt::text(&t["leadersLost"])),
+            Cell::t(human::s(t, "topic")),
+            Cell::n(human::text(&t["partitions"])),
+            Cell::n(human::text(&t["affectedPartitions"])),
+            Cell::n(human::text(&t["offline"])),
+            Cell::n(human::text(&t["underMinIsr"])),
+            Cell::n(human::text(&t["atMinIsr"])),
+            Cell::n(human::text(&t["leadersLost"])),
             Cell::n(fmt::opt(fmt::f(t, "bytesToReplicate"), fmt::bytes)),
         ]);
     }
@@ -806,7 +807,7 @@ fn blast_result(d: &Value) -> BlastResult {
 fn replicas_and_bytes(r: &Value, count: &str, bytes: &str) -> String {
     format!(
         "{} replicas, {}",
-        fmt::text(&r[count]),
+        human::text(&r[count]),
         fmt::opt(fmt::f(r, bytes), fmt::bytes)
     )
 }

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::state_class;
 use crate::ui::fmt;
+use crate::ui::human;
 use crate::ui::{fact, render, Cell, Ctx, Fact, Layout, Notice, Table};
 
 use crate::healing::SKIP_REASONS;
@@ -139,20 +140,20 @@ pub async fn healing(ctx: Ctx) -> Response {
     let heal = &ctx.state.config.heal;
     let healer = fmt::arr(&health, "workers")
         .iter()
-        .find(|w| fmt::s(w, "name") == "healer")
+        .find(|w| human::s(w, "name") == "healer")
         .cloned()
         .unwrap_or(Value::Null);
     let detail = &healer["detail"];
-    let skipped = fmt::s(detail, "skipped");
+    let skipped = human::s(detail, "skipped");
     let mut facts = vec![
         fact(
             "Healer process",
-            match fmt::s(&healer, "state") {
+            match human::s(&healer, "state") {
                 s if s.is_empty() => "not reported".to_string(),
                 s => s,
             },
         )
-        .class(state_class(&fmt::s(&healer, "state"))),
+        .class(state_class(&human::s(&healer, "state"))),
         fact(
             "Mode",
             match detail["dryRun"].as_bool() {
@@ -166,7 +167,7 @@ pub async fn healing(ctx: Ctx) -> Response {
         } else {
             ""
         }),
-        fact("License seen by the healer", fmt::s(detail, "license")),
+        fact("License seen by the healer", human::s(detail, "license")),
     ];
     if !skipped.is_empty() {
         let why = SKIP_REASONS
@@ -209,7 +210,7 @@ pub async fn healing(ctx: Ctx) -> Response {
         reasons.row(vec![
             cell,
             Cell::t(why),
-            Cell::n(counts.get(r).map_or_else(String::new, fmt::text)),
+            Cell::n(counts.get(r).map_or_else(String::new, human::text)),
         ]);
     }
     let (events, notice) = match &events {
@@ -248,14 +249,14 @@ fn loops_table(status: Option<&Value>) -> Table {
     )
     .empty("The healer has not reported yet.");
     for l in status.map(|s| fmt::arr(s, "loops")).unwrap_or_default() {
-        let decision = fmt::s(l, "lastDecision");
-        let reason = fmt::s(l, "reason");
-        let then = fmt::s(l, "then");
+        let decision = human::s(l, "lastDecision");
+        let reason = human::s(l, "reason");
+        let then = human::s(l, "then");
         let cell = match decision.as_str() {
-            "applied" => Cell::t(format!("applied {} move(s)", fmt::text(&l["moveCount"]))),
+            "applied" => Cell::t(format!("applied {} move(s)", human::text(&l["moveCount"]))),
             "skipped" => Cell::t(format!("skipped ({})", reason.replace('_', " ")))
                 .class("warn")
-                .sub(fmt::s(l, "why")),
+                .sub(human::s(l, "why")),
             "" => Cell::t("not reported"),
             other => Cell::t(other),
         };
@@ -269,10 +270,10 @@ fn loops_table(status: Option<&Value>) -> Table {
                 .map(|m| {
                     format!(
                         "{}-{} [{}] → [{}]",
-                        fmt::s(m, "topic"),
-                        fmt::text(&m["partition"]),
-                        fmt::ids(&m["replicasBefore"]),
-                        fmt::ids(&m["replicasAfter"])
+                        human::s(m, "topic"),
+                        human::text(&m["partition"]),
+                        human::ids(&m["replicasBefore"]),
+                        human::ids(&m["replicasAfter"])
                     )
                 })
                 .collect();
@@ -295,16 +296,16 @@ fn loops_table(status: Option<&Value>) -> Table {
         };
         let window = match &l["window"] {
             Value::Null => "any time".to_string(),
-            w => format!("{} to {}", fmt::s(w, "start"), fmt::s(w, "end")),
+            w => format!("{} to {}", human::s(w, "start"), human::s(w, "end")),
         };
         t.row(vec![
-            Cell::t(fmt::s(l, "loop")),
-            Cell::t(fmt::text(&l["enabled"])),
-            Cell::t(fmt::time(&fmt::s(l, "lastPassAt"))),
+            Cell::t(human::s(l, "loop")),
+            Cell::t(human::text(&l["enabled"])),
+            Cell::t(fmt::time(&human::s(l, "lastPassAt"))),
             cell,
             would,
             Cell::t(window),
-            Cell::t(fmt::time(&fmt::s(l, "cooldownUntil"))),
+            Cell::t(fmt::time(&human::s(l, "cooldownUntil"))),
         ]);
     }
     t
@@ -317,12 +318,12 @@ fn heal_events(e: &Value) -> Table {
     )
     .empty("Self-healing has not applied anything.");
     for ev in fmt::arr(e, "events") {
-        let id = fmt::text(&ev["id"]);
+        let id = human::text(&ev["id"]);
         t.row(vec![
             Cell::n(id.clone()).link(format!("/ui/audit/{id}")),
-            Cell::t(fmt::time(&fmt::s(ev, "at"))),
-            Cell::n(fmt::text(&ev["status"])),
-            Cell::t(fmt::s(ev, "target")),
+            Cell::t(fmt::time(&human::s(ev, "at"))),
+            Cell::n(human::text(&ev["status"])),
+            Cell::t(human::s(ev, "target")),
             Cell::t(fmt::clip(
                 &crate::ui::human::inline("", &ev["summary"]),
                 200,
@@ -338,7 +339,7 @@ pub fn workers_table(health: &Value) -> Table {
     let mut t = Table::new(
         format!(
             "Supervisor pid {}, up {}",
-            fmt::text(&health["supervisor"]["pid"]),
+            human::text(&health["supervisor"]["pid"]),
             fmt::opt(fmt::f(health, "uptimeSeconds"), fmt::duration_s)
         ),
         &[
@@ -353,21 +354,21 @@ pub fn workers_table(health: &Value) -> Table {
     )
     .empty("No worker reported.");
     for w in fmt::arr(health, "workers") {
-        let state = fmt::s(w, "state");
+        let state = human::s(w, "state");
         let detail = match &w["detail"] {
             Value::Object(o) if o.is_empty() => String::new(),
             Value::Null => String::new(),
             d => fmt::clip(&crate::ui::human::inline("", d), 160),
         };
         t.row(vec![
-            Cell::t(fmt::s(w, "name")),
+            Cell::t(human::s(w, "name")),
             Cell::t(state.clone()).class(state_class(&state)),
-            Cell::n(fmt::text(&w["pid"])),
-            Cell::n(fmt::text(&w["restarts"])),
+            Cell::n(human::text(&w["pid"])),
+            Cell::n(human::text(&w["restarts"])),
             Cell::n(fmt::opt(fmt::f(w, "heartbeatAgeMs"), |ms| {
                 format!("{} ago", fmt::duration_s(ms / 1000.0))
             })),
-            Cell::t(fmt::s(w, "lastExit")).sub(fmt::time(&fmt::s(w, "lastExitAt"))),
+            Cell::t(human::s(w, "lastExit")).sub(fmt::time(&human::s(w, "lastExitAt"))),
             Cell::t(detail).class("wrap"),
         ]);
     }
@@ -380,7 +381,7 @@ pub async fn license(ctx: Ctx) -> Response {
         Ok(l) => l,
         Err(p) => return ctx.problem_page("License", "license", &p).await,
     };
-    let state = fmt::s(&l, "state");
+    let state = human::s(&l, "state");
     let management = fmt::b(&l, "management_enabled");
     let mut facts = vec![
         fact("State", state.clone()).class(state_class(&state)),
@@ -393,20 +394,20 @@ pub async fn license(ctx: Ctx) -> Response {
             },
         )
         .class(if management { "ok" } else { "warn" }),
-        fact("Message", fmt::s(&l, "message")),
-        fact("Source", fmt::s(&l, "source")),
-        fact("Customer (sub)", fmt::s(&l, "sub")),
-        fact("License id (lic)", fmt::s(&l, "lic")),
-        fact("Expires", fmt::time(&fmt::s(&l, "expires_at"))),
-        fact("Issued", fmt::time(&fmt::s(&l, "issued_at"))),
-        fact("Not before", fmt::time(&fmt::s(&l, "not_before"))),
+        fact("Message", human::s(&l, "message")),
+        fact("Source", human::s(&l, "source")),
+        fact("Customer (sub)", human::s(&l, "sub")),
+        fact("License id (lic)", human::s(&l, "lic")),
+        fact("Expires", fmt::time(&human::s(&l, "expires_at"))),
+        fact("Issued", fmt::time(&human::s(&l, "issued_at"))),
+        fact("Not before", fmt::time(&human::s(&l, "not_before"))),
         fact(
             "Clock-skew leeway",
-            format!("{} s", fmt::text(&l["leeway_seconds"])),
+            format!("{} s", human::text(&l["leeway_seconds"])),
         ),
     ];
     for (key, label) in [("reason", "Reason"), ("notes", "Notes")] {
-        let v = fmt::s(&l, key);
+        let v = human::s(&l, key);
         if !v.is_empty() {
             facts.push(fact(label, v));
         }
@@ -414,11 +415,11 @@ pub async fn license(ctx: Ctx) -> Response {
     let t = &l["trial"];
     let trial = if t.is_object() {
         vec![
-            fact("Trial", fmt::s(t, "state")),
-            fact("Cluster", fmt::s(t, "cluster_id")),
-            fact("Started", fmt::time(&fmt::s(t, "started_at"))),
-            fact("Ends", fmt::time(&fmt::s(t, "ends_at"))),
-            fact("Days", fmt::text(&t["days"])),
+            fact("Trial", human::s(t, "state")),
+            fact("Cluster", human::s(t, "cluster_id")),
+            fact("Started", fmt::time(&human::s(t, "started_at"))),
+            fact("Ends", fmt::time(&human::s(t, "ends_at"))),
+            fact("Days", human::text(&t["days"])),
         ]
     } else {
         Vec::new()
@@ -436,14 +437,14 @@ pub async fn license(ctx: Ctx) -> Response {
     )
     .empty("No license source is configured.");
     for s in fmt::arr(&l, "sources") {
-        let st = fmt::s(s, "state");
+        let st = human::s(s, "state");
         sources.row(vec![
-            Cell::t(fmt::s(s, "source")),
+            Cell::t(human::s(s, "source")),
             Cell::t(st.clone()).class(state_class(&st)),
-            Cell::t(fmt::s(s, "sub")),
-            Cell::t(fmt::s(s, "lic")),
-            Cell::t(fmt::time(&fmt::s(s, "expires_at"))),
-            Cell::t(fmt::s(s, "message")).class("wrap"),
+            Cell::t(human::s(s, "sub")),
+            Cell::t(human::s(s, "lic")),
+            Cell::t(fmt::time(&human::s(s, "expires_at"))),
+            Cell::t(human::s(s, "message")).class("wrap"),
         ]);
     }
     let f = &l["fetch"];
@@ -456,15 +457,15 @@ pub async fn license(ctx: Ctx) -> Response {
             "Every",
             fmt::opt(fmt::f(f, "interval_seconds"), fmt::duration_s),
         ),
-        fact("Last attempt", fmt::time(&fmt::s(f, "last_attempt_at"))),
-        fact("Last result", fmt::s(f, "last_result")),
-        fact("Last success", fmt::time(&fmt::s(f, "last_success_at"))),
+        fact("Last attempt", fmt::time(&human::s(f, "last_attempt_at"))),
+        fact("Last result", human::s(f, "last_result")),
+        fact("Last success", fmt::time(&human::s(f, "last_success_at"))),
     ];
     for (key, label) in [
         ("disabled_because", "Off because"),
         ("last_error", "Last error"),
     ] {
-        let v = fmt::s(f, key);
+        let v = human::s(f, key);
         if !v.is_empty() {
             fetch.push(fact(label, v));
         }

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use crate::auth::Identity;
 use crate::extract::Path;
 use crate::ui::fmt;
+use crate::ui::human;
 use crate::ui::{cross_site, redirect, render, Cell, Ctx, Flash, Form, Layout, Table};
 use crate::url::enc;
 use crate::AppState;
@@ -47,20 +48,20 @@ async fn show(ctx: &Ctx, status: StatusCode, created: Option<Created>) -> Respon
     tokens.empty = "No tokens yet.".into();
     let mut revocable = Vec::new();
     for t in fmt::arr(&list, "tokens") {
-        let status = fmt::s(t, "status");
+        let status = human::s(t, "status");
         if status == "active" {
-            revocable.push((fmt::s(t, "id"), fmt::s(t, "name")));
+            revocable.push((human::s(t, "id"), human::s(t, "name")));
         }
-        let when = |k: &str| match fmt::s(t, k) {
+        let when = |k: &str| match human::s(t, k) {
             s if s.is_empty() => "—".to_string(),
             s => s,
         };
         tokens.rows.push(vec![
-            Cell::t(fmt::s(t, "name")),
-            Cell::t(fmt::s(t, "scope")),
+            Cell::t(human::s(t, "name")),
+            Cell::t(human::s(t, "scope")),
             Cell::t(status.clone()).class(if status == "active" { "ok" } else { "bad" }),
             Cell::t(when("createdAt")),
-            Cell::t(if fmt::s(t, "expiresAt").is_empty() {
+            Cell::t(if human::s(t, "expiresAt").is_empty() {
                 "never".into()
             } else {
                 when("expiresAt")
@@ -123,10 +124,10 @@ pub async fn create(ctx: Ctx, headers: HeaderMap, body: axum::body::Bytes) -> Re
     match ctx.api.post("/api/v1/tokens", Some(&request)).await {
         Ok(t) => {
             let created = Created {
-                name: fmt::s(&t, "name"),
-                value: fmt::s(&t, "token"),
-                scope: fmt::s(&t, "scope"),
-                expires: fmt::time(&fmt::s(&t, "expiresAt")),
+                name: human::s(&t, "name"),
+                value: human::s(&t, "token"),
+                scope: human::s(&t, "scope"),
+                expires: fmt::time(&human::s(&t, "expiresAt")),
             };
             show(&ctx, StatusCode::OK, Some(created)).await
         }
@@ -148,7 +149,7 @@ pub async fn revoke(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>) -> Res
             "/ui/tokens",
             &Flash::ok(format!(
                 "Token {} revoked: it no longer works",
-                fmt::s(&t, "name")
+                human::s(&t, "name")
             )),
         ),
         Err(p) => redirect("/ui/tokens", &Flash::problem(&p)),

@@ -10,11 +10,11 @@ use serde_json::{json, Value};
 
 use super::state_class;
 use crate::ui::api::query;
-use crate::ui::fmt;
 use crate::ui::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
     Table,
 };
+use crate::ui::{fmt, human, svg};
 use crate::url::enc;
 
 const MATCHES: [&str; 4] = ["contains", "prefix", "exact", "glob"];
@@ -51,7 +51,7 @@ struct OnePage {
     /// A redistribution preview, when one was asked for.
     redistribution: Option<Redistribution>,
     /// Size and byte rates over [`HISTORY_MS`], from the partition readings.
-    charts: Vec<super::brokers::Chart>,
+    charts: Vec<svg::Chart>,
     charts_notice: Option<Notice>,
 }
 
@@ -60,7 +60,7 @@ const HISTORY_MS: i64 = 7 * 86_400_000;
 
 /// The topic's size and byte rates over time (`GET /api/v1/topics/{topic}/history`): one chart
 /// each, formatted like the broker loads of the same kind.
-fn topic_charts(history: &Value) -> Vec<super::brokers::Chart> {
+fn topic_charts(history: &Value) -> Vec<svg::Chart> {
     [
         ("sizeBytes", "Size", "diskBytes"),
         ("producerByteRate", "Produced", "producerByteRate"),
@@ -70,9 +70,9 @@ fn topic_charts(history: &Value) -> Vec<super::brokers::Chart> {
     .map(|(metric, caption, format_as)| {
         let series = [crate::ui::svg::Series {
             label: caption.to_string(),
-            points: super::brokers::points(history, metric),
+            points: svg::points(history, metric),
         }];
-        super::brokers::chart(caption, format_as, &series)
+        svg::chart(caption, format_as, &series)
     })
     .collect()
 }
@@ -166,7 +166,7 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
     )
     .empty("No topic matches.");
     for t in fmt::arr(&data, "topics") {
-        let name = fmt::s(t, "name");
+        let name = human::s(t, "name");
         let urp = fmt::i(t, "underReplicatedPartitions").unwrap_or(0);
         let offline = fmt::i(t, "offlinePartitions").unwrap_or(0);
         let mut cell = Cell::t(name.clone()).link(format!("/ui/topics/{}", enc(&name)));
@@ -177,9 +177,9 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
         }
         table.row(vec![
             cell,
-            Cell::n(fmt::text(&t["partitionCount"])),
-            Cell::n(fmt::text(&t["replicationFactor"])),
-            Cell::n(fmt::text(&t["minInsyncReplicas"])),
+            Cell::n(human::text(&t["partitionCount"])),
+            Cell::n(human::text(&t["replicationFactor"])),
+            Cell::n(human::text(&t["minInsyncReplicas"])),
             Cell::n(fmt::opt(fmt::f(t, "sizeBytes"), fmt::bytes)),
             Cell::n(fmt::opt(fmt::f(t, "producerByteRate"), fmt::byte_rate)),
             Cell::n(fmt::opt(fmt::f(t, "consumerByteRate"), fmt::byte_rate)),
@@ -266,9 +266,9 @@ async fn topic_page(
     // live), not as the last observer reading had them: a value just saved shows at once.
     if let (Ok(c), Some(obj)) = (&config, t.as_object_mut()) {
         for e in fmt::arr(c, "entries") {
-            let value = fmt::s(e, "value");
+            let value = human::s(e, "value");
             let number = value.parse::<f64>().ok().map(Value::from);
-            match (fmt::s(e, "name").as_str(), number) {
+            match (human::s(e, "name").as_str(), number) {
                 ("retention.ms", Some(n)) => {
                     obj.insert("retentionMs".into(), n);
                 }
@@ -286,10 +286,10 @@ async fn topic_page(
         }
     }
     let facts = vec![
-        fact("Partitions", fmt::text(&t["partitionCount"])),
-        fact("Replication factor", fmt::text(&t["replicationFactor"])),
-        fact("min.insync.replicas", fmt::text(&t["minInsyncReplicas"])),
-        fact("Cleanup policy", fmt::s(&t, "cleanupPolicy")),
+        fact("Partitions", human::text(&t["partitionCount"])),
+        fact("Replication factor", human::text(&t["replicationFactor"])),
+        fact("min.insync.replicas", human::text(&t["minInsyncReplicas"])),
+        fact("Cleanup policy", human::s(&t, "cleanupPolicy")),
         fact(
             "Retention",
             format!(
@@ -334,18 +334,18 @@ async fn topic_page(
             "Health",
             format!(
                 "{} under-replicated · {} offline · {} under min ISR",
-                fmt::text(&t["underReplicatedPartitions"]),
-                fmt::text(&t["offlinePartitions"]),
-                fmt::text(&t["underMinIsrPartitions"])
+                human::text(&t["underReplicatedPartitions"]),
+                human::text(&t["offlinePartitions"]),
+                human::text(&t["underMinIsrPartitions"])
             ),
         ),
-        fact("Topic id", fmt::s(&t, "topicId")),
+        fact("Topic id", human::s(&t, "topicId")),
     ];
     let editable: Vec<String> = match &config {
         Ok(c) => fmt::arr(c, "entries")
             .iter()
             .filter(|e| !fmt::b(e, "readOnly"))
-            .map(|e| fmt::s(e, "name"))
+            .map(|e| human::s(e, "name"))
             .collect(),
         Err(_) => Vec::new(),
     };
@@ -413,11 +413,11 @@ pub async fn config(
                 .map(|c| {
                     let shown = |v: &Value| match v {
                         Value::Null => "(no override)".to_string(),
-                        v => fmt::text(v),
+                        v => human::text(v),
                     };
                     format!(
                         "{}: {} → {}",
-                        fmt::s(c, "name"),
+                        human::s(c, "name"),
                         shown(&c["before"]),
                         shown(&c["after"])
                     )
@@ -441,37 +441,9 @@ pub async fn elect(ctx: Ctx, headers: HeaderMap, Path(topic): Path<String>) -> R
     let back = format!("/ui/topics/{}", enc(&topic));
     let uri = format!("/api/v1/topics/{}/preferred-leader-election", enc(&topic));
     match ctx.api.post(&uri, None).await {
-        Ok(d) => redirect(&back, &Flash::ok(election_message(&d))),
+        Ok(d) => redirect(&back, &Flash::ok(human::election_message(&d))),
         Err(p) => redirect(&back, &Flash::problem(&p)),
     }
-}
-
-/// One line for an election's answer.
-pub fn election_message(d: &Value) -> String {
-    let mut msg = format!(
-        "Preferred leader election ({}): {} elected, {} not needed, {} failed",
-        fmt::s(d, "scope"),
-        fmt::text(&d["elected"]),
-        fmt::text(&d["notNeeded"]),
-        fmt::text(&d["failed"])
-    );
-    let failures: Vec<String> = fmt::arr(d, "results")
-        .iter()
-        .filter(|r| fmt::s(r, "outcome") == "failed")
-        .take(5)
-        .map(|r| {
-            format!(
-                "{}-{}: {}",
-                fmt::s(r, "topic"),
-                fmt::text(&r["partition"]),
-                fmt::s(r, "error")
-            )
-        })
-        .collect();
-    if !failures.is_empty() {
-        msg.push_str(&format!(" ({})", failures.join("; ")));
-    }
-    msg
 }
 
 /// `POST /ui/topics/{topic}/redistribute` (`brokers`, `action` = `preview` or `start`,
@@ -549,10 +521,10 @@ pub async fn redistribute(
                 .await
             {
                 Ok(d) => {
-                    let op = fmt::s(&d, "operationId");
+                    let op = human::s(&d, "operationId");
                     let msg = format!(
                         "Redistribution of {topic} started: {} moves queued as operation {op}",
-                        fmt::text(&d["totalMoves"])
+                        human::text(&d["totalMoves"])
                     );
                     let to = if op.is_empty() {
                         back
@@ -594,8 +566,8 @@ fn planned(d: &Value) -> Value {
 fn redistribution(d: &Value, planned: Value) -> Redistribution {
     let count = planned.as_array().map_or(0, Vec::len);
     let facts = vec![
-        fact("Brokers", fmt::ids(&d["brokers"])),
-        fact("Moves", fmt::text(&d["totalMoves"])),
+        fact("Brokers", human::ids(&d["brokers"])),
+        fact("Moves", human::text(&d["totalMoves"])),
         fact("To copy", fmt::opt(fmt::f(d, "estimatedBytes"), fmt::bytes)),
     ];
     let mut moves = Table::new(
@@ -611,15 +583,15 @@ fn redistribution(d: &Value, planned: Value) -> Redistribution {
     .empty("Nothing to move: the topic is already spread evenly over these brokers.");
     for m in fmt::arr(d, "moves") {
         moves.row(vec![
-            Cell::n(fmt::text(&m["partition"])),
+            Cell::n(human::text(&m["partition"])),
             Cell::t(format!(
                 "[{}] → [{}]",
-                fmt::ids(&m["currentReplicas"]),
-                fmt::ids(&m["replicas"])
+                human::ids(&m["currentReplicas"]),
+                human::ids(&m["replicas"])
             )),
-            Cell::t(fmt::ids(&m["adding"])),
-            Cell::t(fmt::ids(&m["removing"])),
-            Cell::t(fmt::text(&m["leaderChange"])),
+            Cell::t(human::ids(&m["adding"])),
+            Cell::t(human::ids(&m["removing"])),
+            Cell::t(human::text(&m["leaderChange"])),
         ]);
     }
     Redistribution {
@@ -632,7 +604,7 @@ fn redistribution(d: &Value, planned: Value) -> Redistribution {
 
 fn config_table(c: &Value) -> Table {
     let mut t = Table::new(
-        format!("{} configuration entries", fmt::text(&c["count"])),
+        format!("{} configuration entries", human::text(&c["count"])),
         &["Name", "Value", "Source", "Flags"],
     )
     .empty("No entry matches.");
@@ -647,13 +619,13 @@ fn config_table(c: &Value) -> Table {
         if fmt::b(e, "sensitive") {
             flags.push("sensitive");
         }
-        let source = fmt::s(e, "source");
+        let source = human::s(e, "source");
         t.row(vec![
-            Cell::t(fmt::s(e, "name")).class("mono"),
+            Cell::t(human::s(e, "name")).class("mono"),
             Cell::t(if fmt::b(e, "sensitive") {
                 "(hidden)".to_string()
             } else {
-                fmt::text(&e["value"])
+                human::text(&e["value"])
             })
             .class("wrap"),
             Cell::t(source.clone()).class(if source == "DYNAMIC_TOPIC_CONFIG" {
@@ -671,11 +643,11 @@ fn partitions_table(p: &Value) -> Table {
     let caption = if fmt::i(p, "count") < fmt::i(p, "total") {
         format!(
             "The first {} of {} partitions",
-            fmt::text(&p["count"]),
-            fmt::text(&p["total"])
+            human::text(&p["count"]),
+            human::text(&p["total"])
         )
     } else {
-        format!("{} partitions", fmt::text(&p["total"]))
+        format!("{} partitions", human::text(&p["total"]))
     };
     let mut t = Table::new(
         caption,
@@ -705,30 +677,30 @@ fn partitions_table(p: &Value) -> Table {
         } else {
             ("ok", "ok")
         };
-        let mut replicas = Cell::t(fmt::ids(&r["replicas"]));
+        let mut replicas = Cell::t(human::ids(&r["replicas"]));
         let adding = fmt::arr(r, "addingReplicas");
         if !adding.is_empty() {
             replicas = replicas.sub(format!(
                 "moving: +{} −{}",
-                fmt::ids(&r["addingReplicas"]),
-                fmt::ids(&r["removingReplicas"])
+                human::ids(&r["addingReplicas"]),
+                human::ids(&r["removingReplicas"])
             ));
         }
-        let mut leader = Cell::t(fmt::text(&r["leader"]));
+        let mut leader = Cell::t(human::text(&r["leader"]));
         if r["leaderIsPreferred"] == Value::Bool(false) {
-            leader = leader.sub(format!("preferred {}", fmt::text(&r["preferredLeader"])));
+            leader = leader.sub(format!("preferred {}", human::text(&r["preferredLeader"])));
         }
         t.row(vec![
-            Cell::n(fmt::text(&r["partition"])),
+            Cell::n(human::text(&r["partition"])),
             leader,
             replicas,
-            Cell::t(fmt::ids(&r["isr"])),
+            Cell::t(human::ids(&r["isr"])),
             Cell::t(health).class(state_class(class)),
             Cell::n(fmt::opt(fmt::f(r, "sizeBytes"), fmt::bytes)),
             Cell::n(format!(
                 "{} – {}",
-                fmt::text(&r["earliestOffset"]),
-                fmt::text(&r["latestOffset"])
+                human::text(&r["earliestOffset"]),
+                human::text(&r["latestOffset"])
             )),
             Cell::n(fmt::opt(fmt::f(r, "producerMsgRate"), fmt::msg_rate)),
             Cell::n(fmt::opt(fmt::f(r, "consumerMsgRate"), fmt::msg_rate)),
@@ -807,8 +779,8 @@ pub async fn messages(ctx: Ctx, Path(topic): Path<String>, RawQuery(raw): RawQue
             None,
             format!(
                 "{} messages ({} records examined{})",
-                fmt::text(&d["count"]),
-                fmt::text(&d["scanned"]),
+                human::text(&d["count"]),
+                human::text(&d["scanned"]),
                 if fmt::b(d, "scanLimitReached") {
                     "; the scan budget ran out: narrow the range or continue from the next offset"
                 } else {
@@ -864,15 +836,15 @@ fn messages_table(topic: &str, d: &Value) -> Table {
     )
     .empty("No message in this range matches.");
     for m in fmt::arr(d, "messages") {
-        let p = fmt::text(&m["partition"]);
-        let o = fmt::text(&m["offset"]);
+        let p = human::text(&m["partition"]);
+        let o = human::text(&m["offset"]);
         let headers = fmt::arr(m, "headers")
             .iter()
             .map(|h| {
                 format!(
                     "{}={}",
-                    fmt::s(h, "key"),
-                    fmt::clip(&fmt::text(&h["value"]), 60)
+                    human::s(h, "key"),
+                    fmt::clip(&human::text(&h["value"]), 60)
                 )
             })
             .collect::<Vec<_>>()
@@ -885,13 +857,13 @@ fn messages_table(topic: &str, d: &Value) -> Table {
                 enc(&p),
                 enc(&o)
             )),
-            Cell::t(fmt::time(&fmt::s(m, "timestampIso"))).sub(fmt::s(m, "timestampType")),
+            Cell::t(fmt::time(&human::s(m, "timestampIso"))).sub(human::s(m, "timestampType")),
             Cell::t(payload(&m["key"], &m["keyEncoding"])).class("wrap mono"),
             Cell::t(payload(&m["value"], &m["valueEncoding"]))
                 .class("wrap mono")
                 .sub(format!(
                     "{} bytes{}",
-                    fmt::text(&m["valueSize"]),
+                    human::text(&m["valueSize"]),
                     if fmt::b(m, "truncated") {
                         ", cut at 64 KiB"
                     } else {
@@ -918,12 +890,12 @@ fn watermarks_table(d: &Value) -> Table {
     );
     for p in fmt::arr(d, "partitions") {
         t.row(vec![
-            Cell::n(fmt::text(&p["partition"])),
-            Cell::n(fmt::text(&p["lowWatermark"])),
-            Cell::n(fmt::text(&p["highWatermark"])),
-            Cell::n(fmt::text(&p["startOffset"])),
-            Cell::n(fmt::text(&p["nextOffset"])),
-            Cell::t(fmt::s(p, "error")).class("bad"),
+            Cell::n(human::text(&p["partition"])),
+            Cell::n(human::text(&p["lowWatermark"])),
+            Cell::n(human::text(&p["highWatermark"])),
+            Cell::n(human::text(&p["startOffset"])),
+            Cell::n(human::text(&p["nextOffset"])),
+            Cell::t(human::s(p, "error")).class("bad"),
         ]);
     }
     t
