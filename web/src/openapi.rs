@@ -266,7 +266,6 @@ fn mutation_rules(op: &mut Map<String, Value>) {
             .entry("400")
             .or_insert_with(|| json!({"description": BODY_NOT_TAKEN}));
     }
-    let busy = BUSY;
     match responses.get_mut("503") {
         Some(Value::Object(r)) => {
             let text = r
@@ -274,10 +273,10 @@ fn mutation_rules(op: &mut Map<String, Value>) {
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
-            r.insert("description".into(), json!(format!("{text}; or: {busy}")));
+            r.insert("description".into(), json!(format!("{text}; or: {BUSY}")));
         }
         _ => {
-            responses.insert("503".into(), json!({"description": busy}));
+            responses.insert("503".into(), json!({"description": BUSY}));
         }
     }
 }
