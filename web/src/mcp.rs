@@ -228,6 +228,9 @@ fn tool_of(op: &Operation) -> Tool {
         json!({"category": op.category.as_str(), "area": op.area, "scope": op.scope.as_str(),
             "licensed": op.licensed, "approval": op.category == Category::Mutate}),
     );
+    // No `outputSchema`: clients validate `structuredContent` against it, and an agent's answer
+    // is the declared output shaped by the catalog (limits, envelopes, omissions), which nothing
+    // proves conforms to the REST answer's schema (docs/api/mcp.md).
     let mut tool = Tool::new(op.name, description, Arc::new((op.schema)()))
         .with_title(op.title)
         .with_annotations(annotations);
@@ -536,4 +539,18 @@ impl ServerHandler for Server {
 /// The scope a caller needs for `tool` (per tool, not per HTTP method).
 pub fn tool_scope(tool: &str) -> Option<Scope> {
     catalog::find(tool).map(|op| op.scope)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/api/mcp.md: `tools/list` advertises no `outputSchema` (an agent's answer is shaped by
+    /// the catalog, and clients would validate it against the schema).
+    #[test]
+    fn no_tool_advertises_an_output_schema_its_shaped_answer_is_not_proven_to_meet() {
+        for op in crate::catalog::all() {
+            assert!(tool_of(op).output_schema.is_none(), "{}", op.name);
+        }
+    }
 }

@@ -8,10 +8,16 @@
 //!    responses); each routes module lists its handlers in a `#[derive(OpenApi)] struct Api` next
 //!    to its `routes()`, and [`documented`] merges them. Query parameters come from the
 //!    query structs (`IntoParams`), request bodies from the body structs (`ToSchema`), so they
-//!    follow the code. Handlers that answer a `serde_json::Value` name a response schema of
-//!    [`schemas`] with `body = ref("Name")` (a bare name is completed to
+//!    follow the code.
+//! 2. A route that serves an operation of the catalog (`ballast_ops::catalog`, its `rest`) answers
+//!    what the operation declares, and nothing else says it: its success (status, description,
+//!    the named schema of `ballast_ops::catalog::outputs` as the envelope's `data`) and the
+//!    refusals of its own (status and when) are written into the route here
+//!    ([`declared_answers`]); its handler's annotation lists no responses. The other routes name
+//!    theirs in the annotation, with `body = ref("Name")` for a schema of [`schemas`] (which holds
+//!    the operations' answer schemas too; a bare name is completed to
 //!    `#/components/schemas/Name` here).
-//! 2. Then the rules every operation shares are applied once, here: a JSON success answer is
+//! 3. Then the rules every operation shares are applied once, here: a JSON success answer is
 //!    wrapped in the success envelope (`{"success": true, "data": ...}`); error answers get the
 //!    failure envelope (`{"success": false, "error", "details"}`); an operation with parameters or
 //!    a body gets its 400 (the extractors' rejection) and every operation its 500; and the routes of
@@ -30,6 +36,7 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::Router;
+use ballast_ops::catalog::Operation;
 use serde_json::{json, Map, Value};
 use utoipa::OpenApi;
 
@@ -160,11 +167,59 @@ fn build() -> Value {
     let mut doc = serde_json::to_value(&api).unwrap_or_else(
         |e| json!({"openapi": "3.1.0", "info": {"title": "ballast", "version": crate::VERSION, "description": format!("the description could not be built: {e}")}, "paths": {}}),
     );
+    declared_answers(&mut doc, ballast_ops::catalog::all());
     finish(&mut doc, crate::license::licensed_routes());
     doc
 }
 
-/// The rules every operation shares (module documentation, step 2).
+/// Module documentation, step 2: the success answer and the refusals of every route an
+/// operation serves, from the operation's declaration (two operations serving one route declare
+/// the same; a test proves it).
+fn declared_answers(doc: &mut Value, ops: &[Operation]) {
+    for op in ops {
+        let (Some((method, path)), Some(output)) = (op.rest, op.output) else {
+            continue;
+        };
+        let operation = doc
+            .get_mut("paths")
+            .and_then(|paths| paths.get_mut(path))
+            .and_then(|item| item.get_mut(method.to_ascii_lowercase()));
+        let Some(Value::Object(operation)) = operation else {
+            continue;
+        };
+        let responses = operation.entry("responses").or_insert_with(|| json!({}));
+        let Value::Object(responses) = responses else {
+            continue;
+        };
+        responses.insert(
+            output.status.to_string(),
+            json!({
+                "description": output.description,
+                "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{}", output.schema)}}}
+            }),
+        );
+        for refusal in op.errors {
+            responses.insert(
+                refusal.status.to_string(),
+                json!({"description": refusal.when}),
+            );
+        }
+    }
+}
+
+/// The descriptions of the answers every route of a kind shares (step 3).
+const MALFORMED: &str = "Malformed input: a path or query parameter of the wrong type, an unknown query parameter, a malformed or missing JSON body";
+const BODY_NOT_TAKEN: &str = "A request body was sent; this route takes none (`unexpected request body`), and nothing was done";
+const BODY_TOO_LARGE: &str = "The body is larger than 2 MB; nothing was done";
+const BUSY: &str = "The database stayed busy, the audit log cannot be written, or another change of the same resource ran too long: nothing was changed; retry after `Retry-After` seconds";
+const INTERNAL: &str = "Internal error (e.g. the database failed)";
+const UNLICENSED: &str =
+    "Monitoring mode: the license is invalid, expired or missing (no trial); nothing was done";
+const UNAUTHENTICATED: &str =
+    "Authentication is on and the request carries no valid session or token";
+const READ_SCOPE: &str = "The identity has the read scope; this needs write";
+
+/// The rules every operation shares (module documentation, step 3).
 fn finish(doc: &mut Value, licensed: &[(axum::http::Method, &str)]) {
     let components = doc
         .as_object_mut()
@@ -224,15 +279,14 @@ fn mutation_rules(op: &mut Map<String, Value>) {
         return;
     };
     if takes_body {
-        responses.entry("413").or_insert_with(
-            || json!({"description": "The body is larger than 2 MB; nothing was done"}),
-        );
+        responses
+            .entry("413")
+            .or_insert_with(|| json!({"description": BODY_TOO_LARGE}));
     } else {
-        responses.entry("400").or_insert_with(|| {
-            json!({"description": "A request body was sent; this route takes none (`unexpected request body`), and nothing was done"})
-        });
+        responses
+            .entry("400")
+            .or_insert_with(|| json!({"description": BODY_NOT_TAKEN}));
     }
-    let busy = "The database stayed busy, the audit log cannot be written, or another change of the same resource ran too long: nothing was changed; retry after `Retry-After` seconds";
     match responses.get_mut("503") {
         Some(Value::Object(r)) => {
             let text = r
@@ -240,10 +294,10 @@ fn mutation_rules(op: &mut Map<String, Value>) {
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
-            r.insert("description".into(), json!(format!("{text}; or: {busy}")));
+            r.insert("description".into(), json!(format!("{text}; or: {BUSY}")));
         }
         _ => {
-            responses.insert("503".into(), json!({"description": busy}));
+            responses.insert("503".into(), json!({"description": BUSY}));
         }
     }
 }
@@ -259,18 +313,18 @@ fn shared_rules(op: &mut Map<String, Value>, licensed: bool, envelope: bool) {
         return;
     };
     if takes_input {
-        responses.entry("400").or_insert_with(|| {
-            json!({"description": "Malformed input: a path or query parameter of the wrong type, an unknown query parameter, a malformed or missing JSON body"})
-        });
+        responses
+            .entry("400")
+            .or_insert_with(|| json!({"description": MALFORMED}));
     }
     responses
         .entry("500")
-        .or_insert_with(|| json!({"description": "Internal error (e.g. the database failed)"}));
+        .or_insert_with(|| json!({"description": INTERNAL}));
     if licensed {
         responses.insert(
             "403".into(),
             json!({
-                "description": "Monitoring mode: the license is invalid, expired or missing (no trial); nothing was done",
+                "description": UNLICENSED,
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LicenseError"}}}
             }),
         );
@@ -336,15 +390,15 @@ fn auth_rules(op: &mut Map<String, Value>, method: &str, path: &str) {
         return;
     };
     let error = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}});
-    responses.entry("401").or_insert_with(|| {
-        json!({"description": "Authentication is on and the request carries no valid session or token", "content": error})
-    });
+    responses
+        .entry("401")
+        .or_insert_with(|| json!({"description": UNAUTHENTICATED, "content": error}));
     let method = axum::http::Method::from_bytes(method.to_ascii_uppercase().as_bytes())
         .unwrap_or(axum::http::Method::GET);
     if crate::auth::required_scope(&method, path) == crate::auth::Scope::Write {
-        responses.entry("403").or_insert_with(|| {
-            json!({"description": "The identity has the read scope; this needs write", "content": error})
-        });
+        responses
+            .entry("403")
+            .or_insert_with(|| json!({"description": READ_SCOPE, "content": error}));
     }
 }
 
@@ -636,6 +690,89 @@ mod tests {
                 .get("required")
                 .is_none()
         );
+    }
+
+    /// Issue 27: a route an operation serves documents what the operation declares — its
+    /// success status with the declared schema as the envelope's `data` (the component is the
+    /// schema `ballast_ops::catalog::outputs` holds under that name), every declared refusal —
+    /// and no other status but those every route of its kind shares.
+    #[test]
+    fn a_routes_success_schema_and_its_own_errors_are_its_operations_declaration() {
+        let doc = document();
+        let shared = |status: &str, d: &str| match status {
+            "400" => d == MALFORMED || d == BODY_NOT_TAKEN,
+            "401" => d == UNAUTHENTICATED,
+            "403" => d == UNLICENSED || d == READ_SCOPE,
+            "413" => d == BODY_TOO_LARGE,
+            "500" => d == INTERNAL,
+            "503" => d == BUSY,
+            _ => false,
+        };
+        let mut problems = Vec::new();
+        let mut routes = 0;
+        for op in ballast_ops::catalog::all() {
+            let Some((method, path)) = op.rest else {
+                continue;
+            };
+            let name = format!("{} ({method} {path})", op.name);
+            let Some(output) = op.output else {
+                problems.push(format!("{name}: no output declared"));
+                continue;
+            };
+            routes += 1;
+            let Some(responses) =
+                doc["paths"][path][method.to_ascii_lowercase()]["responses"].as_object()
+            else {
+                problems.push(format!("{name}: not documented"));
+                continue;
+            };
+            let data = json!({"$ref": format!("#/components/schemas/{}", output.schema)});
+            for (status, response) in responses {
+                let said = response["description"].as_str().unwrap_or_default();
+                if status.starts_with('2') {
+                    let documented =
+                        &response["content"]["application/json"]["schema"]["properties"]["data"];
+                    if *status != output.status.to_string()
+                        || *documented != data
+                        || said != output.description
+                    {
+                        problems.push(format!(
+                            "{name}: documents {status} {documented} ({said}), declares {} {} ({})",
+                            output.status, output.schema, output.description
+                        ));
+                    }
+                    continue;
+                }
+                match op.errors.iter().find(|e| e.status.to_string() == *status) {
+                    Some(e) if said == e.when || said == format!("{}; or: {BUSY}", e.when) => {}
+                    Some(e) => problems.push(format!(
+                        "{name}: documents {status} \"{said}\", declares \"{}\"",
+                        e.when
+                    )),
+                    None if shared(status, said) => {}
+                    None => problems.push(format!(
+                        "{name}: documents {status} \"{said}\", which it does not declare"
+                    )),
+                }
+            }
+            for e in op.errors {
+                if !responses.contains_key(&e.status.to_string()) {
+                    problems.push(format!(
+                        "{name}: declares {} but does not document it",
+                        e.status
+                    ));
+                }
+            }
+            let component = &doc["components"]["schemas"][output.schema];
+            if output.json_schema().as_ref() != Some(component) {
+                problems.push(format!(
+                    "{name}: the component {} is not the operation's output schema",
+                    output.schema
+                ));
+            }
+        }
+        assert!(routes > 40, "only {routes} routes of operations");
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The catalog keeps its doors from drifting apart: every operation is a tool the spec names, with
 //! the scope its category needs, the licence flag of its REST route, a REST route that is served
-//! and documented (or none, for the approval workflow), and an input schema whose every parameter
-//! is described.
+//! and documented (or none, for the approval workflow), an input schema whose every parameter
+//! is described, and its output and errors.
 
 use ballast_web::auth::Scope;
 use ballast_web::catalog::{all, Category, Run, SERVED};
@@ -351,6 +351,111 @@ fn every_operation_is_declared_in_ops_and_every_change_runs_there() {
             !text.contains("Operation {") && !text.contains("static OPERATIONS"),
             "{}: operations are declared in ballast_ops::catalog only",
             path.display()
+        );
+    }
+}
+
+/// The success status and the statuses of its own each operation's REST route documented when
+/// they were written in the handlers' annotations, before the operations declared them (issue
+/// 27): a declaration may add refusals, never lose one of these.
+const DOCUMENTED_BEFORE: [(&str, u16, &[u16]); 44] = [
+    ("get_cluster_overview", 200, &[400, 503]),
+    ("get_cluster_health", 200, &[503]),
+    ("list_proposals", 200, &[]),
+    ("get_proposal", 200, &[404]),
+    ("generate_proposal", 200, &[404]),
+    ("get_broker_racks", 200, &[503]),
+    ("get_topic_config", 200, &[404, 502, 503]),
+    ("search_topics", 200, &[503]),
+    ("list_acls", 200, &[502, 503]),
+    ("list_consumer_groups", 200, &[502, 503]),
+    ("describe_consumer_group", 200, &[404, 502, 503]),
+    ("get_topic_watermarks", 200, &[404, 502, 503]),
+    ("search_audit_log", 200, &[]),
+    ("list_reassignments", 200, &[]),
+    ("get_reassignment_history", 200, &[]),
+    ("get_reassignment_by_id", 200, &[404]),
+    ("get_default_configs", 200, &[404, 502, 503]),
+    ("get_partition_optimization", 200, &[404, 503]),
+    ("delete_consumer_group", 200, &[404, 409, 502, 503]),
+    ("cancel_reassignment", 200, &[404, 409]),
+    ("set_broker_maintenance", 200, &[404, 409, 503]),
+    ("remove_broker_maintenance", 200, &[404]),
+    ("redistribute_topic", 200, &[404, 409, 503]),
+    ("preferred_leader_election", 200, &[400, 404, 409, 502, 503]),
+    ("update_topic_config", 200, &[404, 400, 502, 503]),
+    ("apply_proposal", 200, &[404, 409, 503]),
+    ("get_partition_activity", 200, &[404, 503]),
+    ("search_topics_by_config", 200, &[400, 502, 503]),
+    ("get_consumer_group_lag", 200, &[404, 502, 503]),
+    ("browse_messages", 200, &[404, 502, 503]),
+    ("list_quotas", 200, &[502, 503]),
+    ("get_cluster_logdirs", 200, &[404, 503]),
+    ("what_if_simulate", 200, &[400, 503]),
+    ("blast_radius_analyze", 200, &[400, 503]),
+    ("bulk_update_topic_config", 200, &[404, 400, 502, 503]),
+    ("create_acls", 200, &[400, 502, 503]),
+    ("delete_acls", 200, &[400, 404, 502, 503]),
+    ("reset_consumer_group_offsets", 200, &[404, 409, 502, 503]),
+    ("update_quota", 200, &[400, 502, 503]),
+    ("delete_quota", 200, &[404, 502, 503]),
+    ("redistribute_partition", 200, &[400, 404, 409, 503]),
+    ("bulk_reassign_partitions", 200, &[400, 404, 409, 503]),
+    ("move_broker_logdirs", 200, &[400, 404, 409, 503]),
+    ("revert_audit_event", 202, &[400, 404, 409, 502, 503]),
+];
+
+/// Issue 27: every operation with a REST route declares what it answers (a schema of
+/// `ballast_ops::catalog::outputs`) and at least the refusals its route documented; the
+/// approval workflow, answered by the MCP door itself, declares neither.
+#[test]
+fn every_operation_declares_its_output_and_at_least_the_errors_its_route_documented() {
+    for op in all() {
+        if op.rest.is_none() {
+            assert_eq!(op.category, Category::Meta, "{}", op.name);
+            assert!(
+                op.output.is_none() && op.errors.is_empty(),
+                "{}: the approval workflow is the MCP door's",
+                op.name
+            );
+            continue;
+        }
+        let output = op
+            .output
+            .unwrap_or_else(|| panic!("{}: declares no output", op.name));
+        let schema = output
+            .json_schema()
+            .unwrap_or_else(|| panic!("{}: output {} is not a schema", op.name, output.schema));
+        assert_eq!(schema["type"], "object", "{}", op.name);
+        assert!(!output.description.is_empty(), "{}", op.name);
+        let (_, status, before) = DOCUMENTED_BEFORE
+            .iter()
+            .find(|(name, _, _)| *name == op.name)
+            .unwrap_or_else(|| panic!("{}: not in DOCUMENTED_BEFORE", op.name));
+        assert_eq!(output.status, *status, "{}", op.name);
+        for s in *before {
+            assert!(
+                op.errors.iter().any(|e| e.status == *s),
+                "{}: its route documented {s}; the declaration lost it",
+                op.name
+            );
+        }
+        let mut statuses: Vec<u16> = op.errors.iter().map(|e| e.status).collect();
+        statuses.sort_unstable();
+        statuses.dedup();
+        assert_eq!(
+            statuses.len(),
+            op.errors.len(),
+            "{}: one refusal per status",
+            op.name
+        );
+        assert!(
+            op.errors
+                .iter()
+                .all(|e| (400..600).contains(&e.status) && !e.when.is_empty()),
+            "{}: {:?}",
+            op.name,
+            op.errors
         );
     }
 }

@@ -30,10 +30,8 @@ pub fn routes() -> Router<AppState> {
     operation_id = "listAuditEvents",
     summary = "The audit log",
     description = "Events newest first (time, then id).",
-    params(ListQuery),
-    responses(
-        (status = 200, description = "The audit log", body = ref("AuditList")),
-    )
+    params(ListQuery)
+    // responses: declared by the operation `search_audit_log` (ballast_ops::catalog)
 )]
 /// `GET /api/v1/audit-log`: events newest first, filtered, one page at a time.
 pub async fn list(

@@ -42,13 +42,8 @@ pub fn routes() -> Router<AppState> {
     summary = "Enter broker maintenance (drains it)",
     description = "Records the broker in maintenance and, unless `drain` is false, queues a two-phase drain (strategy `DRAIN`): leadership first, then replicas. Audited `brokers.maintenance.enter`.",
     params(("brokerId" = i32, Path, description = "broker id"), ForceQuery),
-    request_body(content = Option<EnterBody>, description = "Optional"),
-    responses(
-        (status = 200, description = "In maintenance; the drain queued", body = ref("MaintenanceEntered")),
-        (status = 404, description = "Unknown broker"),
-        (status = 409, description = "Already in maintenance, the pre-flight refused, or the mutation slot is held"),
-        (status = 503, description = "The cluster could not be read"),
-    )
+    request_body(content = Option<EnterBody>, description = "Optional")
+    // responses: declared by the operation `set_broker_maintenance` (ballast_ops::catalog)
 )]
 async fn enter(
     state: axum::extract::State<AppState>,
@@ -69,11 +64,8 @@ async fn enter(
     operation_id = "exitMaintenance",
     summary = "Exit broker maintenance",
     description = "Ends the maintenance; the next proposal moves partitions back onto the broker. A drain of the broker still running is cancelled (moves in flight are cancelled through the cluster, completed ones stay) unless `keepDrain=true`; `drain` says which operation, how far it got and whether it was cancelled. Audited `brokers.maintenance.exit`.",
-    params(("brokerId" = i32, Path, description = "broker id"), ExitQuery),
-    responses(
-        (status = 200, description = "Maintenance ended", body = ref("MaintenanceExited")),
-        (status = 404, description = "The broker is not in maintenance"),
-    )
+    params(("brokerId" = i32, Path, description = "broker id"), ExitQuery)
+    // responses: declared by the operation `remove_broker_maintenance` (ballast_ops::catalog)
 )]
 async fn exit(
     state: axum::extract::State<AppState>,
@@ -95,14 +87,8 @@ async fn exit(
     summary = "Move replicas between log directories",
     description = "Explicit `moves`, or every replica of directory `from` to `to`. Takes the mutation slot for the request; audited `logdirs.move`.",
     params(("brokerId" = i32, Path, description = "broker id")),
-    request_body(content = LogDirsBody),
-    responses(
-        (status = 200, description = "One result per replica", body = ref("LogDirMoves")),
-        (status = 400, description = "A path that is not an online log directory of the broker, or a replica the broker does not hold; nothing was sent"),
-        (status = 404, description = "The broker is not up"),
-        (status = 409, description = "The mutation slot is held"),
-        (status = 503, description = "The cluster could not be read"),
-    )
+    request_body(content = LogDirsBody)
+    // responses: declared by the operation `move_broker_logdirs` (ballast_ops::catalog)
 )]
 async fn logdirs_move(
     state: axum::extract::State<AppState>,
@@ -122,15 +108,8 @@ async fn logdirs_move(
     operation_id = "electPreferredLeaders",
     summary = "Cluster-wide preferred leader election",
     description = "Default: every partition whose preferred leader does not lead. Takes the mutation slot for the election; audited `leaders.elect`.",
-    request_body(content = Option<ClusterElection>, description = "Optional"),
-    responses(
-        (status = 200, description = "Every partition's outcome", body = ref("Election")),
-        (status = 400, description = "A named partition breaks Kafka's naming rules"),
-        (status = 404, description = "Every named partition is unknown to the cluster"),
-        (status = 409, description = "The mutation slot is held, or the cluster refused every partition because its preferred leader is down or out of sync (`no leader was elected`)"),
-        (status = 502, description = "The cluster refused every partition for another reason (`no leader was elected`)"),
-        (status = 503, description = "The cluster could not be read"),
-    )
+    request_body(content = Option<ClusterElection>, description = "Optional")
+    // responses: declared by the operation `preferred_leader_election` (ballast_ops::catalog)
 )]
 async fn elect_cluster(
     state: axum::extract::State<AppState>,

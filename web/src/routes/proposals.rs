@@ -44,8 +44,8 @@ struct NoQuery {}
     operation_id = "listProposals",
     summary = "List stored proposals",
     description = "Summary rows, newest first, each with its own decision.",
-    params(ListQuery),
-    responses((status = 200, description = "A page of proposals", body = ref("ProposalList")))
+    params(ListQuery)
+    // responses: declared by the operation `list_proposals` (ballast_ops::catalog)
 )]
 async fn list(
     state: axum::extract::State<AppState>,
@@ -84,11 +84,8 @@ async fn current(
     tag = "proposals",
     operation_id = "generateProposal",
     summary = "Generate a proposal",
-    description = "Returns the current proposal and its decision; starts no calculation (the observer re-evaluates after every sample). A body is ignored.",
-    responses(
-        (status = 200, description = "The current proposal", body = ref("Proposal")),
-        (status = 404, description = "The observer has not evaluated a proposal yet (`no proposal`)"),
-    )
+    description = "Returns the current proposal and its decision; starts no calculation (the observer re-evaluates after every sample). A body is ignored."
+    // responses: declared by the operation `generate_proposal` (ballast_ops::catalog)
 )]
 /// `POST /api/v1/proposals/generate`: the same answer as `GET /api/v1/proposals/current`.
 async fn generate(
@@ -104,11 +101,8 @@ async fn generate(
     tag = "proposals",
     operation_id = "getProposal",
     summary = "Proposal details",
-    params(("proposalId" = String, Path, description = "`p-<created unix ms>-<8 hex digits>`")),
-    responses(
-        (status = 200, description = "The proposal", body = ref("Proposal")),
-        (status = 404, description = "No stored proposal with this id"),
-    )
+    params(("proposalId" = String, Path, description = "`p-<created unix ms>-<8 hex digits>`"))
+    // responses: declared by the operation `get_proposal` (ballast_ops::catalog)
 )]
 async fn one(
     state: axum::extract::State<AppState>,

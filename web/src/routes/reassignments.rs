@@ -77,13 +77,8 @@ async fn apply_current(
     operation_id = "applyProposal",
     summary = "Apply a proposal",
     description = "Queues the proposal's exact moves; only the current proposal can be applied (409 otherwise, not overridable). Rules: docs/api/reassignments.md.",
-    params(("proposalId" = String, Path, description = "the proposal id"), ForceQuery),
-    responses(
-        (status = 200, description = "Queued", body = ref("ApplyResult")),
-        (status = 404, description = "No such proposal"),
-        (status = 409, description = "Not current, or not applicable (see `applyCurrentProposal`)"),
-        (status = 503, description = "The cluster could not be read"),
-    )
+    params(("proposalId" = String, Path, description = "the proposal id"), ForceQuery)
+    // responses: declared by the operation `apply_proposal` (ballast_ops::catalog)
 )]
 async fn apply_one(
     state: axum::extract::State<AppState>,
@@ -106,14 +101,8 @@ async fn apply_one(
         ("partition" = i32, Path, description = "partition number"),
         ForceQuery,
     ),
-    request_body(content = SingleBody, description = "`{}` lets ballast choose the replicas"),
-    responses(
-        (status = 200, description = "Planned, and queued unless a preview", body = ref("PartitionChange")),
-        (status = 400, description = "A replica set that is empty, holds duplicates or negative ids"),
-        (status = 404, description = "Unknown topic or partition"),
-        (status = 409, description = "A replica set below the replication-factor floor, an unknown or maintenance broker, the pre-flight, or the slot is held"),
-        (status = 503, description = "The placement could not be read (live) or the cached view is older than 60 s (preview)"),
-    )
+    request_body(content = SingleBody, description = "`{}` lets ballast choose the replicas")
+    // responses: declared by the operation `redistribute_partition` (ballast_ops::catalog)
 )]
 async fn single(
     state: axum::extract::State<AppState>,
@@ -135,14 +124,8 @@ async fn single(
     summary = "Bulk reassignment",
     description = "Each entry is checked on its own (`results[]`, in request order); the live entries run as one operation with strategy `BULK_MANUAL`. `success` is true on every 200: check `started` and each result.",
     params(("topic" = String, Path, description = "topic name"), ForceQuery),
-    request_body(content = BulkBody),
-    responses(
-        (status = 200, description = "Every entry's result, and whether an operation started", body = ref("BulkResult")),
-        (status = 400, description = "An empty `partitions` list"),
-        (status = 404, description = "Unknown topic"),
-        (status = 409, description = "The pre-flight refused, or the mutation slot is held"),
-        (status = 503, description = "Previews only: the cached view is older than 60 s"),
-    )
+    request_body(content = BulkBody)
+    // responses: declared by the operation `bulk_reassign_partitions` (ballast_ops::catalog)
 )]
 async fn bulk(
     state: axum::extract::State<AppState>,
@@ -164,13 +147,8 @@ async fn bulk(
     summary = "Redistribute a topic",
     description = "Spreads the topic's replicas evenly over the chosen brokers (default every broker up and not in maintenance), moving as few replicas as possible; strategy `TOPIC`.",
     params(("topic" = String, Path, description = "topic name"), ForceQuery),
-    request_body(content = Option<TopicBody>, description = "Optional"),
-    responses(
-        (status = 200, description = "The plan, and whether it was queued", body = ref("TopicRedistribution")),
-        (status = 404, description = "Unknown topic"),
-        (status = 409, description = "A chosen broker is down or in maintenance, fewer brokers than the replication factor, the pre-flight, or the slot is held"),
-        (status = 503, description = "Preview: the cached view is missing or older than 60 s; live: the placement could not be read"),
-    )
+    request_body(content = Option<TopicBody>, description = "Optional")
+    // responses: declared by the operation `redistribute_topic` (ballast_ops::catalog)
 )]
 async fn topic_spread(
     state: axum::extract::State<AppState>,
@@ -191,8 +169,8 @@ async fn topic_spread(
     operation_id = "listReassignments",
     summary = "List tracked reassignments",
     description = "Operations, newest first, with their progress and the current holder of the mutation slot.",
-    params(ListQuery),
-    responses((status = 200, description = "A page of operations", body = ref("ReassignmentList")))
+    params(ListQuery)
+    // responses: declared by the operation `list_reassignments` and `get_reassignment_history` (ballast_ops::catalog)
 )]
 async fn list(
     state: axum::extract::State<AppState>,
@@ -207,11 +185,8 @@ async fn list(
     tag = "reassignments",
     operation_id = "getReassignment",
     summary = "One reassignment record",
-    params(("id" = String, Path, description = "operation id (`op-…`)")),
-    responses(
-        (status = 200, description = "The operation with its partitions", body = ref("Reassignment")),
-        (status = 404, description = "No such operation"),
-    )
+    params(("id" = String, Path, description = "operation id (`op-…`)"))
+    // responses: declared by the operation `get_reassignment_by_id` (ballast_ops::catalog)
 )]
 async fn one(state: axum::extract::State<AppState>, Path(id): Path<String>) -> ApiResult<Value> {
     Ok(ApiOk(get_reassignment_by_id(&state, id).await?))
@@ -224,12 +199,8 @@ async fn one(state: axum::extract::State<AppState>, Path(id): Path<String>) -> A
     operation_id = "cancelReassignment",
     summary = "Cancel a reassignment",
     description = "Asks the executor to cancel: in-flight moves are cancelled through the cluster, pending ones never start, completed ones stay. Audited `reassignments.cancel`.",
-    params(("id" = String, Path, description = "operation id (`op-…`)")),
-    responses(
-        (status = 200, description = "Cancellation requested", body = ref("CancelRequested")),
-        (status = 404, description = "No such operation"),
-        (status = 409, description = "Already finished"),
-    )
+    params(("id" = String, Path, description = "operation id (`op-…`)"))
+    // responses: declared by the operation `cancel_reassignment` (ballast_ops::catalog)
 )]
 async fn cancel(
     state: axum::extract::State<AppState>,

@@ -31,12 +31,8 @@ pub fn routes() -> Router<AppState> {
     operation_id = "simulateWhatIf",
     summary = "What-if simulation",
     description = "Applies the scenarios in order to the observed cluster and plans the result with the proposals' planner and settings (no move cooldown, no partition cap). Read-only. docs/api/simulation.md.",
-    request_body(content = ref("WhatIfRequest")),
-    responses(
-        (status = 200, description = "The changed cluster, the moves it needs and the plan", body = ref("WhatIfResult")),
-        (status = 400, description = "No scenarios, an unknown type, a field that does not apply, an unknown topic or broker, an impossible value; `details` names the field"),
-        (status = 503, description = "No current sample of the cluster"),
-    )
+    request_body(content = ref("WhatIfRequest"))
+    // responses: declared by the operation `what_if_simulate` (ballast_ops::catalog)
 )]
 /// `POST /api/v1/what-if/simulate`
 async fn simulate(
@@ -53,12 +49,8 @@ async fn simulate(
     operation_id = "analyzeBlastRadius",
     summary = "Failure blast radius",
     description = "What fails when a broker, several brokers or a rack fail: offline and min-ISR partitions, leadership failover, re-replication bytes and time, consumer groups. Read-only. docs/api/simulation.md.",
-    request_body(content = ref("BlastRequest")),
-    responses(
-        (status = 200, description = "The failure's effects", body = ref("BlastResult")),
-        (status = 400, description = "None or more than one of `brokerId`, `brokerIds`, `rack`; an unknown broker or rack"),
-        (status = 503, description = "No current sample of the cluster"),
-    )
+    request_body(content = ref("BlastRequest"))
+    // responses: declared by the operation `blast_radius_analyze` (ballast_ops::catalog)
 )]
 /// `POST /api/v1/blast-radius/analyze`
 async fn blast_radius(

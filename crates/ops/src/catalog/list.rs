@@ -1,7 +1,10 @@
 //! The list of every operation (all 47 tools of the spec), each declared once.
 
 use super::inputs::*;
-use super::{changes, no_check, reads, schema_of, Category, Operation, Run};
+use super::{
+    changes, no_check, ok, reads, refusal, schema_of, Category, Operation, Output, Run,
+    CLUSTER_ERROR, CLUSTER_UNREACHABLE, NO_SAMPLE,
+};
 use crate::actor::Scope;
 
 pub(super) static OPERATIONS: &[Operation] = &[
@@ -18,6 +21,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Served,
         before_queue: None,
+        output: ok("ClusterComprehensive", "Full cluster data"),
+        errors: &[refusal(400, "Malformed query, or `limit`/`offset` with `summary=true`"), NO_SAMPLE],
     },
     Operation {
         name: "get_cluster_health",
@@ -32,6 +37,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Served,
         before_queue: None,
+        output: ok("ClusterHealth", "Broker and partition health"),
+        errors: &[NO_SAMPLE],
     },
     Operation {
         name: "list_proposals",
@@ -46,6 +53,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::list_proposals),
         before_queue: None,
+        output: ok("ProposalList", "A page of proposals"),
+        errors: &[],
     },
     Operation {
         name: "get_proposal",
@@ -60,6 +69,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::get_proposal),
         before_queue: None,
+        output: ok("Proposal", "The proposal"),
+        errors: &[refusal(404, "No stored proposal with this id")],
     },
     Operation {
         name: "generate_proposal",
@@ -74,6 +85,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::generate_proposal),
         before_queue: None,
+        output: ok("Proposal", "The current proposal"),
+        errors: &[refusal(404, "The observer has not evaluated a proposal yet (`no proposal`)")],
     },
     Operation {
         name: "get_broker_racks",
@@ -88,6 +101,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Served,
         before_queue: None,
+        output: ok("Racks", "Broker rack topology"),
+        errors: &[NO_SAMPLE],
     },
     Operation {
         name: "get_topic_config",
@@ -102,6 +117,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::topic_config),
         before_queue: None,
+        output: ok("TopicConfig", "Topic configuration"),
+        errors: &[refusal(404, "Unknown topic"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "search_topics",
@@ -116,6 +133,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Served,
         before_queue: None,
+        output: ok("TopicSearch", "Search topics by name"),
+        errors: &[NO_SAMPLE],
     },
     Operation {
         name: "list_acls",
@@ -130,6 +149,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::list_acls),
         before_queue: None,
+        output: ok("AclList", "List ACL bindings"),
+        errors: &[CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "list_consumer_groups",
@@ -144,6 +165,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Served,
         before_queue: None,
+        output: ok("GroupList", "List consumer groups"),
+        errors: &[CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "describe_consumer_group",
@@ -158,6 +181,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Served,
         before_queue: None,
+        output: ok("GroupDetail", "Consumer group details"),
+        errors: &[refusal(404, "Unknown group"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "get_topic_watermarks",
@@ -172,6 +197,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::topic_watermarks),
         before_queue: None,
+        output: ok("Watermarks", "Topic watermarks"),
+        errors: &[refusal(404, "Unknown topic"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "search_audit_log",
@@ -186,6 +213,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::search_audit_log),
         before_queue: None,
+        output: ok("AuditList", "The audit log"),
+        errors: &[],
     },
     Operation {
         name: "list_reassignments",
@@ -200,6 +229,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::list_reassignments),
         before_queue: None,
+        output: ok("ReassignmentList", "A page of operations"),
+        errors: &[],
     },
     Operation {
         name: "get_reassignment_history",
@@ -214,6 +245,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::reassignment_history),
         before_queue: None,
+        output: ok("ReassignmentList", "A page of operations"),
+        errors: &[],
     },
     Operation {
         name: "get_reassignment_by_id",
@@ -228,6 +261,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::reassignment_by_id),
         before_queue: None,
+        output: ok("Reassignment", "The operation with its partitions"),
+        errors: &[refusal(404, "No such operation")],
     },
     Operation {
         name: "get_default_configs",
@@ -242,6 +277,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::default_configs),
         before_queue: None,
+        output: ok("BrokerDefaults", "Default broker configuration"),
+        errors: &[refusal(404, "Unknown broker"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "get_partition_optimization",
@@ -256,6 +293,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Served,
         before_queue: None,
+        output: ok("PartitionRecommendations", "Partition-count recommendations"),
+        errors: &[refusal(404, "Unknown topic"), NO_SAMPLE],
     },
     Operation {
         name: "delete_consumer_group",
@@ -270,6 +309,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_group,
         run: Run::Context(changes::delete_consumer_group),
         before_queue: None,
+        output: ok("GroupDeleted", "Delete a consumer group"),
+        errors: &[refusal(404, "Unknown group"), refusal(409, "The group has active members"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "cancel_reassignment",
@@ -284,6 +325,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_reassignment,
         run: Run::Context(changes::cancel_reassignment),
         before_queue: None,
+        output: ok("CancelRequested", "Cancellation requested"),
+        errors: &[refusal(404, "No such operation"), refusal(409, "Already finished")],
     },
     Operation {
         name: "set_broker_maintenance",
@@ -298,6 +341,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_maintenance,
         run: Run::Context(changes::set_broker_maintenance),
         before_queue: None,
+        output: ok("MaintenanceEntered", "In maintenance; the drain queued"),
+        errors: &[refusal(404, "Unknown broker"), refusal(409, "Already in maintenance, the pre-flight refused, or the mutation slot is held"), refusal(503, "The cluster could not be read")],
     },
     Operation {
         name: "remove_broker_maintenance",
@@ -312,6 +357,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_broker,
         run: Run::Context(changes::remove_broker_maintenance),
         before_queue: None,
+        output: ok("MaintenanceExited", "Maintenance ended"),
+        errors: &[refusal(404, "The broker is not in maintenance")],
     },
     Operation {
         name: "redistribute_topic",
@@ -326,6 +373,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_redistribute_topic,
         run: Run::Context(changes::redistribute_topic),
         before_queue: None,
+        output: ok("TopicRedistribution", "The plan, and whether it was queued"),
+        errors: &[refusal(404, "Unknown topic"), refusal(409, "A chosen broker is down or in maintenance, fewer brokers than the replication factor, the pre-flight, or the slot is held"), refusal(503, "Preview: the cached view is missing or older than 60 s; live: the placement could not be read")],
     },
     Operation {
         name: "preferred_leader_election",
@@ -340,6 +389,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_election,
         run: Run::Context(changes::preferred_leader_election),
         before_queue: None,
+        output: ok("Election", "Every partition's outcome"),
+        errors: &[refusal(400, "A named partition breaks Kafka's naming rules"), refusal(404, "Every named partition is unknown to the cluster"), refusal(409, "The mutation slot is held, or the cluster refused every partition because its preferred leader is down or out of sync (`no leader was elected`)"), refusal(502, "The cluster refused every partition for another reason (`no leader was elected`)"), refusal(503, "The cluster could not be read")],
     },
     Operation {
         name: "update_topic_config",
@@ -354,6 +405,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_topic_config,
         run: Run::Context(changes::update_topic_config),
         before_queue: None,
+        output: ok("TopicConfigUpdated", "Update topic configuration"),
+        errors: &[refusal(404, "Unknown topic"), refusal(400, "An invalid key or value, or the cluster refused it"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "apply_proposal",
@@ -368,6 +421,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_apply_proposal,
         run: Run::Context(changes::apply_proposal),
         before_queue: Some(changes::apply_proposal_gate),
+        output: ok("ApplyResult", "Queued"),
+        errors: &[refusal(404, "No such proposal"), refusal(409, "Not current, or not applicable (see `applyCurrentProposal`)"), refusal(503, "The cluster could not be read")],
     },
     Operation {
         name: "get_partition_activity",
@@ -382,6 +437,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Served,
         before_queue: None,
+        output: ok("ActivityPartitions", "Partition activity"),
+        errors: &[refusal(404, "Unknown topic or broker"), NO_SAMPLE],
     },
     Operation {
         name: "search_topics_by_config",
@@ -396,6 +453,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::search_topics_by_config),
         before_queue: None,
+        output: ok("ConfigSearch", "Matching topics"),
+        errors: &[refusal(400, "Bad key, op or value (a numeric op needs a number)"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "get_consumer_group_lag",
@@ -410,6 +469,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Served,
         before_queue: None,
+        output: ok("GroupLag", "Consumer group lag per partition"),
+        errors: &[refusal(404, "Unknown group or topic"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "browse_messages",
@@ -424,6 +485,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::browse_messages),
         before_queue: None,
+        output: ok("MessageRange", "Fetch a message range"),
+        errors: &[refusal(404, "Unknown topic or partition"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "list_quotas",
@@ -438,6 +501,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::list_quotas),
         before_queue: None,
+        output: ok("QuotaList", "List all quotas"),
+        errors: &[CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "get_cluster_logdirs",
@@ -452,6 +517,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Served,
         before_queue: None,
+        output: ok("LogDirs", "Disk usage by broker and log directory"),
+        errors: &[refusal(404, "Unknown topic or broker"), NO_SAMPLE],
     },
     Operation {
         name: "what_if_simulate",
@@ -466,6 +533,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::what_if_simulate),
         before_queue: None,
+        output: ok("WhatIfResult", "The changed cluster, the moves it needs and the plan"),
+        errors: &[refusal(400, "No scenarios, an unknown type, a field that does not apply, an unknown topic or broker, an impossible value; `details` names the field"), refusal(503, "No current sample of the cluster")],
     },
     Operation {
         name: "blast_radius_analyze",
@@ -480,6 +549,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Context(reads::blast_radius),
         before_queue: None,
+        output: ok("BlastResult", "The failure's effects"),
+        errors: &[refusal(400, "None or more than one of `brokerId`, `brokerIds`, `rack`; an unknown broker or rack"), refusal(503, "No current sample of the cluster")],
     },
     Operation {
         name: "bulk_update_topic_config",
@@ -494,6 +565,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_bulk_config,
         run: Run::Context(changes::bulk_update_topic_config),
         before_queue: None,
+        output: ok("TopicConfigsUpdated", "Bulk update of topic configuration"),
+        errors: &[refusal(404, "Unknown topic"), refusal(400, "An invalid key or value, or the cluster refused it"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "create_acls",
@@ -508,6 +581,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_create_acls,
         run: Run::Context(changes::create_acls),
         before_queue: None,
+        output: ok("AclsCreated", "Create ACL bindings"),
+        errors: &[refusal(400, "No bindings, or an invalid binding"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "delete_acls",
@@ -522,6 +597,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_delete_acls,
         run: Run::Context(changes::delete_acls),
         before_queue: None,
+        output: ok("AclsDeleted", "Delete ACL bindings matching a filter"),
+        errors: &[refusal(400, "An invalid filter, or `limit`"), refusal(404, "The filter matches no binding; nothing was deleted (`no acl binding matches`)"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "reset_consumer_group_offsets",
@@ -536,6 +613,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_reset_offsets,
         run: Run::Context(changes::reset_consumer_group_offsets),
         before_queue: None,
+        output: ok("OffsetReset", "Reset consumer group offsets"),
+        errors: &[refusal(404, "Unknown group or topic"), refusal(409, "The group has active members"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "update_quota",
@@ -550,6 +629,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_update_quota,
         run: Run::Context(changes::update_quota),
         before_queue: None,
+        output: ok("QuotaChange", "Set the quota of a user"),
+        errors: &[refusal(400, "An unknown key or invalid value"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "delete_quota",
@@ -564,6 +645,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_delete_quota,
         run: Run::Context(changes::delete_quota),
         before_queue: None,
+        output: ok("QuotaChange", "Remove the quota of a user"),
+        errors: &[refusal(404, "The entity has no quota"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "redistribute_partition",
@@ -578,6 +661,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_redistribute_partition,
         run: Run::Context(changes::redistribute_partition),
         before_queue: None,
+        output: ok("PartitionChange", "Planned, and queued unless a preview"),
+        errors: &[refusal(400, "A replica set that is empty, holds duplicates or negative ids"), refusal(404, "Unknown topic or partition"), refusal(409, "A replica set below the replication-factor floor, an unknown or maintenance broker, the pre-flight, or the slot is held"), refusal(503, "The placement could not be read (live) or the cached view is older than 60 s (preview)")],
     },
     Operation {
         name: "bulk_reassign_partitions",
@@ -592,6 +677,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_bulk_reassign,
         run: Run::Context(changes::bulk_reassign_partitions),
         before_queue: None,
+        output: ok("BulkResult", "Every entry's result, and whether an operation started"),
+        errors: &[refusal(400, "An empty `partitions` list"), refusal(404, "Unknown topic"), refusal(409, "The pre-flight refused, or the mutation slot is held"), refusal(503, "Previews only: the cached view is older than 60 s")],
     },
     Operation {
         name: "move_broker_logdirs",
@@ -606,6 +693,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_move_logdirs,
         run: Run::Context(changes::move_broker_logdirs),
         before_queue: None,
+        output: ok("LogDirMoves", "One result per replica"),
+        errors: &[refusal(400, "A path that is not an online log directory of the broker, or a replica the broker does not hold; nothing was sent"), refusal(404, "The broker is not up"), refusal(409, "The mutation slot is held"), refusal(503, "The cluster could not be read")],
     },
     Operation {
         name: "revert_audit_event",
@@ -620,6 +709,12 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: changes::check_revert,
         run: Run::Context(changes::revert_audit_event),
         before_queue: None,
+        output: Some(Output {
+            status: 202,
+            schema: "RevertDone",
+            description: "Accepted: applied (`completed`) or queued for the executor (`queued`)",
+        }),
+        errors: &[refusal(400, "The event cannot be reverted"), refusal(404, "No such audit event"), refusal(409, "No or a stale fingerprint, the target changed since the audited change, or the mutation slot is held"), CLUSTER_ERROR, CLUSTER_UNREACHABLE],
     },
     Operation {
         name: "approve_action",
@@ -634,6 +729,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Meta,
         before_queue: None,
+        output: None,
+        errors: &[],
     },
     Operation {
         name: "reject_action",
@@ -648,6 +745,8 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Meta,
         before_queue: None,
+        output: None,
+        errors: &[],
     },
     Operation {
         name: "list_pending_actions",
@@ -662,5 +761,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         check: no_check,
         run: Run::Meta,
         before_queue: None,
+        output: None,
+        errors: &[],
     },
 ];

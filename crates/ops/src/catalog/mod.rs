@@ -1,7 +1,10 @@
 //! The catalog of operations (docs/api/mcp.md): every operation agents (MCP, chat) and the REST
 //! API share is declared here once — name, category and area, scope, licensed or free, the REST
 //! route of the same operation, a typed input whose JSON Schema is derived from the type, the
-//! check a mutation's input passes before it is queued, and how it runs.
+//! check a mutation's input passes before it is queued, how it runs, what it answers (its
+//! [`Output`]: the named JSON Schema of [`outputs`]) and the refusals it gives ([`Refusal`]). The
+//! web door's OpenAPI document takes a route's success answer and its own error statuses from the
+//! declaration of the operation it serves.
 //!
 //! Where the rules live: in the **operation function** of its family (`quotas`, `acls`,
 //! `reassignments`, …: `async fn(&Context, [&Actor,] Input) -> Result<Output, OpError>`) — the
@@ -22,6 +25,7 @@ mod changes;
 mod inputs;
 mod limits;
 mod list;
+pub mod outputs;
 mod reads;
 
 use std::future::Future;
@@ -197,6 +201,60 @@ pub enum Run {
     Meta,
 }
 
+/// What an operation answers when it succeeds: the status of its REST route's success and the
+/// JSON Schema of the answer (the REST envelope's `data`, the agent's answer before the catalog
+/// shapes it), named in [`outputs::all`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Output {
+    /// 200, or 202 for an answer that was queued (a revert of a reassignment).
+    pub status: u16,
+    /// The answer's schema: a name of [`outputs::all`].
+    pub schema: &'static str,
+    /// What the answer is, in a few words.
+    pub description: &'static str,
+}
+
+impl Output {
+    /// The answer's JSON Schema (`None` when its name is not one of [`outputs::all`]).
+    pub fn json_schema(&self) -> Option<Value> {
+        outputs::find(self.schema)
+    }
+}
+
+/// A 200 answer of the schema named `schema`.
+pub const fn ok(schema: &'static str, description: &'static str) -> Option<Output> {
+    Some(Output {
+        status: 200,
+        schema,
+        description,
+    })
+}
+
+/// A refusal an operation gives: its status (the REST route's, and a [`ToolError`]'s) and when.
+/// The refusals every route shares (an unknown query parameter or a body where none is taken,
+/// 400; authentication, 401; scope or licence, 403; a body too large, 413; a busy database or an
+/// audit intent that cannot be written, 503; 500) are the doors' own, not declared here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    pub status: u16,
+    pub when: &'static str,
+}
+
+/// A refusal with `status` when `when`.
+pub const fn refusal(status: u16, when: &'static str) -> Refusal {
+    Refusal { status, when }
+}
+
+/// The live cluster answered with an error.
+pub const CLUSTER_ERROR: Refusal = refusal(502, "The cluster answered with an error");
+/// The live cluster could not be reached.
+pub const CLUSTER_UNREACHABLE: Refusal = refusal(503, "The cluster is unreachable");
+/// The observer has no current sample of the cluster.
+pub const NO_SAMPLE: Refusal = refusal(
+    503,
+    "No current sample of the cluster (`cluster data unavailable`)",
+);
+
 /// One operation, declared once.
 pub struct Operation {
     /// The MCP tool name (the spec's).
@@ -224,6 +282,11 @@ pub struct Operation {
     /// the requester): `null` to queue it, else the answer to give instead (`apply_proposal`'s
     /// `status: blocked`).
     pub before_queue: Option<RunFn>,
+    /// What it answers: every operation with a REST route declares it; `None` only for the
+    /// approval workflow ([`Run::Meta`]), which the MCP door answers itself.
+    pub output: Option<Output>,
+    /// The refusals of its own, in the order the route documents them.
+    pub errors: &'static [Refusal],
 }
 
 /// Every operation.

@@ -43,15 +43,8 @@ pub async fn preview(
     operation_id = "revertAuditEvent",
     summary = "Revert an audited change",
     description = "Puts the values the event recorded before its change back, when nothing changed since the preview (its `fingerprint`). Every accepted revert answers 202 with `executionId`: configuration, quota and ACL reverts are applied before the answer (`state` `completed`); a reassignment revert is queued for the executor (`state` `queued`; acceptance does not mean the moves finished).",
-    request_body(content = RevertBody),
-    responses(
-        (status = 202, description = "Accepted: applied (`completed`) or queued for the executor (`queued`)", body = ref("RevertDone")),
-        (status = 400, description = "The event cannot be reverted"),
-        (status = 404, description = "No such audit event"),
-        (status = 409, description = "No or a stale fingerprint, the target changed since the audited change, or the mutation slot is held"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    request_body(content = RevertBody)
+    // responses: declared by the operation `revert_audit_event` (ballast_ops::catalog)
 )]
 /// `POST /api/v1/audit-log/revert` with `{"eventId", "fingerprint"}`.
 pub async fn revert(

@@ -123,12 +123,8 @@ impl From<AclQuery> for ballast_ops::acls::Query {
     operation_id = "listAcls",
     summary = "List ACL bindings",
     description = "Bindings matching the filters, by resource type, resource name and principal.",
-    params(AclQuery),
-    responses(
-        (status = 200, description = "List ACL bindings", body = ref("AclList")),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    params(AclQuery)
+    // responses: declared by the operation `list_acls` (ballast_ops::catalog)
 )]
 /// `GET /api/v1/acls`: the bindings matching the query's filters.
 pub async fn list(State(state): State<AppState>, Query(q): Query<AclQuery>) -> ApiResult<AclList> {

@@ -15,13 +15,8 @@ use crate::{ApiOk, ApiResult, AppState};
     operation_id = "getTopicConfig",
     summary = "Topic configuration",
     description = "Every configuration entry of the topic as the cluster reports it, with its source.",
-    params(("topic" = String, Path, description = "topic name"), TopicConfigQuery),
-    responses(
-        (status = 200, description = "Topic configuration", body = ref("TopicConfig")),
-        (status = 404, description = "Unknown topic"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    params(("topic" = String, Path, description = "topic name"), TopicConfigQuery)
+    // responses: declared by the operation `get_topic_config` (ballast_ops::catalog)
 )]
 /// `GET /api/v1/topics/{topic}/config`: every configuration entry of the topic with its source.
 pub async fn topic_config(
@@ -63,13 +58,8 @@ pub async fn topic_config_explicit(
     operation_id = "getConfigDefaults",
     summary = "Default broker configuration",
     description = "The broker configuration as one broker (default the controller) reports it.",
-    params(DefaultsQuery),
-    responses(
-        (status = 200, description = "Default broker configuration", body = ref("BrokerDefaults")),
-        (status = 404, description = "Unknown broker"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    params(DefaultsQuery)
+    // responses: declared by the operation `get_default_configs` (ballast_ops::catalog)
 )]
 /// `GET /api/v1/config/defaults`: the configuration one broker runs with (Kafka's defaults, its
 /// static file, cluster-wide and per-broker dynamic values), by default the controller's.
@@ -87,13 +77,8 @@ pub async fn broker_defaults(
     operation_id = "searchTopicsByConfig",
     summary = "Search topics by a configuration value",
     description = "Every topic's effective value of one configuration key, read live from the cluster, filtered by a comparison (`eq`, `ne`, `contains`, numeric `lt`/`le`/`gt`/`ge`) and whether the topic overrides it; by topic name.",
-    params(ConfigSearchQuery),
-    responses(
-        (status = 200, description = "Matching topics", body = ref("ConfigSearch")),
-        (status = 400, description = "Bad key, op or value (a numeric op needs a number)"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    params(ConfigSearchQuery)
+    // responses: declared by the operation `search_topics_by_config` (ballast_ops::catalog)
 )]
 /// `GET /api/v1/topics/config-search`: topics by the value of one configuration key.
 pub async fn search(

@@ -442,12 +442,8 @@ async fn describe_one(
     operation_id = "listConsumerGroups",
     summary = "List consumer groups",
     description = "Groups with their state, members and lag.",
-    params(ListQuery),
-    responses(
-        (status = 200, description = "List consumer groups", body = ref("GroupList")),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    params(ListQuery)
+    // responses: declared by the operation `list_consumer_groups` (ballast_ops::catalog)
 )]
 /// `GET /api/v1/consumer-groups`: groups by id, with members, coordinator and total lag.
 pub async fn list(
@@ -645,13 +641,8 @@ fn summary_of(read: &GroupsRead, top: usize) -> Summary {
     operation_id = "getConsumerGroup",
     summary = "Consumer group details",
     description = "The group with its members and their assignments.",
-    params(("group" = String, Path, description = "consumer group id"), DetailQuery),
-    responses(
-        (status = 200, description = "Consumer group details", body = ref("GroupDetail")),
-        (status = 404, description = "Unknown group"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    params(("group" = String, Path, description = "consumer group id"), DetailQuery)
+    // responses: declared by the operation `describe_consumer_group` (ballast_ops::catalog)
 )]
 /// `GET /api/v1/consumer-groups/{group}`: the group with its members, their assignments and the
 /// group's offsets with lag.
@@ -707,13 +698,8 @@ pub(crate) async fn describe_consumer_group(
     operation_id = "getConsumerGroupLag",
     summary = "Consumer group lag per partition",
     description = "Committed offsets against log-end offsets, per partition.",
-    params(("group" = String, Path, description = "consumer group id"), LagQuery),
-    responses(
-        (status = 200, description = "Consumer group lag per partition", body = ref("GroupLag")),
-        (status = 404, description = "Unknown group or topic"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    params(("group" = String, Path, description = "consumer group id"), LagQuery)
+    // responses: declared by the operation `get_consumer_group_lag` (ballast_ops::catalog)
 )]
 /// `GET /api/v1/consumer-groups/{group}/lag`: committed offset, log end and lag per partition.
 pub async fn lag(

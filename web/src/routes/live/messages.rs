@@ -14,13 +14,8 @@ use crate::{ApiOk, ApiResult, AppState};
     operation_id = "getMessages",
     summary = "Fetch a message range",
     description = "Messages from an offset, a timestamp, the earliest or the latest, optionally filtered by key or value.",
-    params(("topic" = String, Path, description = "topic name"), RangeQuery),
-    responses(
-        (status = 200, description = "Fetch a message range", body = ref("MessageRange")),
-        (status = 404, description = "Unknown topic or partition"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    params(("topic" = String, Path, description = "topic name"), RangeQuery)
+    // responses: declared by the operation `browse_messages` (ballast_ops::catalog)
 )]
 /// `GET /api/v1/topics/{topic}/messages`
 pub async fn range(
@@ -62,13 +57,8 @@ pub async fn single(
     operation_id = "getWatermarks",
     summary = "Topic watermarks",
     description = "Earliest and latest offsets per partition.",
-    params(("topic" = String, Path, description = "topic name")),
-    responses(
-        (status = 200, description = "Topic watermarks", body = ref("Watermarks")),
-        (status = 404, description = "Unknown topic"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    params(("topic" = String, Path, description = "topic name"))
+    // responses: declared by the operation `get_topic_watermarks` (ballast_ops::catalog)
 )]
 /// `GET /api/v1/topics/{topic}/watermarks`
 pub async fn watermarks(

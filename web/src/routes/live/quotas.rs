@@ -23,12 +23,8 @@ pub struct NoQuery {}
     tag = "quotas",
     operation_id = "listQuotas",
     summary = "List all quotas",
-    description = "Every client-quota entity with its values.",
-    responses(
-        (status = 200, description = "List all quotas", body = ref("QuotaList")),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    description = "Every client-quota entity with its values."
+    // responses: declared by the operation `list_quotas` (ballast_ops::catalog)
 )]
 /// `GET /api/v1/quotas`: every entity with a quota, by entity.
 pub async fn list(State(state): State<AppState>, Query(_): Query<NoQuery>) -> ApiResult<QuotaList> {

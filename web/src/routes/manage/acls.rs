@@ -76,13 +76,8 @@ impl From<BindingBody> for BindingInput {
     operation_id = "createAcls",
     summary = "Create ACL bindings",
     description = "Audited with the bindings before and after.",
-    request_body(content = CreateBody),
-    responses(
-        (status = 200, description = "Create ACL bindings", body = ref("AclsCreated")),
-        (status = 400, description = "No bindings, or an invalid binding"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    request_body(content = CreateBody)
+    // responses: declared by the operation `create_acls` (ballast_ops::catalog)
 )]
 /// `POST /api/v1/acls` with `{"bindings": [...]}`. Every binding is validated before any is
 /// sent; the cluster may still refuse some (each result says).
@@ -130,14 +125,8 @@ pub async fn update(
     operation_id = "deleteAcls",
     summary = "Delete ACL bindings matching a filter",
     description = "The query is the filter (as `GET /api/v1/acls`, without `limit`).",
-    params(super::super::live::acls::AclQuery),
-    responses(
-        (status = 200, description = "Delete ACL bindings matching a filter", body = ref("AclsDeleted")),
-        (status = 400, description = "An invalid filter, or `limit`"),
-        (status = 404, description = "The filter matches no binding; nothing was deleted (`no acl binding matches`)"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    params(super::super::live::acls::AclQuery)
+    // responses: declared by the operation `delete_acls` (ballast_ops::catalog)
 )]
 /// `DELETE /api/v1/acls?principal=...&resourceType=...`: deletes every binding the filter
 /// matches (the query of `GET /api/v1/acls`, which shows what would go). A filter that names

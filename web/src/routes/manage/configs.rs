@@ -61,14 +61,8 @@ impl From<BulkBody> for BulkUpdate {
     summary = "Update topic configuration",
     description = "Sets or removes (null) the topic's overrides: validated, read before, changed, read after, audited.",
     params(("topic" = String, Path, description = "topic name")),
-    request_body(content = UpdateBody),
-    responses(
-        (status = 200, description = "Update topic configuration", body = ref("TopicConfigUpdated")),
-        (status = 404, description = "Unknown topic"),
-        (status = 400, description = "An invalid key or value, or the cluster refused it"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    request_body(content = UpdateBody)
+    // responses: declared by the operation `update_topic_config` (ballast_ops::catalog)
 )]
 /// `PUT /api/v1/topics/{topic}/config` with `{"configs": {key: value | null}}`.
 pub async fn update(
@@ -89,14 +83,8 @@ pub async fn update(
     operation_id = "bulkUpdateTopicConfig",
     summary = "Bulk update of topic configuration",
     description = "The same `configs` for every topic in `topics`, or one entry per topic in `updates`.",
-    request_body(content = BulkBody),
-    responses(
-        (status = 200, description = "Bulk update of topic configuration", body = ref("TopicConfigsUpdated")),
-        (status = 404, description = "Unknown topic"),
-        (status = 400, description = "An invalid key or value, or the cluster refused it"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    request_body(content = BulkBody)
+    // responses: declared by the operation `bulk_update_topic_config` (ballast_ops::catalog)
 )]
 /// `PUT /api/v1/topics/config/bulk` with `{"topics": [...], "configs": {...}}` (the same change
 /// everywhere) or `{"updates": [{"topic", "configs"}]}`. All or nothing: the cluster validates

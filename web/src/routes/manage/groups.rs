@@ -77,14 +77,8 @@ impl From<ResetBody> for Reset {
     summary = "Reset consumer group offsets",
     description = "`earliest`, `latest`, `timestamp`, `shift` or exact `offsets`; the group must be empty. `dryRun` answers the offsets without committing.",
     params(("group" = String, Path, description = "consumer group id")),
-    request_body(content = ResetBody),
-    responses(
-        (status = 200, description = "Reset consumer group offsets", body = ref("OffsetReset")),
-        (status = 404, description = "Unknown group or topic"),
-        (status = 409, description = "The group has active members"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    request_body(content = ResetBody)
+    // responses: declared by the operation `reset_consumer_group_offsets` (ballast_ops::catalog)
 )]
 /// `POST /api/v1/consumer-groups/{group}/reset-offsets`
 pub async fn reset_offsets(
@@ -105,14 +99,8 @@ pub async fn reset_offsets(
     operation_id = "deleteConsumerGroup",
     summary = "Delete a consumer group",
     description = "The group must be empty. Audited.",
-    params(("group" = String, Path, description = "consumer group id")),
-    responses(
-        (status = 200, description = "Delete a consumer group", body = ref("GroupDeleted")),
-        (status = 404, description = "Unknown group"),
-        (status = 409, description = "The group has active members"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    params(("group" = String, Path, description = "consumer group id"))
+    // responses: declared by the operation `delete_consumer_group` (ballast_ops::catalog)
 )]
 /// `DELETE /api/v1/consumer-groups/{group}`: deletes an empty group with its committed offsets.
 pub async fn delete(

@@ -211,13 +211,8 @@ pub async fn delete_default_client_id(
     summary = "Set the quota of a user",
     description = "Sets the given keys (e.g. `producer_byte_rate`, `request_percentage`, values above 100%% accepted); read before and after; audited.",
     params(("user" = String, Path, description = "user principal name")),
-    request_body(content = PutBody),
-    responses(
-        (status = 200, description = "Set the quota of a user", body = ref("QuotaChange")),
-        (status = 400, description = "An unknown key or invalid value"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    request_body(content = PutBody)
+    // responses: declared by the operation `update_quota` (ballast_ops::catalog)
 )]
 /// `PUT /api/v1/quotas/user/{user}` (`<default>` names the default user)
 pub async fn put_user(
@@ -238,13 +233,8 @@ pub async fn put_user(
     operation_id = "deleteUserQuota",
     summary = "Remove the quota of a user",
     description = "Removes every value of the entity; audited.",
-    params(("user" = String, Path, description = "user principal name")),
-    responses(
-        (status = 200, description = "Remove the quota of a user", body = ref("QuotaChange")),
-        (status = 404, description = "The entity has no quota"),
-        (status = 502, description = "The cluster answered with an error"),
-        (status = 503, description = "The cluster is unreachable"),
-    )
+    params(("user" = String, Path, description = "user principal name"))
+    // responses: declared by the operation `delete_quota` (ballast_ops::catalog)
 )]
 /// `DELETE /api/v1/quotas/user/{user}`
 pub async fn delete_user(

@@ -153,12 +153,8 @@ fn by_key(k: SortKey, a: &Figures, b: &Figures) -> Ordering {
     operation_id = "getPartitionActivity",
     summary = "Partition activity",
     description = "Each partition's share of the cluster's traffic. Without `sortBy` rows come in topic and partition order.",
-    params(ActivityQuery),
-    responses(
-        (status = 200, description = "Partition activity", body = ref("ActivityPartitions")),
-        (status = 404, description = "Unknown topic or broker"),
-        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
-    )
+    params(ActivityQuery)
+    // responses: declared by the operation `get_partition_activity` (ballast_ops::catalog)
 )]
 pub async fn partitions(
     State(state): State<AppState>,

@@ -449,12 +449,8 @@ pub struct ComprehensiveQuery {
     operation_id = "getClusterComprehensive",
     summary = "Full cluster data",
     description = "The cluster, brokers, topics (with partitions unless `summary=true`), consumer groups, health and rack assessment of one sample. Without `summary` the topics come in pages of whole topics holding at most `limit` partition rows; `page.nextOffset` names the next page.",
-    params(ComprehensiveQuery),
-    responses(
-        (status = 200, description = "Full cluster data", body = ref("ClusterComprehensive")),
-        (status = 400, description = "Malformed query, or `limit`/`offset` with `summary=true`"),
-        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
-    )
+    params(ComprehensiveQuery)
+    // responses: declared by the operation `get_cluster_overview` (ballast_ops::catalog)
 )]
 pub async fn comprehensive(
     State(state): State<AppState>,
@@ -681,12 +677,8 @@ pub struct LogDirsQuery {
     operation_id = "getClusterLogDirs",
     summary = "Disk usage by broker and log directory",
     description = "With `topic` and/or `brokerId`, per-replica rows too.",
-    params(LogDirsQuery),
-    responses(
-        (status = 200, description = "Disk usage by broker and log directory", body = ref("LogDirs")),
-        (status = 404, description = "Unknown topic or broker"),
-        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
-    )
+    params(LogDirsQuery)
+    // responses: declared by the operation `get_cluster_logdirs` (ballast_ops::catalog)
 )]
 pub async fn logdirs(
     State(state): State<AppState>,
@@ -942,11 +934,8 @@ fn health_counts(v: &View) -> Value {
     operation_id = "getClusterHealth",
     summary = "Broker and partition health",
     description = "`critical`, `degraded` or `healthy`, with the partitions that make it so.",
-    params(HealthQuery),
-    responses(
-        (status = 200, description = "Broker and partition health", body = ref("ClusterHealth")),
-        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
-    )
+    params(HealthQuery)
+    // responses: declared by the operation `get_cluster_health` (ballast_ops::catalog)
 )]
 pub async fn health(
     State(state): State<AppState>,
@@ -1240,11 +1229,8 @@ fn partitions_body(
     tag = "cluster",
     operation_id = "getRacks",
     summary = "Broker rack topology",
-    description = "Racks, their brokers and load, and the rack assessment. No query parameters.",
-    responses(
-        (status = 200, description = "Broker rack topology", body = ref("Racks")),
-        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
-    )
+    description = "Racks, their brokers and load, and the rack assessment. No query parameters."
+    // responses: declared by the operation `get_broker_racks` (ballast_ops::catalog)
 )]
 pub async fn racks(
     State(state): State<AppState>,

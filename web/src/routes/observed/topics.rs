@@ -132,11 +132,8 @@ fn glob(pattern: &[char], text: &[char]) -> bool {
     operation_id = "searchTopics",
     summary = "Search topics by name",
     description = "Every field optional; an empty body lists every topic.",
-    request_body(content = Option<SearchBody>, description = "Optional"),
-    responses(
-        (status = 200, description = "Search topics by name", body = ref("TopicSearch")),
-        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
-    )
+    request_body(content = Option<SearchBody>, description = "Optional")
+    // responses: declared by the operation `search_topics` (ballast_ops::catalog)
 )]
 pub async fn search(
     State(state): State<AppState>,
@@ -452,12 +449,8 @@ pub struct OptimizeQuery {
     operation_id = "getPartitionRecommendations",
     summary = "Partition-count recommendations",
     description = "Per topic: more partitions for throughput or size, a hot partition (skew), or fewer partitions; each with a priority and a reason.",
-    params(OptimizeQuery),
-    responses(
-        (status = 200, description = "Partition-count recommendations", body = ref("PartitionRecommendations")),
-        (status = 404, description = "Unknown topic"),
-        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
-    )
+    params(OptimizeQuery)
+    // responses: declared by the operation `get_partition_optimization` (ballast_ops::catalog)
 )]
 pub async fn optimize(
     State(state): State<AppState>,
