@@ -5,8 +5,9 @@
 //!
 //! What counts as an import: a `use crate::…` tree, any `crate::a::b` path in the code, and
 //! `super::…` paths, each resolved to the module file that defines it; comments and `#[cfg(test)]`
-//! modules are left out. The crate root (`lib.rs`) composes every module and imports nothing of
-//! its own crate (`use crate::` from a module to the root's re-exports counts as the root).
+//! modules are left out. The crate root (`lib.rs`) is left out of the circles: it declares every
+//! module, holds `AppState` and composes the router from them, and a module's `use crate::X` of
+//! one of the root's own items counts as an import of the root, which imports nothing back.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
