@@ -8,6 +8,13 @@ use serde::{Deserialize, Serialize};
 use crate::util::{json_col, json_text, require_non_empty};
 use crate::{Store, StoreError};
 
+/// Topic/broker pairs a proposal's stored detail keeps of `topicSpreadAtLimit` (the first by
+/// key, `topic@broker`) and of `topicBreaches` (the most replicas beyond the cap first, then by
+/// topic and broker); `topicSpreadAtLimitTotal` and `topicBreachesTotal` count every pair. A
+/// large cluster has hundreds of thousands of pairs at their cap (65 MB of JSON at 300,000
+/// partitions) that no answer shows.
+pub const DETAIL_PAIRS: usize = 100;
+
 /// One reading: the brokers beyond the trigger at `at_ms`, and those the reading's plan was
 /// recommended for and helped (its benefit shown on this measurement).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

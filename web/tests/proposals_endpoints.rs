@@ -493,3 +493,32 @@ async fn the_topic_broker_pairs_are_cut_to_a_hundred_with_every_pair_counted() {
     assert!(shown.windows(2).all(|w| excess(&w[0]) >= excess(&w[1])));
     assert_eq!(excess(&shown[0]), 6);
 }
+
+#[tokio::test]
+async fn a_detail_that_keeps_only_the_pairs_shown_is_answered_with_the_totals_it_counted() {
+    // The observer stores the first 100 pairs and counts every one (`DETAIL_PAIRS`).
+    let h = Harness::empty().await;
+    let mut p = proposal("p-kept", "fp", 2, true);
+    let mut at_limit = serde_json::Map::new();
+    for i in 0..100 {
+        at_limit.insert(
+            format!("t{i:03}@1"),
+            json!({"topic": format!("t{i:03}"), "brokerId": 1, "replicas": 1, "cap": 1}),
+        );
+    }
+    p.detail["topicSpreadAtLimit"] = Value::Object(at_limit);
+    p.detail["topicSpreadAtLimitTotal"] = json!(638_000);
+    p.detail["topicBreaches"] = json!([{"topic": "t000", "brokerId": 2, "replicas": 4,
+                                         "cap": 1, "replicasAfter": 1}]);
+    p.detail["topicBreachesTotal"] = json!(1);
+    h.store.save_proposal(&p, 1_000, 200).unwrap();
+    let (status, body) = get(&h, "/api/v1/proposals/current").await;
+    assert_eq!(status, 200, "{body}");
+    let spread = &body["data"]["topicSpread"];
+    assert_eq!(spread["atLimit"].as_object().unwrap().len(), 100);
+    assert_eq!(spread["atLimitTotal"], 638_000);
+    assert_eq!(spread["atLimitTruncated"], true);
+    let evidence = &body["data"]["benefitEvidence"];
+    assert_eq!(evidence["topicBreachesTotal"], 1);
+    assert_eq!(evidence["topicBreachesTruncated"], false);
+}

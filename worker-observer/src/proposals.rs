@@ -14,7 +14,9 @@ use ballast_model::snapshot::{Snapshot, SnapshotPartition};
 use ballast_model::{BrokerId, Load};
 use ballast_runtime::topology::state_name;
 pub use ballast_runtime::topology::{fingerprint, snapshot_from_view};
-use ballast_schema::{NewProposal, ProposalReading, SavedProposal, Store, StoreError};
+use ballast_schema::{
+    NewProposal, ProposalReading, SavedProposal, Store, StoreError, DETAIL_PAIRS,
+};
 use serde_json::{json, Map, Value};
 
 /// Readings kept in `proposal_readings` (enough for the four-reading rule and some history).
@@ -91,7 +93,9 @@ fn by_load(values: impl Fn(usize) -> Value) -> Value {
 /// distance from fair share, before and after the plan; `null` distances for brokers that take
 /// no load) and `topicSpreadAtLimit` (`topic@broker` pairs at their topic's spread cap,
 /// `ceil(partitions × rf / eligible brokers)`, in the planned placement) and `topicBreaches`
-/// (`topic`/broker pairs beyond that cap before the plan, with the count the plan leaves).
+/// (`topic`/broker pairs beyond that cap before the plan, with the count the plan leaves): of
+/// each the [`DETAIL_PAIRS`] an answer shows, with `topicSpreadAtLimitTotal` and
+/// `topicBreachesTotal` counting every pair.
 ///
 /// One pass over the partitions with the plan's moves looked up by partition (the snapshot is
 /// not copied) for the loads, and one pass topic by topic counting replicas per broker in dense
@@ -100,9 +104,12 @@ pub fn detail(snapshot: &Snapshot, plan: &Plan) -> Value {
     serde_json::from_str(&detail_json(snapshot, plan)).unwrap_or(Value::Null)
 }
 
-/// [`detail`] as JSON text, written as it is counted: at 300,000 partitions
-/// `topicSpreadAtLimit` has hundreds of thousands of entries, which as JSON values took
-/// gigabytes' worth of small allocations and as text are 65 MB written once.
+/// A topic/broker pair at its topic's spread cap: topic, broker, replicas, cap.
+type AtLimit<'a> = (&'a str, BrokerId, u64, u64);
+
+/// [`detail`] as JSON text, written as it is counted. At 300,000 partitions hundreds of
+/// thousands of pairs are at their cap: as JSON values they took gigabytes' worth of small
+/// allocations, as text 65 MB; only the first [`DETAIL_PAIRS`] by key are kept.
 pub fn detail_json(snapshot: &Snapshot, plan: &Plan) -> String {
     let moves: HashMap<(&str, i32), &ballast_balancer::PlannedMove> = plan
         .moves
@@ -219,7 +226,7 @@ pub fn detail_json(snapshot: &Snapshot, plan: &Plan) -> String {
     let mut before_counts: Vec<u64> = vec![0; ids.len()];
     let mut after_counts: Vec<u64> = vec![0; ids.len()];
     let mut touched: Vec<usize> = Vec::new();
-    let mut at_limit: Vec<(&str, BrokerId, u64, u64)> = Vec::new();
+    let mut at_limit: Vec<AtLimit> = Vec::new();
     let mut breaches: Vec<Value> = Vec::new();
     let brokers = eligible.len() as u64;
     for group in order.chunk_by(|a, b| a.topic == b.topic) {
@@ -269,28 +276,55 @@ pub fn detail_json(snapshot: &Snapshot, plan: &Plan) -> String {
         }
         touched.clear();
     }
-    // Keys in the order a JSON object of them is written (`serde_json::Map` sorts them); a
-    // name is written as JSON writes strings.
+    // Only the pairs an answer shows are kept (`DETAIL_PAIRS`), with the totals: the first by
+    // key as a JSON object of them is ordered (`serde_json::Map` sorts its keys), and the
+    // breaches most beyond their cap first.
+    let at_limit_total = at_limit.len();
+    let key_of = |(topic, broker, _, _): &AtLimit| format!("{topic}@{broker}");
+    let mut kept: Vec<(String, &AtLimit)> = Vec::new();
+    for pair in &at_limit {
+        let key = key_of(pair);
+        if kept.len() == DETAIL_PAIRS && kept.last().is_some_and(|(last, _)| *last <= key) {
+            continue;
+        }
+        let at = kept.partition_point(|(k, _)| *k < key);
+        kept.insert(at, (key, pair));
+        kept.truncate(DETAIL_PAIRS);
+    }
+    let breaches_total = breaches.len();
+    breaches.sort_by(|a, b| {
+        let excess =
+            |v: &Value| v["replicas"].as_i64().unwrap_or(0) - v["cap"].as_i64().unwrap_or(0);
+        excess(b).cmp(&excess(a)).then_with(|| {
+            (a["topic"].as_str(), a["brokerId"].as_i64())
+                .cmp(&(b["topic"].as_str(), b["brokerId"].as_i64()))
+        })
+    });
+    breaches.truncate(DETAIL_PAIRS);
+    // A name is written as JSON writes strings.
     let quoted = |text: &str| serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into());
-    let mut out = String::with_capacity(64 + at_limit.len() * 96);
+    let mut out = String::with_capacity(256 + kept.len() * 96);
     out.push_str("{\"shares\":");
     out.push_str(&Value::Array(shares).to_string());
     out.push_str(",\"topicBreaches\":");
     out.push_str(&Value::Array(breaches).to_string());
+    out.push_str(&format!(",\"topicBreachesTotal\":{breaches_total}"));
     out.push_str(",\"topicSpreadAtLimit\":{");
-    for (n, (topic, broker, count, cap)) in at_limit.iter().enumerate() {
+    for (n, (key, (topic, broker, count, cap))) in kept.iter().enumerate() {
         use std::fmt::Write as _;
         if n > 0 {
             out.push(',');
         }
         let name = quoted(topic);
-        let key = quoted(&format!("{topic}@{broker}"));
+        let key = quoted(key);
         let _ = write!(
             out,
             "{key}:{{\"brokerId\":{broker},\"cap\":{cap},\"replicas\":{count},\"topic\":{name}}}"
         );
     }
-    out.push_str("}}");
+    out.push_str(&format!(
+        "}},\"topicSpreadAtLimitTotal\":{at_limit_total}}}"
+    ));
     out
 }
 
@@ -657,7 +691,26 @@ mod tests {
                 }));
             }
         }
-        json!({ "shares": shares, "topicSpreadAtLimit": at_limit, "topicBreaches": breaches })
+        // What is kept: the first pairs by key, the breaches most beyond their cap first.
+        let at_limit_total = at_limit.len();
+        let at_limit: Map<String, Value> = at_limit.into_iter().take(DETAIL_PAIRS).collect();
+        let breaches_total = breaches.len();
+        let excess =
+            |v: &Value| v["replicas"].as_i64().unwrap_or(0) - v["cap"].as_i64().unwrap_or(0);
+        breaches.sort_by(|a, b| {
+            excess(b).cmp(&excess(a)).then_with(|| {
+                (a["topic"].as_str(), a["brokerId"].as_i64())
+                    .cmp(&(b["topic"].as_str(), b["brokerId"].as_i64()))
+            })
+        });
+        breaches.truncate(DETAIL_PAIRS);
+        json!({
+            "shares": shares,
+            "topicSpreadAtLimit": at_limit,
+            "topicSpreadAtLimitTotal": at_limit_total,
+            "topicBreaches": breaches,
+            "topicBreachesTotal": breaches_total,
+        })
     }
 
     fn partition(topic: &str, partition: i32, replicas: &[BrokerId]) -> SnapshotPartition {
@@ -709,10 +762,12 @@ mod tests {
     }
 
     #[test]
-    fn the_detail_counted_by_index_equals_the_detail_of_the_plan_applied_to_a_copy() {
+    fn the_detail_counted_by_index_equals_the_detail_of_the_plan_applied_to_a_copy_and_keeps_the_pairs_an_answer_shows(
+    ) {
         use ballast_balancer::instances::{generate, Kind, Spec};
+        let mut cut = false;
         for (i, kind) in Kind::ALL.into_iter().enumerate() {
-            let mut snapshot = generate(&Spec::new(kind, 12, 900, 7 + i as u64));
+            let mut snapshot = generate(&Spec::new(kind, 24, 3000, 7 + i as u64));
             // A broker that takes no load, one that is down, a replica on a broker the
             // snapshot does not list, and partitions out of topic order.
             snapshot.brokers[1].state = BrokerState::Maintenance;
@@ -725,11 +780,24 @@ mod tests {
             // to the same JSON.
             let reference = detail_of_the_applied_plan(&snapshot, &plan).to_string();
             let text = detail_json(&snapshot, &plan);
+            let kept: Value = serde_json::from_str(&text).expect("JSON");
+            let pairs = kept["topicSpreadAtLimit"].as_object().map_or(0, Map::len);
+            let total = kept["topicSpreadAtLimitTotal"].as_u64().unwrap_or(0) as usize;
+            assert_eq!(
+                pairs,
+                total.min(DETAIL_PAIRS),
+                "{kind}: the first pairs are kept"
+            );
+            cut |= total > DETAIL_PAIRS;
             assert!(
                 serde_json::from_str::<Value>(&text).expect("JSON")
                     == serde_json::from_str::<Value>(&reference).expect("JSON"),
                 "{kind}"
             );
         }
+        assert!(
+            cut,
+            "some cluster has more pairs at their cap than the detail keeps"
+        );
     }
 }

@@ -27,7 +27,7 @@ pub const EMBEDDED_MOVES: usize = 100;
 /// Topic/broker pairs embedded in `topicSpread.atLimit` and `benefitEvidence.topicBreaches`
 /// (a cluster of 600 topics on 60 brokers has tens of thousands: megabytes no one reads); the
 /// totals count every pair.
-pub const EMBEDDED_PAIRS: usize = 100;
+pub const EMBEDDED_PAIRS: usize = ballast_schema::DETAIL_PAIRS;
 /// Default and largest page of [`moves_page`].
 pub const DEFAULT_MOVES_LIMIT: usize = 100;
 pub const MAX_MOVES_LIMIT: usize = 1000;
@@ -290,8 +290,19 @@ pub fn full(head: &ProposalRecord, p: &Prepared) -> Value {
     let embedded: Vec<Value> = p.moves.iter().take(EMBEDDED_MOVES).cloned().collect();
     // The pairs at their topic's cap, first ones by key (`topic@broker`), and the breaches,
     // most replicas beyond the cap first.
+    // The observer keeps only the pairs shown and counts every one (`DETAIL_PAIRS`); a proposal
+    // stored before it did holds them all.
+    let counted = |name: &str, all: usize| {
+        p.detail
+            .get(name)
+            .and_then(Value::as_u64)
+            .map_or(all, |n| n as usize)
+    };
     let at_limit = detail("topicSpreadAtLimit", json!({}));
-    let at_limit_total = at_limit.as_object().map_or(0, Map::len);
+    let at_limit_total = counted(
+        "topicSpreadAtLimitTotal",
+        at_limit.as_object().map_or(0, Map::len),
+    );
     let at_limit = match at_limit {
         Value::Object(pairs) => Value::Object(pairs.into_iter().take(EMBEDDED_PAIRS).collect()),
         other => other,
@@ -300,7 +311,7 @@ pub fn full(head: &ProposalRecord, p: &Prepared) -> Value {
         Value::Array(rows) => rows,
         _ => Vec::new(),
     };
-    let breaches_total = breaches.len();
+    let breaches_total = counted("topicBreachesTotal", breaches.len());
     let excess = |b: &Value| {
         b.get("replicas").and_then(Value::as_i64).unwrap_or(0)
             - b.get("cap").and_then(Value::as_i64).unwrap_or(0)
