@@ -393,11 +393,19 @@ impl Ranked {
 
 /// Up to [`SHORTLIST`] entries that pass `admissible`, closest first, in a deterministic
 /// order. Entries are checked in rank order, in growing windows, so the usual case sorts and
-/// checks only a small prefix.
-fn shortlist(mut ranked: Vec<Ranked>, mut admissible: impl FnMut(&Ranked) -> bool) -> Vec<Ranked> {
+/// checks only a small prefix: the first window is [`FIRST_WINDOW`] entries, each next one four
+/// times the last. Which entries are checked (and tallied) does not depend on the windows: they
+/// are checked in rank order (a total order) until [`SHORTLIST`] pass. Each sorted window is
+/// handed to `warm` before its entries are checked, to load what the checks read (see
+/// [`warmed`]).
+fn shortlist(
+    mut ranked: Vec<Ranked>,
+    warm: impl Fn(&[Ranked]),
+    mut admissible: impl FnMut(&Ranked) -> bool,
+) -> Vec<Ranked> {
     let mut out = Vec::with_capacity(SHORTLIST);
     let mut start = 0;
-    let mut window = 4 * SHORTLIST;
+    let mut window = FIRST_WINDOW;
     while start < ranked.len() && out.len() < SHORTLIST {
         let end = (start + window).min(ranked.len());
         let rest = &mut ranked[start..];
@@ -405,6 +413,7 @@ fn shortlist(mut ranked: Vec<Ranked>, mut admissible: impl FnMut(&Ranked) -> boo
             rest.select_nth_unstable_by(end - start - 1, Ranked::order);
         }
         rest[..end - start].sort_unstable_by(Ranked::order);
+        warm(&ranked[start..end]);
         for r in &ranked[start..end] {
             if out.len() == SHORTLIST {
                 break;
@@ -418,6 +427,10 @@ fn shortlist(mut ranked: Vec<Ranked>, mut admissible: impl FnMut(&Ranked) -> boo
     }
     out
 }
+
+/// The first window [`shortlist`] sorts: a little more than [`SHORTLIST`], as most entries
+/// pass (a window sorts what it holds, and a step's ranking is mostly its sort).
+const FIRST_WINDOW: usize = SHORTLIST + SHORTLIST / 3;
 
 /// The smallest chunk the pool's own tests split steps into.
 #[cfg(test)]
@@ -849,12 +862,13 @@ impl View<'_> {
                 if !t.active[l] || (*v - t.fair[l]).abs() <= near[l] {
                     continue;
                 }
-                if stuck.contains(&(b as Bx, l)) {
-                    continue;
-                }
                 let d = t.dev(l, *v);
                 let slot = if d > 0.0 { &mut over } else { &mut under };
-                if d.abs() > t.threshold && slot.is_none_or(|(bd, _, _)| d.abs() > bd) {
+                // The stuck pairs (a tree) are looked up last, for a pair that would be taken.
+                if d.abs() > t.threshold
+                    && slot.is_none_or(|(bd, _, _)| d.abs() > bd)
+                    && !stuck.contains(&(b as Bx, l))
+                {
                     *slot = Some((d.abs(), b as Bx, l));
                 }
             }
@@ -1010,6 +1024,29 @@ impl View<'_> {
         ok
     }
 
+    /// Loads the per-topic leader counts [`View::leader_admissible`] reads for the leadership
+    /// changes of `window` (at most [`FIRST_WINDOW`] of them: the current leader's and the new
+    /// one's, the entry's tag), in a tight loop of independent loads, so their cache misses
+    /// overlap (the table is topics x brokers, read at random).
+    fn warm_leader_counts(&self, window: &[Ranked]) {
+        let m = self.model;
+        let nb = m.nb();
+        let mut touched = 0u32;
+        for r in window.iter().take(FIRST_WINDOW) {
+            let p = &m.parts[r.pi as usize];
+            let row = p.topic as usize * nb;
+            if let Some(l) = p.leader {
+                touched ^= m.topic_leaders.get(row + l as usize).copied().unwrap_or(0);
+            }
+            touched ^= m
+                .topic_leaders
+                .get(row + r.tag as usize)
+                .copied()
+                .unwrap_or(0);
+        }
+        std::hint::black_box(touched);
+    }
+
     /// Brokers to give to or take from: the [`FANOUT`] farthest on `load` overall plus the
     /// [`FANOUT`] farthest in `b`'s rack (same-rack copies are cheaper and keep rack spread).
     fn partners(&self, b: Bx, load: usize, ascending: bool) -> Vec<Bx> {
@@ -1076,9 +1113,11 @@ impl View<'_> {
                     swaps.push(Ranked::new(fv - lv - ideal, pi, b));
                 }
             }
-            for r in shortlist(swaps, |r| {
-                self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, r.tag, tally)
-            }) {
+            for r in shortlist(
+                swaps,
+                |w| self.warm_leader_counts(w),
+                |r| self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, r.tag, tally),
+            ) {
                 out.push(Action::Leader {
                     pi: r.pi,
                     to: r.tag,
@@ -1098,12 +1137,16 @@ impl View<'_> {
                 .copied()
                 .filter(|&d| rack.is_some() && m.brokers[d as usize].rack != rack)
                 .collect();
-            let listed = shortlist(moves.clone(), |r| {
-                self.not_frozen(r.pi, tally)
-                    && dests
-                        .iter()
-                        .any(|&d| self.replica_admissible(r.pi, b, d, tally))
-            });
+            let listed = shortlist(
+                moves.clone(),
+                |_| {},
+                |r| {
+                    self.not_frozen(r.pi, tally)
+                        && dests
+                            .iter()
+                            .any(|&d| self.replica_admissible(r.pi, b, d, tally))
+                },
+            );
             let crossing = if away.is_empty() {
                 Vec::new()
             } else {
@@ -1135,13 +1178,17 @@ impl View<'_> {
                     .map(ideal_for)
                     .filter(|r| r.closeness.is_finite())
                     .collect();
-                let mut c = shortlist(movable, |r| {
-                    !listed.iter().any(|x| x.pi == r.pi)
-                        && !m.parts[r.pi as usize].frozen
-                        && away
-                            .iter()
-                            .any(|&d| self.replica_admissible(r.pi, b, d, &mut quiet))
-                });
+                let mut c = shortlist(
+                    movable,
+                    |_| {},
+                    |r| {
+                        !listed.iter().any(|x| x.pi == r.pi)
+                            && !m.parts[r.pi as usize].frozen
+                            && away
+                                .iter()
+                                .any(|&d| self.replica_admissible(r.pi, b, d, &mut quiet))
+                    },
+                );
                 c.truncate(CROSSING);
                 c
             };
@@ -1175,9 +1222,11 @@ impl View<'_> {
                     swaps.push(Ranked::new(gain - ideal, pi, b));
                 }
             }
-            for r in shortlist(swaps, |r| {
-                self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, b, tally)
-            }) {
+            for r in shortlist(
+                swaps,
+                |w| self.warm_leader_counts(w),
+                |r| self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, b, tally),
+            ) {
                 out.push(Action::Leader { pi: r.pi, to: b });
             }
             if !full {
@@ -1206,9 +1255,11 @@ impl View<'_> {
                     }
                 }
             }
-            for r in shortlist(pulls, |r| {
-                self.not_frozen(r.pi, tally) && self.replica_admissible(r.pi, r.tag, b, tally)
-            }) {
+            for r in shortlist(
+                pulls,
+                |_| {},
+                |r| self.not_frozen(r.pi, tally) && self.replica_admissible(r.pi, r.tag, b, tally),
+            ) {
                 out.push(Action::Replica {
                     pi: r.pi,
                     from: r.tag,
