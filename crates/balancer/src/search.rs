@@ -604,9 +604,14 @@ impl Search<'_> {
         } = self;
         // Partitions an earlier stage (the drain, an earlier pass) changed already count against
         // the cap: moving them again costs nothing more.
-        let touched: BTreeSet<u32> = (0..model.parts.len() as u32)
-            .filter(|&pi| model.parts[pi as usize].changed())
-            .collect();
+        // Without a cap nothing reads them: not collected.
+        let touched: BTreeSet<u32> = if max_partitions.is_some() {
+            (0..model.parts.len() as u32)
+                .filter(|&pi| model.parts[pi as usize].changed())
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
         let lock = RwLock::new(model);
         let work = |job: &Job| {
             let guard = read(&lock);
@@ -696,14 +701,18 @@ fn steps(
                 result.threads_used = result.threads_used.max(threads);
             }
             // An exchange changes two partitions: both count against the cap.
+            // Without a cap, every move fits and the touched set is not kept.
             let fits = |touched: &BTreeSet<u32>, a: Action| {
-                let new = [Some(a.partition()), a.partner()]
-                    .into_iter()
-                    .flatten()
-                    .filter(|pi| !touched.contains(pi))
-                    .count();
-                max_partitions.is_none_or(|cap| touched.len() + new <= cap)
+                max_partitions.is_none_or(|cap| {
+                    let new = [Some(a.partition()), a.partner()]
+                        .into_iter()
+                        .flatten()
+                        .filter(|pi| !touched.contains(pi))
+                        .count();
+                    touched.len() + new <= cap
+                })
             };
+            let has_cap = max_partitions.is_some();
             let had_any = !best.is_empty();
             let best: Vec<Scored> = best
                 .into_iter()
@@ -717,24 +726,26 @@ fn steps(
                 stuck.push((b, load, tally));
                 continue;
             };
-            touched.extend(
-                [Some(first.action.partition()), first.action.partner()]
-                    .into_iter()
-                    .flatten(),
-            );
+            if has_cap {
+                touched.extend(
+                    [Some(first.action.partition()), first.action.partner()]
+                        .into_iter()
+                        .flatten(),
+                );
+            }
             apply(&mut write(), first.action, load);
             result.applied += 1;
             // The runners-up were scored on the state before `first`: each is scored again and
             // applied only while it still helps.
-            let mut moved: Vec<u32> = [Some(first.action.partition()), first.action.partner()]
-                .into_iter()
-                .flatten()
-                .collect();
-            for s in &best[1..] {
-                let parts: Vec<u32> = [Some(s.action.partition()), s.action.partner()]
+            let mut moved: Vec<u32> = Vec::with_capacity(2 * BATCH);
+            moved.extend(
+                [Some(first.action.partition()), first.action.partner()]
                     .into_iter()
-                    .flatten()
-                    .collect();
+                    .flatten(),
+            );
+            for s in &best[1..] {
+                let parts = [Some(s.action.partition()), s.action.partner()];
+                let parts = parts.iter().flatten();
                 let again = {
                     let guard = read(lock);
                     let v = View {
@@ -748,7 +759,7 @@ fn steps(
                     if targets.dev(load, value).abs() <= targets.threshold {
                         break;
                     }
-                    if parts.iter().any(|pi| moved.contains(pi)) || !fits(&touched, s.action) {
+                    if parts.clone().any(|pi| moved.contains(pi)) || !fits(&touched, s.action) {
                         continue;
                     }
                     v.evaluate(b, load, s.action, &mut Tally::default())
@@ -756,10 +767,12 @@ fn steps(
                 // Only runners-up nearly as good as the best: a penalised choice (over a spread
                 // cap, a costly copy) waits for its own step.
                 if again.is_some_and(|x| x.score >= 0.9 * first.score) {
-                    touched.extend(parts.iter().copied());
+                    if has_cap {
+                        touched.extend(parts.clone().copied());
+                    }
                     apply(&mut write(), s.action, load);
                     result.applied += 1;
-                    moved.extend(parts);
+                    moved.extend(parts.copied());
                 }
             }
         }
