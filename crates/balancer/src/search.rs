@@ -96,10 +96,24 @@ pub fn effect(model: &Model, action: Action) -> Effect {
             let p = &model.parts[pi as usize];
             if let Some(from) = p.leader {
                 let (lv, fv) = (p.leader_vec(), p.follower_vec());
-                e.add(from, lv, -1.0);
-                e.add(from, fv, 1.0);
-                e.add(to, fv, -1.0);
-                e.add(to, lv, 1.0);
+                if from == to {
+                    e.add(from, lv, -1.0);
+                    e.add(from, fv, 1.0);
+                    e.add(to, fv, -1.0);
+                    e.add(to, lv, 1.0);
+                } else {
+                    // What the four `add`s above give for two brokers, written out (the same
+                    // operations in the same order, so the same bits): a search scores tens of
+                    // leadership changes a step.
+                    let (mut gives, mut takes) = ([0.0; 7], [0.0; 7]);
+                    for l in 0..7 {
+                        gives[l] = (0.0 + -lv[l]) + fv[l];
+                        takes[l] = (0.0 + -fv[l]) + lv[l];
+                    }
+                    e.items[0] = (from, gives);
+                    e.items[1] = (to, takes);
+                    e.len = 2;
+                }
             }
         }
         Action::Replica { pi, from, to } => replica_effect(model, &mut e, pi, from, to),
@@ -393,11 +407,19 @@ impl Ranked {
 
 /// Up to [`SHORTLIST`] entries that pass `admissible`, closest first, in a deterministic
 /// order. Entries are checked in rank order, in growing windows, so the usual case sorts and
-/// checks only a small prefix.
-fn shortlist(mut ranked: Vec<Ranked>, mut admissible: impl FnMut(&Ranked) -> bool) -> Vec<Ranked> {
+/// checks only a small prefix: the first window is [`FIRST_WINDOW`] entries, each next one four
+/// times the last. Which entries are checked (and tallied) does not depend on the windows: they
+/// are checked in rank order (a total order) until [`SHORTLIST`] pass. Each sorted window is
+/// handed to `warm` before its entries are checked, to load what the checks read (see
+/// [`warmed`]).
+fn shortlist(
+    mut ranked: Vec<Ranked>,
+    warm: impl Fn(&[Ranked]),
+    mut admissible: impl FnMut(&Ranked) -> bool,
+) -> Vec<Ranked> {
     let mut out = Vec::with_capacity(SHORTLIST);
     let mut start = 0;
-    let mut window = 4 * SHORTLIST;
+    let mut window = FIRST_WINDOW;
     while start < ranked.len() && out.len() < SHORTLIST {
         let end = (start + window).min(ranked.len());
         let rest = &mut ranked[start..];
@@ -405,6 +427,7 @@ fn shortlist(mut ranked: Vec<Ranked>, mut admissible: impl FnMut(&Ranked) -> boo
             rest.select_nth_unstable_by(end - start - 1, Ranked::order);
         }
         rest[..end - start].sort_unstable_by(Ranked::order);
+        warm(&ranked[start..end]);
         for r in &ranked[start..end] {
             if out.len() == SHORTLIST {
                 break;
@@ -418,6 +441,10 @@ fn shortlist(mut ranked: Vec<Ranked>, mut admissible: impl FnMut(&Ranked) -> boo
     }
     out
 }
+
+/// The first window [`shortlist`] sorts: a little more than [`SHORTLIST`], as most entries
+/// pass (a window sorts what it holds, and a step's ranking is mostly its sort).
+const FIRST_WINDOW: usize = SHORTLIST + SHORTLIST / 3;
 
 /// The smallest chunk the pool's own tests split steps into.
 #[cfg(test)]
@@ -591,9 +618,14 @@ impl Search<'_> {
         } = self;
         // Partitions an earlier stage (the drain, an earlier pass) changed already count against
         // the cap: moving them again costs nothing more.
-        let touched: BTreeSet<u32> = (0..model.parts.len() as u32)
-            .filter(|&pi| model.parts[pi as usize].changed())
-            .collect();
+        // Without a cap nothing reads them: not collected.
+        let touched: BTreeSet<u32> = if max_partitions.is_some() {
+            (0..model.parts.len() as u32)
+                .filter(|&pi| model.parts[pi as usize].changed())
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
         let lock = RwLock::new(model);
         let work = |job: &Job| {
             let guard = read(&lock);
@@ -683,14 +715,18 @@ fn steps(
                 result.threads_used = result.threads_used.max(threads);
             }
             // An exchange changes two partitions: both count against the cap.
+            // Without a cap, every move fits and the touched set is not kept.
             let fits = |touched: &BTreeSet<u32>, a: Action| {
-                let new = [Some(a.partition()), a.partner()]
-                    .into_iter()
-                    .flatten()
-                    .filter(|pi| !touched.contains(pi))
-                    .count();
-                max_partitions.is_none_or(|cap| touched.len() + new <= cap)
+                max_partitions.is_none_or(|cap| {
+                    let new = [Some(a.partition()), a.partner()]
+                        .into_iter()
+                        .flatten()
+                        .filter(|pi| !touched.contains(pi))
+                        .count();
+                    touched.len() + new <= cap
+                })
             };
+            let has_cap = max_partitions.is_some();
             let had_any = !best.is_empty();
             let best: Vec<Scored> = best
                 .into_iter()
@@ -704,24 +740,26 @@ fn steps(
                 stuck.push((b, load, tally));
                 continue;
             };
-            touched.extend(
-                [Some(first.action.partition()), first.action.partner()]
-                    .into_iter()
-                    .flatten(),
-            );
+            if has_cap {
+                touched.extend(
+                    [Some(first.action.partition()), first.action.partner()]
+                        .into_iter()
+                        .flatten(),
+                );
+            }
             apply(&mut write(), first.action, load);
             result.applied += 1;
             // The runners-up were scored on the state before `first`: each is scored again and
             // applied only while it still helps.
-            let mut moved: Vec<u32> = [Some(first.action.partition()), first.action.partner()]
-                .into_iter()
-                .flatten()
-                .collect();
-            for s in &best[1..] {
-                let parts: Vec<u32> = [Some(s.action.partition()), s.action.partner()]
+            let mut moved: Vec<u32> = Vec::with_capacity(2 * BATCH);
+            moved.extend(
+                [Some(first.action.partition()), first.action.partner()]
                     .into_iter()
-                    .flatten()
-                    .collect();
+                    .flatten(),
+            );
+            for s in &best[1..] {
+                let parts = [Some(s.action.partition()), s.action.partner()];
+                let parts = parts.iter().flatten();
                 let again = {
                     let guard = read(lock);
                     let v = View {
@@ -735,7 +773,7 @@ fn steps(
                     if targets.dev(load, value).abs() <= targets.threshold {
                         break;
                     }
-                    if parts.iter().any(|pi| moved.contains(pi)) || !fits(&touched, s.action) {
+                    if parts.clone().any(|pi| moved.contains(pi)) || !fits(&touched, s.action) {
                         continue;
                     }
                     v.evaluate(b, load, s.action, &mut Tally::default())
@@ -743,10 +781,12 @@ fn steps(
                 // Only runners-up nearly as good as the best: a penalised choice (over a spread
                 // cap, a costly copy) waits for its own step.
                 if again.is_some_and(|x| x.score >= 0.9 * first.score) {
-                    touched.extend(parts.iter().copied());
+                    if has_cap {
+                        touched.extend(parts.clone().copied());
+                    }
                     apply(&mut write(), s.action, load);
                     result.applied += 1;
-                    moved.extend(parts);
+                    moved.extend(parts.copied());
                 }
             }
         }
@@ -849,12 +889,13 @@ impl View<'_> {
                 if !t.active[l] || (*v - t.fair[l]).abs() <= near[l] {
                     continue;
                 }
-                if stuck.contains(&(b as Bx, l)) {
-                    continue;
-                }
                 let d = t.dev(l, *v);
                 let slot = if d > 0.0 { &mut over } else { &mut under };
-                if d.abs() > t.threshold && slot.is_none_or(|(bd, _, _)| d.abs() > bd) {
+                // The stuck pairs (a tree) are looked up last, for a pair that would be taken.
+                if d.abs() > t.threshold
+                    && slot.is_none_or(|(bd, _, _)| d.abs() > bd)
+                    && !stuck.contains(&(b as Bx, l))
+                {
                     *slot = Some((d.abs(), b as Bx, l));
                 }
             }
@@ -1010,6 +1051,29 @@ impl View<'_> {
         ok
     }
 
+    /// Loads the per-topic leader counts [`View::leader_admissible`] reads for the leadership
+    /// changes of `window` (at most [`FIRST_WINDOW`] of them: the current leader's and the new
+    /// one's, the entry's tag), in a tight loop of independent loads, so their cache misses
+    /// overlap (the table is topics x brokers, read at random).
+    fn warm_leader_counts(&self, window: &[Ranked]) {
+        let m = self.model;
+        let nb = m.nb();
+        let mut touched = 0u32;
+        for r in window.iter().take(FIRST_WINDOW) {
+            let p = &m.parts[r.pi as usize];
+            let row = p.topic as usize * nb;
+            if let Some(l) = p.leader {
+                touched ^= m.topic_leaders.get(row + l as usize).copied().unwrap_or(0);
+            }
+            touched ^= m
+                .topic_leaders
+                .get(row + r.tag as usize)
+                .copied()
+                .unwrap_or(0);
+        }
+        std::hint::black_box(touched);
+    }
+
     /// Brokers to give to or take from: the [`FANOUT`] farthest on `load` overall plus the
     /// [`FANOUT`] farthest in `b`'s rack (same-rack copies are cheaper and keep rack spread).
     fn partners(&self, b: Bx, load: usize, ascending: bool) -> Vec<Bx> {
@@ -1076,9 +1140,11 @@ impl View<'_> {
                     swaps.push(Ranked::new(fv - lv - ideal, pi, b));
                 }
             }
-            for r in shortlist(swaps, |r| {
-                self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, r.tag, tally)
-            }) {
+            for r in shortlist(
+                swaps,
+                |w| self.warm_leader_counts(w),
+                |r| self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, r.tag, tally),
+            ) {
                 out.push(Action::Leader {
                     pi: r.pi,
                     to: r.tag,
@@ -1098,12 +1164,16 @@ impl View<'_> {
                 .copied()
                 .filter(|&d| rack.is_some() && m.brokers[d as usize].rack != rack)
                 .collect();
-            let listed = shortlist(moves.clone(), |r| {
-                self.not_frozen(r.pi, tally)
-                    && dests
-                        .iter()
-                        .any(|&d| self.replica_admissible(r.pi, b, d, tally))
-            });
+            let listed = shortlist(
+                moves.clone(),
+                |_| {},
+                |r| {
+                    self.not_frozen(r.pi, tally)
+                        && dests
+                            .iter()
+                            .any(|&d| self.replica_admissible(r.pi, b, d, tally))
+                },
+            );
             let crossing = if away.is_empty() {
                 Vec::new()
             } else {
@@ -1135,13 +1205,17 @@ impl View<'_> {
                     .map(ideal_for)
                     .filter(|r| r.closeness.is_finite())
                     .collect();
-                let mut c = shortlist(movable, |r| {
-                    !listed.iter().any(|x| x.pi == r.pi)
-                        && !m.parts[r.pi as usize].frozen
-                        && away
-                            .iter()
-                            .any(|&d| self.replica_admissible(r.pi, b, d, &mut quiet))
-                });
+                let mut c = shortlist(
+                    movable,
+                    |_| {},
+                    |r| {
+                        !listed.iter().any(|x| x.pi == r.pi)
+                            && !m.parts[r.pi as usize].frozen
+                            && away
+                                .iter()
+                                .any(|&d| self.replica_admissible(r.pi, b, d, &mut quiet))
+                    },
+                );
                 c.truncate(CROSSING);
                 c
             };
@@ -1175,9 +1249,11 @@ impl View<'_> {
                     swaps.push(Ranked::new(gain - ideal, pi, b));
                 }
             }
-            for r in shortlist(swaps, |r| {
-                self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, b, tally)
-            }) {
+            for r in shortlist(
+                swaps,
+                |w| self.warm_leader_counts(w),
+                |r| self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, b, tally),
+            ) {
                 out.push(Action::Leader { pi: r.pi, to: b });
             }
             if !full {
@@ -1206,9 +1282,11 @@ impl View<'_> {
                     }
                 }
             }
-            for r in shortlist(pulls, |r| {
-                self.not_frozen(r.pi, tally) && self.replica_admissible(r.pi, r.tag, b, tally)
-            }) {
+            for r in shortlist(
+                pulls,
+                |_| {},
+                |r| self.not_frozen(r.pi, tally) && self.replica_admissible(r.pi, r.tag, b, tally),
+            ) {
                 out.push(Action::Replica {
                     pi: r.pi,
                     from: r.tag,
@@ -1611,6 +1689,46 @@ mod tests {
     use ballast_model::BrokerState;
 
     use crate::fixtures::partition;
+
+    #[test]
+    fn a_leadership_changes_effect_is_that_of_the_four_adds_bit_for_bit() {
+        let snapshot = Snapshot {
+            format: SNAPSHOT_FORMAT.to_string(),
+            taken_at: "2026-11-21T10:00:00Z".into(),
+            cluster_id: None,
+            brokers: (1..=2)
+                .map(|id| SnapshotBroker {
+                    id,
+                    rack: None,
+                    state: BrokerState::Alive,
+                })
+                .collect(),
+            partitions: vec![partition("t", 0, &[1, 2], 7_000_001)],
+        };
+        let mut m = Model::build(&snapshot, 0, 0);
+        let to = m.parts[0].replicas[1];
+        for rates in [
+            [0.1, 1e300, 0.0, -0.0],
+            [3.0, 0.3, f64::MIN_POSITIVE, 1.0 / 3.0],
+        ] {
+            m.parts[0].rates = rates;
+            let p = &m.parts[0];
+            let Some(from) = p.leader else {
+                panic!("the fixture's partition has a leader")
+            };
+            let mut four = Effect::new();
+            four.add(from, p.leader_vec(), -1.0);
+            four.add(from, p.follower_vec(), 1.0);
+            four.add(to, p.follower_vec(), -1.0);
+            four.add(to, p.leader_vec(), 1.0);
+            let e = effect(&m, Action::Leader { pi: 0, to });
+            assert_eq!(e.len, four.len);
+            for (a, b) in e.items[..e.len].iter().zip(&four.items[..four.len]) {
+                assert_eq!(a.0, b.0);
+                assert_eq!(a.1.map(f64::to_bits), b.1.map(f64::to_bits));
+            }
+        }
+    }
 
     #[test]
     fn exchanges_are_not_looked_for_while_the_broker_is_beyond_the_threshold_on_a_count() {
