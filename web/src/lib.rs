@@ -15,8 +15,6 @@ pub mod envelope;
 /// Conditional GETs: `ETag` on every answer, 304 for `If-None-Match`.
 pub mod etag;
 pub mod extract;
-/// Identical live reads in flight are shared.
-pub mod flight;
 mod healing;
 /// License enforcement: the licensed-route table, the 403 layer, `/api/v1/license`, auto-fetch.
 pub mod license;
@@ -71,13 +69,6 @@ pub const CHANGE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 pub use ballast_ops::context::DB_RETRY_AFTER_S;
 
-/// The live reads shared while in flight and served again while fresh.
-#[derive(Default)]
-pub struct LiveFlights {
-    /// Every consumer group with its lag: the list and the summary (`routes/live/groups.rs`).
-    pub groups: flight::Recent<routes::GroupsRead>,
-}
-
 /// What every handler can reach.
 #[derive(Clone)]
 pub struct AppState {
@@ -94,9 +85,6 @@ pub struct AppState {
     pub probes: Arc<probes::Probes>,
     /// Each route's bound on requests served at once (`limit.rs`).
     pub limits: Arc<limit::Limits>,
-    /// Live reads in flight, shared by identical requests, and the last ones while fresh
-    /// (`flight.rs`).
-    pub flights: Arc<LiveFlights>,
     /// Set when the process stops: long-lived responses (server-sent events) end on it, so a
     /// graceful shutdown is not held open by a client that never disconnects.
     stop: Arc<tokio::sync::watch::Sender<bool>>,
@@ -128,6 +116,7 @@ impl AppState {
                 clock,
                 kafka,
                 pipeline,
+                flights: Arc::default(),
             },
             metrics: Arc::new(metrics::HttpMetrics::new()),
             started_at_ms,
@@ -135,7 +124,6 @@ impl AppState {
             auth,
             probes,
             limits,
-            flights: Arc::default(),
             stop: Arc::new(tokio::sync::watch::channel(false).0),
         }
     }

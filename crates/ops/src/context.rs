@@ -1,5 +1,6 @@
-//! What every operation runs over: the store, the configuration, the clock, the cluster and the
-//! pipeline. The web process makes one at start; tests make their own.
+//! What every operation runs over: the store, the configuration, the clock, the cluster, the
+//! pipeline and the live reads shared in flight. The web process makes one at start; tests make
+//! their own.
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use ballast_schema::{Store, StoreError};
 use tokio::sync::Mutex;
 
 use crate::error::OpError;
+use crate::flight::LiveFlights;
 use crate::pipeline::Pipeline;
 
 /// The context of an operation (cheap to clone).
@@ -20,6 +22,9 @@ pub struct Context {
     pub clock: Arc<dyn Clock>,
     pub kafka: KafkaHandle,
     pub pipeline: Pipeline,
+    /// Live reads in flight, shared by identical requests, and the last ones while fresh
+    /// (`flight.rs`): one per process, like the pipeline.
+    pub flights: Arc<LiveFlights>,
 }
 
 /// Seconds a caller is told to wait (`Retry-After`) when the database is busy.

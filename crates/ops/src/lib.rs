@@ -6,7 +6,12 @@
 //! - `actor`: who makes a change, as the audit log records it.
 //! - `pipeline`: serialisation per resource, the audit intent written before the change, the
 //!   change, the intent completed with the true before and after (docs in the module).
-//! - `view`: the observed cluster as the observer last stored it, cached per generation.
+//! - `view`: the observed cluster as the observer last stored it, cached per generation;
+//!   `observed` the reads answered from it (cluster, health, racks, log dirs, partitions, topic
+//!   search, partition-count recommendations, activity), each rendered once per reading for its
+//!   common parameters.
+//! - `flight`: live reads shared in flight and served again while fresh (`group_reads`: the
+//!   consumer groups, their summary, one group and its lag).
 //! - `readback`: a change read back once every broker shows it.
 //! - `cluster`: the cluster's errors in an operation's words.
 //! - `schema`: JSON Schema pieces of the input types (enums, patterns, distinct ids).
@@ -30,9 +35,12 @@ pub mod cluster;
 pub mod configs;
 pub mod context;
 pub mod error;
+pub mod flight;
+pub mod group_reads;
 pub mod groups;
 pub mod messages;
 pub mod names;
+pub mod observed;
 pub mod page;
 pub mod payload;
 pub mod pipeline;

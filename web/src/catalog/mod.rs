@@ -4,22 +4,18 @@
 //! - [`invoke`], the one entry of every agent door (MCP, chat): the scope from the declaration
 //!   (`ballast_ops::catalog::admit`), the licence gate from its `licensed` flag (the verdict the
 //!   REST layer gives its route, read from this process's licence runtime), the input check,
-//!   then the run — over the operation context, or one of the reads this process serves from its
-//!   per-reading caches (`served`);
+//!   then the run over the operation context;
 //! - the refusals of this process's layers (the REST envelope, the licence gate) in the words
 //!   agents are given.
 //!
 //! MCP (`crate::mcp`) and chat (`crate::chat`) look operations up, queue mutations for approval
 //! and present the result; they call nothing but [`invoke`].
 
-mod served;
-
 pub use ballast_ops::catalog::{
     admit, all, envelope, find, limited, parse, schema_of, Caller, Category, Channel, Limit,
     ListInput, OpFuture, Operation, Run, TokenInput, ToolError,
 };
 use serde_json::Value;
-pub use served::{bound, SERVED};
 
 use crate::auth::Identity;
 use crate::{ApiError, AppState};
@@ -81,13 +77,6 @@ pub async fn invoke(
     (op.check)(&input)?;
     match op.run {
         Run::Context(run) => run(state.ops.clone(), caller, input).await,
-        Run::Served => match bound(op.name) {
-            Some(run) => run(state.clone(), caller, input).await,
-            None => Err(ToolError::invalid(format!(
-                "{} is not served by this process",
-                op.name
-            ))),
-        },
         Run::Meta => Err(ToolError::invalid(
             "a meta tool is answered by the MCP endpoint",
         )),

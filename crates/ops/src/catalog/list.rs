@@ -16,7 +16,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "The cluster at a glance: the cluster (active controller, metadata mode kraft or zookeeper, the Kafka release range its brokers run), brokers with their loads (isController: the active controller), health, rack assessment, consumer-group counts, and topics (largest partition count first). `totalTopics`/`totalPartitions` count everything even when `topics` is cut.",
         schema: schema_of::<ListInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::cluster_overview),
         before_queue: None,
     },
     Operation {
@@ -30,7 +30,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Broker and partition health: offline, under-replicated, under and at min ISR partitions, offline log dirs, and the rack assessment (the first 20 partitions that are not rack-aware).",
         schema: schema_of::<Nothing>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::cluster_health),
         before_queue: None,
     },
     Operation {
@@ -86,7 +86,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Brokers per rack (alive, leaders, replicas, disk) and the rack assessment with up to 20 partitions that are not rack-aware.",
         schema: schema_of::<Nothing>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::broker_racks),
         before_queue: None,
     },
     Operation {
@@ -114,7 +114,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Topics whose name matches (contains, prefix, exact or glob), in name order, with size, rates and settings.",
         schema: schema_of::<SearchTopicsInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::search_topics),
         before_queue: None,
     },
     Operation {
@@ -142,7 +142,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Consumer groups in group-id order with state, members and lag.",
         schema: schema_of::<GroupsInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::list_consumer_groups),
         before_queue: None,
     },
     Operation {
@@ -156,7 +156,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "A consumer group's state, coordinator, members with their assignments, and lag per topic.",
         schema: schema_of::<GroupInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::describe_consumer_group),
         before_queue: None,
     },
     Operation {
@@ -254,7 +254,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Topics whose partition count should change (High, Medium, Low, then topic), each with the figures behind it; byPriority counts all.",
         schema: schema_of::<OptimizationInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::partition_optimization),
         before_queue: None,
     },
     Operation {
@@ -380,7 +380,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Partitions by traffic: rates, size, share of the cluster's traffic (activityScore) and level (idle, low, normal, hot). Plain: topic then partition order; sortBy: largest first; aggregate: topic gives one row per topic; topic and brokerId narrow.",
         schema: schema_of::<ActivityInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::partition_activity),
         before_queue: None,
     },
     Operation {
@@ -408,7 +408,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "A consumer group's lag: totalLag, maxLag and per-topic sums over every partition, and the partitions with the most lag (topPartitions, largest first) with committed and log-end offsets and the member reading each.",
         schema: schema_of::<LagInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::consumer_group_lag),
         before_queue: None,
     },
     Operation {
@@ -450,7 +450,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         description: "Disk use per broker and log directory with the topics using most space (largest first); with topic and/or brokerId, per-partition replica rows instead (largest first, with the directory of each replica).",
         schema: schema_of::<LogdirsInput>,
         check: no_check,
-        run: Run::Served,
+        run: Run::Context(reads::cluster_logdirs),
         before_queue: None,
     },
     Operation {

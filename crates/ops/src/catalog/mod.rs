@@ -12,11 +12,10 @@
 //! - the agent doors (MCP, chat) look an operation up here, [`admit`] the caller (its scope),
 //!   apply the licence gate when it is `licensed`, [`Operation::check`] the input and run it.
 //!
-//! [`Run::Context`] operations run over the operation [`Context`] alone. [`Run::Served`] are the
-//! reads the web process still answers from its own per-reading caches (the observed view
-//! rendered once per reading, live reads shared in flight): the web door binds them by name and
-//! a test proves every one is bound exactly once. [`Run::Meta`] is the approval workflow the MCP
-//! door answers itself.
+//! Every operation but the approval workflow runs over the operation [`Context`] alone
+//! ([`Run::Context`]): its per-reading caches (the observed view rendered once per reading) and
+//! its live reads shared in flight are the context's, so no door binds an operation of its own.
+//! [`Run::Meta`] is the approval workflow the MCP door answers itself.
 
 mod changes;
 mod inputs;
@@ -191,8 +190,6 @@ pub type RunFn = fn(Context, Caller, Value) -> OpFuture;
 pub enum Run {
     /// Over the operation context alone.
     Context(RunFn),
-    /// A read the web process answers from its per-reading caches: bound by name there.
-    Served,
     /// The approval workflow: answered by the MCP door itself.
     Meta,
 }
