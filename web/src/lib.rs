@@ -77,8 +77,10 @@ pub struct AppState {
     pub ops: ballast_ops::Context,
     pub metrics: Arc<metrics::HttpMetrics>,
     pub started_at_ms: i64,
-    /// The license: accepted keys, cached sources, auto-fetch (`license.rs`).
-    pub license: Arc<license::LicenseRuntime>,
+    /// The license: accepted keys, cached sources, auto-fetch (`license.rs`). The operation
+    /// context's licence is the same runtime ([`AppState::set_license`] replaces both), so the
+    /// REST layer and the agents' gate give one verdict.
+    pub(crate) license: Arc<license::LicenseRuntime>,
     /// Authentication: the OIDC providers and the token key (`auth`).
     pub auth: Arc<auth::AuthRuntime>,
     /// The probes' own connection and last read (`probes.rs`).
@@ -102,6 +104,7 @@ impl AppState {
     pub fn new(store: Store, config: Arc<Config>, clock: Arc<dyn Clock>) -> Self {
         let started_at_ms = clock.now_ms();
         let kafka = ballast_ops::KafkaHandle::new(ballast_runtime::client_config(&config.kafka));
+        let license = Arc::new(license::LicenseRuntime::for_this_build());
         let auth = auth::runtime(&config);
         let pipeline = ballast_ops::Pipeline::new(store.clone(), CHANGE_WAIT);
         let probes = Arc::new(probes::Probes::new(&store));
@@ -117,15 +120,24 @@ impl AppState {
                 kafka,
                 pipeline,
                 flights: Arc::default(),
+                licence: license.clone(),
             },
             metrics: Arc::new(metrics::HttpMetrics::new()),
             started_at_ms,
-            license: Arc::new(license::LicenseRuntime::for_this_build()),
+            license,
             auth,
             probes,
             limits,
             stop: Arc::new(tokio::sync::watch::channel(false).0),
         }
+    }
+
+    /// Replaces the license runtime, for the REST layer and the operation context's licence
+    /// alike (tests give one that trusts their own key).
+    pub fn set_license(&mut self, runtime: license::LicenseRuntime) {
+        let runtime = Arc::new(runtime);
+        self.ops.licence = runtime.clone();
+        self.license = runtime;
     }
 
     /// Completes once the process is stopping.

@@ -1,5 +1,5 @@
 //! What every operation runs over: the store, the configuration, the clock, the cluster, the
-//! pipeline and the live reads shared in flight. The web process makes one at start; tests make
+//! pipeline, the live reads shared in flight and the licence. The web process makes one at start; tests make
 //! their own.
 
 use std::sync::Arc;
@@ -12,6 +12,7 @@ use tokio::sync::Mutex;
 
 use crate::error::OpError;
 use crate::flight::LiveFlights;
+use crate::licence::Licence;
 use crate::pipeline::Pipeline;
 
 /// The context of an operation (cheap to clone).
@@ -25,6 +26,9 @@ pub struct Context {
     /// Live reads in flight, shared by identical requests, and the last ones while fresh
     /// (`flight.rs`): one per process, like the pipeline.
     pub flights: Arc<LiveFlights>,
+    /// The licence verdict licensed operations are gated by (`licence.rs`): the web process
+    /// gives the source its REST licence layer asks too.
+    pub licence: Arc<dyn Licence>,
 }
 
 /// Seconds a caller is told to wait (`Retry-After`) when the database is busy.

@@ -1,7 +1,9 @@
 //! Operations: what ballast changes, declared once with no HTTP in it, and the one pipeline every
 //! change runs through whatever the door (REST, MCP, chat, the dashboard).
 //!
-//! - `context`: what an operation runs over (store, configuration, clock, cluster, pipeline).
+//! - `context`: what an operation runs over (store, configuration, clock, cluster, pipeline, the
+//!   live reads shared in flight, the licence verdict).
+//! - `licence`: whether a licensed operation may run now, from the source the process gives.
 //! - `error`: an operation's failure, in kinds every door maps to its own words.
 //! - `actor`: who makes a change, as the audit log records it.
 //! - `pipeline`: serialisation per resource, the audit intent written before the change, the
@@ -38,6 +40,7 @@ pub mod error;
 pub mod flight;
 pub mod group_reads;
 pub mod groups;
+pub mod licence;
 pub mod messages;
 pub mod names;
 pub mod observed;
@@ -62,4 +65,5 @@ pub mod view;
 pub use actor::Actor;
 pub use context::{Context, KafkaHandle};
 pub use error::{Kind, OpError};
+pub use licence::Licence;
 pub use pipeline::{Audited, Done, NotDone, Pipeline, Recorded, Resource, Unavailable};
