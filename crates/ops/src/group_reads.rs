@@ -442,10 +442,20 @@ async fn describe_one(
 // handlers
 
 /// The operation `list_consumer_groups`: groups by id, filtered by state and id text, with
-/// members, coordinator and total lag.
-pub async fn list_consumer_groups(ctx: &Context, q: ListQuery) -> Result<GroupList, OpError> {
+/// members, coordinator and total lag, as JSON text. The default page (no filter, the default
+/// number of rows) is made once per read of every group and shared by every request it answers.
+pub async fn list_consumer_groups(ctx: &Context, q: ListQuery) -> Result<Arc<String>, OpError> {
     let read = every_group(ctx).await?;
-    Ok(list_of(&read, q))
+    let default = q.state.as_deref().is_none_or(str::is_empty)
+        && q.search.as_deref().is_none_or(str::is_empty)
+        && row_limit(q.limit, LIST_DEFAULT, LIST_MAX) == LIST_DEFAULT;
+    if default {
+        let text = read
+            .list
+            .get_or_init(|| Arc::new(to_text(&list_of(&read, q))));
+        return Ok(text.clone());
+    }
+    Ok(Arc::new(to_text(&list_of(&read, q))))
 }
 
 /// Every group of the cluster, described with its lag: the one read the list and the summary
@@ -459,6 +469,8 @@ pub struct GroupsRead {
     states_known: bool,
     /// The summary without parameters, made once per read.
     summary: OnceLock<Arc<String>>,
+    /// The list's default page, made once per read.
+    list: OnceLock<Arc<String>>,
 }
 
 /// The last read of every group while it is fresh (`BALLAST_LIVE_READ_MAX_AGE`, no change of
@@ -508,6 +520,7 @@ async fn read_every_group(ctx: &Context) -> Result<GroupsRead, OpError> {
         listed_states,
         states_known,
         summary: OnceLock::new(),
+        list: OnceLock::new(),
     })
 }
 

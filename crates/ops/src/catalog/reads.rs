@@ -664,7 +664,7 @@ pub(super) fn list_consumer_groups(ctx: Context, _caller: Caller, input: Value) 
             search: given(i.search),
             limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
         };
-        let d = answer(crate::group_reads::list_consumer_groups(&ctx, q).await)?;
+        let d = answer_text(crate::group_reads::list_consumer_groups(&ctx, q).await)?;
         Ok(reshape(
             d,
             "groups",

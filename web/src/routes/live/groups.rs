@@ -23,12 +23,13 @@ use crate::{ApiError, ApiOk, ApiResult, AppState};
         (status = 503, description = "The cluster is unreachable"),
     )
 )]
-/// `GET /api/v1/consumer-groups`: groups by id, with members, coordinator and total lag.
+/// `GET /api/v1/consumer-groups`: groups by id, with members, coordinator and total lag (the
+/// default page made once per read and shared).
 pub async fn list(
     State(state): State<AppState>,
     Query(q): Query<ListQuery>,
-) -> ApiResult<GroupList> {
-    Ok(ApiOk(list_consumer_groups(&state, q).await?))
+) -> Result<Response, ApiError> {
+    Ok(ok_shared(&list_consumer_groups(&state, q).await?))
 }
 
 #[utoipa::path(
