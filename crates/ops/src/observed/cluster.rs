@@ -437,11 +437,6 @@ impl ClusterOverview {
             rest: overview_rest(&self.v, self.page),
         }
     }
-
-    /// The reading the answer is of.
-    pub fn view(&self) -> &Arc<View> {
-        &self.v
-    }
 }
 
 /// Which part of `cluster/comprehensive` a query asks for: every topic without partitions
