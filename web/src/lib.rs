@@ -15,8 +15,6 @@ pub mod envelope;
 /// Conditional GETs: `ETag` on every answer, 304 for `If-None-Match`.
 pub mod etag;
 pub mod extract;
-/// Identical live reads in flight are shared.
-pub mod flight;
 mod healing;
 /// License enforcement: the licensed-route table, the 403 layer, `/api/v1/license`, auto-fetch.
 pub mod license;
@@ -73,13 +71,6 @@ pub const CHANGE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 pub use ballast_ops::context::DB_RETRY_AFTER_S;
 
-/// The live reads shared while in flight and served again while fresh.
-#[derive(Default)]
-pub struct LiveFlights {
-    /// Every consumer group with its lag: the list and the summary (`routes/live/groups.rs`).
-    pub groups: flight::Recent<routes::GroupsRead>,
-}
-
 /// What every handler can reach.
 #[derive(Clone)]
 pub struct AppState {
@@ -88,17 +79,16 @@ pub struct AppState {
     pub ops: ballast_ops::Context,
     pub metrics: Arc<metrics::HttpMetrics>,
     pub started_at_ms: i64,
-    /// The license: accepted keys, cached sources, auto-fetch (`license.rs`).
-    pub license: Arc<license::LicenseRuntime>,
+    /// The license: accepted keys, cached sources, auto-fetch (`license.rs`). The operation
+    /// context's licence is the same runtime ([`AppState::set_license`] replaces both), so the
+    /// REST layer and the agents' gate give one verdict.
+    pub(crate) license: Arc<license::LicenseRuntime>,
     /// Authentication: the OIDC providers and the token key (`auth`).
     pub auth: Arc<auth::AuthRuntime>,
     /// The probes' own connection and last read (`probes.rs`).
     pub probes: Arc<probes::Probes>,
     /// Each route's bound on requests served at once (`limit.rs`).
     pub limits: Arc<limit::Limits>,
-    /// Live reads in flight, shared by identical requests, and the last ones while fresh
-    /// (`flight.rs`).
-    pub flights: Arc<LiveFlights>,
     /// Set when the process stops: long-lived responses (server-sent events) end on it, so a
     /// graceful shutdown is not held open by a client that never disconnects.
     stop: Arc<tokio::sync::watch::Sender<bool>>,
@@ -116,6 +106,7 @@ impl AppState {
     pub fn new(store: Store, config: Arc<Config>, clock: Arc<dyn Clock>) -> Self {
         let started_at_ms = clock.now_ms();
         let kafka = ballast_ops::KafkaHandle::new(ballast_runtime::client_config(&config.kafka));
+        let license = Arc::new(license::LicenseRuntime::for_this_build());
         let auth = auth::runtime(&config);
         let pipeline = ballast_ops::Pipeline::new(store.clone(), CHANGE_WAIT);
         let probes = Arc::new(probes::Probes::new(&store));
@@ -130,16 +121,25 @@ impl AppState {
                 clock,
                 kafka,
                 pipeline,
+                flights: Arc::default(),
+                licence: license.clone(),
             },
             metrics: Arc::new(metrics::HttpMetrics::new()),
             started_at_ms,
-            license: Arc::new(license::LicenseRuntime::for_this_build()),
+            license,
             auth,
             probes,
             limits,
-            flights: Arc::default(),
             stop: Arc::new(tokio::sync::watch::channel(false).0),
         }
+    }
+
+    /// Replaces the license runtime, for the REST layer and the operation context's licence
+    /// alike (tests give one that trusts their own key).
+    pub fn set_license(&mut self, runtime: license::LicenseRuntime) {
+        let runtime = Arc::new(runtime);
+        self.ops.licence = runtime.clone();
+        self.license = runtime;
     }
 
     /// Completes once the process is stopping.

@@ -27,6 +27,9 @@ use prometheus::{IntCounterVec, Opts, Registry};
 use serde_json::{json, Value};
 use tracing::{info, warn};
 
+use ballast_ops::licence::{Refusal, VerdictFuture};
+use ballast_ops::OpError;
+
 use crate::{ApiError, ApiOk, ApiResult, AppState, LicenseCode, LicenseError};
 
 /// Every route the spec marks licensed (License column "Yes", and PUT and DELETE of the quota
@@ -265,19 +268,25 @@ impl std::fmt::Debug for LicenseRuntime {
 
 /// The license state of this process now.
 pub async fn status(state: &AppState) -> Result<Status, ApiError> {
-    let runtime = state.license.clone();
+    Ok(status_of(&state.license, &state.ops).await?)
+}
+
+/// The license state `runtime` gives now (its cached sources, else read again over `ctx`).
+async fn status_of(
+    runtime: &LicenseRuntime,
+    ctx: &ballast_ops::Context,
+) -> Result<Status, OpError> {
     let loaded = match runtime.cached() {
         Some(loaded) => loaded,
         None => {
-            let config = state.config.clone();
+            let config = ctx.config.clone();
             let demo = runtime.demo_cluster_id.clone();
             let verifier = runtime.verifier.clone();
             let loaded =
-                state
-                    .db(move |store| {
-                        Ok(load_inputs(&config, store, demo.as_deref())?.verify(&verifier))
-                    })
-                    .await?;
+                ctx.db(move |store| {
+                    Ok(load_inputs(&config, store, demo.as_deref())?.verify(&verifier))
+                })
+                .await?;
             let loaded = Arc::new(loaded);
             if let Ok(mut cache) = runtime.cache.lock() {
                 *cache = Some((Instant::now(), loaded.clone()));
@@ -285,17 +294,50 @@ pub async fn status(state: &AppState) -> Result<Status, ApiError> {
             loaded
         }
     };
-    let now = state.clock.now_ms();
+    let now = ctx.clock.now_ms();
     let status = loaded.status(now);
     if matches!(status.trial, Trial::Active { record: true, .. }) {
         let recorded = status.clone();
-        state
-            .db(move |store| record_trial_start(store, &recorded, now))
+        ctx.db(move |store| record_trial_start(store, &recorded, now))
             .await?;
         runtime.invalidate();
         info!("demo trial started");
     }
     Ok(status)
+}
+
+/// The licence verdict of the operation context (`ballast_ops::licence`): this runtime's status,
+/// the one source the REST layer ([`require_license`]) and the agents' gate
+/// (`ballast_ops::catalog::licence_gate`) both ask.
+impl ballast_ops::Licence for LicenseRuntime {
+    fn verdict<'a>(&'a self, ctx: &'a ballast_ops::Context) -> VerdictFuture<'a> {
+        Box::pin(async move {
+            let status = status_of(self, ctx).await?;
+            if status.allows_management() {
+                return Ok(Ok(()));
+            }
+            let refused = refusal(&status);
+            Ok(Err(Refusal {
+                code: refused.code.as_str(),
+                message: refused.message,
+            }))
+        })
+    }
+}
+
+/// A refusal of the context's licence, in the envelope's words.
+impl From<Refusal> for LicenseError {
+    fn from(r: Refusal) -> LicenseError {
+        let code = if r.code == LicenseCode::Expired.as_str() {
+            LicenseCode::Expired
+        } else {
+            LicenseCode::Invalid
+        };
+        LicenseError {
+            code,
+            message: r.message,
+        }
+    }
 }
 
 /// The 403 a licensed route answers in monitoring mode.
@@ -310,13 +352,13 @@ pub fn refusal(status: &Status) -> LicenseError {
     }
 }
 
-/// `Err` with the 403 envelope in monitoring mode (the layer's verdict; agents get the same one
-/// through `catalog::licence_gate`).
+/// `Err` with the 403 envelope in monitoring mode: the verdict of the operation context's
+/// licence, the one agents get through `ballast_ops::catalog::licence_gate`.
 pub async fn require_license(state: &AppState) -> Result<(), Response> {
-    match status(state).await {
-        Ok(s) if s.allows_management() => Ok(()),
-        Ok(s) => Err(refusal(&s).into_response()),
-        Err(e) => Err(e.into_response()),
+    match state.ops.licence.verdict(&state.ops).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(refused)) => Err(LicenseError::from(refused).into_response()),
+        Err(e) => Err(ApiError::from(e).into_response()),
     }
 }
 

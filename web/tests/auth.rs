@@ -332,8 +332,9 @@ impl Ballast {
         let config = Config::from_raw(&raw).expect("valid config");
         let clock = Arc::new(TestClock(AtomicI64::new(real_now_ms())));
         let mut state = AppState::new(store.clone(), Arc::new(config), clock.clone());
-        state.license =
-            Arc::new(LicenseRuntime::licensed_for_tests(&store, real_now_ms()).expect("license"));
+        state.set_license(
+            LicenseRuntime::licensed_for_tests(&store, real_now_ms()).expect("license"),
+        );
         let app = ballast_web::router(state);
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;

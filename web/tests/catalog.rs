@@ -4,7 +4,7 @@
 //! is described, and its output and errors.
 
 use ballast_web::auth::Scope;
-use ballast_web::catalog::{all, Category, Run, SERVED};
+use ballast_web::catalog::{all, Category, Run};
 use ballast_web::license::is_licensed;
 use ballast_web::openapi::document;
 
@@ -202,7 +202,7 @@ fn body_after(text: &str, from: usize) -> &str {
 fn an_operations_rules_live_in_one_function_its_rest_handler_and_the_catalog_both_call() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let ops_root = root.join("../../crates/ops/src");
-    // The catalog: its declarations and runs in ballast-ops, the reads web serves in web.
+    // The catalog: its declarations and runs in ballast-ops, the agent doors' entry in web.
     let catalog: String = sources(&root.join("catalog"))
         .into_iter()
         .chain(sources(&ops_root.join("catalog")))
@@ -223,36 +223,39 @@ fn an_operations_rules_live_in_one_function_its_rest_handler_and_the_catalog_bot
         .filter(|(path, _)| !path.starts_with(ops_root.join("catalog")))
         .collect();
     assert!(!ops_sources.is_empty(), "crates/ops/src is read");
+    // Every file of web, the catalog's entry included.
+    let web_sources = sources(&root);
     for op in all() {
+        // No operation function in web: an operation whose function lives in an adapter holds
+        // its rules there.
+        let in_web = format!("async fn {}(", op.name);
+        let in_adapters: Vec<&std::path::PathBuf> = web_sources
+            .iter()
+            .filter(|(_, text)| text.contains(&in_web))
+            .map(|(path, _)| path)
+            .collect();
+        assert!(
+            in_adapters.is_empty(),
+            "{}: the operation function is defined in web, an adapter: {in_adapters:?}",
+            op.name
+        );
         let Some((method, path)) = &op.rest else {
             continue;
         };
-        // One HTTP-free function named after the tool, outside the catalog: in ballast-ops, or
-        // (a read the web process serves, not moved yet) in web.
+        // One HTTP-free function named after the tool, in ballast-ops outside its catalog.
         let in_ops = format!("pub async fn {}(", op.name);
-        let in_web = match op.run {
-            Run::Served => format!("pub(crate) async fn {}(", op.name),
-            // Never found: an operation run over the context has its function in ballast-ops.
-            _ => format!("\0{}", op.name),
-        };
-        let defined: Vec<(&(std::path::PathBuf, String), &String)> = ops_sources
+        let defined: Vec<&(std::path::PathBuf, String)> = ops_sources
             .iter()
             .filter(|(_, text)| text.contains(&in_ops))
-            .map(|found| (found, &in_ops))
-            .chain(
-                handlers
-                    .iter()
-                    .filter(|(_, text)| text.contains(&in_web))
-                    .map(|found| (found, &in_web)),
-            )
             .collect();
         assert_eq!(
             defined.len(),
             1,
-            "{}: one operation function `{in_ops}` or `{in_web}`",
+            "{}: one operation function `{in_ops}` in ballast-ops",
             op.name
         );
-        let ((file, text), definition) = defined[0];
+        let (file, text) = defined[0];
+        let definition = &in_ops;
         let at = text.find(definition.as_str()).expect("found above");
         let function = body_after(text, at);
         let signature = &text[at..text[at..].find('{').map_or(text.len(), |i| at + i)];
@@ -310,39 +313,24 @@ fn an_operations_rules_live_in_one_function_its_rest_handler_and_the_catalog_bot
     }
 }
 
-/// Issue 27: every operation is declared once, in ballast-ops; every change runs over the
-/// operation context there (no door holds a mutation's rule); the reads the web process still
-/// serves from its caches are bound there exactly once each, and nothing else is.
+/// Issue 27: every operation is declared once, in ballast-ops, and every one but the approval
+/// workflow (answered by the MCP door) runs there over the operation context, reads and changes
+/// alike: no door binds or runs an operation of its own.
 #[test]
 fn every_operation_is_declared_in_ops_and_every_change_runs_there() {
     for op in all() {
         match (op.category, op.run) {
-            (Category::Mutate, Run::Context(_)) => {}
-            (Category::Mutate, _) => {
-                panic!("{}: a change runs over the operation context", op.name)
-            }
             (Category::Meta, Run::Meta) => {}
             (Category::Meta, _) => panic!("{}: a meta tool is the MCP door's", op.name),
-            (Category::Read, Run::Meta) => panic!("{}: a read runs", op.name),
-            (Category::Read, _) => {}
+            (_, Run::Context(_)) => {}
+            (_, Run::Meta) => panic!(
+                "{}: a read or a change runs over the operation context",
+                op.name
+            ),
         }
-        let bindings = SERVED.iter().filter(|(name, _)| *name == op.name).count();
-        let served = matches!(op.run, Run::Served);
-        assert_eq!(
-            bindings,
-            usize::from(served),
-            "{}: a served read is bound once, any other operation never",
-            op.name
-        );
         if op.before_queue.is_some() {
             assert_eq!(op.category, Category::Mutate, "{}", op.name);
         }
-    }
-    for (name, _) in SERVED {
-        assert!(
-            all().iter().any(|op| op.name == *name),
-            "{name}: bound but not declared"
-        );
     }
     // No declaration outside ballast-ops.
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");

@@ -74,7 +74,7 @@ impl Harness {
         let config = Config::from_raw(&raw).expect("valid config");
         let clock = Arc::new(ManualClock(AtomicI64::new(T0)));
         let mut state = AppState::new(store.clone(), Arc::new(config), clock.clone());
-        state.license = Arc::new(LicenseRuntime::new(
+        state.set_license(LicenseRuntime::new(
             Verifier::with_keys(vec![TrustedKey {
                 name: KeyName::Custom,
                 key: key.public_key(),

@@ -300,3 +300,35 @@ async fn the_summary_is_made_once_per_read_and_shared_with_its_tag_and_if_none_m
     assert_eq!(again.status(), 304);
     assert!(again.bytes().await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn the_default_list_is_made_once_per_read_and_shared_with_its_tag_and_if_none_match_is_a_304()
+{
+    let h = cluster_with_groups().await;
+    let get = |tag: Option<String>| {
+        let mut request = h.http.get(h.url("/api/v1/consumer-groups"));
+        if let Some(tag) = tag {
+            request = request.header("If-None-Match", tag);
+        }
+        request.send()
+    };
+    let first = get(None).await.unwrap();
+    assert_eq!(first.status(), 200);
+    let tag = first.headers()["etag"].to_str().unwrap().to_string();
+    let body = first.bytes().await.unwrap();
+    assert_eq!(tag, ballast_web::etag::tag(&body));
+    // Within BALLAST_LIVE_READ_MAX_AGE the same read answers: the same bytes under the same tag.
+    let second = get(None).await.unwrap();
+    assert_eq!(second.status(), 200);
+    assert_eq!(second.headers()["etag"].to_str().unwrap(), tag);
+    assert_eq!(second.bytes().await.unwrap(), body, "the same bytes");
+    // The same rows as a page made for its own parameters (every group fits either).
+    let shared: Value = serde_json::from_slice(&body).unwrap();
+    let made = h.data("/api/v1/consumer-groups?limit=500").await;
+    assert_eq!(shared["data"], made);
+    assert!(!rows(&made, "groups").is_empty());
+    // A client holding the tag gets a 304 and no body.
+    let again = get(Some(tag)).await.unwrap();
+    assert_eq!(again.status(), 304);
+    assert!(again.bytes().await.unwrap().is_empty());
+}

@@ -52,7 +52,7 @@ async fn start() -> Server {
     .expect("raw config");
     let config = Config::from_raw(&raw).expect("valid config");
     let mut state = AppState::new(store.clone(), Arc::new(config), Arc::new(FixedClock));
-    state.license = Arc::new(LicenseRuntime::licensed_for_tests(&store, T0).expect("license"));
+    state.set_license(LicenseRuntime::licensed_for_tests(&store, T0).expect("license"));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

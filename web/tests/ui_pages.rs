@@ -115,7 +115,7 @@ async fn bed(licensed: bool) -> Bed {
         Arc::new(ballast_runtime::SystemClock),
     );
     if licensed {
-        state.license = Arc::new(
+        state.set_license(
             ballast_web::license::LicenseRuntime::licensed_for_tests(&store, now())
                 .expect("license"),
         );

@@ -1,6 +1,9 @@
-//! What every operation runs over: the store, the configuration, the clock, the cluster and the
-//! pipeline. The web process makes one at start; tests make their own.
+//! What every operation runs over: the store, the configuration, the clock, the cluster, the
+//! pipeline, the live reads shared in flight and the licence. The web process makes one at start; tests make
+//! their own.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use ballast_config::Config;
@@ -10,6 +13,7 @@ use ballast_schema::{Store, StoreError};
 use tokio::sync::Mutex;
 
 use crate::error::OpError;
+use crate::flight::LiveFlights;
 use crate::pipeline::Pipeline;
 
 /// The context of an operation (cheap to clone).
@@ -20,6 +24,12 @@ pub struct Context {
     pub clock: Arc<dyn Clock>,
     pub kafka: KafkaHandle,
     pub pipeline: Pipeline,
+    /// Live reads in flight, shared by identical requests, and the last ones while fresh
+    /// (`flight.rs`): one per process, like the pipeline.
+    pub flights: Arc<LiveFlights>,
+    /// The licence verdict licensed operations are gated by (`licence.rs`): the web process
+    /// gives the source its REST licence layer asks too.
+    pub licence: Arc<dyn Licence>,
 }
 
 /// Seconds a caller is told to wait (`Retry-After`) when the database is busy.
@@ -94,4 +104,25 @@ impl KafkaHandle {
     pub async fn reset(&self) {
         *self.client.lock().await = None;
     }
+}
+// ------------------------------------------------------------------------------ the licence
+
+/// Why management is refused now (monitoring mode): the code every door gives
+/// (`LICENSE_INVALID`, `LICENSE_EXPIRED`) and the licence's own message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// Management allowed (`Ok`), or refused and why.
+pub type Verdict = Result<(), Refusal>;
+
+/// A future of a verdict; `Err` when the licence could not be read (a busy database).
+pub type VerdictFuture<'a> = Pin<Box<dyn Future<Output = Result<Verdict, OpError>> + Send + 'a>>;
+
+/// The source of the licence verdict an operation context carries.
+pub trait Licence: Send + Sync {
+    /// Whether a licensed operation may run now.
+    fn verdict<'a>(&'a self, ctx: &'a Context) -> VerdictFuture<'a>;
 }

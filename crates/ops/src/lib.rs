@@ -1,12 +1,19 @@
 //! Operations: what ballast changes, declared once with no HTTP in it, and the one pipeline every
 //! change runs through whatever the door (REST, MCP, chat, the dashboard).
 //!
-//! - `context`: what an operation runs over (store, configuration, clock, cluster, pipeline).
+//! - `context`: what an operation runs over (store, configuration, clock, cluster, pipeline, the
+//!   live reads shared in flight, the licence verdict).
+//! - `licence`: whether a licensed operation may run now, from the source the process gives.
 //! - `error`: an operation's failure, in kinds every door maps to its own words.
 //! - `actor`: who makes a change, as the audit log records it.
 //! - `pipeline`: serialisation per resource, the audit intent written before the change, the
 //!   change, the intent completed with the true before and after (docs in the module).
-//! - `view`: the observed cluster as the observer last stored it, cached per generation.
+//! - `view`: the observed cluster as the observer last stored it, cached per generation;
+//!   `observed` the reads answered from it (cluster, health, racks, log dirs, partitions, topic
+//!   search, partition-count recommendations, activity), each rendered once per reading for its
+//!   common parameters.
+//! - `flight`: live reads shared in flight and served again while fresh (`group_reads`: the
+//!   consumer groups, their summary, one group and its lag).
 //! - `readback`: a change read back once every broker shows it.
 //! - `cluster`: the cluster's errors in an operation's words.
 //! - `schema`: JSON Schema pieces of the input types (enums, patterns, distinct ids).
@@ -30,9 +37,13 @@ pub mod cluster;
 pub mod configs;
 pub mod context;
 pub mod error;
+pub mod flight;
+pub mod group_reads;
 pub mod groups;
+pub mod licence;
 pub mod messages;
 pub mod names;
+pub mod observed;
 pub mod page;
 pub mod payload;
 pub mod pipeline;
@@ -54,4 +65,5 @@ pub mod view;
 pub use actor::Actor;
 pub use context::{Context, KafkaHandle};
 pub use error::{Kind, OpError};
+pub use licence::Licence;
 pub use pipeline::{Audited, Done, NotDone, Pipeline, Recorded, Resource, Unavailable};

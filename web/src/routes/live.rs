@@ -106,25 +106,7 @@ pub(super) fn fail(state: &AppState, err: KafkaError) -> ApiError {
     ballast_ops::cluster::read_failed(&state.kafka, err).into()
 }
 
-/// A list `limit`: 0 or absent selects `default`, more than `max` is clamped (as the MCP tools).
-fn row_limit(limit: Option<u32>, default: usize, max: usize) -> usize {
-    ballast_ops::page::row_limit(limit, default, max)
-}
-
 /// An optional text filter; an empty value is no filter.
 fn non_empty(value: Option<String>) -> Option<String> {
     value.filter(|v| !v.is_empty())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn limits_default_on_zero_and_clamp_at_the_maximum() {
-        assert_eq!(row_limit(None, 20, 50), 20);
-        assert_eq!(row_limit(Some(0), 20, 50), 20);
-        assert_eq!(row_limit(Some(7), 20, 50), 7);
-        assert_eq!(row_limit(Some(5000), 20, 50), 50);
-    }
 }

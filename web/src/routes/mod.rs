@@ -8,8 +8,6 @@ pub(crate) mod reassignments;
 pub(crate) mod simulation;
 pub(crate) mod system;
 
-pub use live::groups::GroupsRead;
-
 use axum::http::{Method, Uri};
 use axum::routing::get;
 use axum::Router;

@@ -3,8 +3,10 @@
 //! activity scores. Every one is free (monitoring mode). Shapes and parameters are documented in
 //! `docs/api/observed.md`.
 //!
-//! They answer from the in-memory view of the latest sample ([`crate::observed_view`]),
-//! never from SQLite scans. While there is no sample, or the latest is older than
+//! The reads are operations of `ballast_ops::observed` (cluster, topics, activity), answered from
+//! the in-memory view of the latest sample ([`crate::observed_view`]), never from SQLite scans;
+//! these handlers extract their input, call them and finish the shared text once
+//! (`crate::etag`). While there is no sample, or the latest is older than
 //! `BALLAST_READY_STALE_AFTER`, they answer 503; a partial sample (a broker whose log dirs could
 //! not be read, partitions without rates yet) gives null values and a `coverage` object.
 //! Malformed input is a 400, an unknown topic or broker a 404, both in the error envelope.
@@ -100,33 +102,12 @@ pub(crate) fn ok_raw(data: &str) -> Response {
     ([(CONTENT_TYPE, "application/json")], enveloped(data)).into_response()
 }
 
-/// `limit` as the spec's MCP tools read it: omitted or 0 selects the default, a value above the
-/// maximum is clamped to it.
-pub(crate) fn limit(requested: Option<usize>, default: usize, max: usize) -> usize {
-    match requested {
-        None | Some(0) => default,
-        Some(n) => n.min(max),
-    }
-}
-
 /// The index of topic `name`, or a 404 in the error envelope.
 pub(crate) fn known_topic(v: &view::View, name: &str) -> Result<usize, ApiError> {
-    v.topic(name).ok_or_else(|| {
-        ApiError::not_found(
-            "topic not found",
-            format!("topic {name:?} is not in the cluster"),
-        )
-    })
+    Ok(ballast_ops::observed::known_topic(v, name)?)
 }
 
 /// `id` if the cluster knows the broker, or a 404 in the error envelope.
 pub(crate) fn known_broker(v: &view::View, id: BrokerId) -> Result<BrokerId, ApiError> {
-    if v.brokers.contains_key(&id) {
-        Ok(id)
-    } else {
-        Err(ApiError::not_found(
-            "broker not found",
-            format!("broker {id} is not in the cluster"),
-        ))
-    }
+    Ok(ballast_ops::observed::known_broker(v, id)?)
 }

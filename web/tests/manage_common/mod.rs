@@ -99,7 +99,7 @@ pub async fn serve_state(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0);
-    state.license = Arc::new(
+    state.set_license(
         ballast_web::license::LicenseRuntime::licensed_for_tests(&store, now_ms).expect("license"),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

@@ -129,7 +129,7 @@ pub async fn bed_with(params: GenerateParams, env: &[(&str, &str)]) -> Bed {
     let clock = Arc::new(ShiftClock::default());
     let mut state = ballast_web::AppState::new(store.clone(), config.clone(), clock.clone());
     // The routes under test are licensed.
-    state.license = Arc::new(
+    state.set_license(
         ballast_web::license::LicenseRuntime::licensed_for_tests(&store, now()).expect("license"),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

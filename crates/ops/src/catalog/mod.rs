@@ -12,14 +12,15 @@
 //! the row limits, envelopes and omissions of an agent's answer are declared here per operation,
 //! once. Every door is an adapter:
 //! - the REST handler extracts its input, calls the operation function and wraps the envelope;
-//! - the agent doors (MCP, chat) look an operation up here, [`admit`] the caller (its scope),
-//!   apply the licence gate when it is `licensed`, [`Operation::check`] the input and run it.
+//! - the agent doors (MCP, chat) look an operation up here and call [`invoke`]: it [`admit`]s
+//!   the caller (its scope), applies the licence gate when it is `licensed` (the context's
+//!   licence, the verdict the REST licence layer gives), [`Operation::check`]s the input and runs
+//!   it.
 //!
-//! [`Run::Context`] operations run over the operation [`Context`] alone. [`Run::Served`] are the
-//! reads the web process still answers from its own per-reading caches (the observed view
-//! rendered once per reading, live reads shared in flight): the web door binds them by name and
-//! a test proves every one is bound exactly once. [`Run::Meta`] is the approval workflow the MCP
-//! door answers itself.
+//! Every operation but the approval workflow runs over the operation [`Context`] alone
+//! ([`Run::Context`]): its per-reading caches (the observed view rendered once per reading) and
+//! its live reads shared in flight are the context's, so no door binds an operation of its own.
+//! [`Run::Meta`] is the approval workflow the MCP door answers itself.
 
 mod changes;
 mod inputs;
@@ -195,8 +196,6 @@ pub type RunFn = fn(Context, Caller, Value) -> OpFuture;
 pub enum Run {
     /// Over the operation context alone.
     Context(RunFn),
-    /// A read the web process answers from its per-reading caches: bound by name there.
-    Served,
     /// The approval workflow: answered by the MCP door itself.
     Meta,
 }
@@ -317,6 +316,44 @@ pub fn admit(op: &Operation, caller: &Caller) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// Whether a licensed operation may run or be requested now: the verdict of the context's
+/// licence (the web process's licence runtime, the source its REST licence layer asks too), as
+/// the `LICENSE_INVALID` / `LICENSE_EXPIRED` refusal with status 403; when the licence cannot be
+/// read, that error.
+pub async fn licence_gate(ctx: &Context) -> Result<(), ToolError> {
+    match ctx.licence.verdict(ctx).await? {
+        Ok(()) => Ok(()),
+        Err(refusal) => Err(ToolError {
+            status: 403,
+            code: refusal.code.to_string(),
+            message: refusal.message,
+        }),
+    }
+}
+
+/// Runs `op` for `caller`, as every agent door does: the scope its declaration names
+/// ([`admit`]), then the licence gate when it is licensed ([`licence_gate`]), then the input
+/// check, then the operation over the context. Nothing runs when any of them refuses.
+pub async fn invoke(
+    op: &'static Operation,
+    ctx: &Context,
+    caller: Caller,
+    input: Value,
+) -> Result<Value, ToolError> {
+    admit(op, &caller)?;
+    if op.licensed {
+        licence_gate(ctx).await?;
+    }
+    // The input is checked here too, not only by the doors that queue it.
+    (op.check)(&input)?;
+    match op.run {
+        Run::Context(run) => run(ctx.clone(), caller, input).await,
+        Run::Meta => Err(ToolError::invalid(
+            "a meta tool is answered by the MCP endpoint",
+        )),
+    }
+}
+
 /// The derived JSON Schema of `T` as an object (what `tools/list` shows).
 pub fn schema_of<T: schemars::JsonSchema>() -> Map<String, Value> {
     let schema = schemars::schema_for!(T);
@@ -361,4 +398,94 @@ where
 /// A read or meta operation: nothing to check before it runs.
 pub fn no_check(_: &Value) -> Result<String, ToolError> {
     Ok(String::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::licence::{Fixed, Refusal};
+
+    /// A context over a fresh database whose licence gives `licence` (no cluster behind it).
+    fn context(dir: &std::path::Path, licence: Fixed) -> Context {
+        let path = dir.join("ballast.db");
+        ballast_schema::Store::migrate(&path).expect("migrate");
+        let store = ballast_schema::Store::open(&path).expect("open");
+        let raw = ballast_config::RawConfig::from_pairs(
+            [("BALLAST_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9")]
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+            None,
+        )
+        .expect("raw config");
+        let config = ballast_config::Config::from_raw(&raw).expect("valid config");
+        Context {
+            kafka: crate::KafkaHandle::new(ballast_runtime::client_config(&config.kafka)),
+            pipeline: crate::Pipeline::new(store.clone(), std::time::Duration::from_secs(1)),
+            store,
+            config: Arc::new(config),
+            clock: Arc::new(ballast_runtime::SystemClock),
+            flights: Arc::default(),
+            licence: Arc::new(licence),
+        }
+    }
+
+    fn writer() -> Caller {
+        Caller {
+            user: "alice".into(),
+            scope: Scope::Write,
+            channel: Channel::Chat {
+                user: "alice".into(),
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn a_licensed_operation_gets_the_context_licences_refusal_before_its_input_is_checked() {
+        let dir = tempfile::tempdir().expect("dir");
+        let expired = Fixed(Err(Refusal {
+            code: "LICENSE_EXPIRED",
+            message: "license expired".into(),
+        }));
+        let ctx = context(dir.path(), expired);
+        let op = find("update_topic_config").expect("declared");
+        assert!(op.licensed);
+        // Input that breaks the schema: the licence answers first, nothing is checked or run.
+        let refused = invoke(op, &ctx, writer(), json!({"topic": "t", "configs": 5}))
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            (refused.status, refused.code.as_str()),
+            (403, "LICENSE_EXPIRED")
+        );
+        assert_eq!(
+            licence_gate(&ctx).await.expect_err("refused").code,
+            "LICENSE_EXPIRED"
+        );
+    }
+
+    #[tokio::test]
+    async fn with_a_licence_the_gate_passes_and_a_free_operation_runs_without_one() {
+        let dir = tempfile::tempdir().expect("dir");
+        let licensed = context(dir.path(), Fixed::licensed());
+        let op = find("update_topic_config").expect("declared");
+        let past_gate = invoke(op, &licensed, writer(), json!({"topic": "t", "configs": 5}))
+            .await
+            .expect_err("bad input");
+        assert_eq!(
+            past_gate.status, 400,
+            "the input check answered: {past_gate}"
+        );
+
+        let other = tempfile::tempdir().expect("dir");
+        let unlicensed = context(other.path(), Fixed::unlicensed());
+        let free = find("search_audit_log").expect("declared");
+        assert!(!free.licensed);
+        let answer = invoke(free, &unlicensed, writer(), json!({}))
+            .await
+            .expect("a free read runs in monitoring mode");
+        assert!(answer.get("events").is_some(), "{answer}");
+    }
 }

@@ -8,9 +8,10 @@ use serde_json::{json, Value};
 
 use super::envelope;
 use super::inputs::{
-    AclsInput, AuditInput, BlastInput, BrowseInput, ConfigSearchInput, DefaultsInput, HistoryInput,
-    ListInput, Nothing, ProposalInput, QuotasInput, ReassignmentInput, Scenario, TopicInput,
-    TopicListInput, WhatIfInput,
+    AclsInput, ActivityInput, AuditInput, BlastInput, BrowseInput, ConfigSearchInput,
+    DefaultsInput, GroupInput, GroupsInput, HistoryInput, LagInput, ListInput, LogdirsInput,
+    Nothing, OptimizationInput, ProposalInput, QuotasInput, ReassignmentInput, Scenario,
+    SearchTopicsInput, TopicInput, TopicListInput, WhatIfInput,
 };
 use super::limited;
 use super::{answer, boxed, parse, Caller, Limit, OpFuture, ToolError};
@@ -517,5 +518,296 @@ pub(super) fn browse_messages(ctx: Context, _caller: Caller, input: Value) -> Op
             );
         }
         Ok(d)
+    })
+}
+
+// ------------------------------------------------------------------------------ observed view
+
+// The reads answered from the observed view (each rendered once per reading for its common
+// parameters) and the consumer-group reads shared in flight.
+
+pub(super) fn cluster_overview(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let input: ListInput = parse(&input)?;
+        let v = crate::view::require(&ctx).await?;
+        // Shaped for agents once per reading at the default limit (the cluster's `ageMs` is set
+        // per request); another limit is shaped for its request.
+        const KEY: &str = "mcp-cluster-overview";
+        let default = matches!(input.limit, None | Some(0));
+        let kept = default
+            .then(|| {
+                let rendered = v.rendered.lock().unwrap_or_else(|e| e.into_inner());
+                rendered.get(KEY).cloned()
+            })
+            .flatten();
+        let text = match kept {
+            Some(text) => text,
+            None => {
+                let q = crate::observed::cluster::ComprehensiveQuery {
+                    summary: Some(true),
+                    ..Default::default()
+                };
+                let d = answer_text(
+                    crate::observed::cluster::get_cluster_overview(&ctx, q)
+                        .await
+                        .map(|o| o.text()),
+                )?;
+                let made = overview_for_agents(&d, input.limit).to_string();
+                if default {
+                    v.rendered(KEY, || made)
+                } else {
+                    Arc::new(made)
+                }
+            }
+        };
+        let mut d = answer_text(Ok::<_, ToolError>(text))?;
+        if let Some(cluster) = d.get_mut("cluster").and_then(Value::as_object_mut) {
+            let age = (ctx.clock.now_ms() - v.sampled_at_ms()).max(0);
+            cluster.insert("ageMs".into(), json!(age));
+        }
+        Ok(d)
+    })
+}
+
+/// The agents' overview of a `cluster/comprehensive` summary: the largest topics first (at most
+/// `limit`), the cluster, brokers, health, rack assessment, coverage and the consumer groups'
+/// counts.
+fn overview_for_agents(d: &Value, limit: Option<u64>) -> Value {
+    let mut topics = rows(d, "topics");
+    let count = |t: &Value| t["partitionCount"].as_i64().unwrap_or(0);
+    topics.sort_by(|a, b| {
+        count(b)
+            .cmp(&count(a))
+            .then_with(|| a["name"].as_str().cmp(&b["name"].as_str()))
+    });
+    let mut out = limited(
+        "topics",
+        topics,
+        Limit::new(100, 500),
+        limit,
+        "narrow with search_topics (by name) or get_topic_config (one topic)",
+    );
+    out.insert("totalTopics".into(), d["page"]["totalTopics"].clone());
+    out.insert(
+        "totalPartitions".into(),
+        d["page"]["totalPartitions"].clone(),
+    );
+    for key in ["cluster", "brokers", "health", "rackAssessment", "coverage"] {
+        out.insert(key.into(), d.get(key).cloned().unwrap_or(Value::Null));
+    }
+    let groups = &d["consumerGroups"];
+    out.insert(
+        "consumerGroups".into(),
+        json!({"total": groups["total"], "byState": groups["byState"]}),
+    );
+    Value::Object(out)
+}
+
+pub(super) fn cluster_health(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let _: Nothing = parse(&input)?;
+        let q = crate::observed::cluster::HealthQuery::default();
+        let mut d = answer_text(crate::observed::cluster::get_cluster_health(&ctx, q).await)?;
+        let details = d["rackAssessment"]["notRackAwareDetails"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let cut = limited(
+            "notRackAwareDetails",
+            details,
+            Limit::fixed(20),
+            None,
+            "get_broker_racks shows the rack layout; the REST API /api/v1/cluster/health has every partition",
+        );
+        if let Some(ra) = d.get_mut("rackAssessment").and_then(Value::as_object_mut) {
+            for (k, v) in cut {
+                ra.insert(k, v);
+            }
+        }
+        Ok(d)
+    })
+}
+
+pub(super) fn broker_racks(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let _: Nothing = parse(&input)?;
+        answer_text(crate::observed::cluster::get_broker_racks(&ctx).await)
+    })
+}
+
+pub(super) fn search_topics(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: SearchTopicsInput = parse(&input)?;
+        let limit = Limit::new(100, 1000).rows(i.limit);
+        let body = crate::observed::topics::SearchBody {
+            query: Some(i.query.unwrap_or_default()),
+            mode: Some(i.match_kind.unwrap_or_else(|| "contains".into())),
+            include_internal: Some(i.include_internal.unwrap_or(false)),
+            limit: Some(limit),
+            offset: None,
+        };
+        let d = answer(crate::observed::topics::search_topics(&ctx, body).await)?;
+        Ok(reshape(
+            d,
+            "topics",
+            "narrow the query, or match: prefix / exact",
+        ))
+    })
+}
+
+pub(super) fn list_consumer_groups(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: GroupsInput = parse(&input)?;
+        let limit = Limit::new(100, 500).rows(i.limit);
+        let q = crate::group_reads::ListQuery {
+            state: given(i.state),
+            search: given(i.search),
+            limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
+        };
+        let d = answer_text(crate::group_reads::list_consumer_groups(&ctx, q).await)?;
+        Ok(reshape(
+            d,
+            "groups",
+            "filter with search or state, or describe_consumer_group for one",
+        ))
+    })
+}
+
+pub(super) fn describe_consumer_group(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: GroupInput = parse(&input)?;
+        need("group", &i.group)?;
+        answer(crate::group_reads::describe_consumer_group(&ctx, i.group).await)
+    })
+}
+
+pub(super) fn partition_optimization(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: OptimizationInput = parse(&input)?;
+        let limit = Limit::new(20, 100).rows(i.limit);
+        let q = crate::observed::topics::OptimizeQuery {
+            priority: given(i.priority),
+            limit: Some(limit),
+            ..Default::default()
+        };
+        let d = answer_text(crate::observed::topics::get_partition_optimization(&ctx, q).await)?;
+        Ok(reshape(
+            d,
+            "recommendations",
+            "filter by priority (High, Medium, Low)",
+        ))
+    })
+}
+
+pub(super) fn partition_activity(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: ActivityInput = parse(&input)?;
+        let by_topic = match i.aggregate.as_deref().map(str::trim) {
+            None | Some("") => false,
+            Some(a) if a.eq_ignore_ascii_case("topic") => true,
+            Some(a) => {
+                return Err(ToolError::invalid(format!(
+                    "aggregate: only \"topic\" is known, got {a:?}"
+                )))
+            }
+        };
+        let (key, limit, hint) = if by_topic {
+            (
+                "topics",
+                Limit::new(20, 100),
+                "narrow with topic, or sortBy another load",
+            )
+        } else {
+            (
+                "partitions",
+                Limit::new(50, 200),
+                "narrow with topic or brokerId, or aggregate: topic",
+            )
+        };
+        let q = crate::observed::activity::ActivityQuery {
+            aggregate: by_topic.then(|| "topic".to_string()),
+            sort_by: given(i.sort_by),
+            topic: given(i.topic),
+            broker_id: i.broker_id,
+            limit: Some(limit.rows(i.limit)),
+        };
+        let d = answer_text(crate::observed::activity::get_partition_activity(&ctx, q).await)?;
+        Ok(reshape(d, key, hint))
+    })
+}
+
+pub(super) fn consumer_group_lag(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: LagInput = parse(&input)?;
+        need("group", &i.group)?;
+        let q = crate::group_reads::LagQuery {
+            topic: given(i.topic),
+            sort: Some("lag".into()),
+        };
+        let d = answer(crate::group_reads::get_consumer_group_lag(&ctx, i.group, q).await)?;
+        let mut out = limited(
+            "topPartitions",
+            rows(&d, "partitions"),
+            Limit::new(20, 200),
+            i.limit,
+            "narrow with topic (the per-topic totals are in topics)",
+        );
+        for key in [
+            "groupId",
+            "state",
+            "topic",
+            "totalLag",
+            "maxLag",
+            "partitionCount",
+            "topics",
+        ] {
+            out.insert(key.into(), d.get(key).cloned().unwrap_or(Value::Null));
+        }
+        Ok(Value::Object(out))
+    })
+}
+
+pub(super) fn cluster_logdirs(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: LogdirsInput = parse(&input)?;
+        let detail = i.topic.is_some() || i.broker_id.is_some();
+        let limit = if detail {
+            Limit::new(50, 200)
+        } else {
+            Limit::new(20, 100)
+        };
+        let rows_wanted = limit.rows(i.limit);
+        let q = crate::observed::cluster::LogDirsQuery {
+            topic: given(i.topic),
+            broker_id: i.broker_id,
+            limit: Some(rows_wanted),
+            ..Default::default()
+        };
+        let mut d = answer_text(crate::observed::cluster::get_cluster_logdirs(&ctx, q).await)?;
+        let (key, total_key, hint) = if detail {
+            (
+                "partitions",
+                "totalPartitions",
+                "narrow with both topic and brokerId",
+            )
+        } else {
+            (
+                "topics",
+                "totalTopics",
+                "drill down with topic or brokerId (per-partition rows)",
+            )
+        };
+        let total = d[total_key].clone();
+        if let Some(obj) = d.as_object_mut() {
+            obj.insert("total".into(), total);
+            if detail {
+                // The per-topic sums of a drill-down are its partitions' rows; the broker-wide
+                // topic list is the summary's.
+                obj.remove("topics");
+                obj.remove("topicsTruncated");
+            }
+            obj.remove(&format!("{key}Truncated"));
+        }
+        Ok(reshape(d, key, hint))
     })
 }

@@ -11,11 +11,20 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::future::{BoxFuture, FutureExt, Shared};
 
-use crate::ApiError;
+use crate::error::OpError;
 
-type Flight<T> = Shared<BoxFuture<'static, Result<T, ApiError>>>;
+type Flight<T> = Shared<BoxFuture<'static, Result<T, OpError>>>;
 /// The reads in flight by key, each with the `changes` number it started at.
 type Table<T> = Arc<Mutex<HashMap<String, (u64, Flight<T>)>>>;
+
+/// The live reads of the process shared while in flight and served again while fresh (held by
+/// the operation [`Context`](crate::Context)).
+#[derive(Default)]
+pub struct LiveFlights {
+    /// Every consumer group with its lag: the list and the summary are made from it
+    /// (`crate::group_reads`).
+    pub groups: Recent<crate::group_reads::read::GroupsRead>,
+}
 
 /// The reads in flight of one kind, by their parameters.
 pub struct Flights<T: Clone> {
@@ -33,9 +42,9 @@ impl<T: Clone + Send + Sync + 'static> Default for Flights<T> {
 impl<T: Clone + Send + Sync + 'static> Flights<T> {
     /// The answer of the read named `key`: joined when one in flight started with the same
     /// `changes` number, else `read` is started (and shared).
-    pub async fn run<F>(&self, key: String, changes: u64, read: F) -> Result<T, ApiError>
+    pub async fn run<F>(&self, key: String, changes: u64, read: F) -> Result<T, OpError>
     where
-        F: Future<Output = Result<T, ApiError>> + Send + 'static,
+        F: Future<Output = Result<T, OpError>> + Send + 'static,
     {
         self.start(key, changes, read).await
     }
@@ -47,9 +56,9 @@ impl<T: Clone + Send + Sync + 'static> Flights<T> {
         key: String,
         changes: u64,
         read: F,
-    ) -> impl Future<Output = Result<T, ApiError>> + Send + 'static
+    ) -> impl Future<Output = Result<T, OpError>> + Send + 'static
     where
-        F: Future<Output = Result<T, ApiError>> + Send + 'static,
+        F: Future<Output = Result<T, OpError>> + Send + 'static,
     {
         let flight = {
             let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -124,9 +133,9 @@ impl<T: Send + Sync + 'static> Recent<T> {
         changes: u64,
         max_age_ms: i64,
         read: F,
-    ) -> Result<Arc<T>, ApiError>
+    ) -> Result<Arc<T>, OpError>
     where
-        F: Future<Output = Result<T, ApiError>> + Send + 'static,
+        F: Future<Output = Result<T, OpError>> + Send + 'static,
     {
         let state = self.state.clone();
         let store = async move {
@@ -192,7 +201,7 @@ mod tests {
         let read = |started: Arc<AtomicUsize>, gate: Arc<tokio::sync::Semaphore>| async move {
             let n = started.fetch_add(1, Ordering::SeqCst) + 1;
             let _ = gate.acquire().await;
-            Ok::<usize, ApiError>(n)
+            Ok::<usize, OpError>(n)
         };
         let spawn = |changes: u64| {
             let (flights, started, gate) = (flights.clone(), started.clone(), gate.clone());
@@ -217,7 +226,7 @@ mod tests {
         assert_eq!(started.load(Ordering::SeqCst), 2);
     }
 
-    fn counting(reads: &Arc<AtomicUsize>) -> impl Future<Output = Result<usize, ApiError>> {
+    fn counting(reads: &Arc<AtomicUsize>) -> impl Future<Output = Result<usize, OpError>> {
         let reads = reads.clone();
         async move { Ok(reads.fetch_add(1, Ordering::SeqCst) + 1) }
     }
@@ -292,7 +301,7 @@ mod tests {
         n: usize,
         gate: Arc<tokio::sync::Semaphore>,
     ) -> (
-        impl Future<Output = Result<usize, ApiError>>,
+        impl Future<Output = Result<usize, OpError>>,
         tokio::sync::oneshot::Receiver<()>,
     ) {
         let (done_tx, done_rx) = tokio::sync::oneshot::channel();
@@ -358,7 +367,7 @@ mod tests {
         let (failed_tx, failed_rx) = tokio::sync::oneshot::channel();
         let failing = async move {
             let _ = failed_tx.send(());
-            Err::<usize, ApiError>(ApiError::unavailable("cluster error", "down"))
+            Err::<usize, OpError>(OpError::unavailable("cluster error", "down"))
         };
         assert_eq!(*recent.get(1200, 3, 2000, failing).await.unwrap(), 1);
         failed_rx.await.unwrap();
