@@ -66,14 +66,15 @@ pub const MIN_GZIP: usize = 1024;
 pub struct Finished {
     pub body: Bytes,
     pub tag: HeaderValue,
-    gzip: Arc<Gzip>,
+    /// None for an answer made for one request alone ([`finished`]): it is not compressed.
+    gzip: Option<Arc<Gzip>>,
 }
 
 impl Finished {
     /// `body` under its strong tag.
     pub fn new(body: Bytes) -> Finished {
         let tag = HeaderValue::from_str(&tag(&body)).unwrap_or(HeaderValue::from_static("\"\""));
-        let gzip = Gzip::new(body.clone(), Framing::Whole);
+        let gzip = Some(Gzip::new(body.clone(), Framing::Whole));
         Finished { body, tag, gzip }
     }
 
@@ -81,7 +82,7 @@ impl Finished {
     pub fn rest(rest: Bytes) -> Finished {
         let tag =
             HeaderValue::from_str(&weak_tag(&rest)).unwrap_or(HeaderValue::from_static("W/\"\""));
-        let gzip = Gzip::new(rest.clone(), Framing::AfterHead);
+        let gzip = Some(Gzip::new(rest.clone(), Framing::AfterHead));
         Finished {
             body: rest,
             tag,
@@ -92,7 +93,7 @@ impl Finished {
     /// `body` with no tag (an answer outside `/api/v1/`, `/metrics`): its gzip encoding is
     /// still made once and shared.
     pub fn untagged(body: Bytes) -> Finished {
-        let gzip = Gzip::new(body.clone(), Framing::Whole);
+        let gzip = Some(Gzip::new(body.clone(), Framing::Whole));
         Finished {
             body,
             tag: HeaderValue::from_static("\"\""),
@@ -107,6 +108,7 @@ impl Finished {
         json_tagged(&mut response, &self.tag, self.body.len());
         response.extensions_mut().insert(Encodable {
             gzip: self.gzip.clone(),
+            len: self.body.len(),
             head: None,
         });
         response
@@ -121,6 +123,7 @@ impl Finished {
         headers.insert(CONTENT_LENGTH, HeaderValue::from(self.body.len()));
         response.extensions_mut().insert(Encodable {
             gzip: self.gzip.clone(),
+            len: self.body.len(),
             head: None,
         });
         response
@@ -242,7 +245,9 @@ impl Deflated {
 /// answer, the head made for this request.
 #[derive(Debug, Clone)]
 struct Encodable {
-    gzip: Arc<Gzip>,
+    gzip: Option<Arc<Gzip>>,
+    /// The identity answer's length.
+    len: usize,
     head: Option<Bytes>,
 }
 
@@ -264,6 +269,7 @@ pub fn aged(head: String, rest: &Finished) -> Response {
     json_tagged(&mut response, &rest.tag, len);
     response.extensions_mut().insert(Encodable {
         gzip: rest.gzip.clone(),
+        len,
         head: Some(head),
     });
     response
@@ -290,10 +296,14 @@ fn table() -> &'static Mutex<Table> {
 /// The answer finished from `text` by `finish`, made once per text and shared by every request
 /// that serves the same text: a text of a render cache (made once per reading: the observed
 /// view, a proposal) is finished the first time it is served. A text nobody else holds was made
-/// for this request alone: it is finished for it and not kept.
+/// for this request alone: it is finished for it and not kept, and is not compressed (a
+/// compression per request costs more CPU than the bytes it saves on two shared cores:
+/// docs/big-clusters.md, "Fourth round").
 pub fn finished(text: &Arc<String>, finish: impl FnOnce(&str) -> Finished) -> Arc<Finished> {
     if Arc::strong_count(text) < 2 {
-        return Arc::new(finish(text));
+        let mut alone = finish(text);
+        alone.gzip = None;
+        return Arc::new(alone);
     }
     let key = Arc::as_ptr(text) as usize;
     let known = |t: &Table| {
@@ -381,7 +391,7 @@ pub async fn conditional(req: Request, next: Next) -> Response {
                 // Either encoding's tag names the same answer; the 304 carries the one the
                 // client holds (the one this request would get first, for `*`).
                 let identity = value.to_str().unwrap_or("").to_string();
-                let compressed = (encodable.len() >= MIN_GZIP)
+                let compressed = (encodable.len >= MIN_GZIP)
                     .then(|| gzip_tag(&identity))
                     .filter(|_| !identity.is_empty());
                 let mut tags = vec![identity];
@@ -448,13 +458,6 @@ pub async fn conditional(req: Request, next: Next) -> Response {
     Response::from_parts(parts, Body::from(bytes))
 }
 
-impl Encodable {
-    /// The identity answer's length.
-    fn len(&self) -> usize {
-        self.head.as_ref().map_or(0, Bytes::len) + self.gzip.source.len()
-    }
-}
-
 /// `Vary: Accept-Encoding` (once).
 fn vary(response: &mut Response) {
     let present = response.headers().get_all(VARY).iter().any(|v| {
@@ -479,14 +482,17 @@ async fn encode(mut response: Response, gzip: bool) -> Response {
         return response;
     };
     vary(&mut response);
-    let len = encodable.len();
-    if !gzip || response.status() != StatusCode::OK || len < MIN_GZIP {
+    let shared = match encodable.gzip {
+        Some(shared) if gzip && encodable.len >= MIN_GZIP => shared,
+        _ => return response,
+    };
+    if response.status() != StatusCode::OK {
         return response;
     }
-    let Some(deflated) = encodable.gzip.deflated().await else {
+    let Some(deflated) = shared.deflated().await else {
         return response;
     };
-    let (pieces, n) = deflated.member(encodable.head.as_ref(), encodable.gzip.source.len());
+    let (pieces, n) = deflated.member(encodable.head.as_ref(), shared.source.len());
     let (mut parts, _) = response.into_parts();
     let headers = &mut parts.headers;
     headers.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
@@ -561,6 +567,9 @@ mod tests {
         let a = finished(&once, |t| Finished::new(Bytes::from(t.to_owned())));
         let b = finished(&once, |t| Finished::new(Bytes::from(t.to_owned())));
         assert!(!Arc::ptr_eq(&a, &b));
+        // Only the shared one is compressed (once); one made for a request alone is not.
+        assert!(first.gzip.is_some());
+        assert!(a.gzip.is_none() && b.gzip.is_none());
     }
 
     #[test]
@@ -589,7 +598,7 @@ mod tests {
     fn a_gzip_answer_decompresses_to_exactly_the_identity_bytes() {
         let body: String = (0..2000).map(|i| format!("{{\"p\":{i}}},")).collect();
         let whole = Finished::new(Bytes::from(body.clone()));
-        let d = whole.gzip.compress().unwrap();
+        let d = whole.gzip.as_ref().unwrap().compress().unwrap();
         let (pieces, n) = d.member(None, whole.body.len());
         assert_eq!(n, pieces.iter().map(Bytes::len).sum::<usize>());
         assert_eq!(gunzip(&pieces), body.as_bytes());
@@ -600,7 +609,7 @@ mod tests {
     fn an_aged_gzip_answer_is_its_head_then_the_shared_rest_in_one_member() {
         let rest: String = (0..3000).map(|i| format!(",\"t{i}\":{i}")).collect();
         let finished = Finished::rest(Bytes::from(rest.clone()));
-        let d = finished.gzip.compress().unwrap();
+        let d = finished.gzip.as_ref().unwrap().compress().unwrap();
         // Heads of every size a stored block takes, and beyond one block.
         for head in [
             String::new(),
