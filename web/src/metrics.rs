@@ -12,6 +12,7 @@ use prometheus::{
 use ballast_model::Load;
 use ballast_schema::ProcessState;
 
+use crate::etag::Finished;
 use crate::observed_view;
 use crate::{ApiError, AppState};
 
@@ -22,8 +23,9 @@ pub struct HttpMetrics {
     /// `ballast_audit_events_failure_total{error_type}`: audit writes that failed and were
     /// retried (`busy`, `pool`), and events that were lost (`dropped`).
     audit_failures: IntCounterVec,
-    /// The latest scrape and when it started: concurrent scrapes share one rendering.
-    latest: tokio::sync::Mutex<Option<(std::time::Instant, std::sync::Arc<String>)>>,
+    /// The latest scrape and when it started: concurrent scrapes share one rendering, finished
+    /// once (its bytes, and its gzip encoding for scrapers that accept it, made once).
+    latest: tokio::sync::Mutex<Option<(std::time::Instant, std::sync::Arc<Finished>)>>,
 }
 
 impl HttpMetrics {
@@ -97,8 +99,10 @@ impl Default for HttpMetrics {
 
 /// A scrape: concurrent scrapes share one rendering, and a scrape only takes a rendering that
 /// started after it arrived, so no answer is older than its request. Under many concurrent
-/// scrapers each waits for at most the rendering in progress plus its own.
-pub async fn scrape(state: &AppState) -> Result<std::sync::Arc<String>, ApiError> {
+/// scrapers each waits for at most the rendering in progress plus its own. The rendering is
+/// finished once: every scrape that shares it sends the same bytes, and the scrapes that accept
+/// gzip (Prometheus does) the same compressed bytes, compressed once (`etag`'s layer).
+pub async fn scrape(state: &AppState) -> Result<std::sync::Arc<Finished>, ApiError> {
     let arrived = std::time::Instant::now();
     // The reading first, outside the line of scrapes: the scrape that loads a new one does not
     // hold every other scrape up meanwhile (they render from the previous one, as the other
@@ -111,7 +115,7 @@ pub async fn scrape(state: &AppState) -> Result<std::sync::Arc<String>, ApiError
         }
     }
     let started = std::time::Instant::now();
-    let text = std::sync::Arc::new(render(state).await?);
+    let text = std::sync::Arc::new(Finished::untagged(render(state).await?.into()));
     *latest = Some((started, text.clone()));
     Ok(text)
 }

@@ -215,12 +215,9 @@ pub async fn third_party_notices(
     description = "Prometheus text exposition format 0.0.4: process, worker, HTTP, cluster, reassignment, license and audit metrics (docs/api/observed.md, docs/api/reassignments.md, docs/license.md).",
     responses((status = 200, description = "Metrics in the Prometheus text format", content_type = "text/plain; version=0.0.4; charset=utf-8", body = String))
 )]
-pub async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
-    let text = metrics::scrape(&state).await?;
-    Ok((
-        [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
-        text.as_str().to_owned(),
-    ))
+pub async fn metrics(State(state): State<AppState>) -> Result<axum::response::Response, ApiError> {
+    let scrape = metrics::scrape(&state).await?;
+    Ok(scrape.untagged_response("text/plain; version=0.0.4; charset=utf-8"))
 }
 
 #[utoipa::path(
