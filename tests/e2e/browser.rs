@@ -121,7 +121,7 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
         return;
     };
     let demo = Demo::start();
-    wait_for(Duration::from_secs(30), "the demo's observer", || {
+    wait_for(Duration::from_secs(60), "the demo's observer", || {
         demo.api("/api/v1/cluster/health")
     });
     let cluster = demo.api("/api/v1/cluster").expect("cluster");
@@ -586,7 +586,7 @@ fn the_chat_panel_streams_an_answer_shows_tool_cards_and_approves_a_change_in_ch
             ("BALLAST_CHAT_MODEL", "test-model"),
         ],
     );
-    wait_for(Duration::from_secs(30), "the demo's observer", || {
+    wait_for(Duration::from_secs(60), "the demo's observer", || {
         demo.api("/api/v1/cluster/health")
     });
     let topic = demo
