@@ -227,7 +227,8 @@ pub fn detail_json(snapshot: &Snapshot, plan: &Plan) -> String {
     let mut after_counts: Vec<u64> = vec![0; ids.len()];
     let mut touched: Vec<usize> = Vec::new();
     let mut at_limit: Vec<AtLimit> = Vec::new();
-    let mut breaches: Vec<Value> = Vec::new();
+    // Breaches as topic, broker, replicas, cap, replicas after the plan.
+    let mut breaches: Vec<(&str, BrokerId, u64, u64, u64)> = Vec::new();
     let brokers = eligible.len() as u64;
     for group in order.chunk_by(|a, b| a.topic == b.topic) {
         let topic = group[0].topic.as_str();
@@ -260,13 +261,7 @@ pub fn detail_json(snapshot: &Snapshot, plan: &Plan) -> String {
                     at_limit.push((topic, broker, count, cap));
                 }
                 if before_counts[i] > cap {
-                    breaches.push(json!({
-                        "topic": topic,
-                        "brokerId": broker,
-                        "replicas": before_counts[i],
-                        "cap": cap,
-                        "replicasAfter": count,
-                    }));
+                    breaches.push((topic, broker, before_counts[i], cap, count));
                 }
             }
         }
@@ -291,16 +286,31 @@ pub fn detail_json(snapshot: &Snapshot, plan: &Plan) -> String {
         kept.insert(at, (key, pair));
         kept.truncate(DETAIL_PAIRS);
     }
+    // Most replicas beyond the cap first, then by topic and broker: the first ones chosen
+    // before they are sorted (a cluster can have hundreds of thousands).
     let breaches_total = breaches.len();
-    breaches.sort_by(|a, b| {
-        let excess =
-            |v: &Value| v["replicas"].as_i64().unwrap_or(0) - v["cap"].as_i64().unwrap_or(0);
-        excess(b).cmp(&excess(a)).then_with(|| {
-            (a["topic"].as_str(), a["brokerId"].as_i64())
-                .cmp(&(b["topic"].as_str(), b["brokerId"].as_i64()))
+    let order = |a: &(&str, BrokerId, u64, u64, u64), b: &(&str, BrokerId, u64, u64, u64)| {
+        (b.2 - b.3)
+            .cmp(&(a.2 - a.3))
+            .then_with(|| (a.0, a.1).cmp(&(b.0, b.1)))
+    };
+    if breaches.len() > DETAIL_PAIRS {
+        breaches.select_nth_unstable_by(DETAIL_PAIRS, order);
+        breaches.truncate(DETAIL_PAIRS);
+    }
+    breaches.sort_unstable_by(order);
+    let breaches: Vec<Value> = breaches
+        .into_iter()
+        .map(|(topic, broker, replicas, cap, after)| {
+            json!({
+                "topic": topic,
+                "brokerId": broker,
+                "replicas": replicas,
+                "cap": cap,
+                "replicasAfter": after,
+            })
         })
-    });
-    breaches.truncate(DETAIL_PAIRS);
+        .collect();
     // A name is written as JSON writes strings.
     let quoted = |text: &str| serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into());
     let mut out = String::with_capacity(256 + kept.len() * 96);
