@@ -5,7 +5,7 @@
 //! layer gives its route), the input check, then the run over the context. This module adds only
 //! what the web process owns:
 //! - [`caller`]: the identity a door verified, as the catalog's `Caller`;
-//! - the refusals of this process's layers (the REST envelope, the licence gate) in the words
+//! - the refusals of this process's REST layer (its envelope) in the words
 //!   agents are given.
 //!
 //! MCP (`crate::mcp`) and chat (`crate::chat`) look operations up, queue mutations for approval
@@ -32,16 +32,5 @@ pub fn caller(identity: &Identity, channel: Channel) -> Caller {
 impl From<ApiError> for ToolError {
     fn from(e: ApiError) -> ToolError {
         ToolError::from_envelope(e.status.as_u16(), None, &e.error, &e.details)
-    }
-}
-
-/// The licence gate's refusal: its code (`LICENSE_INVALID` / `LICENSE_EXPIRED`), status 403.
-impl From<crate::envelope::LicenseError> for ToolError {
-    fn from(e: crate::envelope::LicenseError) -> ToolError {
-        ToolError {
-            status: 403,
-            code: e.code.as_str().to_string(),
-            message: e.message,
-        }
     }
 }
