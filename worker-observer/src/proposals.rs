@@ -275,15 +275,18 @@ pub fn detail_json(snapshot: &Snapshot, plan: &Plan) -> String {
     // key as a JSON object of them is ordered (`serde_json::Map` sorts its keys), and the
     // breaches most beyond their cap first.
     let at_limit_total = at_limit.len();
-    let key_of = |(topic, broker, _, _): &AtLimit| format!("{topic}@{broker}");
+    // A key is written into one buffer and copied only when it is kept.
+    let mut key = String::new();
     let mut kept: Vec<(String, &AtLimit)> = Vec::new();
-    for pair in &at_limit {
-        let key = key_of(pair);
+    for pair @ (topic, broker, _, _) in &at_limit {
+        use std::fmt::Write as _;
+        key.clear();
+        let _ = write!(key, "{topic}@{broker}");
         if kept.len() == DETAIL_PAIRS && kept.last().is_some_and(|(last, _)| *last <= key) {
             continue;
         }
         let at = kept.partition_point(|(k, _)| *k < key);
-        kept.insert(at, (key, pair));
+        kept.insert(at, (key.clone(), pair));
         kept.truncate(DETAIL_PAIRS);
     }
     // Most replicas beyond the cap first, then by topic and broker: the first ones chosen
