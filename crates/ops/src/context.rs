@@ -68,16 +68,19 @@ impl Context {
 
 /// The process's own connection to the cluster, for reads that must be live and for changes.
 /// Connected on first use and again after a connection-level failure.
+/// Cheap to clone: the web process clones its state (and so this) for every middleware layer
+/// of every request, and a configuration with one string per bootstrap server cloned that
+/// often was a measurable share of a request (`docs/big-clusters.md`).
 #[derive(Clone)]
 pub struct KafkaHandle {
-    config: ClientConfig,
+    config: Arc<ClientConfig>,
     client: Arc<Mutex<Option<Client>>>,
 }
 
 impl KafkaHandle {
     pub fn new(config: ClientConfig) -> Self {
         Self {
-            config,
+            config: Arc::new(config),
             client: Arc::new(Mutex::new(None)),
         }
     }
@@ -88,7 +91,7 @@ impl KafkaHandle {
         if let Some(c) = slot.as_ref() {
             return Ok(c.clone());
         }
-        match Client::connect(self.config.clone()).await {
+        match Client::connect(ClientConfig::clone(&self.config)).await {
             Ok(c) => {
                 *slot = Some(c.clone());
                 Ok(c)

@@ -251,14 +251,14 @@ fn join_lag(
 /// Log-end offsets of `partitions` (errors per partition).
 async fn log_ends(
     client: &Client,
-    partitions: BTreeSet<(String, i32)>,
+    partitions: &BTreeSet<(&str, i32)>,
 ) -> ballast_kafka::Result<HashMap<(String, i32), Result<i64, String>>> {
     if partitions.is_empty() {
         return Ok(HashMap::new());
     }
     let tps: Vec<TopicPartition> = partitions
         .iter()
-        .map(|(t, p)| TopicPartition::new(t.clone(), *p))
+        .map(|(t, p)| TopicPartition::new(t.to_string(), *p))
         .collect();
     let listed = client.list_offsets(&tps, OffsetSpec::Latest).await?;
     Ok(listed
@@ -274,15 +274,25 @@ async fn log_ends(
         .collect())
 }
 
-/// Describes `groups` and reads their offsets and lag: one entry per group, in order, with the
-/// committed-offset error as text when the offsets could not be read.
-async fn describe_with_lag(
+/// Groups described, their committed offsets (or why they could not be read), one entry per
+/// group in order, and the log-end offset of every partition they commit or are assigned.
+struct OffsetsRead {
+    descriptions: Vec<GroupDescription>,
+    committed: Vec<Result<Vec<CommittedOffset>, String>>,
+    ends: HashMap<(String, i32), Result<i64, String>>,
+}
+
+async fn read_offsets(
     ctx: &Context,
     client: &Client,
     groups: &[String],
-) -> Result<Vec<(GroupDescription, Result<Vec<PartitionLag>, String>)>, OpError> {
+) -> Result<OffsetsRead, OpError> {
     if groups.is_empty() {
-        return Ok(Vec::new());
+        return Ok(OffsetsRead {
+            descriptions: Vec::new(),
+            committed: Vec::new(),
+            ends: HashMap::new(),
+        });
     }
     let descriptions = client
         .describe_groups(groups)
@@ -306,28 +316,82 @@ async fn describe_with_lag(
             None => Err("no committed offsets read".to_string()),
         })
         .collect();
-    let mut wanted = BTreeSet::new();
-    for (d, c) in descriptions.iter().zip(&committed) {
-        if let Ok(offsets) = c {
-            wanted.extend(offsets.iter().map(|o| (o.topic.clone(), o.partition)));
-        }
-        for m in &d.members {
-            for tps in &m.assignment {
-                wanted.extend(tps.partitions.iter().map(|p| (tps.topic.clone(), *p)));
+    let ends = {
+        // Borrowed names: a read of every group names tens of thousands of partitions.
+        let mut wanted: BTreeSet<(&str, i32)> = BTreeSet::new();
+        for (d, c) in descriptions.iter().zip(&committed) {
+            if let Ok(offsets) = c {
+                wanted.extend(offsets.iter().map(|o| (o.topic.as_str(), o.partition)));
+            }
+            for m in &d.members {
+                for tps in &m.assignment {
+                    wanted.extend(tps.partitions.iter().map(|p| (tps.topic.as_str(), *p)));
+                }
             }
         }
-    }
-    let ends = log_ends(client, wanted)
-        .await
-        .map_err(|e| read_failed(&ctx.kafka, e))?;
-    Ok(descriptions
+        log_ends(client, &wanted)
+            .await
+            .map_err(|e| read_failed(&ctx.kafka, e))?
+    };
+    Ok(OffsetsRead {
+        descriptions,
+        committed,
+        ends,
+    })
+}
+
+/// Describes `groups` and reads their offsets and lag: one entry per group, in order, with the
+/// committed-offset error as text when the offsets could not be read.
+async fn describe_with_lag(
+    ctx: &Context,
+    client: &Client,
+    groups: &[String],
+) -> Result<Vec<(GroupDescription, Result<Vec<PartitionLag>, String>)>, OpError> {
+    let read = read_offsets(ctx, client, groups).await?;
+    let ends = read.ends;
+    Ok(read
+        .descriptions
         .into_iter()
-        .zip(committed)
+        .zip(read.committed)
         .map(|(d, c)| {
             let lag = c.map(|offsets| join_lag(Some(&d), &offsets, &ends));
             (d, lag)
         })
         .collect())
+}
+
+/// A group's topics (committed or assigned, by name) and total lag: what `join_lag`'s rows give
+/// the list, counted without a row per partition (a read of every group joins tens of thousands
+/// of offsets, several strings each). The same sums as `total_lag` of `join_lag`'s rows, which
+/// key a partition once (a group's OffsetFetch answer names each partition once).
+fn group_totals(
+    d: &GroupDescription,
+    committed: &[CommittedOffset],
+    ends: &HashMap<(String, i32), Result<i64, String>>,
+) -> (Vec<String>, i64) {
+    let mut topics: BTreeSet<&str> = BTreeSet::new();
+    let mut total = 0;
+    // One key, refilled: a look-up allocates nothing.
+    let mut key = (String::new(), 0);
+    for c in committed
+        .iter()
+        .filter(|c| c.offset.is_some() || c.error.is_some())
+    {
+        topics.insert(&c.topic);
+        let Some(offset) = c.offset else { continue };
+        key.0.clear();
+        key.0.push_str(&c.topic);
+        key.1 = c.partition;
+        if let Some(Ok(end)) = ends.get(&key) {
+            total += (end - offset).max(0);
+        }
+    }
+    for m in &d.members {
+        for tps in m.assignment.iter().filter(|t| !t.partitions.is_empty()) {
+            topics.insert(&tps.topic);
+        }
+    }
+    (topics.into_iter().map(str::to_string).collect(), total)
 }
 
 fn total_lag(rows: &[PartitionLag]) -> i64 {
@@ -354,7 +418,7 @@ fn topics_of(rows: &[PartitionLag]) -> Vec<TopicLag> {
 fn row_of(
     listing: Option<&GroupListing>,
     d: &GroupDescription,
-    lag: &Result<Vec<PartitionLag>, String>,
+    totals: Result<(Vec<String>, i64), String>,
 ) -> GroupRow {
     let state = if d.state.is_empty() {
         listing.and_then(|l| l.state.clone()).unwrap_or_default()
@@ -366,9 +430,9 @@ fn row_of(
     } else {
         d.protocol_type.clone()
     };
-    let topics: BTreeSet<String> = match lag {
-        Ok(rows) => rows.iter().map(|r| r.topic.clone()).collect(),
-        Err(_) => BTreeSet::new(),
+    let (topics, total_lag, lag_error) = match totals {
+        Ok((topics, total)) => (topics, Some(total), None),
+        Err(e) => (Vec::new(), None, Some(e)),
     };
     GroupRow {
         group_id: d.group_id.clone(),
@@ -377,13 +441,9 @@ fn row_of(
         group_type: listing.and_then(|l| l.group_type.clone()),
         coordinator: d.coordinator.or(listing.map(|l| l.coordinator)),
         members: d.members.len(),
-        topics: topics.into_iter().collect(),
-        total_lag: lag.as_ref().ok().map(|rows| total_lag(rows)),
-        error: d
-            .error
-            .as_ref()
-            .map(|e| e.to_string())
-            .or_else(|| lag.as_ref().err().cloned()),
+        topics,
+        total_lag,
+        error: d.error.as_ref().map(|e| e.to_string()).or(lag_error),
     }
 }
 
@@ -469,28 +529,40 @@ async fn read_every_group(ctx: &Context) -> Result<GroupsRead, OpError> {
     listings.dedup_by(|a, b| a.group_id == b.group_id);
     let states_known = listings.iter().all(|l| l.state.is_some());
     let ids: Vec<String> = listings.iter().map(|l| l.group_id.clone()).collect();
-    let described = describe_with_lag(ctx, &client, &ids).await?;
+    let read = read_offsets(ctx, &client, &ids).await?;
+    // Joining tens of thousands of offsets is CPU work of tens of milliseconds: on the blocking
+    // pool, so it never holds a runtime thread (and the requests, probes included, queued on it).
+    tokio::task::spawn_blocking(move || every_group_of(&listings, states_known, read))
+        .await
+        .map_err(|e| OpError::internal("consumer group read failed", e.to_string()))
+}
+
+/// The rows of every group read (by group id) and the states ListGroups gave them.
+fn every_group_of(listings: &[GroupListing], states_known: bool, read: OffsetsRead) -> GroupsRead {
     let by_id: HashMap<&str, &GroupListing> =
         listings.iter().map(|l| (l.group_id.as_str(), l)).collect();
-    let mut rows: Vec<(GroupRow, Option<String>)> = described
+    let mut rows: Vec<(GroupRow, Option<String>)> = read
+        .descriptions
         .iter()
-        .map(|(d, lag)| {
+        .zip(read.committed)
+        .map(|(d, c)| {
             let listing = by_id.get(d.group_id.as_str()).copied();
+            let totals = c.map(|offsets| group_totals(d, &offsets, &read.ends));
             (
-                row_of(listing, d, lag),
+                row_of(listing, d, totals),
                 listing.and_then(|l| l.state.clone()),
             )
         })
         .collect();
     rows.sort_by(|a, b| a.0.group_id.cmp(&b.0.group_id));
     let (rows, listed_states) = rows.into_iter().unzip();
-    Ok(GroupsRead {
+    GroupsRead {
         rows,
         listed_states,
         states_known,
         summary: OnceLock::new(),
         list: OnceLock::new(),
-    })
+    }
 }
 
 /// A page of the list: groups by id, filtered by id text and by state (the listing's when every
@@ -687,7 +759,7 @@ pub async fn get_consumer_group_lag(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ballast_kafka::GroupMember;
+    use ballast_kafka::{GroupMember, ItemError};
 
     fn committed(topic: &str, partition: i32, offset: Option<i64>) -> CommittedOffset {
         CommittedOffset {
@@ -750,5 +822,92 @@ mod tests {
             "a commit past the log end is lag 0; an assigned partition without commit has no lag"
         );
         assert_eq!(total_lag(&rows), 10);
+    }
+
+    /// `group_totals` counts what the list shows without a row per partition: for groups with
+    /// commits past the log end, commits without an offset, commits with an error (with and
+    /// without an offset), partitions whose log end could not be read or is unknown, assigned
+    /// partitions without a commit and an assignment naming no partition, its topics and total
+    /// lag are those of `join_lag`'s rows.
+    #[test]
+    fn a_groups_topics_and_total_lag_are_those_of_its_partition_rows() {
+        let error = || {
+            Some(ItemError {
+                code: 3,
+                name: "UNKNOWN_TOPIC_OR_PARTITION",
+                message: None,
+            })
+        };
+        let mut ends: HashMap<(String, i32), Result<i64, String>> = HashMap::new();
+        for (i, topic) in ["a", "b", "c", "d"].into_iter().enumerate() {
+            for p in 0..6 {
+                let value = match (i + p as usize) % 5 {
+                    0 => Err("NOT_LEADER_OR_FOLLOWER".to_string()),
+                    n => Ok(100 * n as i64),
+                };
+                ends.insert((topic.to_string(), p), value);
+            }
+        }
+        let member = |topics: &[(&str, Vec<i32>)]| GroupMember {
+            member_id: "m".into(),
+            group_instance_id: None,
+            client_id: "c".into(),
+            host: "/h".into(),
+            assignment: topics
+                .iter()
+                .map(|(t, ps)| TopicPartitions {
+                    topic: t.to_string(),
+                    partitions: ps.clone(),
+                })
+                .collect(),
+        };
+        let mut cases = Vec::new();
+        for seed in 0..40i64 {
+            let mut offsets = Vec::new();
+            for (i, topic) in ["a", "b", "c", "e"].into_iter().enumerate() {
+                for p in 0..7 {
+                    let k = seed * 7 + i as i64 * 3 + p as i64;
+                    match k % 6 {
+                        0 => continue,
+                        1 => offsets.push(committed(topic, p, None)),
+                        2 => {
+                            let mut c = committed(topic, p, Some(k * 13 % 600));
+                            c.error = error();
+                            offsets.push(c);
+                        }
+                        3 => {
+                            let mut c = committed(topic, p, None);
+                            c.error = error();
+                            offsets.push(c);
+                        }
+                        _ => offsets.push(committed(topic, p, Some(k * 37 % 700))),
+                    }
+                }
+            }
+            let members = match seed % 3 {
+                0 => vec![],
+                1 => vec![member(&[("d", vec![0, 5]), ("a", vec![1])])],
+                _ => vec![member(&[("f", vec![]), ("c", vec![2, 9])])],
+            };
+            cases.push((offsets, members));
+        }
+        for (offsets, members) in cases {
+            let d = GroupDescription {
+                group_id: "g".into(),
+                state: "Stable".into(),
+                protocol_type: "consumer".into(),
+                protocol: "range".into(),
+                members,
+                coordinator: Some(1),
+                error: None,
+            };
+            let rows = join_lag(Some(&d), &offsets, &ends);
+            let topics: BTreeSet<String> = rows.iter().map(|r| r.topic.clone()).collect();
+            assert_eq!(
+                group_totals(&d, &offsets, &ends),
+                (topics.into_iter().collect::<Vec<_>>(), total_lag(&rows)),
+                "offsets {offsets:?}"
+            );
+        }
     }
 }
