@@ -1043,6 +1043,77 @@ async fn self_healing_status_and_skip_counter_follow_the_healers_report() {
     assert_eq!(skipped("outside_window"), Some(0.0));
 }
 
+/// `/api/v1/health` is open to callers without credentials (docs/auth.md: worker states, no
+/// cluster data): a worker's report is shown without its lists (the healer's moves name topics,
+/// partitions and replicas), which authenticated callers read from the self-healing status.
+#[tokio::test]
+async fn the_open_health_answer_shows_each_workers_report_without_its_lists() {
+    let h = Harness::with_fixture().await;
+    let now = now_ms();
+    let a_move = serde_json::json!({
+        "topic": "secret-payments", "partition": 7, "bytes": 1000,
+        "replicasBefore": [1, 2, 3], "replicasAfter": [1, 2, 4],
+    });
+    h.store
+        .heartbeat(
+            "healer",
+            42,
+            now,
+            &serde_json::json!({
+                "dryRun": true,
+                "license": "invalid",
+                "passes": 3,
+                "skippedTotal": { "license_invalid": 2 },
+                "loops": [{
+                    "loop": "activity",
+                    "moves": [a_move],
+                    "lastDryRun": { "atMs": now, "wouldMove": [a_move], "wouldMoveCount": 1 },
+                }],
+            }),
+        )
+        .unwrap();
+    h.store
+        .heartbeat(
+            "executor",
+            43,
+            now,
+            &serde_json::json!({
+                "report": { "pending": 2, "throttleKept": [{ "topic": "secret-payments" }],
+                            "nested": { "topic": "secret-payments" } },
+                "roll": null,
+            }),
+        )
+        .unwrap();
+    let (code, text) = h.text("/api/v1/health").await;
+    assert_eq!(code, 200);
+    assert!(
+        !text.contains("secret-payments"),
+        "no topic name in the open probe: {text}"
+    );
+    let health: Value = serde_json::from_str(&text).unwrap();
+    let worker = |name: &str| {
+        health["data"]["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    let healer = worker("healer")["detail"].clone();
+    assert_eq!(healer["dryRun"], true);
+    assert_eq!(healer["license"], "invalid");
+    assert_eq!(healer["passes"], 3);
+    assert_eq!(healer["skippedTotal"]["license_invalid"], 2);
+    assert!(healer.get("loops").is_none(), "{healer}");
+    let executor = worker("executor")["detail"].clone();
+    assert_eq!(executor["report"]["pending"], 2);
+    assert_eq!(executor["roll"], Value::Null);
+    // The lists stay for authenticated callers.
+    let status = h.data("/api/v1/self-healing/status").await;
+    assert!(status.to_string().contains("secret-payments"), "{status}");
+}
+
 #[tokio::test]
 async fn a_cluster_answer_is_built_once_per_reading_and_served_to_every_client_until_the_next() {
     let h = Harness::with_fixture().await;

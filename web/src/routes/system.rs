@@ -61,7 +61,7 @@ pub async fn health(State(state): State<AppState>) -> ApiResult<Value> {
                 "lastExitAt": process.and_then(|p| p.last_exit_at_ms).map(format_rfc3339_ms),
                 "heartbeatAt": beat.map(|h| format_rfc3339_ms(h.at_ms)),
                 "heartbeatAgeMs": age,
-                "detail": beat.map(|h| h.detail.clone()),
+                "detail": beat.map(|h| open_report(&h.detail)),
             })
         })
         .collect();
@@ -74,6 +74,35 @@ pub async fn health(State(state): State<AppState>) -> ApiResult<Value> {
         "workers": workers,
         "detailsAsOf": format_rfc3339_ms(data.read_at_ms),
     })))
+}
+
+/// A worker's report as the open liveness probe shows it: its values, and the values of its
+/// objects, without any list. The lists are cluster data (the healer's moves and would-be moves
+/// name topics, partitions, replicas and sizes, up to 100 of each per loop) and made the probe's
+/// answer 23 KB on a large cluster; the probe is open to callers without credentials and must
+/// stay small. `GET /api/v1/self-healing/status` and the executor's endpoints give the lists to
+/// authenticated callers.
+fn open_report(detail: &Value) -> Value {
+    fn values(object: &serde_json::Map<String, Value>) -> serde_json::Map<String, Value> {
+        object
+            .iter()
+            .filter(|(_, v)| !v.is_array() && !v.is_object())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+    match detail {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(_, v)| !v.is_array())
+                .map(|(k, v)| match v {
+                    Value::Object(inner) => (k.clone(), Value::Object(values(inner))),
+                    other => (k.clone(), other.clone()),
+                })
+                .collect(),
+        ),
+        Value::Array(_) => Value::Null,
+        other => other.clone(),
+    }
 }
 
 #[utoipa::path(
