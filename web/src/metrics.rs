@@ -107,7 +107,14 @@ pub async fn scrape(state: &AppState) -> Result<std::sync::Arc<Finished>, ApiErr
     // The reading first, outside the line of scrapes: the scrape that loads a new one does not
     // hold every other scrape up meanwhile (they render from the previous one, as the other
     // reads do).
-    observed_view::current(state).await?;
+    let (reading, took) = timed(observed_view::current(state)).await;
+    reading?;
+    if took > SLOW_RENDERING {
+        tracing::warn!(
+            ms = took.as_millis() as u64,
+            "metrics scrape slow to find the current reading"
+        );
+    }
     let mut latest = state.metrics.latest.lock().await;
     if let Some((started, text)) = latest.as_ref() {
         if *started >= arrived {
@@ -120,11 +127,25 @@ pub async fn scrape(state: &AppState) -> Result<std::sync::Arc<Finished>, ApiErr
     Ok(text)
 }
 
+/// A rendering slower than this is logged with its parts' times: every scrape that arrives
+/// meanwhile waits for it.
+const SLOW_RENDERING: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// `f`'s output and how long it took.
+async fn timed<T>(f: impl std::future::Future<Output = T>) -> (T, std::time::Duration) {
+    let started = std::time::Instant::now();
+    let out = f.await;
+    (out, started.elapsed())
+}
+
 /// Renders every metric family, sorted by name.
 pub async fn render(state: &AppState) -> Result<String, ApiError> {
-    let (processes, heartbeats) = state
-        .db(|store| Ok((store.processes()?, store.heartbeats()?)))
-        .await?;
+    let started = std::time::Instant::now();
+    let ((processes, heartbeats), processes_took) =
+        match timed(state.db(|store| Ok((store.processes()?, store.heartbeats()?)))).await {
+            (Ok(read), took) => (read, took),
+            (Err(e), _) => return Err(e),
+        };
     let now = state.clock.now_ms();
     let scraped = Registry::new();
 
@@ -207,11 +228,16 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
 
     // Four reads of their own, at once: a scrape waits for the slowest, not for their sum (every
     // scrape waits for the one rendering in progress before its own).
-    let (observed, reassignments, agents, proposal) = tokio::join!(
-        observed_metrics(state, &scraped),
-        reassignment_metrics(state, &scraped),
-        agent_metrics(state, &scraped, now),
-        proposal_metrics(state, &scraped, now),
+    let (
+        (observed, observed_took),
+        (reassignments, reassignments_took),
+        (agents, agents_took),
+        (proposal, proposal_took),
+    ) = tokio::join!(
+        timed(observed_metrics(state, &scraped)),
+        timed(reassignment_metrics(state, &scraped)),
+        timed(agent_metrics(state, &scraped, now)),
+        timed(proposal_metrics(state, &scraped, now)),
     );
     let observed = observed?;
     reassignments?;
@@ -220,7 +246,22 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
 
     let mut families = state.metrics.registry.gather();
     families.extend(scraped.gather());
-    families.extend(crate::license::metric_families(state).await?);
+    let (license, license_took) = timed(crate::license::metric_families(state)).await;
+    families.extend(license?);
+    let took = started.elapsed();
+    if took > SLOW_RENDERING {
+        let ms = |d: std::time::Duration| d.as_millis() as u64;
+        tracing::warn!(
+            ms = ms(took),
+            processes_ms = ms(processes_took),
+            observed_ms = ms(observed_took),
+            reassignments_ms = ms(reassignments_took),
+            agents_ms = ms(agents_took),
+            proposal_ms = ms(proposal_took),
+            license_ms = ms(license_took),
+            "metrics rendering slow (every scrape meanwhile waits for it)"
+        );
+    }
     families.sort_by(|a, b| a.name().cmp(b.name()));
     let mut out = Vec::new();
     TextEncoder::new()
