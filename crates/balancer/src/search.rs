@@ -1504,7 +1504,7 @@ impl View<'_> {
             tally.merge(&t);
             found.extend(f);
         }
-        found.sort_unstable_by(|a, b| {
+        let order = |a: &Scored, b: &Scored| {
             if better(a, b) {
                 std::cmp::Ordering::Less
             } else if better(b, a) {
@@ -1512,8 +1512,14 @@ impl View<'_> {
             } else {
                 std::cmp::Ordering::Equal
             }
-        });
-        found.truncate(BATCH);
+        };
+        // Only the first [`BATCH`] are kept: they are chosen, then sorted (`better` is a total
+        // order, so they are the first of a full sort, in its order).
+        if found.len() > BATCH {
+            found.select_nth_unstable_by(BATCH - 1, order);
+            found.truncate(BATCH);
+        }
+        found.sort_unstable_by(order);
         (found, tally, threads)
     }
 
