@@ -105,10 +105,12 @@ pub struct SearchStats {
     /// Threads allowed to evaluate candidates (`BALLAST_BALANCE_WORKERS`, 0 resolved to the
     /// CPUs).
     pub workers: usize,
-    /// The most threads one step used: a step's candidates are split only when every thread
-    /// gets enough of them.
+    /// The most parts one step's work was split into: a step's candidates are split only when
+    /// every part gets enough of them, its broker pairs' exchanges one pair a part at least,
+    /// a leadership step's sampled partitions one part per thread. The parts are done by at most
+    /// `workers` threads, and at most one per CPU.
     pub threads_used: usize,
-    /// Steps whose candidates were evaluated on more than one thread.
+    /// Steps whose work was split into more than one part.
     pub parallel_steps: u64,
 }
 

@@ -15,8 +15,9 @@ pub struct Policy {
     pub cooldown_ms: i64,
     /// `BALLAST_PROPOSAL_MAX_PARTITIONS`: at most this many partitions change in one plan.
     pub max_partitions: Option<usize>,
-    /// `BALLAST_BALANCE_WORKERS`: threads evaluating candidate moves; 0 = one per CPU.
-    /// Never changes the plan, only how fast it is found.
+    /// `BALLAST_BALANCE_WORKERS`: threads evaluating candidate moves; 0 = one per CPU. No more
+    /// threads than CPUs are started (more would only take turns on them). Never changes the
+    /// plan, only how fast it is found.
     pub workers: usize,
     /// A step's candidates are split over the worker threads only when every thread gets at
     /// least this many: handing fewer over costs more than evaluating them. The default

@@ -3,12 +3,14 @@
 //! candidates are generated in a fixed order and compared with a total order, so the number of
 //! worker threads never changes the result.
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard};
 use std::thread::Scope;
+use std::time::{Duration, Instant};
 
 use crate::model::{Bx, Model, Why, DISK};
 
@@ -405,22 +407,23 @@ impl Ranked {
     }
 }
 
-/// Up to [`SHORTLIST`] entries that pass `admissible`, closest first, in a deterministic
-/// order. Entries are checked in rank order, in growing windows, so the usual case sorts and
-/// checks only a small prefix: the first window is [`FIRST_WINDOW`] entries, each next one four
-/// times the last. Which entries are checked (and tallied) does not depend on the windows: they
-/// are checked in rank order (a total order) until [`SHORTLIST`] pass. Each sorted window is
-/// handed to `warm` before its entries are checked, to load what the checks read (see
-/// [`warmed`]).
+/// Up to `keep` ([`SHORTLIST`], or what a split leadership step still lacks) entries that pass
+/// `admissible`, closest first, in a deterministic order. Entries are checked in rank order, in
+/// growing windows, so the usual case sorts and checks only a small prefix: the first window is
+/// a third more than `keep` ([`FIRST_WINDOW`] for [`SHORTLIST`]), each next one four times the
+/// last. Which entries are checked (and tallied) does not depend on the windows: they are
+/// checked in rank order (a total order) until `keep` pass. Each sorted window is handed to
+/// `warm` before its entries are checked, to load what the checks read (see [`warmed`]).
 fn shortlist(
     mut ranked: Vec<Ranked>,
+    keep: usize,
     warm: impl Fn(&[Ranked]),
     mut admissible: impl FnMut(&Ranked) -> bool,
 ) -> Vec<Ranked> {
-    let mut out = Vec::with_capacity(SHORTLIST);
+    let mut out = Vec::with_capacity(keep);
     let mut start = 0;
-    let mut window = FIRST_WINDOW;
-    while start < ranked.len() && out.len() < SHORTLIST {
+    let mut window = (keep + keep / 3).max(1);
+    while start < ranked.len() && out.len() < keep {
         let end = (start + window).min(ranked.len());
         let rest = &mut ranked[start..];
         if end - start < rest.len() {
@@ -429,7 +432,7 @@ fn shortlist(
         rest[..end - start].sort_unstable_by(Ranked::order);
         warm(&ranked[start..end]);
         for r in &ranked[start..end] {
-            if out.len() == SHORTLIST {
+            if out.len() == keep {
                 break;
             }
             if admissible(r) {
@@ -450,156 +453,361 @@ const FIRST_WINDOW: usize = SHORTLIST + SHORTLIST / 3;
 #[cfg(test)]
 const MIN_CHUNK: usize = 48;
 
-/// What a step hands to the threads: items `range` of the task's list are one thread's share.
-#[derive(Clone)]
+/// What a step hands to the threads.
 enum Task {
-    /// Score these candidates.
-    Evaluate(Arc<[Action]>),
+    /// Score these candidates: a chunk is a range of them.
+    Evaluate(Vec<Action>),
     /// Look for replica exchanges between these (giving, taking) broker pairs, each moving at
-    /// most the amount given: every pair's search is independent of the others'.
-    Exchanges(Arc<[(Bx, Bx)]>, f64),
+    /// most the amount given: every pair's search is independent of the others', and a chunk
+    /// is a range of pairs.
+    Exchanges(Vec<(Bx, Bx)>, f64),
+    /// A leadership step's ranking ([`View::leader_chunk`]): chunk `i` of `n` takes every
+    /// `n`-th sampled partition from the `i`-th. `ideal` is what should move, `over` whether the
+    /// broker is above fair share.
+    Leaders { ideal: f64, over: bool },
+    /// Check and score these leadership changes ([`View::check_chunk`]): a chunk is a range.
+    Check(Vec<Ranked>),
 }
 
-/// One thread's share of a step's work.
+/// A step's work as handed to the threads: `items` split into `chunks`, each done by whichever
+/// thread claims it first.
 struct Job {
     step: u64,
     b: Bx,
     load: usize,
     task: Task,
-    range: Range<usize>,
-    slot: usize,
+    items: usize,
+    chunks: usize,
 }
 
-/// A share's result: the scored candidates ([`Task::Evaluate`]), the exchanges found
-/// ([`Task::Exchanges`]), and why candidates were refused.
-type Outcome = (Vec<Scored>, Vec<Action>, Tally);
+impl Job {
+    /// The items of chunk `i`, for the tasks split into consecutive ranges.
+    fn range(&self, i: usize) -> Range<usize> {
+        let chunk = self.items.div_ceil(self.chunks.max(1));
+        (i * chunk).min(self.items)..((i + 1) * chunk).min(self.items)
+    }
+}
+
+/// One leadership change a [`Task::Check`] chunk checked, in order.
+#[derive(Clone, Copy)]
+struct Checked {
+    /// Why the shortlist's check refused it, or (when it passed) why the scoring did, which
+    /// also counts it `evaluated`.
+    tally: Tally,
+    passed: bool,
+    scored: Option<Scored>,
+}
+
+/// A chunk's result: the scored candidates ([`Task::Evaluate`]), the exchanges found
+/// ([`Task::Exchanges`]), the leadership changes ranked ([`Task::Leaders`]: the first `sorted`
+/// in rank order) or checked ([`Task::Check`]), and why candidates were refused.
+#[derive(Default)]
+struct Outcome {
+    scored: Vec<Scored>,
+    found: Vec<Action>,
+    ranked: Vec<Ranked>,
+    sorted: usize,
+    checked: Vec<Checked>,
+    tally: Tally,
+}
+
+/// Bits of [`Shared::state`] that count the posted job's claimed chunks.
+const CHUNK_BITS: u32 = 16;
+
+/// How long an idle helper spins (yielding the CPU every [`YIELD_EVERY`] spins), waiting for
+/// the next job, before it parks: several leadership steps' worth, so the helpers of a search
+/// that posts every 10-30 µs never sleep (waking a parked thread takes tens of microseconds),
+/// and those of a search that has gone quiet stop taking a CPU.
+const SPIN: Duration = Duration::from_micros(200);
+
+/// Spins between two yields of the CPU while waiting (a microsecond or two): a thread that
+/// waits for another on the same CPU (when the others are busy) must let it run.
+const YIELD_EVERY: u32 = 64;
+
+/// What the searching thread and its helpers share.
+struct Shared {
+    /// The posted job's generation (high bits) and the next chunk to claim (the low
+    /// [`CHUNK_BITS`]): one word, so a thread claims a chunk only of the job it read.
+    state: AtomicU64,
+    /// The posted job, with its generation.
+    job: Mutex<Option<(u64, Arc<Job>)>>,
+    /// The outcomes of the chunks the helpers did, by chunk.
+    outcomes: Mutex<Vec<Option<std::thread::Result<Outcome>>>>,
+    /// Chunks of the posted job the helpers finished.
+    done: AtomicUsize,
+    /// Per helper: parked, or about to park; a post unparks it.
+    parked: Vec<AtomicBool>,
+    stop: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    /// Claims the next chunk of job `gen`, if that job is still posted and has one left.
+    fn claim(&self, gen: u64, chunks: usize) -> Option<usize> {
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            let next = (state & ((1 << CHUNK_BITS) - 1)) as usize;
+            if state >> CHUNK_BITS != gen || next >= chunks {
+                return None;
+            }
+            match self.state.compare_exchange_weak(
+                state,
+                state + 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Some(next),
+                Err(now) => state = now,
+            }
+        }
+    }
+
+    /// Helper `me`'s wait for a job newer than `seen`: spins for [`SPIN`], then parks until a
+    /// post unparks it. `None` once the pool stops.
+    fn wait(&self, me: usize, seen: u64) -> Option<(u64, Arc<Job>)> {
+        let mut since = Instant::now();
+        let mut spins = 0u32;
+        loop {
+            if self.stop.load(Ordering::Acquire) {
+                return None;
+            }
+            if self.state.load(Ordering::Acquire) >> CHUNK_BITS != seen {
+                if let Some((gen, job)) = lock(&self.job).as_ref() {
+                    return Some((*gen, job.clone()));
+                }
+            }
+            spins = spins.wrapping_add(1);
+            if !spins.is_multiple_of(YIELD_EVERY) {
+                std::hint::spin_loop();
+                continue;
+            }
+            // Now and then: let another thread on this CPU (the searching one, when the other
+            // CPUs are busy) run, and read the clock.
+            if since.elapsed() < SPIN {
+                std::thread::yield_now();
+                continue;
+            }
+            // Flag first, then look again: a post after the look sees the flag and unparks
+            // (an unpark before the park makes it return at once).
+            self.parked[me].store(true, Ordering::SeqCst);
+            if self.state.load(Ordering::SeqCst) >> CHUNK_BITS == seen
+                && !self.stop.load(Ordering::SeqCst)
+            {
+                std::thread::park();
+            }
+            self.parked[me].store(false, Ordering::SeqCst);
+            since = Instant::now();
+            spins = 0;
+        }
+    }
+
+    /// A helper's life: does the chunks it claims of each job, until the pool stops. A panic
+    /// is kept as the chunk's outcome, for the searching thread to resume.
+    fn serve<F>(&self, me: usize, work: &F)
+    where
+        F: Fn(&Job, usize) -> Outcome + Sync,
+    {
+        let mut seen = 0;
+        while let Some((gen, job)) = self.wait(me, seen) {
+            seen = gen;
+            while let Some(i) = self.claim(gen, job.chunks) {
+                let out = catch_unwind(AssertUnwindSafe(|| work(&job, i)));
+                if let Some(slot) = lock(&self.outcomes).get_mut(i) {
+                    *slot = Some(out);
+                }
+                self.done.fetch_add(1, Ordering::Release);
+            }
+        }
+    }
+}
 
 /// Helper threads that live as long as one search and take chunks of a step's work (scoring
-/// candidates, looking for exchanges between broker pairs) while the searching thread does the
-/// first chunk. Results are merged in chunk order and
-/// ranked with a total order, so how the work was split never shows in the plan. A panic in a
-/// helper is resumed on the searching thread: a lost chunk never silently changes the plan.
+/// candidates, looking for exchanges between broker pairs, a leadership step's ranking and
+/// scoring). The searching thread posts a job and claims chunks too, as do the helpers, from one
+/// atomic word: a helper that is asleep or slow to start costs the step nothing, as this thread
+/// does what nobody has claimed, and a helper that has just finished a step is spinning when
+/// the next job comes (a channel's hand-off cost about 13 µs a step, a leadership step's whole
+/// gain). Outcomes are merged in chunk order and ranked with a total order, so how the work was
+/// split, and who did which chunk, never shows in the plan. A panic in a helper is resumed on
+/// the searching thread: a lost chunk never silently changes the plan.
 struct Pool {
-    /// A step is split only when every thread gets at least this many candidates.
+    /// A step is split only when every chunk gets at least this many candidates.
     min_chunk: usize,
-    jobs: Vec<Sender<Job>>,
-    results: Receiver<(usize, std::thread::Result<Outcome>)>,
+    /// Chunks a step's candidates or broker pairs may be split into (the workers).
+    workers: usize,
+    /// Threads doing the chunks, this one included: the workers, at most one per CPU (more
+    /// would only take turns on the CPUs, and spinning helpers would take them from this one).
+    threads: usize,
+    shared: Arc<Shared>,
+    helpers: Vec<std::thread::Thread>,
+    /// The last job's generation.
+    gen: Cell<u64>,
 }
 
 impl Pool {
     fn start<'scope, 'env, F>(
         scope: &'scope Scope<'scope, 'env>,
-        helpers: usize,
+        workers: usize,
+        cpus: usize,
         min_chunk: usize,
         work: &'env F,
     ) -> Pool
     where
-        F: Fn(&Job) -> Outcome + Sync,
+        F: Fn(&Job, usize) -> Outcome + Sync,
     {
-        let (done, results) = channel();
-        let jobs = (0..helpers)
-            .map(|_| {
-                let (tx, rx) = channel::<Job>();
-                let done = done.clone();
-                scope.spawn(move || {
-                    for job in rx {
-                        let out = catch_unwind(AssertUnwindSafe(|| work(&job)));
-                        if done.send((job.slot, out)).is_err() {
-                            break;
-                        }
-                    }
-                });
-                tx
+        let workers = workers.clamp(1, 1 << (CHUNK_BITS - 1));
+        let threads = workers.min(cpus.max(1));
+        let shared = Arc::new(Shared {
+            state: AtomicU64::new(0),
+            job: Mutex::new(None),
+            outcomes: Mutex::new(Vec::new()),
+            done: AtomicUsize::new(0),
+            parked: (1..threads).map(|_| AtomicBool::new(false)).collect(),
+            stop: AtomicBool::new(false),
+        });
+        let helpers = (1..threads)
+            .map(|i| {
+                let shared = shared.clone();
+                scope
+                    .spawn(move || shared.serve(i - 1, work))
+                    .thread()
+                    .clone()
             })
             .collect();
         Pool {
             min_chunk: min_chunk.max(1),
-            jobs,
-            results,
+            workers,
+            threads,
+            shared,
+            helpers,
+            gen: Cell::new(0),
         }
     }
 
-    /// Threads a step with `n` candidates is split over.
+    /// Chunks a step with `n` candidates is split into.
     fn threads_for(&self, n: usize) -> usize {
-        (self.jobs.len() + 1).min(n / self.min_chunk).max(1)
+        self.workers.min(n / self.min_chunk).max(1)
     }
 
-    /// Threads the exchanges between `n` broker pairs are split over: one pair's search samples
+    /// Chunks the exchanges between `n` broker pairs are split into: one pair's search samples
     /// and sorts hundreds of partitions, enough to be worth handing over on its own.
     fn threads_for_pairs(&self, n: usize) -> usize {
-        (self.jobs.len() + 1).min(n).max(1)
+        self.workers.min(n).max(1)
     }
 
-    /// Evaluates `actions` over [`Pool::threads_for`] threads, `own` on this one; the chunks'
-    /// outcomes in chunk order, and the number of threads used.
+    /// Chunks a leadership step over `sampled` partitions is split into: one per thread, each
+    /// with at least [`LEADER_CHUNK`] partitions (a chunk of a split step checks and scores more
+    /// changes than its share, see [`View::leader_chunk`], so more chunks than threads only
+    /// cost).
+    fn threads_for_leaders(&self, sampled: usize) -> usize {
+        self.threads.min(sampled / LEADER_CHUNK).max(1)
+    }
+
+    /// Evaluates `actions` in [`Pool::threads_for`] chunks with `run` (the chunk's work); the
+    /// chunks' outcomes in chunk order, and the number of chunks.
     fn evaluate(
         &self,
-        key: (u64, Bx, usize),
+        (step, b, load): (u64, Bx, usize),
         actions: Vec<Action>,
-        own: impl Fn(&[Action]) -> Outcome,
+        run: impl Fn(&Job, usize) -> Outcome,
     ) -> (Vec<Outcome>, usize) {
-        let n = actions.len();
-        let threads = self.threads_for(n);
-        if threads == 1 {
-            return (vec![own(&actions)], 1);
-        }
-        let task = Task::Evaluate(actions.into());
-        let out = self.split(key, &task, n, threads, |range| match &task {
-            Task::Evaluate(actions) => own(&actions[range]),
-            Task::Exchanges(..) => (Vec::new(), Vec::new(), Tally::default()),
-        });
-        (out, threads)
+        let chunks = self.threads_for(actions.len());
+        let job = Job {
+            step,
+            b,
+            load,
+            items: actions.len(),
+            task: Task::Evaluate(actions),
+            chunks,
+        };
+        (self.split(job, run), chunks)
     }
 
-    /// Splits the `n` items of `task` into `threads` chunks in order: the first done here by
-    /// `own` (as is a chunk whose helper is gone), the others by the helpers; the chunks'
-    /// outcomes in chunk order.
-    fn split(
-        &self,
-        (step, b, load): (u64, Bx, usize),
-        task: &Task,
-        n: usize,
-        threads: usize,
-        own: impl Fn(Range<usize>) -> Outcome,
-    ) -> Vec<Outcome> {
-        let chunk = n.div_ceil(threads.max(1));
-        let mut pending: Vec<Option<Job>> = Vec::new();
-        let mut sent = 0;
-        for slot in 1..threads {
-            let job = Job {
-                step,
-                b,
-                load,
-                task: task.clone(),
-                range: (slot * chunk).min(n)..((slot + 1) * chunk).min(n),
-                slot,
-            };
-            match self.jobs[slot - 1].send(job) {
-                Ok(()) => {
-                    sent += 1;
-                    pending.push(None);
-                }
-                // A helper that is gone: its chunk is evaluated here.
-                Err(back) => pending.push(Some(back.0)),
+    /// Does `job`'s chunks: posts it to the helpers, then claims chunks here (running `run`)
+    /// until none is left, and waits for those the helpers claimed. The outcomes in chunk order.
+    fn split(&self, job: Job, run: impl Fn(&Job, usize) -> Outcome) -> Vec<Outcome> {
+        let chunks = job.chunks.max(1);
+        if chunks == 1 || self.helpers.is_empty() {
+            return (0..chunks).map(|i| run(&job, i)).collect();
+        }
+        let shared = &*self.shared;
+        let gen = self.gen.get() + 1;
+        self.gen.set(gen);
+        let job = Arc::new(job);
+        {
+            let mut outcomes = lock(&shared.outcomes);
+            outcomes.clear();
+            outcomes.resize_with(chunks, || None);
+        }
+        shared.done.store(0, Ordering::SeqCst);
+        *lock(&shared.job) = Some((gen, job.clone()));
+        shared.state.store(gen << CHUNK_BITS, Ordering::SeqCst);
+        for (i, helper) in self.helpers.iter().enumerate() {
+            if shared.parked[i].swap(false, Ordering::SeqCst) {
+                helper.unpark();
             }
         }
-        let mut out: Vec<Option<Outcome>> = vec![None; threads];
-        out[0] = Some(own(0..chunk.min(n)));
-        for (i, job) in pending.into_iter().enumerate() {
-            if let Some(job) = job {
-                out[i + 1] = Some(own(job.range));
+        let mut mine: Vec<Option<Outcome>> = (0..chunks).map(|_| None).collect();
+        let mut claimed = 0;
+        while let Some(i) = shared.claim(gen, chunks) {
+            mine[i] = Some(run(&job, i));
+            claimed += 1;
+        }
+        // The helpers' chunks are under way (claimed after the post): a few microseconds,
+        // unless a helper shares this CPU (the others busy) and waits for it: the CPU is given
+        // away now and then.
+        let mut spins = 0u32;
+        while shared.done.load(Ordering::Acquire) < chunks - claimed {
+            spins = spins.wrapping_add(1);
+            if spins.is_multiple_of(YIELD_EVERY) {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
             }
         }
-        for _ in 0..sent {
-            match self.results.recv() {
-                Ok((slot, Ok(outcome))) => out[slot] = Some(outcome),
-                Ok((_, Err(panic))) => resume_unwind(panic),
-                Err(_) => panic!("search helper threads ended with work outstanding"),
+        let mut outcomes = lock(&shared.outcomes);
+        let mut out = Vec::with_capacity(chunks);
+        for (i, m) in mine.into_iter().enumerate() {
+            match m.or_else(|| {
+                outcomes.get_mut(i).and_then(Option::take).map(|r| match r {
+                    Ok(o) => o,
+                    Err(panic) => resume_unwind(panic),
+                })
+            }) {
+                Some(o) => out.push(o),
+                None => panic!("a search helper finished a chunk without its outcome"),
             }
         }
-        out.into_iter().flatten().collect()
+        out
     }
 }
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        for helper in &self.helpers {
+            helper.unpark();
+        }
+    }
+}
+
+/// The fewest shortlisted leadership changes a chunk of a split leadership step scores.
+const LEADER_SCORES: usize = 8;
+
+/// How many more than its share of a shortlist a chunk of a split leadership step's ranking
+/// sorts: the merge takes the first entries of every chunk in rank order as far as the sorted
+/// ones reach, and a chunk holds more than its share of the first.
+const LEADER_SORTED: usize = 16;
+
+/// How many of the merged ranking's first entries a split leadership step checks and scores on
+/// the threads: a few more than a shortlist, as most pass.
+const LEADER_CHECKED: usize = SHORTLIST + SHORTLIST / 12;
+
+/// The fewest sampled partitions a chunk of a split leadership step gets.
+const LEADER_CHUNK: usize = 64;
 
 fn read<'a, 'm>(lock: &'a RwLock<&'m mut Model>) -> RwLockReadGuard<'a, &'m mut Model> {
     lock.read().unwrap_or_else(PoisonError::into_inner)
@@ -627,26 +835,25 @@ impl Search<'_> {
             BTreeSet::new()
         };
         let lock = RwLock::new(model);
-        let work = |job: &Job| {
+        let work = |job: &Job, i: usize| {
             let guard = read(&lock);
-            let view = View {
+            View {
                 model: &guard,
                 targets,
                 typical_size,
                 mode,
                 step: job.step,
-            };
-            match &job.task {
-                Task::Evaluate(actions) => {
-                    view.evaluate_chunk(job.b, job.load, &actions[job.range.clone()])
-                }
-                Task::Exchanges(pairs, ideal) => {
-                    view.exchange_chunk(&pairs[job.range.clone()], *ideal)
-                }
             }
+            .run_chunk(job, i)
+        };
+        // Not asked with one worker: nothing would use it.
+        let cpus = if workers > 1 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            1
         };
         std::thread::scope(|scope| {
-            let pool = Pool::start(scope, workers.max(1) - 1, min_chunk, &work);
+            let pool = Pool::start(scope, workers, cpus, min_chunk, &work);
             steps(
                 &lock,
                 targets,
@@ -853,6 +1060,33 @@ fn apply(model: &mut Model, action: Action, load: usize) {
             model.apply_replica_move(qi, to, from);
         }
     }
+}
+
+/// The first ranked leadership changes of a split leadership step's chunks ([`Task::Leaders`])
+/// in rank order (at most [`FIRST_WINDOW`]: as far as every chunk's sorted entries reach), and
+/// how many each chunk gave: the others all rank after them. Rank order is a total order, so
+/// this is the order one thread checks them in.
+fn merge_ranked(chunks: &[Outcome]) -> (Vec<Ranked>, Vec<usize>) {
+    let mut at = vec![0; chunks.len()];
+    let mut first = Vec::with_capacity(FIRST_WINDOW);
+    'merge: while first.len() < FIRST_WINDOW {
+        let mut next: Option<(usize, &Ranked)> = None;
+        for (i, c) in chunks.iter().enumerate() {
+            if at[i] < c.sorted {
+                let x = &c.ranked[at[i]];
+                if next.is_none_or(|(_, y)| Ranked::order(x, y).is_lt()) {
+                    next = Some((i, x));
+                }
+            } else if at[i] < c.ranked.len() {
+                // This chunk's next entry is not known without sorting the rest of it.
+                break 'merge;
+            }
+        }
+        let Some((i, x)) = next else { break };
+        first.push(*x);
+        at[i] += 1;
+    }
+    (first, at)
 }
 
 /// What one step reads: the model as it is between moves.
@@ -1094,6 +1328,40 @@ impl View<'_> {
         out
     }
 
+    /// The leadership changes of partition `pi` that take `load` off `b` (`over`) or onto it,
+    /// ranked by how close their share is to `ideal`: one per other in-sync replica when `b`
+    /// leads it (over), or `b` taking it over when `b` follows in sync (under). Both the
+    /// search on one thread and the chunks of a split step rank with this, so they rank alike.
+    fn rank_swaps(
+        &self,
+        pi: u32,
+        b: Bx,
+        load: usize,
+        over: bool,
+        ideal: f64,
+        swaps: &mut Vec<Ranked>,
+    ) {
+        let p = &self.model.parts[pi as usize];
+        let Some(l) = p.leader else { return };
+        let (lv, fv) = (p.leader_vec()[load], p.follower_vec()[load]);
+        if over {
+            if l == b && lv - fv > 0.0 {
+                for &f in &p.isr {
+                    if f != b && p.holds(f) && self.targets.eligible[f as usize] {
+                        swaps.push(Ranked::new(lv - fv - ideal, pi, f));
+                    }
+                }
+            } else if l != b && fv - lv > 0.0 && p.isr.contains(&b) {
+                swaps.push(Ranked::new(fv - lv - ideal, pi, b));
+            }
+        } else {
+            let gain = lv - fv;
+            if l != b && p.isr.contains(&b) && gain > 0.0 {
+                swaps.push(Ranked::new(gain - ideal, pi, b));
+            }
+        }
+    }
+
     /// The candidate moves for broker `b` on `load`, in a fixed order. A cheap scan ranks
     /// partitions by how close their share of `load` is to the amount that should move; they
     /// are then checked in that order until [`SHORTLIST`] admissible ones are found, so a step
@@ -1125,23 +1393,18 @@ impl View<'_> {
                 if p.leader.is_none() {
                     continue;
                 }
-                let (lv, fv) = (p.leader_vec()[load], p.follower_vec()[load]);
-                let own = if p.leader == Some(b) { lv } else { fv };
-                if full && own > 0.0 {
-                    moves.push(Ranked::copy(own - ideal, p.size, pi, Bx::MAX));
-                }
-                if p.leader == Some(b) && lv - fv > 0.0 {
-                    for &f in &p.isr {
-                        if f != b && p.holds(f) && t.eligible[f as usize] {
-                            swaps.push(Ranked::new(lv - fv - ideal, pi, f));
-                        }
+                if full {
+                    let (lv, fv) = (p.leader_vec()[load], p.follower_vec()[load]);
+                    let own = if p.leader == Some(b) { lv } else { fv };
+                    if own > 0.0 {
+                        moves.push(Ranked::copy(own - ideal, p.size, pi, Bx::MAX));
                     }
-                } else if p.leader != Some(b) && fv - lv > 0.0 && p.isr.contains(&b) {
-                    swaps.push(Ranked::new(fv - lv - ideal, pi, b));
                 }
+                self.rank_swaps(pi, b, load, true, ideal, &mut swaps);
             }
             for r in shortlist(
                 swaps,
+                SHORTLIST,
                 |w| self.warm_leader_counts(w),
                 |r| self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, r.tag, tally),
             ) {
@@ -1166,6 +1429,7 @@ impl View<'_> {
                 .collect();
             let listed = shortlist(
                 moves.clone(),
+                SHORTLIST,
                 |_| {},
                 |r| {
                     self.not_frozen(r.pi, tally)
@@ -1207,6 +1471,7 @@ impl View<'_> {
                     .collect();
                 let mut c = shortlist(
                     movable,
+                    SHORTLIST,
                     |_| {},
                     |r| {
                         !listed.iter().any(|x| x.pi == r.pi)
@@ -1242,15 +1507,11 @@ impl View<'_> {
             let ideal = fair * (1.0 - AIM * t.threshold / 100.0) - value;
             let mut swaps: Vec<Ranked> = Vec::new();
             for pi in warmed(m, sample(&m.broker_parts[b as usize], self.step)).iter() {
-                let p = &m.parts[pi as usize];
-                let Some(l) = p.leader else { continue };
-                let gain = p.leader_vec()[load] - p.follower_vec()[load];
-                if l != b && p.isr.contains(&b) && gain > 0.0 {
-                    swaps.push(Ranked::new(gain - ideal, pi, b));
-                }
+                self.rank_swaps(pi, b, load, false, ideal, &mut swaps);
             }
             for r in shortlist(
                 swaps,
+                SHORTLIST,
                 |w| self.warm_leader_counts(w),
                 |r| self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, b, tally),
             ) {
@@ -1284,6 +1545,7 @@ impl View<'_> {
             }
             for r in shortlist(
                 pulls,
+                SHORTLIST,
                 |_| {},
                 |r| self.not_frozen(r.pi, tally) && self.replica_admissible(r.pi, r.tag, b, tally),
             ) {
@@ -1318,33 +1580,40 @@ impl View<'_> {
             }
             return 1;
         };
-        let n = pairs.len();
-        let task = Task::Exchanges(pairs.into(), ideal);
-        let chunks = pool.split(
-            (self.step, 0, DISK),
-            &task,
-            n,
-            threads,
-            |range| match &task {
-                Task::Exchanges(pairs, ideal) => self.exchange_chunk(&pairs[range], *ideal),
-                Task::Evaluate(..) => (Vec::new(), Vec::new(), Tally::default()),
-            },
-        );
-        for (_, found, t) in chunks {
-            tally.merge(&t);
-            out.extend(found);
+        let job = Job {
+            step: self.step,
+            b: 0,
+            load: DISK,
+            items: pairs.len(),
+            task: Task::Exchanges(pairs, ideal),
+            chunks: threads,
+        };
+        for chunk in pool.split(job, |job, i| self.run_chunk(job, i)) {
+            tally.merge(&chunk.tally);
+            out.extend(chunk.found);
         }
         threads
     }
 
     /// [`View::exchanges`] for each pair, in order.
     fn exchange_chunk(&self, pairs: &[(Bx, Bx)], ideal: f64) -> Outcome {
-        let mut out = Vec::new();
-        let mut tally = Tally::default();
+        let mut out = Outcome::default();
         for &(hi, lo) in pairs {
-            self.exchanges(hi, lo, ideal, &mut out, &mut tally);
+            self.exchanges(hi, lo, ideal, &mut out.found, &mut out.tally);
         }
-        (Vec::new(), out, tally)
+        out
+    }
+
+    /// Chunk `i` of `job`, on whichever thread claimed it.
+    fn run_chunk(&self, job: &Job, i: usize) -> Outcome {
+        match &job.task {
+            Task::Evaluate(actions) => self.evaluate_chunk(job.b, job.load, &actions[job.range(i)]),
+            Task::Exchanges(pairs, ideal) => self.exchange_chunk(&pairs[job.range(i)], *ideal),
+            Task::Leaders { ideal, over } => {
+                self.leader_chunk(job.b, job.load, (*ideal, *over), i, job.chunks)
+            }
+            Task::Check(ranked) => self.check_chunk(job.b, job.load, &ranked[job.range(i)]),
+        }
     }
 
     /// Whether `b` is beyond the threshold on leader or follower count in the direction `sign`
@@ -1480,6 +1749,129 @@ impl View<'_> {
         !frozen
     }
 
+    /// A leadership step's scored candidates and tally, found in chunks on the pool's threads:
+    /// the sampled partitions' changes ranked in chunks ([`View::leader_chunk`]) and merged in
+    /// rank order ([`merge_ranked`]), the first of them checked and scored in chunks
+    /// ([`View::check_chunk`]), and taken in rank order until [`SHORTLIST`] passed; what is
+    /// still missing then is looked for on this thread. What one thread finds
+    /// ([`View::candidates`] and the scoring in [`View::best_moves`]): every check and score is a
+    /// function of the model alone, the tally counts the same changes, and the scored are ranked
+    /// with a total order. `None` when the step is not split (not a leadership search, a
+    /// partition cap, too few partitions or threads).
+    fn split_leaders(
+        &self,
+        b: Bx,
+        load: usize,
+        only: Option<&BTreeSet<u32>>,
+        pool: &Pool,
+    ) -> Option<(Vec<Scored>, Tally, usize)> {
+        if self.mode != Mode::Leadership || only.is_some() {
+            return None;
+        }
+        let m = self.model;
+        let chunks = pool.threads_for_leaders(m.broker_parts[b as usize].len().min(SAMPLE));
+        if chunks < 2 {
+            return None;
+        }
+        // As in [`View::candidates`].
+        let t = self.targets;
+        let (value, fair) = (m.loads[b as usize][load], t.fair[load]);
+        let over = t.dev(load, value) > 0.0;
+        let ideal = if over {
+            value - fair * (1.0 + AIM * t.threshold / 100.0)
+        } else {
+            fair * (1.0 - AIM * t.threshold / 100.0) - value
+        };
+        let job = Job {
+            step: self.step,
+            b,
+            load,
+            task: Task::Leaders { ideal, over },
+            items: SAMPLE,
+            chunks,
+        };
+        let ranked = pool.split(job, |job, i| self.run_chunk(job, i));
+        let (mut first, taken) = merge_ranked(&ranked);
+        // Most changes pass their check (about 45 of the first 48 on `leaders`): a few more
+        // than a shortlist are checked and scored on the threads, and the rest of the first,
+        // then the others, here when too few passed.
+        let tail = first.split_off(first.len().min(LEADER_CHECKED));
+        let job = Job {
+            step: self.step,
+            b,
+            load,
+            items: first.len(),
+            chunks: if first.len() >= chunks * LEADER_SCORES {
+                chunks
+            } else {
+                1
+            },
+            task: Task::Check(first),
+        };
+        let mut found = Vec::with_capacity(SHORTLIST);
+        let mut tally = Tally::default();
+        let mut passed = 0;
+        'taken: for chunk in pool.split(job, |job, i| self.run_chunk(job, i)) {
+            for c in chunk.checked {
+                if passed == SHORTLIST {
+                    break 'taken;
+                }
+                tally.merge(&c.tally);
+                if c.passed {
+                    passed += 1;
+                    found.extend(c.scored);
+                }
+            }
+        }
+        let check = |r: &Ranked, tally: &mut Tally| {
+            self.not_frozen(r.pi, tally) && self.leader_admissible(r.pi, r.tag, tally)
+        };
+        let score = |r: &Ranked, tally: &mut Tally, found: &mut Vec<Scored>| {
+            let action = Action::Leader {
+                pi: r.pi,
+                to: r.tag,
+            };
+            tally.evaluated += 1;
+            found.extend(self.evaluate(b, load, action, tally));
+        };
+        if passed < SHORTLIST && !tail.is_empty() {
+            self.warm_leader_counts(&tail);
+            for r in &tail {
+                if passed == SHORTLIST {
+                    break;
+                }
+                if check(r, &mut tally) {
+                    passed += 1;
+                    score(r, &mut tally, &mut found);
+                }
+            }
+        }
+        let rest = || {
+            let mut rest = Vec::new();
+            for (c, &at) in ranked.iter().zip(&taken) {
+                rest.extend_from_slice(&c.ranked[at..]);
+            }
+            rest
+        };
+        if passed < SHORTLIST
+            && ranked
+                .iter()
+                .zip(&taken)
+                .any(|(c, &at)| at < c.ranked.len())
+        {
+            // Fewer than a shortlist passed among the first: the rest, in rank order, here.
+            for r in shortlist(
+                rest(),
+                SHORTLIST - passed,
+                |w| self.warm_leader_counts(w),
+                |r| check(r, &mut tally),
+            ) {
+                score(&r, &mut tally, &mut found);
+            }
+        }
+        Some((found, tally, chunks))
+    }
+
     /// The admissible candidates for (b, load), best first (at most [`BATCH`]), or why there
     /// are none; and how many threads evaluated them.
     fn best_moves(
@@ -1489,22 +1881,27 @@ impl View<'_> {
         only: Option<&BTreeSet<u32>>,
         pool: &Pool,
     ) -> (Vec<Scored>, Tally, usize) {
-        let mut scan = Tally::default();
-        let (mut actions, scan_threads) = self.candidates(b, load, &mut scan, Some(pool));
-        if let Some(only) = only {
-            actions.retain(|a| only.contains(&a.partition()));
-        }
-        let (chunks, threads) = pool.evaluate((self.step, b, load), actions, |chunk| {
-            self.evaluate_chunk(b, load, chunk)
-        });
-        let threads = threads.max(scan_threads);
-        let mut found = Vec::new();
-        let mut tally = scan;
-        for (f, _, t) in chunks {
-            tally.merge(&t);
-            found.extend(f);
-        }
-        found.sort_unstable_by(|a, b| {
+        let (mut found, tally, threads) = match self.split_leaders(b, load, only, pool) {
+            Some(split) => split,
+            None => {
+                let mut scan = Tally::default();
+                let (mut actions, scan_threads) = self.candidates(b, load, &mut scan, Some(pool));
+                if let Some(only) = only {
+                    actions.retain(|a| only.contains(&a.partition()));
+                }
+                let (chunks, threads) = pool.evaluate((self.step, b, load), actions, |job, i| {
+                    self.run_chunk(job, i)
+                });
+                let mut found = Vec::new();
+                let mut tally = scan;
+                for chunk in chunks {
+                    tally.merge(&chunk.tally);
+                    found.extend(chunk.scored);
+                }
+                (found, tally, threads.max(scan_threads))
+            }
+        };
+        let order = |a: &Scored, b: &Scored| {
             if better(a, b) {
                 std::cmp::Ordering::Less
             } else if better(b, a) {
@@ -1512,21 +1909,92 @@ impl View<'_> {
             } else {
                 std::cmp::Ordering::Equal
             }
-        });
-        found.truncate(BATCH);
+        };
+        // Only the first [`BATCH`] are kept: they are chosen, then sorted (`better` is a total
+        // order, so they are the first of a full sort, in its order).
+        if found.len() > BATCH {
+            found.select_nth_unstable_by(BATCH - 1, order);
+            found.truncate(BATCH);
+        }
+        found.sort_unstable_by(order);
         (found, tally, threads)
     }
 
     fn evaluate_chunk(&self, b: Bx, load: usize, actions: &[Action]) -> Outcome {
-        let mut found = Vec::new();
-        let mut tally = Tally::default();
+        let mut out = Outcome::default();
         for &a in actions {
-            tally.evaluated += 1;
-            if let Some(s) = self.evaluate(b, load, a, &mut tally) {
-                found.push(s);
+            out.tally.evaluated += 1;
+            if let Some(s) = self.evaluate(b, load, a, &mut out.tally) {
+                out.scored.push(s);
             }
         }
-        (found, Vec::new(), tally)
+        out
+    }
+
+    /// Chunk `chunk` of `chunks` of a split leadership step's ranking ([`Task::Leaders`]) for
+    /// `b` on `load`: every `chunks`-th sampled partition from the `chunk`-th, its leadership
+    /// changes ranked as on one thread ([`View::rank_swaps`]), the first [`FIRST_WINDOW`] of
+    /// them sorted (all the merge can take from one chunk).
+    fn leader_chunk(
+        &self,
+        b: Bx,
+        load: usize,
+        (ideal, over): (f64, bool),
+        chunk: usize,
+        chunks: usize,
+    ) -> Outcome {
+        let m = self.model;
+        let sampled = warmed(
+            m,
+            sample(&m.broker_parts[b as usize], self.step)
+                .skip(chunk)
+                .step_by(chunks.max(1)),
+        );
+        // Two changes a partition at most with three replicas: no growing.
+        let mut ranked = Vec::with_capacity(2 * sampled.len);
+        for pi in sampled.iter() {
+            self.rank_swaps(pi, b, load, over, ideal, &mut ranked);
+        }
+        let sorted = ranked
+            .len()
+            .min(SHORTLIST.div_ceil(chunks.max(1)) + LEADER_SORTED);
+        if sorted > 0 && sorted < ranked.len() {
+            ranked.select_nth_unstable_by(sorted - 1, Ranked::order);
+        }
+        ranked[..sorted].sort_unstable_by(Ranked::order);
+        Outcome {
+            ranked,
+            sorted,
+            ..Outcome::default()
+        }
+    }
+
+    /// The shortlist's check of each of `ranked` (leadership changes), and the score of those
+    /// that pass ([`Task::Check`]).
+    fn check_chunk(&self, b: Bx, load: usize, ranked: &[Ranked]) -> Outcome {
+        self.warm_leader_counts(ranked);
+        let mut out = Outcome::default();
+        for r in ranked {
+            let mut tally = Tally::default();
+            let passed = self.not_frozen(r.pi, &mut tally)
+                && self.leader_admissible(r.pi, r.tag, &mut tally);
+            let scored = if passed {
+                tally.evaluated += 1;
+                let action = Action::Leader {
+                    pi: r.pi,
+                    to: r.tag,
+                };
+                self.evaluate(b, load, action, &mut tally)
+            } else {
+                None
+            };
+            out.checked.push(Checked {
+                tally,
+                passed,
+                scored,
+            });
+        }
+        out
     }
 
     /// Scores one candidate; `None` (with the reason tallied) when it is not admissible.
@@ -1866,6 +2334,107 @@ mod tests {
         }
     }
 
+    /// `found` best first, as [`View::best_moves`] ranks it.
+    fn best_first(mut found: Vec<Scored>) -> Vec<Scored> {
+        found.sort_unstable_by(|a, b| {
+            if better(a, b) {
+                std::cmp::Ordering::Less
+            } else if better(b, a) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
+        found
+    }
+
+    #[test]
+    fn a_leadership_step_split_over_threads_finds_what_one_thread_finds() {
+        // Broker 1 leads 400 partitions of 7 topics (followers on two of brokers 2-6); the
+        // others lead none. With none, two thirds or all but one in twenty of its partitions
+        // frozen, the first ranked changes hold a shortlist, or fewer, so the rest is looked
+        // for on this thread, or everything is checked.
+        let snapshot = Snapshot {
+            format: SNAPSHOT_FORMAT.to_string(),
+            taken_at: "2026-11-21T10:00:00Z".into(),
+            cluster_id: None,
+            brokers: (1..=6)
+                .map(|id| SnapshotBroker {
+                    id,
+                    rack: None,
+                    state: BrokerState::Alive,
+                })
+                .collect(),
+            partitions: (0..400)
+                .map(|i| {
+                    let size = 1_000_000 * (1 + i as u64 % 13);
+                    let followers = [2 + i % 5, 2 + (i + 1) % 5];
+                    partition(
+                        &format!("t{}", i % 7),
+                        i,
+                        &[1, followers[0], followers[1]],
+                        size,
+                    )
+                })
+                .collect(),
+        };
+        let mut m = Model::build(&snapshot, 0, 0);
+        let mut fair = [0.0; 7];
+        for (l, f) in fair.iter_mut().enumerate() {
+            *f = m.loads.iter().map(|v| v[l]).sum::<f64>() / 6.0;
+        }
+        let mut on = [false; 7];
+        on[0] = true;
+        let t = Targets {
+            fair,
+            counted: on,
+            active: on,
+            floor: [None; 7],
+            kept: [false; 7],
+            threshold: 5.0,
+            trigger: 10.0,
+            eligible: vec![true; 6],
+            eligible_count: 6,
+        };
+        for frozen_unless_every in [1, 3, 20] {
+            for (i, p) in m.parts.iter_mut().enumerate() {
+                p.frozen = i % frozen_unless_every != 0;
+            }
+            for step in 1..=4 {
+                let view = |step| View {
+                    model: &m,
+                    targets: &t,
+                    typical_size: 1e6,
+                    mode: Mode::Leadership,
+                    step,
+                };
+                let v = view(step);
+                let mut tally = Tally::default();
+                let (actions, _) = v.candidates(0, 0, &mut tally, None);
+                let mut found = Vec::new();
+                for a in actions {
+                    tally.evaluated += 1;
+                    found.extend(v.evaluate(0, 0, a, &mut tally));
+                }
+                let work = |job: &Job, i: usize| view(job.step).run_chunk(job, i);
+                let split = std::thread::scope(|scope| {
+                    let pool = Pool::start(scope, 2, 2, 400, &work);
+                    v.split_leaders(0, 0, None, &pool)
+                });
+                let Some((split_found, split_tally, threads)) = split else {
+                    panic!("the step is split");
+                };
+                assert_eq!(threads, 2);
+                assert!(tally.evaluated > 0 && tally.cooldown > 0 || frozen_unless_every == 1);
+                assert_eq!(
+                    format!("{:?} {tally:?}", best_first(found)),
+                    format!("{:?} {split_tally:?}", best_first(split_found)),
+                    "frozen unless every {frozen_unless_every}, step {step}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn the_integer_ranking_key_orders_as_total_cmp() {
         let xs = [
@@ -1895,7 +2464,7 @@ mod tests {
     }
 
     fn scored(job_actions: &[Action]) -> Outcome {
-        let found = job_actions
+        let scored = job_actions
             .iter()
             .map(|&action| Scored {
                 action,
@@ -1906,49 +2475,82 @@ mod tests {
             evaluated: job_actions.len() as u64,
             ..Tally::default()
         };
-        (found, Vec::new(), tally)
+        Outcome {
+            scored,
+            tally,
+            ..Outcome::default()
+        }
+    }
+
+    fn score_chunk(job: &Job, i: usize) -> Outcome {
+        match &job.task {
+            Task::Evaluate(actions) => scored(&actions[job.range(i)]),
+            _ => Outcome::default(),
+        }
     }
 
     #[test]
     fn a_step_is_split_over_threads_only_when_each_gets_enough_candidates() {
-        let work = |job: &Job| match &job.task {
-            Task::Evaluate(actions) => scored(&actions[job.range.clone()]),
-            Task::Exchanges(..) => (Vec::new(), Vec::new(), Tally::default()),
-        };
         std::thread::scope(|scope| {
-            let pool = Pool::start(scope, 3, MIN_CHUNK, &work);
+            let pool = Pool::start(scope, 4, 4, MIN_CHUNK, &score_chunk);
             assert_eq!(pool.threads_for(MIN_CHUNK * 2 - 1), 1);
             assert_eq!(pool.threads_for(MIN_CHUNK * 2), 2);
             assert_eq!(pool.threads_for(MIN_CHUNK * 100), 4);
-            let n = MIN_CHUNK as u32 * 4 + 7;
-            let (chunks, threads) = pool.evaluate((1, 0, 0), actions(n), scored);
-            assert_eq!(threads, 4);
-            // Every candidate evaluated once, chunks in order.
+            // Many steps in a row: helpers take chunks whenever they claim them first, and
+            // every chunk's outcome comes back in chunk order.
+            for round in 0..200 {
+                let n = MIN_CHUNK as u32 * 4 + 7 + round % 5;
+                let (chunks, threads) = pool.evaluate((1, 0, 0), actions(n), score_chunk);
+                assert_eq!(threads, 4);
+                // Every candidate evaluated once, chunks in order.
+                let all: Vec<u32> = chunks
+                    .iter()
+                    .flat_map(|c| c.scored.iter().map(|s| s.action.partition()))
+                    .collect();
+                assert_eq!(all, (0..n).collect::<Vec<_>>());
+                let evaluated: u64 = chunks.iter().map(|c| c.tally.evaluated).sum();
+                assert_eq!(evaluated, u64::from(n));
+            }
+        });
+    }
+
+    #[test]
+    fn more_workers_than_cpus_split_steps_the_same_with_fewer_threads() {
+        std::thread::scope(|scope| {
+            let pool = Pool::start(scope, 4, 2, MIN_CHUNK, &score_chunk);
+            assert_eq!((pool.workers, pool.threads, pool.helpers.len()), (4, 2, 1));
+            // Candidates and broker pairs are split into as many chunks as workers; a
+            // leadership step into one chunk per thread.
+            assert_eq!(pool.threads_for(MIN_CHUNK * 100), 4);
+            assert_eq!(pool.threads_for_pairs(16), 4);
+            assert_eq!(pool.threads_for_leaders(SAMPLE), 2);
+            assert_eq!(pool.threads_for_leaders(2 * LEADER_CHUNK - 1), 1);
+            let n = MIN_CHUNK as u32 * 4;
+            let (chunks, threads) = pool.evaluate((1, 0, 0), actions(n), score_chunk);
+            assert_eq!((chunks.len(), threads), (4, 4));
             let all: Vec<u32> = chunks
                 .iter()
-                .flat_map(|(f, _, _)| f.iter().map(|s| s.action.partition()))
+                .flat_map(|c| c.scored.iter().map(|s| s.action.partition()))
                 .collect();
             assert_eq!(all, (0..n).collect::<Vec<_>>());
-            let evaluated: u64 = chunks.iter().map(|(_, _, t)| t.evaluated).sum();
-            assert_eq!(evaluated, u64::from(n));
         });
     }
 
     #[test]
     fn a_panicking_helper_thread_fails_the_search_instead_of_dropping_its_candidates() {
-        let work = |job: &Job| -> Outcome {
-            if job.slot == 1 {
+        // A chunk's work fails wherever it runs: on a helper (resumed here) or here, when this
+        // thread claimed the chunk first.
+        let work = |job: &Job, i: usize| -> Outcome {
+            if i == 1 {
                 panic!("injected failure in a helper");
             }
-            match &job.task {
-                Task::Evaluate(actions) => scored(&actions[job.range.clone()]),
-                Task::Exchanges(..) => (Vec::new(), Vec::new(), Tally::default()),
-            }
+            score_chunk(job, i)
         };
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             std::thread::scope(|scope| {
-                let pool = Pool::start(scope, 1, MIN_CHUNK, &work);
-                pool.evaluate((1, 0, 0), actions(MIN_CHUNK as u32 * 2), scored)
+                let pool = Pool::start(scope, 2, 2, MIN_CHUNK, &work);
+                pool.evaluate((1, 0, 0), actions(MIN_CHUNK as u32 * 2), work)
+                    .1
             })
         }));
         let panic = outcome.expect_err("the helper's panic reaches the search");

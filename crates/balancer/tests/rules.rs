@@ -660,3 +660,44 @@ fn exchanges_looked_for_on_worker_threads_never_change_the_plan() {
     assert!(one == run(3), "plans differ between 1 and 3 workers");
     assert!(one == run(4), "plans differ between 1 and 4 workers");
 }
+
+#[test]
+fn leadership_steps_split_over_workers_never_change_the_plan() {
+    // Leaders piled on a few brokers, every broker holding more partitions than a step samples:
+    // the leadership search's steps rank their sampled partitions in chunks, one per thread,
+    // and check and score the first of the merged ranking in chunks; the plan and the search's
+    // counts (steps, candidates scored) are what one thread finds.
+    let s = instances::generate(&instances::Spec::new(instances::Kind::Leaders, 12, 2400, 1));
+    // A leadership step is split over threads, not over more workers than CPUs.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let run = |workers| {
+        let mut p = plan(
+            &s,
+            &Policy {
+                workers,
+                ..Policy::default()
+            },
+            NOW_MS,
+        );
+        assert!(
+            p.moves
+                .iter()
+                .filter(|m| m.reason.contains("leadership change"))
+                .count()
+                > 100,
+            "the plan changes leadership"
+        );
+        if workers > 1 && cpus > 1 {
+            assert!(p.search.parallel_steps > 100, "{:?}", p.search);
+            assert!(p.search.threads_used > 1 && p.search.threads_used <= workers);
+        }
+        p.search.workers = 0;
+        p.search.parallel_steps = 0;
+        p.search.threads_used = 0;
+        serde_json::to_string(&p).expect("json")
+    };
+    let one = run(1);
+    assert!(one == run(2), "plans differ between 1 and 2 workers");
+    assert!(one == run(4), "plans differ between 1 and 4 workers");
+    assert!(one == run(3), "plans differ between 1 and 3 workers");
+}
