@@ -2156,23 +2156,11 @@ mod tests {
     use ballast_model::snapshot::{Snapshot, SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
     use ballast_model::BrokerState;
 
-    use crate::fixtures::partition;
+    use crate::fixtures::{cluster, partition};
 
     #[test]
     fn a_leadership_changes_effect_is_that_of_the_four_adds_bit_for_bit() {
-        let snapshot = Snapshot {
-            format: SNAPSHOT_FORMAT.to_string(),
-            taken_at: "2026-11-21T10:00:00Z".into(),
-            cluster_id: None,
-            brokers: (1..=2)
-                .map(|id| SnapshotBroker {
-                    id,
-                    rack: None,
-                    state: BrokerState::Alive,
-                })
-                .collect(),
-            partitions: vec![partition("t", 0, &[1, 2], 7_000_001)],
-        };
+        let snapshot = cluster(2, vec![partition("t", 0, &[1, 2], 7_000_001)]);
         let mut m = Model::build(&snapshot, 0, 0);
         let to = m.parts[0].replicas[1];
         for rates in [
@@ -2214,19 +2202,7 @@ mod tests {
                 partitions.push(partition(&format!("t{b}-{i:02}"), 0, &[b], size));
             }
         }
-        let snapshot = Snapshot {
-            format: SNAPSHOT_FORMAT.to_string(),
-            taken_at: "2026-11-21T10:00:00Z".into(),
-            cluster_id: None,
-            brokers: (1..=4)
-                .map(|id| SnapshotBroker {
-                    id,
-                    rack: None,
-                    state: BrokerState::Alive,
-                })
-                .collect(),
-            partitions,
-        };
+        let snapshot = cluster(4, partitions);
         let m = Model::build(&snapshot, 0, 0);
         let mut fair = [0.0; 7];
         for (l, f) in fair.iter_mut().enumerate() {
@@ -2354,18 +2330,9 @@ mod tests {
         // others lead none. With none, two thirds or all but one in twenty of its partitions
         // frozen, the first ranked changes hold a shortlist, or fewer, so the rest is looked
         // for on this thread, or everything is checked.
-        let snapshot = Snapshot {
-            format: SNAPSHOT_FORMAT.to_string(),
-            taken_at: "2026-11-21T10:00:00Z".into(),
-            cluster_id: None,
-            brokers: (1..=6)
-                .map(|id| SnapshotBroker {
-                    id,
-                    rack: None,
-                    state: BrokerState::Alive,
-                })
-                .collect(),
-            partitions: (0..400)
+        let snapshot = cluster(
+            6,
+            (0..400)
                 .map(|i| {
                     let size = 1_000_000 * (1 + i as u64 % 13);
                     let followers = [2 + i % 5, 2 + (i + 1) % 5];
@@ -2377,7 +2344,7 @@ mod tests {
                     )
                 })
                 .collect(),
-        };
+        );
         let mut m = Model::build(&snapshot, 0, 0);
         let mut fair = [0.0; 7];
         for (l, f) in fair.iter_mut().enumerate() {

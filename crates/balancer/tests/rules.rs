@@ -409,10 +409,7 @@ fn worker_threads_never_change_the_plan() {
         } else {
             assert_eq!((p.search.parallel_steps, p.search.threads_used), (0, 1));
         }
-        p.search.workers = 0;
-        p.search.parallel_steps = 0;
-        p.search.threads_used = 0;
-        serde_json::to_string(&p).expect("json")
+        without_thread_counts(p)
     };
     let one = run(1);
     assert!(!one.contains("\"moves\":[]"), "the plan moves something");
@@ -650,10 +647,7 @@ fn exchanges_looked_for_on_worker_threads_never_change_the_plan() {
             assert!(p.search.parallel_steps > 0, "{:?}", p.search);
             assert!(p.search.threads_used > 1 && p.search.threads_used <= workers);
         }
-        p.search.workers = 0;
-        p.search.parallel_steps = 0;
-        p.search.threads_used = 0;
-        serde_json::to_string(&p).expect("json")
+        without_thread_counts(p)
     };
     let one = run(1);
     assert!(one == run(2), "plans differ between 1 and 2 workers");
@@ -691,13 +685,19 @@ fn leadership_steps_split_over_workers_never_change_the_plan() {
             assert!(p.search.parallel_steps > 100, "{:?}", p.search);
             assert!(p.search.threads_used > 1 && p.search.threads_used <= workers);
         }
-        p.search.workers = 0;
-        p.search.parallel_steps = 0;
-        p.search.threads_used = 0;
-        serde_json::to_string(&p).expect("json")
+        without_thread_counts(p)
     };
     let one = run(1);
     assert!(one == run(2), "plans differ between 1 and 2 workers");
     assert!(one == run(4), "plans differ between 1 and 4 workers");
     assert!(one == run(3), "plans differ between 1 and 3 workers");
+}
+
+/// A plan as JSON without what depends on the threads that made it (the workers asked for,
+/// steps split, threads used), to compare plans made with different workers.
+fn without_thread_counts(mut p: ballast_balancer::Plan) -> String {
+    p.search.workers = 0;
+    p.search.parallel_steps = 0;
+    p.search.threads_used = 0;
+    serde_json::to_string(&p).expect("json")
 }
