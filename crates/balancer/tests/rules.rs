@@ -391,7 +391,7 @@ fn proposal_max_partitions_bounds_the_whole_plan_including_the_maintenance_drain
 fn worker_threads_never_change_the_plan() {
     let c = Cluster::new(12, 3).topic("t", 600, GIB, |i| vec![1 + i % 4, 5 + i % 4, 9 + i % 2]);
     let run = |workers| {
-        let mut p = c.plan_with(&Policy {
+        let p = c.plan_with(&Policy {
             workers,
             // Small chunks, so this small cluster's steps are split over the threads.
             parallel_min_chunk: 48,
@@ -630,7 +630,7 @@ fn exchanges_looked_for_on_worker_threads_never_change_the_plan() {
         1,
     ));
     let run = |workers| {
-        let mut p = plan(
+        let p = plan(
             &s,
             &Policy {
                 workers,
@@ -665,7 +665,7 @@ fn leadership_steps_split_over_workers_never_change_the_plan() {
     // A leadership step is split over threads, not over more workers than CPUs.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let run = |workers| {
-        let mut p = plan(
+        let p = plan(
             &s,
             &Policy {
                 workers,
