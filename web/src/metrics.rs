@@ -107,14 +107,7 @@ pub async fn scrape(state: &AppState) -> Result<std::sync::Arc<Finished>, ApiErr
     // The reading first, outside the line of scrapes: the scrape that loads a new one does not
     // hold every other scrape up meanwhile (they render from the previous one, as the other
     // reads do).
-    let (reading, took) = timed(observed_view::current(state)).await;
-    reading?;
-    if took > SLOW_RENDERING {
-        tracing::warn!(
-            ms = took.as_millis() as u64,
-            "metrics scrape slow to find the current reading"
-        );
-    }
+    observed_view::current(state).await?;
     let mut latest = state.metrics.latest.lock().await;
     if let Some((started, text)) = latest.as_ref() {
         if *started >= arrived {
@@ -141,11 +134,9 @@ async fn timed<T>(f: impl std::future::Future<Output = T>) -> (T, std::time::Dur
 /// Renders every metric family, sorted by name.
 pub async fn render(state: &AppState) -> Result<String, ApiError> {
     let started = std::time::Instant::now();
-    let ((processes, heartbeats), processes_took) =
-        match timed(state.db(|store| Ok((store.processes()?, store.heartbeats()?)))).await {
-            (Ok(read), took) => (read, took),
-            (Err(e), _) => return Err(e),
-        };
+    let (read, processes_took) =
+        timed(state.db(|store| Ok((store.processes()?, store.heartbeats()?)))).await;
+    let (processes, heartbeats) = read?;
     let now = state.clock.now_ms();
     let scraped = Registry::new();
 

@@ -637,17 +637,13 @@ pub async fn current(ctx: &Context) -> Result<Option<Arc<View>>, OpError> {
     if let Some(view) = slot.get().filter(|v| v.generation >= generation) {
         return Ok(Some(view));
     }
-    let Some(previous) = slot.get() else {
-        // Nothing to answer from yet: every request waits for the one that loads it.
-        let _guard = slot.loading.lock().await;
-        if let Some(view) = slot.get().filter(|v| v.generation >= generation) {
-            return Ok(Some(view));
-        }
-        return load_into(ctx, &slot).await;
-    };
-    let Ok(guard) = slot.loading.clone().try_lock_owned() else {
+    let previous = slot.get();
+    let guard = match (slot.loading.clone().try_lock_owned(), &previous) {
+        (Ok(guard), _) => guard,
         // Another request is loading the new view: answer from the previous one meanwhile.
-        return Ok(Some(previous));
+        (Err(_), Some(previous)) => return Ok(Some(previous.clone())),
+        // Nothing to answer from yet: every request waits for the one that loads it.
+        (Err(_), None) => slot.loading.clone().lock_owned().await,
     };
     let own = ctx.clone();
     let loading_slot = slot.clone();
@@ -658,15 +654,15 @@ pub async fn current(ctx: &Context) -> Result<Option<Arc<View>>, OpError> {
         }
         load_into(&own, &loading_slot).await
     });
-    match tokio::time::timeout(FRESH_WAIT, loading).await {
-        Ok(Ok(loaded)) => loaded,
-        Ok(Err(join)) => Err(OpError::internal(
-            "the reading could not be loaded",
-            join.to_string(),
-        )),
-        // Still loading: the task goes on, and sets the view when it is done.
-        Err(_) => Ok(Some(previous)),
-    }
+    let joined = match previous {
+        None => loading.await,
+        Some(previous) => match tokio::time::timeout(FRESH_WAIT, loading).await {
+            Ok(joined) => joined,
+            // Still loading: the task goes on, and sets the view when it is done.
+            Err(_) => return Ok(Some(previous)),
+        },
+    };
+    joined.map_err(|join| OpError::internal("the reading could not be loaded", join.to_string()))?
 }
 
 /// Loads the latest reading and keeps it as the current view.
