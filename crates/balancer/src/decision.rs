@@ -220,7 +220,7 @@ pub fn decide(plan: &Plan, ctx: &Context<'_>) -> Decision {
 mod tests {
     use super::*;
     use crate::{plan, Policy};
-    use ballast_model::snapshot::{Snapshot, SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
+    use ballast_model::snapshot::{Snapshot, SnapshotPartition};
     use ballast_model::BrokerState;
 
     /// Broker 4 is empty: the plan moves onto it and broker 4 is the tripped broker.
@@ -246,19 +246,7 @@ mod tests {
                 last_moved_at: None,
             })
             .collect();
-        Snapshot {
-            format: SNAPSHOT_FORMAT.into(),
-            taken_at: "2026-11-21T10:00:00Z".into(),
-            cluster_id: None,
-            brokers: (1..=4)
-                .map(|id| SnapshotBroker {
-                    id,
-                    rack: None,
-                    state: BrokerState::Alive,
-                })
-                .collect(),
-            partitions,
-        }
+        crate::fixtures::cluster(4, partitions)
     }
 
     const SAMPLE: i64 = 60_000;

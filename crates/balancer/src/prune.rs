@@ -530,30 +530,19 @@ fn keeps_targets(model: &Model, t: &Targets, changes: &[Change]) -> bool {
 mod tests {
     use super::*;
     use crate::model::DISK;
-    use ballast_model::snapshot::{Snapshot, SnapshotBroker, SNAPSHOT_FORMAT};
-    use ballast_model::BrokerState;
 
     /// Brokers 1..=n without racks; one partition per `(replicas, size)`, led by the first.
     fn model(n: i32, parts: &[(&[i32], u64)]) -> Model {
-        let snapshot = Snapshot {
-            format: SNAPSHOT_FORMAT.to_string(),
-            taken_at: "2026-11-21T10:00:00Z".into(),
-            cluster_id: None,
-            brokers: (1..=n)
-                .map(|id| SnapshotBroker {
-                    id,
-                    rack: None,
-                    state: BrokerState::Alive,
-                })
-                .collect(),
-            partitions: parts
+        let snapshot = crate::fixtures::cluster(
+            n,
+            parts
                 .iter()
                 .enumerate()
                 .map(|(i, (replicas, size))| {
                     crate::fixtures::partition(&format!("t{i}"), 0, replicas, *size)
                 })
                 .collect(),
-        };
+        );
         Model::build(&snapshot, 0, 0)
     }
 
