@@ -222,16 +222,12 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         .map(|b| b.id)
         .collect();
 
-    let mut fair = [0.0; 7];
-    for l in 0..7 {
-        let total: f64 = model.loads.iter().map(|v| v[l]).sum();
-        fair[l] = if eligible_count == 0 {
-            0.0
-        } else {
-            total / eligible_count as f64
-        };
+    let mut total = [0.0; 7];
+    for (l, sum) in total.iter_mut().enumerate() {
+        *sum = model.loads.iter().map(|v| v[l]).sum();
     }
-    let (mut targets, summaries) = classify(&model, fair, &eligible, eligible_count, policy);
+    let fair = fair_shares(total, eligible_count);
+    let (mut targets, summaries) = classify(&model, total, &eligible, eligible_count, policy);
     let counted = targets.counted;
     let first_active = targets.active;
     let first = targets.clone();
@@ -302,7 +298,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         // it lands while the brokers still lie where the snapshot has them, so a repair copy
         // takes load off a broker that must give and onto one that must receive, and the
         // search evens what is left rather than balancing first and repairing after.
-        let (drained_targets, _) = classify(&model, fair, &eligible, eligible_count, policy);
+        let (drained_targets, _) = classify(&model, total, &eligible, eligible_count, policy);
         let (n, left) = repair_racks(
             &mut model,
             &eligible,
@@ -317,7 +313,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         // nothing new.
         let mut ever_active = first_active;
         for _pass in 0..MAX_PASSES {
-            let (mut pass_targets, _) = classify(&model, fair, &eligible, eligible_count, policy);
+            let (mut pass_targets, _) = classify(&model, total, &eligible, eligible_count, policy);
             // A load that triggered is evened to within the threshold, even once a pass has
             // brought it inside the trigger.
             // The same holds for a load a repair pushed beyond the trigger in an earlier pass:
@@ -412,7 +408,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
     let moves = moves(&model);
     let estimated_bytes = moves.iter().map(|m| m.bytes).sum();
     let structural_limits = limits(&model, &targets, &stuck, policy);
-    let stops = stops(&model, fair, &eligible, eligible_count, policy);
+    let stops = stops(&model, total, &eligible, eligible_count, policy);
     let loads = Loads(
         summaries
             .into_iter()
@@ -636,17 +632,31 @@ fn not_beneficial(
 
 type LoadFacts = (Load, bool, bool, f64, f64);
 
+/// Fair share of each load: its total (over every broker, drained ones included) over the
+/// brokers that take load.
+fn fair_shares(total: [f64; 7], eligible_count: usize) -> [f64; 7] {
+    total.map(|sum| {
+        if eligible_count == 0 {
+            0.0
+        } else {
+            sum / eligible_count as f64
+        }
+    })
+}
+
 /// Which loads count (traffic, floor) and which trigger, on the current placement.
 fn classify(
     model: &Model,
-    fair: [f64; 7],
+    total: [f64; 7],
     eligible: &[bool],
     eligible_count: usize,
     policy: &Policy,
 ) -> (Targets, Vec<LoadFacts>) {
     let nb = model.nb();
+    let fair = fair_shares(total, eligible_count);
     let mut targets = Targets {
         fair,
+        total,
         counted: [false; 7],
         active: [false; 7],
         floor: [None; 7],
@@ -1015,12 +1025,13 @@ enum Scope {
 /// placement alone: a re-plan of the result finds the same placement and says the same.
 fn stops(
     model: &Model,
-    fair: [f64; 7],
+    total: [f64; 7],
     eligible: &[bool],
     eligible_count: usize,
     policy: &Policy,
 ) -> Vec<(&'static str, String)> {
-    let (t, facts) = classify(model, fair, eligible, eligible_count, policy);
+    let (t, facts) = classify(model, total, eligible, eligible_count, policy);
+    let fair = t.fair;
     facts
         .iter()
         .map(|&(load, no_traffic, below_floor, largest, max)| {
@@ -1474,14 +1485,15 @@ mod tests {
     fn targets() -> Targets {
         Targets {
             fair: [1.0; 7],
+            total: [1.0; 7],
             counted: [true; 7],
             active: [true; 7],
             floor: [None; 7],
             kept: [false; 7],
             threshold: 5.0,
             trigger: 10.0,
-            eligible: Vec::new(),
-            eligible_count: 0,
+            eligible: vec![true],
+            eligible_count: 1,
         }
     }
 
@@ -1600,11 +1612,11 @@ mod tests {
         };
         let model = Model::build(&snapshot, 0, 0);
         let eligible = vec![true; 4];
-        let mut fair = [0.0; 7];
-        for (l, f) in fair.iter_mut().enumerate() {
-            *f = model.loads.iter().map(|v| v[l]).sum::<f64>() / 4.0;
+        let mut total = [0.0; 7];
+        for (l, sum) in total.iter_mut().enumerate() {
+            *sum = model.loads.iter().map(|v| v[l]).sum();
         }
-        let (t, _) = classify(&model, fair, &eligible, 4, &Policy::default());
+        let (t, _) = classify(&model, total, &eligible, 4, &Policy::default());
         (model, t)
     }
 
@@ -1677,5 +1689,46 @@ mod tests {
         let x = part_of(&model, "big0");
         let (from, to, lead) = repair_copy(&model, &t, x, &t.eligible).expect("a repair");
         assert_eq!((from, to, lead), (0, 2, 1), "1 -> 3, broker 2 leads");
+    }
+
+    /// Three brokers without racks (the shape of a counterexample the property test found):
+    /// `t1`, ten partitions on all three brokers, led 3, 4 and 3 times, so followers are 7, 6
+    /// and 7 of a fair 20/3: broker 2 is exactly 10% below, within the trigger. `t0`, one
+    /// replica each, ten on broker 1 and four on broker 2: leader count (13, 8, 3) and disk
+    /// trigger.
+    fn followers_at_the_trigger() -> Snapshot {
+        let mut partitions = Vec::new();
+        for (i, replicas) in [[1, 2, 3]; 3]
+            .iter()
+            .chain(&[[2, 3, 1]; 4])
+            .chain(&[[3, 1, 2]; 3])
+            .enumerate()
+        {
+            partitions.push(crate::fixtures::partition("t1", i as i32, replicas, GB));
+        }
+        for (i, broker) in [1; 10].iter().chain(&[2; 4]).enumerate() {
+            partitions.push(crate::fixtures::partition("t0", i as i32, &[*broker], GB));
+        }
+        crate::fixtures::cluster(3, partitions)
+    }
+
+    const GB: u64 = 1_000_000_000;
+
+    #[test]
+    fn a_count_exactly_at_the_trigger_is_within_it() {
+        let snapshot = followers_at_the_trigger();
+        let model = Model::build(&snapshot, 0, 0);
+        let mut total = [0.0; 7];
+        for (l, sum) in total.iter_mut().enumerate() {
+            *sum = model.loads.iter().map(|v| v[l]).sum();
+        }
+        let (t, _) = classify(&model, total, &[true; 3], 3, &Policy::default());
+        assert_eq!((t.total[1], t.fair[1]), (20.0, 20.0 / 3.0));
+        assert_eq!(t.dev(1, 6.0), -10.0, "6 followers of 20 over 3 brokers");
+        assert!(
+            t.counted[1] && !t.active[1],
+            "follower count does not trigger"
+        );
+        assert!(t.active[0] && t.active[DISK]);
     }
 }

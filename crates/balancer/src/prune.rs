@@ -549,14 +549,16 @@ mod tests {
     /// Disk evened to 5%, the other loads left alone.
     fn disk_targets(m: &Model) -> Targets {
         let nb = m.nb();
-        let mut fair = [0.0; 7];
-        for (l, f) in fair.iter_mut().enumerate() {
-            *f = m.loads.iter().map(|v| v[l]).sum::<f64>() / nb as f64;
+        let mut total = [0.0; 7];
+        for (l, sum) in total.iter_mut().enumerate() {
+            *sum = m.loads.iter().map(|v| v[l]).sum();
         }
+        let fair = total.map(|sum| sum / nb as f64);
         let mut on = [false; 7];
         on[DISK] = true;
         Targets {
             fair,
+            total,
             counted: on,
             active: on,
             floor: [None; 7],

@@ -154,6 +154,9 @@ fn replica_effect(model: &Model, e: &mut Effect, pi: u32, from: Bx, to: Bx) {
 #[derive(Clone)]
 pub struct Targets {
     pub fair: [f64; 7],
+    /// Each load summed over the brokers: fair share is this over `eligible_count`, and
+    /// [`Targets::dev`] reads distances from it.
+    pub total: [f64; 7],
     /// Loads that count (have traffic and are above their floor).
     pub counted: [bool; 7],
     /// Counted loads that triggered: they are evened to within the threshold.
@@ -172,13 +175,16 @@ pub struct Targets {
 }
 
 impl Targets {
-    /// Distance in percent of a load value from fair share.
+    /// Distance in percent of a load value from fair share. Read from the total, not from fair
+    /// share (a rounded quotient): for counts every step but the last division is exact, so
+    /// a broker exactly at the trigger reads exactly the trigger (6 followers of 20 over 3
+    /// brokers is -10%, where (6 - 20/3) / (20/3) is -10.000000000000004%) and is within it.
     pub fn dev(&self, load: usize, value: f64) -> f64 {
-        let f = self.fair[load];
-        if f <= 0.0 {
+        let total = self.total[load];
+        if self.fair[load] <= 0.0 || total <= 0.0 {
             0.0
         } else {
-            (value - f) / f * 100.0
+            (value * self.eligible_count as f64 - total) * 100.0 / total
         }
     }
 }
@@ -2204,13 +2210,15 @@ mod tests {
         }
         let snapshot = cluster(4, partitions);
         let m = Model::build(&snapshot, 0, 0);
-        let mut fair = [0.0; 7];
-        for (l, f) in fair.iter_mut().enumerate() {
-            *f = m.loads.iter().map(|v| v[l]).sum::<f64>() / 4.0;
+        let mut total = [0.0; 7];
+        for (l, sum) in total.iter_mut().enumerate() {
+            *sum = m.loads.iter().map(|v| v[l]).sum();
         }
+        let fair = total.map(|sum| sum / 4.0);
         let placement = [true, true, true, false, false, false, false];
         let mut t = Targets {
             fair,
+            total,
             counted: placement,
             active: placement,
             floor: [None; 7],
@@ -2268,14 +2276,16 @@ mod tests {
             partitions,
         };
         let m = Model::build(&snapshot, 0, 0);
-        let mut fair = [0.0; 7];
-        for (l, f) in fair.iter_mut().enumerate() {
-            *f = m.loads.iter().map(|v| v[l]).sum::<f64>() / 6.0;
+        let mut total = [0.0; 7];
+        for (l, sum) in total.iter_mut().enumerate() {
+            *sum = m.loads.iter().map(|v| v[l]).sum();
         }
+        let fair = total.map(|sum| sum / 6.0);
         let mut on = [false; 7];
         on[DISK] = true;
         let t = Targets {
             fair,
+            total,
             counted: on,
             active: on,
             floor: [None; 7],
@@ -2346,14 +2356,16 @@ mod tests {
                 .collect(),
         );
         let mut m = Model::build(&snapshot, 0, 0);
-        let mut fair = [0.0; 7];
-        for (l, f) in fair.iter_mut().enumerate() {
-            *f = m.loads.iter().map(|v| v[l]).sum::<f64>() / 6.0;
+        let mut total = [0.0; 7];
+        for (l, sum) in total.iter_mut().enumerate() {
+            *sum = m.loads.iter().map(|v| v[l]).sum();
         }
+        let fair = total.map(|sum| sum / 6.0);
         let mut on = [false; 7];
         on[0] = true;
         let t = Targets {
             fair,
+            total,
             counted: on,
             active: on,
             floor: [None; 7],
