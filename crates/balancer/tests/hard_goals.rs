@@ -7,6 +7,28 @@ use ballast_balancer::instances::{generate, Kind, Spec};
 use ballast_balancer::{apply_plan, plan, Policy};
 use common::{Cluster, GIB, NOW_MS};
 
+/// A partition of a three-broker case the property tests found: (topic, partition, replicas,
+/// leader, MB, produced msg/s, produced B/s, reads per message, moved within the cooldown).
+type Row = (u8, i32, &'static [i32], i32, u64, f64, f64, f64, bool);
+
+/// Three brokers without racks holding `rows` (`topic-N`; consumed bytes 500 a message).
+fn three_brokers(rows: &[Row]) -> Cluster {
+    let mut c = Cluster::new(3, 0);
+    for &(t, i, replicas, leader, mb, msg, bytes, reads, cooling) in rows {
+        c = c.part(&format!("topic-{t}"), i, replicas, mb * 1_000_000);
+        let p = c.snapshot.partitions.last_mut().expect("part");
+        p.leader = Some(leader);
+        p.producer_msg_rate = msg;
+        p.producer_byte_rate = bytes;
+        p.consumer_msg_rate = msg * reads;
+        p.consumer_byte_rate = msg * 500.0;
+        if cooling {
+            p.last_moved_at = Some("2026-11-21T09:50:00Z".to_string());
+        }
+    }
+    c
+}
+
 /// Six brokers on three racks (r1 = {1, 4}, r2 = {2, 5}, r3 = {3, 6}) holding 60 partitions of
 /// 1 GiB with one replica per rack, evenly: every broker leads 10 and holds 30 replicas.
 fn balanced() -> Cluster {
@@ -268,8 +290,7 @@ fn a_leadership_change_that_evens_followers_does_not_push_leader_count_beyond_th
     // with two copies, and leaves leader count where it was.
     // (topic, partition, replicas, leader, MB, produced msg/s, produced B/s, reads per
     // message, moved within the cooldown)
-    #[allow(clippy::type_complexity)]
-    let rows: [(u8, i32, &[i32], i32, u64, f64, f64, f64, bool); 25] = [
+    let rows: [Row; 25] = [
         (0, 0, &[2, 1], 2, 2901, 472.0, 458784.0, 1.0, false),
         (0, 1, &[2, 3], 2, 1985, 1580.0, 1570520.0, 1.0, true),
         (0, 2, &[2, 3], 2, 3166, 285.0, 84930.0, 2.0, false),
@@ -296,19 +317,7 @@ fn a_leadership_change_that_evens_followers_does_not_push_leader_count_beyond_th
         (1, 8, &[3, 1, 2], 1, 3871, 952.0, 300832.0, 0.0, false),
         (1, 9, &[1, 3, 2], 1, 4201, 596.0, 252704.0, 2.0, false),
     ];
-    let mut c = Cluster::new(3, 0);
-    for (t, i, replicas, leader, mb, msg, bytes, reads, cooling) in rows {
-        c = c.part(&format!("topic-{t}"), i, replicas, mb * 1_000_000);
-        let p = c.snapshot.partitions.last_mut().expect("part");
-        p.leader = Some(leader);
-        p.producer_msg_rate = msg;
-        p.producer_byte_rate = bytes;
-        p.consumer_msg_rate = msg * reads;
-        p.consumer_byte_rate = msg * 500.0;
-        if cooling {
-            p.last_moved_at = Some("2026-11-21T09:50:00Z".to_string());
-        }
-    }
+    let c = three_brokers(&rows);
     let p = c.plan();
     let load = |name: &str| {
         p.loads
@@ -378,8 +387,7 @@ fn a_follower_count_exactly_at_the_trigger_is_not_pushed_beyond_it_when_leader_c
     // its eighth follower, +20%.
     // (topic, partition, replicas, leader, MB, produced msg/s, produced B/s, reads per
     // message, moved within the cooldown)
-    #[allow(clippy::type_complexity)]
-    let rows: [(u8, i32, &[i32], i32, u64, f64, f64, f64, bool); 24] = [
+    let rows: [Row; 24] = [
         (0, 0, &[2], 2, 3851, 1238.0, 1507884.0, 2.0, false),
         (0, 1, &[1], 1, 1213, 581.0, 292824.0, 1.0, false),
         (0, 2, &[2], 2, 1473, 1367.0, 2601401.0, 2.0, false),
@@ -405,19 +413,7 @@ fn a_follower_count_exactly_at_the_trigger_is_not_pushed_beyond_it_when_leader_c
         (1, 8, &[3, 2, 1], 3, 2760, 563.0, 184664.0, 1.0, false),
         (1, 9, &[3, 1, 2], 2, 1305, 1561.0, 711816.0, 2.0, false),
     ];
-    let mut c = Cluster::new(3, 0);
-    for (t, i, replicas, leader, mb, msg, bytes, reads, cooling) in rows {
-        c = c.part(&format!("topic-{t}"), i, replicas, mb * 1_000_000);
-        let p = c.snapshot.partitions.last_mut().expect("part");
-        p.leader = Some(leader);
-        p.producer_msg_rate = msg;
-        p.producer_byte_rate = bytes;
-        p.consumer_msg_rate = msg * reads;
-        p.consumer_byte_rate = msg * 500.0;
-        if cooling {
-            p.last_moved_at = Some("2026-11-21T09:50:00Z".to_string());
-        }
-    }
+    let c = three_brokers(&rows);
     let p = c.plan();
     let followers = common::load(&p, "followerCount");
     assert_eq!(followers.max_distance_before, 10.0);
