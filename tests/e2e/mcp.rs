@@ -243,6 +243,27 @@ fn the_python_mcp_sdk_lists_the_tools_reads_and_takes_a_change_through_a_second_
         called["structuredContent"]["rackAssessment"].is_object(),
         "{called}"
     );
+    // The text block beside it is the same JSON (the MCP specification's "SHOULD"); the
+    // Inspector, in JavaScript, prints 1.0 as 1, so numbers compare as numbers.
+    let text = called["content"][0]["text"].as_str().expect("a text block");
+    let parsed: Value = serde_json::from_str(text).expect("the text block is JSON");
+    assert!(same_json(&parsed, &called["structuredContent"]), "{called}");
+}
+
+/// `a` and `b` are the same JSON, numbers compared by value.
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_json(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
 }
 
 /// A minimal Streamable HTTP client (JSON-RPC over POST; the answer as JSON or as one SSE

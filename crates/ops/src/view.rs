@@ -162,6 +162,9 @@ pub struct View {
     pub rendered: Mutex<HashMap<String, Arc<String>>>,
     /// Cached partition orders (per sort key).
     pub orders: Mutex<HashMap<&'static str, Arc<Vec<usize>>>>,
+    /// Answers shaped once per view as values, for a door that takes values (MCP), by a key
+    /// naming them.
+    pub shaped: Mutex<HashMap<&'static str, Arc<serde_json::Value>>>,
 }
 
 fn fraction(part: u32, whole: u32) -> f64 {
@@ -512,6 +515,7 @@ impl View {
             replica_count,
             group_lag,
             orders: Mutex::new(HashMap::new()),
+            shaped: Mutex::new(HashMap::new()),
             parts,
             topics,
             topic_index,
@@ -543,6 +547,22 @@ impl View {
 
     pub fn partition(&self, i: usize) -> &ObservedPartition {
         &self.raw.partitions[i]
+    }
+
+    /// The answer shaped under `key` for this view, when one was kept.
+    pub fn shaped(&self, key: &'static str) -> Option<Arc<serde_json::Value>> {
+        let shaped = self.shaped.lock().unwrap_or_else(|e| e.into_inner());
+        shaped.get(key).cloned()
+    }
+
+    /// Keeps `value` as the answer shaped under `key` for this view (the first kept stays).
+    pub fn keep_shaped(
+        &self,
+        key: &'static str,
+        value: serde_json::Value,
+    ) -> Arc<serde_json::Value> {
+        let mut shaped = self.shaped.lock().unwrap_or_else(|e| e.into_inner());
+        shaped.entry(key).or_insert_with(|| Arc::new(value)).clone()
     }
 
     /// A cached rendering of an answer, made once per view. Keys name an endpoint and its

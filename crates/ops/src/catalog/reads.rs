@@ -530,18 +530,14 @@ pub(super) fn cluster_overview(ctx: Context, _caller: Caller, input: Value) -> O
     boxed(async move {
         let input: ListInput = parse(&input)?;
         let v = crate::view::require(&ctx).await?;
-        // Shaped for agents once per reading at the default limit (the cluster's `ageMs` is set
-        // per request); another limit is shaped for its request.
+        // Shaped for agents once per reading at the default limit and kept as a value, which a
+        // call copies (half the time of parsing it from text) to set the cluster's `ageMs`;
+        // another limit is shaped for its request.
         const KEY: &str = "mcp-cluster-overview";
         let default = matches!(input.limit, None | Some(0));
-        let kept = default
-            .then(|| {
-                let rendered = v.rendered.lock().unwrap_or_else(|e| e.into_inner());
-                rendered.get(KEY).cloned()
-            })
-            .flatten();
-        let text = match kept {
-            Some(text) => text,
+        let kept = default.then(|| v.shaped(KEY)).flatten();
+        let mut d = match kept {
+            Some(shaped) => (*shaped).clone(),
             None => {
                 let q = crate::observed::cluster::ComprehensiveQuery {
                     summary: Some(true),
@@ -552,15 +548,14 @@ pub(super) fn cluster_overview(ctx: Context, _caller: Caller, input: Value) -> O
                         .await
                         .map(|o| o.text()),
                 )?;
-                let made = overview_for_agents(&d, input.limit).to_string();
+                let made = overview_for_agents(&d, input.limit);
                 if default {
-                    v.rendered(KEY, || made)
+                    (*v.keep_shaped(KEY, made)).clone()
                 } else {
-                    Arc::new(made)
+                    made
                 }
             }
         };
-        let mut d = answer_text(Ok::<_, ToolError>(text))?;
         if let Some(cluster) = d.get_mut("cluster").and_then(Value::as_object_mut) {
             let age = (ctx.clock.now_ms() - v.sampled_at_ms()).max(0);
             cluster.insert("ageMs".into(), json!(age));
