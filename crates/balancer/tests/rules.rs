@@ -693,6 +693,30 @@ fn leadership_steps_split_over_workers_never_change_the_plan() {
     assert!(one == run(3), "plans differ between 1 and 3 workers");
 }
 
+#[test]
+fn a_model_built_on_worker_threads_never_changes_the_plan() {
+    // Enough partitions that the model's records are made in chunks on the threads (at least
+    // 16,384 a chunk, one per thread, at most one a CPU) and put back in order: 33,000 spread
+    // evenly over six brokers in three racks, and a topic of larger partitions piled on two
+    // brokers of different racks, which the plan moves.
+    let c = Cluster::new(6, 3)
+        .topic("even", 33_000, GIB / 64, |i| {
+            vec![1 + i % 6, 1 + (i + 1) % 6, 1 + (i + 2) % 6]
+        })
+        .topic("piled", 40, 4 * GIB, |i| vec![1 + i % 2, 2 - i % 2]);
+    let run = |workers| {
+        let p = c.plan_with(&Policy {
+            workers,
+            ..Policy::default()
+        });
+        assert!(!p.moves.is_empty(), "the plan moves something");
+        without_thread_counts(p)
+    };
+    let one = run(1);
+    assert!(one == run(2), "plans differ between 1 and 2 workers");
+    assert!(one == run(4), "plans differ between 1 and 4 workers");
+}
+
 /// A plan as JSON without what depends on the threads that made it (the workers asked for,
 /// steps split, threads used), to compare plans made with different workers.
 fn without_thread_counts(mut p: ballast_balancer::Plan) -> String {
