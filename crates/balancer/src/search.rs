@@ -467,6 +467,9 @@ enum Task {
     Leaders { ideal: f64, over: bool },
     /// Check and score these leadership changes ([`View::check_chunk`]): a chunk is a range.
     Check(Vec<Ranked>),
+    /// Which of `b`'s partitions may leave their rack ([`View::movable`]), ranked by how close
+    /// their share of `load` is to `ideal`: a chunk is a range of `b`'s partitions.
+    Movable { ideal: f64 },
 }
 
 /// A step's work as handed to the threads: `items` split into `chunks`, each done by whichever
@@ -692,10 +695,17 @@ impl Pool {
         self.workers.min(n / self.min_chunk).max(1)
     }
 
-    /// Chunks the exchanges between `n` broker pairs are split into: one pair's search samples
-    /// and sorts hundreds of partitions, enough to be worth handing over on its own.
+    /// Threads the exchanges between `n` broker pairs are split over: one pair's search samples
+    /// and sorts hundreds of partitions, enough to be worth handing over on its own. Every pair
+    /// is a chunk of its own ([`View::all_exchanges`]), claimed by whichever thread is free.
     fn threads_for_pairs(&self, n: usize) -> usize {
         self.workers.min(n).max(1)
+    }
+
+    /// Chunks the scan of `n` partitions of a broker for those that may leave their rack
+    /// ([`View::movable`]) is split into: one per thread, each with at least [`SCAN_CHUNK`].
+    fn threads_for_scan(&self, n: usize) -> usize {
+        self.threads.min(n / SCAN_CHUNK).max(1)
     }
 
     /// Chunks a leadership step over `sampled` partitions is split into: one per thread, each
@@ -808,6 +818,10 @@ const LEADER_CHECKED: usize = SHORTLIST + SHORTLIST / 12;
 
 /// The fewest sampled partitions a chunk of a split leadership step gets.
 const LEADER_CHUNK: usize = 64;
+
+/// The fewest partitions a chunk of a split scan for those that may leave their rack gets
+/// (about a microsecond each at 200 brokers, mostly a cache miss on the partition).
+const SCAN_CHUNK: usize = 1024;
 
 fn read<'a, 'm>(lock: &'a RwLock<&'m mut Model>) -> RwLockReadGuard<'a, &'m mut Model> {
     lock.read().unwrap_or_else(PoisonError::into_inner)
@@ -1443,32 +1457,29 @@ impl View<'_> {
             } else {
                 let mut quiet = Tally::default();
                 // Every partition of `b` that may leave its rack, not only the sampled ones:
-                // there are few of them.
-                let racks = m.rack_names.len();
-                let ideal_for = |pi: u32| {
-                    let p = &m.parts[pi as usize];
-                    let own = if p.leader == Some(b) {
-                        p.leader_vec()[load]
-                    } else {
-                        p.follower_vec()[load]
-                    };
-                    Ranked::copy(own - ideal, p.size, pi, Bx::MAX)
-                };
-                let movable: Vec<Ranked> = m.broker_parts[b as usize]
-                    .iter()
-                    .copied()
-                    .filter(|&pi| {
-                        let p = &m.parts[pi as usize];
-                        // Two replicas share a rack (one may leave it), or a rack lacks one
-                        // (a replica may go there).
-                        p.leader.is_some() && {
-                            let spread = m.rack_spread(p.replicas.as_slice());
-                            spread < p.replicas.len() || spread < racks
+                // there are few of them, but finding them reads all of `b`'s partitions, so
+                // the scan is split over the threads (in consecutive ranges, put back in order).
+                let all = m.broker_parts[b as usize].len();
+                let chunks = pool.map_or(1, |p| p.threads_for_scan(all));
+                let movable: Vec<Ranked> = match pool.filter(|_| chunks > 1) {
+                    None => self.movable(b, load, ideal, &m.broker_parts[b as usize]),
+                    Some(pool) => {
+                        threads = threads.max(chunks);
+                        let job = Job {
+                            step: self.step,
+                            b,
+                            load,
+                            items: all,
+                            task: Task::Movable { ideal },
+                            chunks,
+                        };
+                        let mut out = Vec::new();
+                        for chunk in pool.split(job, |job, i| self.run_chunk(job, i)) {
+                            out.extend(chunk.ranked);
                         }
-                    })
-                    .map(ideal_for)
-                    .filter(|r| r.closeness.is_finite())
-                    .collect();
+                        out
+                    }
+                };
                 let mut c = shortlist(
                     movable,
                     SHORTLIST,
@@ -1501,7 +1512,7 @@ impl View<'_> {
             }
             if load == DISK && !self.counts_beyond(b, 1.0) {
                 let pairs: Vec<(Bx, Bx)> = dests.iter().map(|&d| (b, d)).collect();
-                threads = self.all_exchanges(pairs, ideal, pool, &mut out, tally);
+                threads = threads.max(self.all_exchanges(pairs, ideal, pool, &mut out, tally));
             }
         } else {
             let ideal = fair * (1.0 - AIM * t.threshold / 100.0) - value;
@@ -1580,13 +1591,15 @@ impl View<'_> {
             }
             return 1;
         };
+        // A pair a chunk: pairs' searches differ in length (one with nothing to move returns at
+        // once), so consecutive ranges would leave a thread waiting.
         let job = Job {
             step: self.step,
             b: 0,
             load: DISK,
             items: pairs.len(),
+            chunks: pairs.len(),
             task: Task::Exchanges(pairs, ideal),
-            chunks: threads,
         };
         for chunk in pool.split(job, |job, i| self.run_chunk(job, i)) {
             tally.merge(&chunk.tally);
@@ -1613,7 +1626,44 @@ impl View<'_> {
                 self.leader_chunk(job.b, job.load, (*ideal, *over), i, job.chunks)
             }
             Task::Check(ranked) => self.check_chunk(job.b, job.load, &ranked[job.range(i)]),
+            Task::Movable { ideal } => Outcome {
+                ranked: self.movable(
+                    job.b,
+                    job.load,
+                    *ideal,
+                    &self.model.broker_parts[job.b as usize][job.range(i)],
+                ),
+                ..Outcome::default()
+            },
         }
+    }
+
+    /// Those of `pis` (partitions `b` holds) that may leave their rack, in order, ranked by how
+    /// close `b`'s share of `load` in them is to `ideal`: two replicas share a rack (one may
+    /// leave it), or a rack lacks one (a replica may go there).
+    fn movable(&self, b: Bx, load: usize, ideal: f64, pis: &[u32]) -> Vec<Ranked> {
+        let m = self.model;
+        let racks = m.rack_names.len();
+        pis.iter()
+            .copied()
+            .filter(|&pi| {
+                let p = &m.parts[pi as usize];
+                p.leader.is_some() && {
+                    let spread = m.rack_spread(p.replicas.as_slice());
+                    spread < p.replicas.len() || spread < racks
+                }
+            })
+            .map(|pi| {
+                let p = &m.parts[pi as usize];
+                let own = if p.leader == Some(b) {
+                    p.leader_vec()[load]
+                } else {
+                    p.follower_vec()[load]
+                };
+                Ranked::copy(own - ideal, p.size, pi, Bx::MAX)
+            })
+            .filter(|r| r.closeness.is_finite())
+            .collect()
     }
 
     /// Whether `b` is beyond the threshold on leader or follower count in the direction `sign`
