@@ -470,6 +470,9 @@ enum Task {
     /// Which of `b`'s partitions may leave their rack ([`View::movable`]), ranked by how close
     /// their share of `load` is to `ideal`: a chunk is a range of `b`'s partitions.
     Movable { ideal: f64 },
+    /// The copies `b` could take from `sources` ([`View::pulls`]): a chunk is a range of
+    /// sources.
+    Pulls { ideal: f64, sources: Vec<Bx> },
 }
 
 /// A step's work as handed to the threads: `items` split into `chunks`, each done by whichever
@@ -700,6 +703,13 @@ impl Pool {
     /// is a chunk of its own ([`View::all_exchanges`]), claimed by whichever thread is free.
     fn threads_for_pairs(&self, n: usize) -> usize {
         self.workers.min(n).max(1)
+    }
+
+    /// Chunks the sampling of `n` sources' partitions for the copies a broker could take
+    /// ([`View::pulls`]) is split into: one per thread (a source's sample is 64 partitions or
+    /// more, tens of microseconds).
+    fn threads_for_sources(&self, n: usize) -> usize {
+        self.threads.min(n).max(1)
     }
 
     /// Chunks the scan of `n` partitions of a broker for those that may leave their rack
@@ -1532,28 +1542,31 @@ impl View<'_> {
                 return (out, 1);
             }
             let sources = self.partners(b, load, false);
-            let mut pulls: Vec<Ranked> = Vec::new();
-            let per_source = (SAMPLE / sources.len().max(1)).max(64);
-            for &s in &sources {
-                let sampled = warmed(
-                    m,
-                    sample(&m.broker_parts[s as usize], self.step ^ u64::from(s)).take(per_source),
-                );
-                for pi in sampled.iter() {
-                    let p = &m.parts[pi as usize];
-                    if p.leader.is_none() || p.holds(b) {
-                        continue;
-                    }
-                    let own = if p.leader == Some(s) {
-                        p.leader_vec()[load]
-                    } else {
-                        p.follower_vec()[load]
+            // The sources' sampled partitions, source by source: split over the threads in
+            // consecutive ranges of sources, put back in order.
+            let chunks = pool.map_or(1, |p| p.threads_for_sources(sources.len()));
+            let pulls: Vec<Ranked> = match pool.filter(|_| chunks > 1) {
+                None => self.pulls(b, load, ideal, &sources),
+                Some(pool) => {
+                    threads = threads.max(chunks);
+                    let job = Job {
+                        step: self.step,
+                        b,
+                        load,
+                        items: sources.len(),
+                        task: Task::Pulls {
+                            ideal,
+                            sources: sources.clone(),
+                        },
+                        chunks,
                     };
-                    if own > 0.0 {
-                        pulls.push(Ranked::copy(own - ideal, p.size, pi, s));
+                    let mut out = Vec::new();
+                    for chunk in pool.split(job, |job, i| self.run_chunk(job, i)) {
+                        out.extend(chunk.ranked);
                     }
+                    out
                 }
-            }
+            };
             for r in shortlist(
                 pulls,
                 SHORTLIST,
@@ -1568,7 +1581,7 @@ impl View<'_> {
             }
             if load == DISK && !self.counts_beyond(b, -1.0) {
                 let pairs: Vec<(Bx, Bx)> = sources.iter().map(|&s| (s, b)).collect();
-                threads = self.all_exchanges(pairs, ideal, pool, &mut out, tally);
+                threads = threads.max(self.all_exchanges(pairs, ideal, pool, &mut out, tally));
             }
         }
         (out, threads)
@@ -1626,6 +1639,18 @@ impl View<'_> {
                 self.leader_chunk(job.b, job.load, (*ideal, *over), i, job.chunks)
             }
             Task::Check(ranked) => self.check_chunk(job.b, job.load, &ranked[job.range(i)]),
+            Task::Pulls { ideal, sources } => {
+                // The sample per source depends on how many sources the step has, not the chunk's.
+                let per_source = (SAMPLE / sources.len().max(1)).max(64);
+                let mut ranked = Vec::new();
+                for &s in &sources[job.range(i)] {
+                    self.pull(job.b, job.load, *ideal, (s, per_source), &mut ranked);
+                }
+                Outcome {
+                    ranked,
+                    ..Outcome::default()
+                }
+            }
             Task::Movable { ideal } => Outcome {
                 ranked: self.movable(
                     job.b,
@@ -1635,6 +1660,48 @@ impl View<'_> {
                 ),
                 ..Outcome::default()
             },
+        }
+    }
+
+    /// The copies `b` (below fair share on `load`) could take from `sources`, source by source:
+    /// the sampled partitions of each that `b` does not hold, ranked by how close the source's
+    /// share of `load` in them is to `ideal`.
+    fn pulls(&self, b: Bx, load: usize, ideal: f64, sources: &[Bx]) -> Vec<Ranked> {
+        let per_source = (SAMPLE / sources.len().max(1)).max(64);
+        let mut out = Vec::new();
+        for &s in sources {
+            self.pull(b, load, ideal, (s, per_source), &mut out);
+        }
+        out
+    }
+
+    /// [`View::pulls`] from one source `s`, sampling `per_source` of its partitions.
+    fn pull(
+        &self,
+        b: Bx,
+        load: usize,
+        ideal: f64,
+        (s, per_source): (Bx, usize),
+        out: &mut Vec<Ranked>,
+    ) {
+        let m = self.model;
+        let sampled = warmed(
+            m,
+            sample(&m.broker_parts[s as usize], self.step ^ u64::from(s)).take(per_source),
+        );
+        for pi in sampled.iter() {
+            let p = &m.parts[pi as usize];
+            if p.leader.is_none() || p.holds(b) {
+                continue;
+            }
+            let own = if p.leader == Some(s) {
+                p.leader_vec()[load]
+            } else {
+                p.follower_vec()[load]
+            };
+            if own > 0.0 {
+                out.push(Ranked::copy(own - ideal, p.size, pi, s));
+            }
         }
     }
 
