@@ -39,11 +39,16 @@ pub struct Slots {
 
 impl Slots {
     pub fn from_slice(ids: &[Bx]) -> Slots {
+        Slots::first_of(ids.iter().copied())
+    }
+
+    /// The first [`MAX_RF`] of `ids`.
+    pub fn first_of(ids: impl Iterator<Item = Bx>) -> Slots {
         let mut s = Slots {
             len: 0,
             items: [0; MAX_RF],
         };
-        for &b in ids.iter().take(MAX_RF) {
+        for b in ids.take(MAX_RF) {
             s.push(b);
         }
         s
@@ -229,19 +234,7 @@ impl Model {
         self.brokers.len()
     }
 
-    /// [`Model::build_on`] on one thread.
-    #[cfg(test)]
     pub fn build(snapshot: &Snapshot, now_ms: i64, cooldown_ms: i64) -> Model {
-        Model::build_on(snapshot, now_ms, cooldown_ms, 1)
-    }
-
-    /// The model of `snapshot` (partitions moved within `cooldown_ms` of `now_ms` frozen), the
-    /// partitions' records made on up to `threads` threads (at most one a CPU): the sorted
-    /// partitions are cut into consecutive chunks, one a thread, each made as one thread makes
-    /// it and put back in order, so the model is the same for any number of threads. A chunk
-    /// gets at least [`BUILD_CHUNK`] partitions (starting a thread costs tens of microseconds).
-    /// The per-broker tallies are then added up on this thread, in partition order.
-    pub fn build_on(snapshot: &Snapshot, now_ms: i64, cooldown_ms: i64, threads: usize) -> Model {
         let mut brokers: Vec<&ballast_model::snapshot::SnapshotBroker> =
             snapshot.brokers.iter().collect();
         brokers.sort_by_key(|b| b.id);
@@ -271,77 +264,56 @@ impl Model {
             snapshot.partitions.iter().collect();
         sorted
             .sort_by(|a, b| (a.topic.as_str(), a.partition).cmp(&(b.topic.as_str(), b.partition)));
-        // The topics in order, and each sorted partition's topic.
         let mut topics: Vec<String> = Vec::new();
         let mut topic_partitions: Vec<u32> = Vec::new();
-        let mut topic_of: Vec<u32> = Vec::with_capacity(sorted.len());
-        for p in &sorted {
+        let mut topic_rf: Vec<u32> = Vec::new();
+        let mut parts = Vec::with_capacity(sorted.len());
+        let lookup = Lookup::new(&index);
+        for p in sorted {
             if topics.last().map(String::as_str) != Some(p.topic.as_str()) {
                 topics.push(p.topic.clone());
                 topic_partitions.push(0);
+                topic_rf.push(0);
             }
             let t = topics.len() - 1;
             topic_partitions[t] += 1;
-            topic_of.push(t as u32);
-        }
-        let lookup = Lookup::new(&index);
-        let make = |(at, n): (usize, usize), out: &mut Vec<Part>, rf: &mut Vec<u32>| {
-            make_parts(
-                &sorted[at..at + n],
-                &topic_of[at..at + n],
-                &lookup,
-                (now_ms, cooldown_ms),
-                out,
-                rf,
-            )
-        };
-        let n = sorted.len();
-        // No more threads than CPUs: more would only take turns.
-        let threads = if threads > 1 {
-            threads.min(std::thread::available_parallelism().map_or(1, |c| c.get()))
-        } else {
-            1
-        };
-        let chunks = threads.min(n / BUILD_CHUNK).max(1);
-        let size = n.div_ceil(chunks);
-        let ranges: Vec<(usize, usize)> = (0..chunks)
-            .map(|i| ((i * size).min(n), size.min(n - (i * size).min(n))))
-            .collect();
-        // The largest replica count of each topic: a chunk's, from its first topic on.
-        let mut topic_rf: Vec<u32> = vec![0; topics.len()];
-        let mut merge_rf = |at: usize, rf: &[u32]| {
-            if let Some(&t) = topic_of.get(at) {
-                for (x, &r) in topic_rf[t as usize..].iter_mut().zip(rf) {
-                    *x = (*x).max(r);
+            // The known brokers of `ids` in order (the first MAX_RF), with no list between.
+            let map =
+                |ids: &[BrokerId]| Slots::first_of(ids.iter().filter_map(|&id| lookup.get(id)));
+            let replicas = map(&p.replicas);
+            topic_rf[t] = topic_rf[t].max(replicas.len() as u32);
+            // `Snapshot::validate` refuses an unreadable `lastMovedAt`; one that gets here anyway
+            // keeps its partition in place rather than lifting the cooldown.
+            let cooling = match p.last_moved_at.as_deref() {
+                None => false,
+                Some(text) => {
+                    parse_rfc3339_ms(text).is_none_or(|at| now_ms.saturating_sub(at) < cooldown_ms)
                 }
-            }
-        };
-        // Chunk 0 is made in place on this thread, the others on their own and appended.
-        let mut parts = Vec::with_capacity(n);
-        std::thread::scope(|scope| {
-            let others: Vec<_> = ranges[1..]
-                .iter()
-                .map(|&range| {
-                    let make = &make;
-                    scope.spawn(move || {
-                        let mut out = Vec::with_capacity(range.1);
-                        let mut rf = Vec::new();
-                        make(range, &mut out, &mut rf);
-                        (out, rf)
-                    })
-                })
-                .collect();
-            let mut rf = Vec::new();
-            make(ranges[0], &mut parts, &mut rf);
-            merge_rf(0, &rf);
-            for (h, &(at, _)) in others.into_iter().zip(&ranges[1..]) {
-                let (mut out, rf) = h
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                parts.append(&mut out);
-                merge_rf(at, &rf);
-            }
-        });
+            };
+            let frozen = cooling || p.replicas.len() > MAX_RF;
+            let leader = p.leader.and_then(|l| lookup.get(l));
+            let isr = map(p.isr_or_replicas());
+            parts.push(Part {
+                topic: t as u32,
+                partition: p.partition,
+                isr,
+                original_isr: isr,
+                original_replicas: replicas,
+                replicas,
+                original_leader: leader,
+                leader,
+                size: p.size_bytes as f64,
+                rates: [
+                    p.producer_msg_rate,
+                    p.producer_byte_rate,
+                    p.consumer_msg_rate,
+                    p.consumer_byte_rate,
+                ],
+                min_isr: p.min_insync_replicas,
+                frozen,
+                why: None,
+            });
+        }
 
         let racks = {
             let eligible: Vec<&BrokerSlot> = slots.iter().filter(|b| b.eligible()).collect();
@@ -562,10 +534,7 @@ impl Model {
     }
 }
 
-/// The fewest partitions a thread of [`Model::build_on`] makes the records of.
-const BUILD_CHUNK: usize = 16_384;
-
-/// Broker ids to indexes, as the map of [`Model::build_on`] gives them (the last broker of an
+/// Broker ids to indexes, as the map of [`Model::build`] gives them (the last broker of an
 /// id wins, as in the map): a table by id when the ids are dense enough, else the map.
 enum Lookup<'a> {
     Table {
@@ -604,61 +573,6 @@ impl<'a> Lookup<'a> {
     }
 }
 
-/// The records of `sorted` (consecutive partitions in the model's order, of topics `topic_of`)
-/// appended to `out`, and in `rf` the largest replica count of each topic from `topic_of[0]`
-/// on.
-fn make_parts(
-    sorted: &[&ballast_model::snapshot::SnapshotPartition],
-    topic_of: &[u32],
-    lookup: &Lookup,
-    (now_ms, cooldown_ms): (i64, i64),
-    out: &mut Vec<Part>,
-    rf: &mut Vec<u32>,
-) {
-    let first = topic_of.first().copied().unwrap_or(0);
-    for (p, &t) in sorted.iter().zip(topic_of) {
-        let map =
-            |ids: &[BrokerId]| -> Vec<Bx> { ids.iter().filter_map(|&id| lookup.get(id)).collect() };
-        let replicas = Slots::from_slice(&map(&p.replicas));
-        let i = (t - first) as usize;
-        if rf.len() <= i {
-            rf.resize(i + 1, 0);
-        }
-        rf[i] = rf[i].max(replicas.len() as u32);
-        // `Snapshot::validate` refuses an unreadable `lastMovedAt`; one that gets here anyway
-        // keeps its partition in place rather than lifting the cooldown.
-        let cooling = match p.last_moved_at.as_deref() {
-            None => false,
-            Some(text) => {
-                parse_rfc3339_ms(text).is_none_or(|at| now_ms.saturating_sub(at) < cooldown_ms)
-            }
-        };
-        let frozen = cooling || p.replicas.len() > MAX_RF;
-        let leader = p.leader.and_then(|l| lookup.get(l));
-        let isr = Slots::from_slice(&map(p.isr_or_replicas()));
-        out.push(Part {
-            topic: t,
-            partition: p.partition,
-            isr,
-            original_isr: isr,
-            original_replicas: replicas,
-            replicas,
-            original_leader: leader,
-            leader,
-            size: p.size_bytes as f64,
-            rates: [
-                p.producer_msg_rate,
-                p.producer_byte_rate,
-                p.consumer_msg_rate,
-                p.consumer_byte_rate,
-            ],
-            min_isr: p.min_insync_replicas,
-            frozen,
-            why: None,
-        });
-    }
-}
-
 #[cfg(test)]
 mod layout_tests {
     use super::*;
@@ -668,67 +582,6 @@ mod layout_tests {
         let p = std::mem::offset_of!(Part, isr) + std::mem::size_of::<Slots>();
         assert!(p <= 128, "the hot fields end at byte {p}");
         assert_eq!(std::mem::align_of::<Part>(), 64);
-    }
-
-    /// What the planner reads of a model, bit for bit.
-    fn contents(m: &Model) -> String {
-        let parts: Vec<String> = m
-            .parts
-            .iter()
-            .map(|p| {
-                format!(
-                    "{:x} {:?} {} {:?} {} {:?} {:?} {} {} {:?} {:?} {:?} {:?}",
-                    p.size.to_bits(),
-                    p.rates.map(f64::to_bits),
-                    p.topic,
-                    p.leader,
-                    p.frozen,
-                    p.replicas.as_slice(),
-                    p.isr.as_slice(),
-                    p.partition,
-                    p.min_isr,
-                    p.original_replicas.as_slice(),
-                    p.original_leader,
-                    p.original_isr.as_slice(),
-                    p.why,
-                )
-            })
-            .collect();
-        let loads: Vec<[u64; 7]> = m.loads.iter().map(|v| v.map(f64::to_bits)).collect();
-        let brokers: Vec<(BrokerId, Option<u32>, bool)> = m
-            .brokers
-            .iter()
-            .map(|b| (b.id, b.rack, b.eligible()))
-            .collect();
-        format!(
-            "{brokers:?} {:?} {:?} {:?} {:?} {parts:?} {loads:?} {:?} {:?} {:?} {}",
-            m.rack_names,
-            m.topics,
-            m.topic_partitions,
-            m.topic_rf,
-            m.broker_parts,
-            m.topic_replicas,
-            m.topic_leaders,
-            m.racks
-        )
-    }
-
-    #[test]
-    fn a_model_built_on_threads_is_the_model_built_on_one() {
-        // Enough partitions for three chunks of at least BUILD_CHUNK; chunks cut topics apart.
-        let s = crate::instances::generate(&crate::instances::Spec::new(
-            crate::instances::Kind::Random,
-            12,
-            3 * BUILD_CHUNK + 100,
-            1,
-        ));
-        let one = contents(&Model::build_on(&s, 0, 0, 1));
-        for threads in [2, 3, 4] {
-            assert!(
-                one == contents(&Model::build_on(&s, 0, 0, threads)),
-                "the model differs on {threads} threads"
-            );
-        }
     }
 
     #[test]

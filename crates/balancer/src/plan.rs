@@ -211,12 +211,7 @@ pub struct Plan {
 
 /// Plans moves for `snapshot` under `policy` at time `now_ms`. Pure and deterministic.
 pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
-    let workers = if policy.workers == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        policy.workers
-    };
-    let mut model = Model::build_on(snapshot, now_ms, policy.cooldown_ms, workers);
+    let mut model = Model::build(snapshot, now_ms, policy.cooldown_ms);
     let nb = model.nb();
     let eligible: Vec<bool> = model.brokers.iter().map(|b| b.eligible()).collect();
     let eligible_count = eligible.iter().filter(|e| **e).count();
@@ -259,6 +254,11 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             .map(|p| p.size * p.replicas.len() as f64)
             .sum::<f64>()
             / n as f64
+    };
+    let workers = if policy.workers == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        policy.workers
     };
 
     let balance_hold = !down.is_empty();

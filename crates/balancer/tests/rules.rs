@@ -694,30 +694,6 @@ fn leadership_steps_split_over_workers_never_change_the_plan() {
 }
 
 #[test]
-fn a_model_built_on_worker_threads_never_changes_the_plan() {
-    // Enough partitions that the model's records are made in chunks on the threads (at least
-    // 16,384 a chunk, one per thread, at most one a CPU) and put back in order: 33,000 spread
-    // evenly over six brokers in three racks, and a topic of larger partitions piled on two
-    // brokers of different racks, which the plan moves.
-    let c = Cluster::new(6, 3)
-        .topic("even", 33_000, GIB / 64, |i| {
-            vec![1 + i % 6, 1 + (i + 1) % 6, 1 + (i + 2) % 6]
-        })
-        .topic("piled", 40, 4 * GIB, |i| vec![1 + i % 2, 2 - i % 2]);
-    let run = |workers| {
-        let p = c.plan_with(&Policy {
-            workers,
-            ..Policy::default()
-        });
-        assert!(!p.moves.is_empty(), "the plan moves something");
-        without_thread_counts(p)
-    };
-    let one = run(1);
-    assert!(one == run(2), "plans differ between 1 and 2 workers");
-    assert!(one == run(4), "plans differ between 1 and 4 workers");
-}
-
-#[test]
 fn partitions_that_may_leave_their_rack_looked_for_on_worker_threads_never_change_the_plan() {
     // One broker holds twice the disk of the others, and more partitions than a chunk of the
     // scan for those that may leave their rack (1,024, one chunk per thread): its replica
