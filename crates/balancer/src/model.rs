@@ -39,11 +39,16 @@ pub struct Slots {
 
 impl Slots {
     pub fn from_slice(ids: &[Bx]) -> Slots {
+        Slots::first_of(ids.iter().copied())
+    }
+
+    /// The first [`MAX_RF`] of `ids`.
+    pub fn first_of(ids: impl Iterator<Item = Bx>) -> Slots {
         let mut s = Slots {
             len: 0,
             items: [0; MAX_RF],
         };
-        for &b in ids.iter().take(MAX_RF) {
+        for b in ids.take(MAX_RF) {
             s.push(b);
         }
         s
@@ -263,6 +268,7 @@ impl Model {
         let mut topic_partitions: Vec<u32> = Vec::new();
         let mut topic_rf: Vec<u32> = Vec::new();
         let mut parts = Vec::with_capacity(sorted.len());
+        let lookup = Lookup::new(&index);
         for p in sorted {
             if topics.last().map(String::as_str) != Some(p.topic.as_str()) {
                 topics.push(p.topic.clone());
@@ -271,10 +277,10 @@ impl Model {
             }
             let t = topics.len() - 1;
             topic_partitions[t] += 1;
-            let map = |ids: &[BrokerId]| -> Vec<Bx> {
-                ids.iter().filter_map(|id| index.get(id).copied()).collect()
-            };
-            let replicas = Slots::from_slice(&map(&p.replicas));
+            // The known brokers of `ids` in order (the first MAX_RF), with no list between.
+            let map =
+                |ids: &[BrokerId]| Slots::first_of(ids.iter().filter_map(|&id| lookup.get(id)));
+            let replicas = map(&p.replicas);
             topic_rf[t] = topic_rf[t].max(replicas.len() as u32);
             // `Snapshot::validate` refuses an unreadable `lastMovedAt`; one that gets here anyway
             // keeps its partition in place rather than lifting the cooldown.
@@ -285,8 +291,8 @@ impl Model {
                 }
             };
             let frozen = cooling || p.replicas.len() > MAX_RF;
-            let leader = p.leader.and_then(|l| index.get(&l).copied());
-            let isr = Slots::from_slice(&map(p.isr_or_replicas()));
+            let leader = p.leader.and_then(|l| lookup.get(l));
+            let isr = map(p.isr_or_replicas());
             parts.push(Part {
                 topic: t as u32,
                 partition: p.partition,
@@ -528,6 +534,45 @@ impl Model {
     }
 }
 
+/// Broker ids to indexes, as the map of [`Model::build`] gives them (the last broker of an
+/// id wins, as in the map): a table by id when the ids are dense enough, else the map.
+enum Lookup<'a> {
+    Table {
+        first: BrokerId,
+        at: Vec<Option<Bx>>,
+    },
+    Map(&'a HashMap<BrokerId, Bx>),
+}
+
+impl<'a> Lookup<'a> {
+    fn new(index: &'a HashMap<BrokerId, Bx>) -> Lookup<'a> {
+        let (Some(&lo), Some(&hi)) = (index.keys().min(), index.keys().max()) else {
+            return Lookup::Map(index);
+        };
+        let span = i64::from(hi) - i64::from(lo) + 1;
+        if span > 4 * index.len() as i64 + 1024 {
+            return Lookup::Map(index);
+        }
+        let mut at = vec![None; span as usize];
+        for (&id, &b) in index {
+            at[(i64::from(id) - i64::from(lo)) as usize] = Some(b);
+        }
+        Lookup::Table { first: lo, at }
+    }
+
+    fn get(&self, id: BrokerId) -> Option<Bx> {
+        match self {
+            Lookup::Table { first, at } => {
+                let i = i64::from(id) - i64::from(*first);
+                usize::try_from(i)
+                    .ok()
+                    .and_then(|i| at.get(i).copied().flatten())
+            }
+            Lookup::Map(index) => index.get(&id).copied(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod layout_tests {
     use super::*;
@@ -537,5 +582,25 @@ mod layout_tests {
         let p = std::mem::offset_of!(Part, isr) + std::mem::size_of::<Slots>();
         assert!(p <= 128, "the hot fields end at byte {p}");
         assert_eq!(std::mem::align_of::<Part>(), 64);
+    }
+
+    #[test]
+    fn broker_ids_are_looked_up_as_the_map_has_them() {
+        for ids in [vec![3, 1, 2, 7], vec![5, 1_000_000, -4], vec![]] {
+            let index: HashMap<BrokerId, Bx> = ids
+                .iter()
+                .enumerate()
+                .map(|(i, &id)| (id, i as Bx))
+                .collect();
+            let lookup = Lookup::new(&index);
+            for id in -10..20 {
+                assert_eq!(lookup.get(id), index.get(&id).copied(), "{id} in {ids:?}");
+            }
+            for &id in &ids {
+                assert_eq!(lookup.get(id), index.get(&id).copied());
+            }
+            assert_eq!(lookup.get(i32::MAX), None);
+            assert_eq!(lookup.get(i32::MIN), None);
+        }
     }
 }

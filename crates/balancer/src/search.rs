@@ -473,6 +473,12 @@ enum Task {
     Leaders { ideal: f64, over: bool },
     /// Check and score these leadership changes ([`View::check_chunk`]): a chunk is a range.
     Check(Vec<Ranked>),
+    /// Which of `b`'s partitions may leave their rack ([`View::movable`]), ranked by how close
+    /// their share of `load` is to `ideal`: a chunk is a range of `b`'s partitions.
+    Movable { ideal: f64 },
+    /// The copies `b` could take from `sources` ([`View::pulls`]): a chunk is a range of
+    /// sources.
+    Pulls { ideal: f64, sources: Vec<Bx> },
 }
 
 /// A step's work as handed to the threads: `items` split into `chunks`, each done by whichever
@@ -698,10 +704,24 @@ impl Pool {
         self.workers.min(n / self.min_chunk).max(1)
     }
 
-    /// Chunks the exchanges between `n` broker pairs are split into: one pair's search samples
-    /// and sorts hundreds of partitions, enough to be worth handing over on its own.
+    /// Threads the exchanges between `n` broker pairs are split over: one pair's search samples
+    /// and sorts hundreds of partitions, enough to be worth handing over on its own. Every pair
+    /// is a chunk of its own ([`View::all_exchanges`]), claimed by whichever thread is free.
     fn threads_for_pairs(&self, n: usize) -> usize {
         self.workers.min(n).max(1)
+    }
+
+    /// Chunks the sampling of `n` sources' partitions for the copies a broker could take
+    /// ([`View::pulls`]) is split into: one per thread (a source's sample is 64 partitions or
+    /// more, tens of microseconds).
+    fn threads_for_sources(&self, n: usize) -> usize {
+        self.threads.min(n).max(1)
+    }
+
+    /// Chunks the scan of `n` partitions of a broker for those that may leave their rack
+    /// ([`View::movable`]) is split into: one per thread, each with at least [`SCAN_CHUNK`].
+    fn threads_for_scan(&self, n: usize) -> usize {
+        self.threads.min(n / SCAN_CHUNK).max(1)
     }
 
     /// Chunks a leadership step over `sampled` partitions is split into: one per thread, each
@@ -814,6 +834,10 @@ const LEADER_CHECKED: usize = SHORTLIST + SHORTLIST / 12;
 
 /// The fewest sampled partitions a chunk of a split leadership step gets.
 const LEADER_CHUNK: usize = 64;
+
+/// The fewest partitions a chunk of a split scan for those that may leave their rack gets
+/// (about a microsecond each at 200 brokers, mostly a cache miss on the partition).
+const SCAN_CHUNK: usize = 1024;
 
 fn read<'a, 'm>(lock: &'a RwLock<&'m mut Model>) -> RwLockReadGuard<'a, &'m mut Model> {
     lock.read().unwrap_or_else(PoisonError::into_inner)
@@ -1449,32 +1473,29 @@ impl View<'_> {
             } else {
                 let mut quiet = Tally::default();
                 // Every partition of `b` that may leave its rack, not only the sampled ones:
-                // there are few of them.
-                let racks = m.rack_names.len();
-                let ideal_for = |pi: u32| {
-                    let p = &m.parts[pi as usize];
-                    let own = if p.leader == Some(b) {
-                        p.leader_vec()[load]
-                    } else {
-                        p.follower_vec()[load]
-                    };
-                    Ranked::copy(own - ideal, p.size, pi, Bx::MAX)
-                };
-                let movable: Vec<Ranked> = m.broker_parts[b as usize]
-                    .iter()
-                    .copied()
-                    .filter(|&pi| {
-                        let p = &m.parts[pi as usize];
-                        // Two replicas share a rack (one may leave it), or a rack lacks one
-                        // (a replica may go there).
-                        p.leader.is_some() && {
-                            let spread = m.rack_spread(p.replicas.as_slice());
-                            spread < p.replicas.len() || spread < racks
+                // there are few of them, but finding them reads all of `b`'s partitions, so
+                // the scan is split over the threads (in consecutive ranges, put back in order).
+                let all = m.broker_parts[b as usize].len();
+                let chunks = pool.map_or(1, |p| p.threads_for_scan(all));
+                let movable: Vec<Ranked> = match pool.filter(|_| chunks > 1) {
+                    None => self.movable(b, load, ideal, &m.broker_parts[b as usize]),
+                    Some(pool) => {
+                        threads = threads.max(chunks);
+                        let job = Job {
+                            step: self.step,
+                            b,
+                            load,
+                            items: all,
+                            task: Task::Movable { ideal },
+                            chunks,
+                        };
+                        let mut out = Vec::new();
+                        for chunk in pool.split(job, |job, i| self.run_chunk(job, i)) {
+                            out.extend(chunk.ranked);
                         }
-                    })
-                    .map(ideal_for)
-                    .filter(|r| r.closeness.is_finite())
-                    .collect();
+                        out
+                    }
+                };
                 let mut c = shortlist(
                     movable,
                     SHORTLIST,
@@ -1507,7 +1528,7 @@ impl View<'_> {
             }
             if load == DISK && !self.counts_beyond(b, 1.0) {
                 let pairs: Vec<(Bx, Bx)> = dests.iter().map(|&d| (b, d)).collect();
-                threads = self.all_exchanges(pairs, ideal, pool, &mut out, tally);
+                threads = threads.max(self.all_exchanges(pairs, ideal, pool, &mut out, tally));
             }
         } else {
             let ideal = fair * (1.0 - AIM * t.threshold / 100.0) - value;
@@ -1527,28 +1548,31 @@ impl View<'_> {
                 return (out, 1);
             }
             let sources = self.partners(b, load, false);
-            let mut pulls: Vec<Ranked> = Vec::new();
-            let per_source = (SAMPLE / sources.len().max(1)).max(64);
-            for &s in &sources {
-                let sampled = warmed(
-                    m,
-                    sample(&m.broker_parts[s as usize], self.step ^ u64::from(s)).take(per_source),
-                );
-                for pi in sampled.iter() {
-                    let p = &m.parts[pi as usize];
-                    if p.leader.is_none() || p.holds(b) {
-                        continue;
-                    }
-                    let own = if p.leader == Some(s) {
-                        p.leader_vec()[load]
-                    } else {
-                        p.follower_vec()[load]
+            // The sources' sampled partitions, source by source: split over the threads in
+            // consecutive ranges of sources, put back in order.
+            let chunks = pool.map_or(1, |p| p.threads_for_sources(sources.len()));
+            let pulls: Vec<Ranked> = match pool.filter(|_| chunks > 1) {
+                None => self.pulls(b, load, ideal, &sources),
+                Some(pool) => {
+                    threads = threads.max(chunks);
+                    let job = Job {
+                        step: self.step,
+                        b,
+                        load,
+                        items: sources.len(),
+                        task: Task::Pulls {
+                            ideal,
+                            sources: sources.clone(),
+                        },
+                        chunks,
                     };
-                    if own > 0.0 {
-                        pulls.push(Ranked::copy(own - ideal, p.size, pi, s));
+                    let mut out = Vec::new();
+                    for chunk in pool.split(job, |job, i| self.run_chunk(job, i)) {
+                        out.extend(chunk.ranked);
                     }
+                    out
                 }
-            }
+            };
             for r in shortlist(
                 pulls,
                 SHORTLIST,
@@ -1563,7 +1587,7 @@ impl View<'_> {
             }
             if load == DISK && !self.counts_beyond(b, -1.0) {
                 let pairs: Vec<(Bx, Bx)> = sources.iter().map(|&s| (s, b)).collect();
-                threads = self.all_exchanges(pairs, ideal, pool, &mut out, tally);
+                threads = threads.max(self.all_exchanges(pairs, ideal, pool, &mut out, tally));
             }
         }
         (out, threads)
@@ -1586,13 +1610,15 @@ impl View<'_> {
             }
             return 1;
         };
+        // A pair a chunk: pairs' searches differ in length (one with nothing to move returns at
+        // once), so consecutive ranges would leave a thread waiting.
         let job = Job {
             step: self.step,
             b: 0,
             load: DISK,
             items: pairs.len(),
+            chunks: pairs.len(),
             task: Task::Exchanges(pairs, ideal),
-            chunks: threads,
         };
         for chunk in pool.split(job, |job, i| self.run_chunk(job, i)) {
             tally.merge(&chunk.tally);
@@ -1619,7 +1645,98 @@ impl View<'_> {
                 self.leader_chunk(job.b, job.load, (*ideal, *over), i, job.chunks)
             }
             Task::Check(ranked) => self.check_chunk(job.b, job.load, &ranked[job.range(i)]),
+            Task::Pulls { ideal, sources } => {
+                // The sample per source depends on how many sources the step has, not the chunk's.
+                let per_source = (SAMPLE / sources.len().max(1)).max(64);
+                let mut ranked = Vec::new();
+                for &s in &sources[job.range(i)] {
+                    self.pull(job.b, job.load, *ideal, (s, per_source), &mut ranked);
+                }
+                Outcome {
+                    ranked,
+                    ..Outcome::default()
+                }
+            }
+            Task::Movable { ideal } => Outcome {
+                ranked: self.movable(
+                    job.b,
+                    job.load,
+                    *ideal,
+                    &self.model.broker_parts[job.b as usize][job.range(i)],
+                ),
+                ..Outcome::default()
+            },
         }
+    }
+
+    /// The copies `b` (below fair share on `load`) could take from `sources`, source by source:
+    /// the sampled partitions of each that `b` does not hold, ranked by how close the source's
+    /// share of `load` in them is to `ideal`.
+    fn pulls(&self, b: Bx, load: usize, ideal: f64, sources: &[Bx]) -> Vec<Ranked> {
+        let per_source = (SAMPLE / sources.len().max(1)).max(64);
+        let mut out = Vec::new();
+        for &s in sources {
+            self.pull(b, load, ideal, (s, per_source), &mut out);
+        }
+        out
+    }
+
+    /// [`View::pulls`] from one source `s`, sampling `per_source` of its partitions.
+    fn pull(
+        &self,
+        b: Bx,
+        load: usize,
+        ideal: f64,
+        (s, per_source): (Bx, usize),
+        out: &mut Vec<Ranked>,
+    ) {
+        let m = self.model;
+        let sampled = warmed(
+            m,
+            sample(&m.broker_parts[s as usize], self.step ^ u64::from(s)).take(per_source),
+        );
+        for pi in sampled.iter() {
+            let p = &m.parts[pi as usize];
+            if p.leader.is_none() || p.holds(b) {
+                continue;
+            }
+            let own = if p.leader == Some(s) {
+                p.leader_vec()[load]
+            } else {
+                p.follower_vec()[load]
+            };
+            if own > 0.0 {
+                out.push(Ranked::copy(own - ideal, p.size, pi, s));
+            }
+        }
+    }
+
+    /// Those of `pis` (partitions `b` holds) that may leave their rack, in order, ranked by how
+    /// close `b`'s share of `load` in them is to `ideal`: two replicas share a rack (one may
+    /// leave it), or a rack lacks one (a replica may go there).
+    fn movable(&self, b: Bx, load: usize, ideal: f64, pis: &[u32]) -> Vec<Ranked> {
+        let m = self.model;
+        let racks = m.rack_names.len();
+        pis.iter()
+            .copied()
+            .filter(|&pi| {
+                let p = &m.parts[pi as usize];
+                p.leader.is_some() && {
+                    let spread = m.rack_spread(p.replicas.as_slice());
+                    spread < p.replicas.len() || spread < racks
+                }
+            })
+            .map(|pi| {
+                let p = &m.parts[pi as usize];
+                let own = if p.leader == Some(b) {
+                    p.leader_vec()[load]
+                } else {
+                    p.follower_vec()[load]
+                };
+                Ranked::copy(own - ideal, p.size, pi, Bx::MAX)
+            })
+            .filter(|r| r.closeness.is_finite())
+            .collect()
     }
 
     /// Whether `b` is beyond the threshold on leader or follower count in the direction `sign`

@@ -693,6 +693,84 @@ fn leadership_steps_split_over_workers_never_change_the_plan() {
     assert!(one == run(3), "plans differ between 1 and 3 workers");
 }
 
+#[test]
+fn partitions_that_may_leave_their_rack_looked_for_on_worker_threads_never_change_the_plan() {
+    // One broker holds twice the disk of the others, and more partitions than a chunk of the
+    // scan for those that may leave their rack (1,024, one chunk per thread): its replica
+    // steps scan its partitions in chunks on the threads, put back in order.
+    let s = instances::generate(&instances::Spec::new(
+        instances::Kind::HotBroker,
+        12,
+        9_000,
+        1,
+    ));
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let run = |workers| {
+        let p = plan(
+            &s,
+            &Policy {
+                workers,
+                parallel_min_chunk: 1_000_000,
+                ..Policy::default()
+            },
+            NOW_MS,
+        );
+        assert!(
+            p.moves
+                .iter()
+                .any(|m| m.cost_class != CostClass::LeaderOnly),
+            "the plan copies replicas"
+        );
+        if workers > 1 && cpus > 1 {
+            assert!(p.search.parallel_steps > 0, "{:?}", p.search);
+        }
+        without_thread_counts(p)
+    };
+    let one = run(1);
+    assert!(one == run(2), "plans differ between 1 and 2 workers");
+    assert!(one == run(4), "plans differ between 1 and 4 workers");
+}
+
+#[test]
+fn copies_a_broker_looks_for_on_worker_threads_never_change_the_plan() {
+    // An empty broker among loaded ones: its replica steps sample the partitions of the
+    // brokers it could take copies from in chunks of sources, one chunk per thread, put back
+    // in order.
+    let s = instances::generate(&instances::Spec::new(
+        instances::Kind::NewBroker,
+        12,
+        2400,
+        1,
+    ));
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let run = |workers| {
+        let p = plan(
+            &s,
+            &Policy {
+                workers,
+                parallel_min_chunk: 1_000_000,
+                ..Policy::default()
+            },
+            NOW_MS,
+        );
+        assert!(
+            p.moves
+                .iter()
+                .filter(|m| m.cost_class != CostClass::LeaderOnly)
+                .count()
+                > 50,
+            "the plan copies replicas to the new broker"
+        );
+        if workers > 1 && cpus > 1 {
+            assert!(p.search.parallel_steps > 50, "{:?}", p.search);
+        }
+        without_thread_counts(p)
+    };
+    let one = run(1);
+    assert!(one == run(2), "plans differ between 1 and 2 workers");
+    assert!(one == run(4), "plans differ between 1 and 4 workers");
+}
+
 /// A plan as JSON without what depends on the threads that made it (the workers asked for,
 /// steps split, threads used), to compare plans made with different workers.
 fn without_thread_counts(mut p: ballast_balancer::Plan) -> String {
