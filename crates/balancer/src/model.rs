@@ -230,6 +230,15 @@ pub struct Model {
 }
 
 impl Model {
+    /// Each load summed over every broker.
+    pub fn load_totals(&self) -> [f64; 7] {
+        let mut total = [0.0; 7];
+        for (l, sum) in total.iter_mut().enumerate() {
+            *sum = self.loads.iter().map(|v| v[l]).sum();
+        }
+        total
+    }
+
     pub fn nb(&self) -> usize {
         self.brokers.len()
     }

@@ -222,10 +222,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         .map(|b| b.id)
         .collect();
 
-    let mut total = [0.0; 7];
-    for (l, sum) in total.iter_mut().enumerate() {
-        *sum = model.loads.iter().map(|v| v[l]).sum();
-    }
+    let total = model.load_totals();
     let fair = fair_shares(total, eligible_count);
     let (mut targets, summaries) = classify(&model, total, &eligible, eligible_count, policy);
     let counted = targets.counted;
@@ -1612,10 +1609,7 @@ mod tests {
         };
         let model = Model::build(&snapshot, 0, 0);
         let eligible = vec![true; 4];
-        let mut total = [0.0; 7];
-        for (l, sum) in total.iter_mut().enumerate() {
-            *sum = model.loads.iter().map(|v| v[l]).sum();
-        }
+        let total = model.load_totals();
         let (t, _) = classify(&model, total, &eligible, 4, &Policy::default());
         (model, t)
     }
@@ -1718,10 +1712,7 @@ mod tests {
     fn a_count_exactly_at_the_trigger_is_within_it() {
         let snapshot = followers_at_the_trigger();
         let model = Model::build(&snapshot, 0, 0);
-        let mut total = [0.0; 7];
-        for (l, sum) in total.iter_mut().enumerate() {
-            *sum = model.loads.iter().map(|v| v[l]).sum();
-        }
+        let total = model.load_totals();
         let (t, _) = classify(&model, total, &[true; 3], 3, &Policy::default());
         assert_eq!((t.total[1], t.fair[1]), (20.0, 20.0 / 3.0));
         assert_eq!(t.dev(1, 6.0), -10.0, "6 followers of 20 over 3 brokers");

@@ -549,10 +549,7 @@ mod tests {
     /// Disk evened to 5%, the other loads left alone.
     fn disk_targets(m: &Model) -> Targets {
         let nb = m.nb();
-        let mut total = [0.0; 7];
-        for (l, sum) in total.iter_mut().enumerate() {
-            *sum = m.loads.iter().map(|v| v[l]).sum();
-        }
+        let total = m.load_totals();
         let fair = total.map(|sum| sum / nb as f64);
         let mut on = [false; 7];
         on[DISK] = true;

@@ -2327,10 +2327,7 @@ mod tests {
         }
         let snapshot = cluster(4, partitions);
         let m = Model::build(&snapshot, 0, 0);
-        let mut total = [0.0; 7];
-        for (l, sum) in total.iter_mut().enumerate() {
-            *sum = m.loads.iter().map(|v| v[l]).sum();
-        }
+        let total = m.load_totals();
         let fair = total.map(|sum| sum / 4.0);
         let placement = [true, true, true, false, false, false, false];
         let mut t = Targets {
@@ -2393,10 +2390,7 @@ mod tests {
             partitions,
         };
         let m = Model::build(&snapshot, 0, 0);
-        let mut total = [0.0; 7];
-        for (l, sum) in total.iter_mut().enumerate() {
-            *sum = m.loads.iter().map(|v| v[l]).sum();
-        }
+        let total = m.load_totals();
         let fair = total.map(|sum| sum / 6.0);
         let mut on = [false; 7];
         on[DISK] = true;
@@ -2473,10 +2467,7 @@ mod tests {
                 .collect(),
         );
         let mut m = Model::build(&snapshot, 0, 0);
-        let mut total = [0.0; 7];
-        for (l, sum) in total.iter_mut().enumerate() {
-            *sum = m.loads.iter().map(|v| v[l]).sum();
-        }
+        let total = m.load_totals();
         let fair = total.map(|sum| sum / 6.0);
         let mut on = [false; 7];
         on[0] = true;
