@@ -629,30 +629,12 @@ fn exchanges_looked_for_on_worker_threads_never_change_the_plan() {
         1200,
         1,
     ));
-    let run = |workers| {
-        let p = plan(
-            &s,
-            &Policy {
-                workers,
-                parallel_min_chunk: 1_000_000,
-                ..Policy::default()
-            },
-            NOW_MS,
-        );
+    same_plan_for_any_workers(&s, Some(1_000_000), &[2, 3, 4], 1, |p| {
         assert!(
             p.moves.iter().any(|m| m.reason.starts_with("exchange")),
             "the plan exchanges replicas"
         );
-        if workers > 1 {
-            assert!(p.search.parallel_steps > 0, "{:?}", p.search);
-            assert!(p.search.threads_used > 1 && p.search.threads_used <= workers);
-        }
-        without_thread_counts(p)
-    };
-    let one = run(1);
-    assert!(one == run(2), "plans differ between 1 and 2 workers");
-    assert!(one == run(3), "plans differ between 1 and 3 workers");
-    assert!(one == run(4), "plans differ between 1 and 4 workers");
+    });
 }
 
 #[test]
@@ -662,17 +644,7 @@ fn leadership_steps_split_over_workers_never_change_the_plan() {
     // and check and score the first of the merged ranking in chunks; the plan and the search's
     // counts (steps, candidates scored) are what one thread finds.
     let s = instances::generate(&instances::Spec::new(instances::Kind::Leaders, 12, 2400, 1));
-    // A leadership step is split over threads, not over more workers than CPUs.
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let run = |workers| {
-        let p = plan(
-            &s,
-            &Policy {
-                workers,
-                ..Policy::default()
-            },
-            NOW_MS,
-        );
+    same_plan_for_any_workers(&s, None, &[2, 4, 3], 101, |p| {
         assert!(
             p.moves
                 .iter()
@@ -681,16 +653,7 @@ fn leadership_steps_split_over_workers_never_change_the_plan() {
                 > 100,
             "the plan changes leadership"
         );
-        if workers > 1 && cpus > 1 {
-            assert!(p.search.parallel_steps > 100, "{:?}", p.search);
-            assert!(p.search.threads_used > 1 && p.search.threads_used <= workers);
-        }
-        without_thread_counts(p)
-    };
-    let one = run(1);
-    assert!(one == run(2), "plans differ between 1 and 2 workers");
-    assert!(one == run(4), "plans differ between 1 and 4 workers");
-    assert!(one == run(3), "plans differ between 1 and 3 workers");
+    });
 }
 
 #[test]
@@ -704,31 +667,14 @@ fn partitions_that_may_leave_their_rack_looked_for_on_worker_threads_never_chang
         9_000,
         1,
     ));
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let run = |workers| {
-        let p = plan(
-            &s,
-            &Policy {
-                workers,
-                parallel_min_chunk: 1_000_000,
-                ..Policy::default()
-            },
-            NOW_MS,
-        );
+    same_plan_for_any_workers(&s, Some(1_000_000), &[2, 4], 1, |p| {
         assert!(
             p.moves
                 .iter()
                 .any(|m| m.cost_class != CostClass::LeaderOnly),
             "the plan copies replicas"
         );
-        if workers > 1 && cpus > 1 {
-            assert!(p.search.parallel_steps > 0, "{:?}", p.search);
-        }
-        without_thread_counts(p)
-    };
-    let one = run(1);
-    assert!(one == run(2), "plans differ between 1 and 2 workers");
-    assert!(one == run(4), "plans differ between 1 and 4 workers");
+    });
 }
 
 #[test]
@@ -742,17 +688,7 @@ fn copies_a_broker_looks_for_on_worker_threads_never_change_the_plan() {
         2400,
         1,
     ));
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let run = |workers| {
-        let p = plan(
-            &s,
-            &Policy {
-                workers,
-                parallel_min_chunk: 1_000_000,
-                ..Policy::default()
-            },
-            NOW_MS,
-        );
+    same_plan_for_any_workers(&s, Some(1_000_000), &[2, 4], 51, |p| {
         assert!(
             p.moves
                 .iter()
@@ -761,14 +697,45 @@ fn copies_a_broker_looks_for_on_worker_threads_never_change_the_plan() {
                 > 50,
             "the plan copies replicas to the new broker"
         );
+    });
+}
+
+/// Plans `s` with one worker and with each of `more` (`parallel_min_chunk` as given, else the
+/// default), checks every plan with `check` and, where this machine has more than one CPU,
+/// that a plan with more workers split at least `split` steps over more than one thread (never
+/// more than the workers); every plan is the one worker's.
+fn same_plan_for_any_workers(
+    s: &ballast_model::snapshot::Snapshot,
+    min_chunk: Option<usize>,
+    more: &[usize],
+    split: u64,
+    check: impl Fn(&ballast_balancer::Plan),
+) {
+    // Steps are split over threads, not over more workers than CPUs.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let run = |workers| {
+        let mut policy = Policy {
+            workers,
+            ..Policy::default()
+        };
+        if let Some(chunk) = min_chunk {
+            policy.parallel_min_chunk = chunk;
+        }
+        let p = plan(s, &policy, NOW_MS);
+        check(&p);
         if workers > 1 && cpus > 1 {
-            assert!(p.search.parallel_steps > 50, "{:?}", p.search);
+            assert!(p.search.parallel_steps >= split, "{:?}", p.search);
+            assert!(p.search.threads_used > 1 && p.search.threads_used <= workers);
         }
         without_thread_counts(p)
     };
     let one = run(1);
-    assert!(one == run(2), "plans differ between 1 and 2 workers");
-    assert!(one == run(4), "plans differ between 1 and 4 workers");
+    for &workers in more {
+        assert!(
+            one == run(workers),
+            "plans differ between 1 and {workers} workers"
+        );
+    }
 }
 
 /// A plan as JSON without what depends on the threads that made it (the workers asked for,
