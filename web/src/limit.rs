@@ -2,19 +2,23 @@
 //! once; more wait in that route's line for at most `BALLAST_HTTP_QUEUE_WAIT` (and at most
 //! [`MAX_WAITING`] wait), beyond which the answer is 503 in the envelope with `Retry-After`, never
 //! a pool timeout. A client that leaves while waiting or being served frees its place at once
-//! (its request's work is dropped with it). The probes, and the long-lived streams, are not
-//! bounded.
+//! (its request's work is dropped with it). A request holds its place until its answer's body is
+//! done, so an answer that streams (an MCP call's event) counts while its work goes on. The
+//! probes, and the long-lived streams, are not bounded.
 
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use axum::body::{Body, Bytes};
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::{ApiError, AppState};
 
@@ -89,9 +93,41 @@ impl Limits {
                 }
             }
         };
-        let response = serve.await;
-        drop(permit);
-        response
+        // The place is held until the answer's body is done: an answer that streams (an MCP
+        // call's server-sent event, written when the tool's work ends) is still being served
+        // after its head is returned.
+        serve.await.map(|body| {
+            Body::new(Held {
+                body,
+                _permit: permit,
+            })
+        })
+    }
+}
+
+/// A body that holds its route's place until it is done or dropped (the client left).
+struct Held {
+    body: Body,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl http_body::Body for Held {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
     }
 }
 
@@ -218,5 +254,63 @@ mod tests {
         gate.notify_one();
         assert_eq!(held.await.unwrap().status(), StatusCode::OK);
         assert_eq!(waiter.await.unwrap().status(), StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_streams_holds_its_routes_place_until_its_body_is_done() {
+        use futures_util::StreamExt;
+        let limits = Arc::new(Limits::new(1, Duration::from_millis(50)));
+        // The head is answered at once; the body is an event written when the work ends (as
+        // an MCP call's is).
+        let (send, events) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(1);
+        let streaming = limits
+            .run(&Method::POST, "/r", async move {
+                let events = futures_util::stream::unfold(events, |mut rx| async move {
+                    rx.recv().await.map(|event| (event, rx))
+                });
+                Body::from_stream(events.boxed()).into_response()
+            })
+            .await;
+        assert_eq!(streaming.status(), StatusCode::OK);
+        // While its body is not done, the route's place is taken.
+        let refused = limits
+            .run(&Method::POST, "/r", async {
+                StatusCode::OK.into_response()
+            })
+            .await;
+        assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+        // The work ends: the event is written, the body is done, the place is free.
+        send.send(Ok(Bytes::from_static(b"data: {}\n\n")))
+            .await
+            .unwrap();
+        drop(send);
+        let body = axum::body::to_bytes(streaming.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        assert_eq!(&body[..], b"data: {}\n\n");
+        let served = limits
+            .run(&Method::POST, "/r", async {
+                StatusCode::OK.into_response()
+            })
+            .await;
+        assert_eq!(served.status(), StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn a_client_that_leaves_while_an_answer_streams_frees_its_place() {
+        let limits = Arc::new(Limits::new(1, Duration::from_millis(50)));
+        let pending = futures_util::stream::pending::<Result<Bytes, std::io::Error>>();
+        let streaming = limits
+            .run(&Method::POST, "/r", async move {
+                Body::from_stream(pending).into_response()
+            })
+            .await;
+        drop(streaming);
+        let served = limits
+            .run(&Method::POST, "/r", async {
+                StatusCode::OK.into_response()
+            })
+            .await;
+        assert_eq!(served.status(), StatusCode::OK);
     }
 }
