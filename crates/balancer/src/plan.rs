@@ -2,6 +2,8 @@
 //! while a broker is down), and the decision whether the plan is worth recommending.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::{PoisonError, RwLock};
 
 use ballast_model::snapshot::{Snapshot, PLAN_FORMAT};
 use ballast_model::{BrokerId, BrokerState, CostClass, Load};
@@ -12,7 +14,9 @@ use crate::model::{Bx, Model, Why, DISK, MAX_RF};
 use crate::policy::Policy;
 use crate::proof::{prove, Proof};
 use crate::prune::prune;
-use crate::search::{effect, objective, Action, Mode, Search, Tally, Targets, AIM};
+use crate::search::{
+    effect, objective, read, Action, Job, Mode, Outcome, Pool, Search, Tally, Targets, AIM,
+};
 use crate::{is_no_traffic, load_index};
 
 /// One partition's change, as the executor will carry it out.
@@ -107,10 +111,11 @@ pub struct SearchStats {
     pub workers: usize,
     /// The most parts one step's work was split into: a step's candidates are split only when
     /// every part gets enough of them, its broker pairs' exchanges one pair a part at least,
-    /// a leadership step's sampled partitions one part per thread. The parts are done by at most
-    /// `workers` threads, and at most one per CPU.
+    /// a leadership step's sampled partitions one part per thread, a rack repair's destination
+    /// brokers one range per thread. The parts are done by at most `workers` threads, and at
+    /// most one per CPU.
     pub threads_used: usize,
-    /// Steps whose work was split into more than one part.
+    /// Steps (and rack repairs) whose work was split into more than one part.
     pub parallel_steps: u64,
 }
 
@@ -277,7 +282,12 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             policy.max_partitions,
         );
         // A partition the repairs move ends on enough racks; the others wait for balancing.
-        let (n, left) = repair_racks(&mut model, &eligible, policy, (&targets, Scope::Moved));
+        let (n, left) = repair_racks(
+            &mut model,
+            &eligible,
+            (policy, workers, &mut stats),
+            (&targets, Scope::Moved),
+        );
         stats.steps_applied += n;
         repaired = n;
         rack_limits = left;
@@ -299,7 +309,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
         let (n, left) = repair_racks(
             &mut model,
             &eligible,
-            policy,
+            (policy, workers, &mut stats),
             (&drained_targets, Scope::All),
         );
         repaired += n;
@@ -382,7 +392,12 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
             // onto more racks (where that also evens a load), and what it leaves is repaired
             // here; the next pass evens what the repairs changed. The search never moves a
             // partition the repair could not reach.
-            let (n, left) = repair_racks(&mut model, &eligible, policy, (&targets, Scope::All));
+            let (n, left) = repair_racks(
+                &mut model,
+                &eligible,
+                (policy, workers, &mut stats),
+                (&targets, Scope::All),
+            );
             repaired += n;
             rack_limits = left;
             stats.steps_applied += n;
@@ -723,13 +738,17 @@ fn partitions(n: u64) -> String {
 /// Repairs every partition on too few racks that may move: a copy in a doubled rack goes to a
 /// broker of a rack the partition lacks ([`repair_copy`] chooses which copy and where), until
 /// the partition spans `min(replication factor, racks)`. The largest partitions first (ties in
-/// index order); the proposal cap counts them with the partitions the drain changed. Returns how many it repaired
-/// and, per cause, those it could not.
+/// index order); the proposal cap counts them with the partitions the drain changed. Each
+/// repair reads the loads the previous one left, so the repairs run one after another; a
+/// repair's candidate copies are scored in ranges of destination brokers on `workers` threads
+/// ([`Pool::repair`]) and the best of the ranges taken by [`RepairKey::before`], a total order:
+/// the copy one thread would choose. A repair split counts in `stats` as a parallel step.
+/// Returns how many it repaired and, per cause, those it could not.
 fn repair_racks(
     model: &mut Model,
     eligible: &[bool],
-    policy: &Policy,
-    (t, scope): (&Targets, Scope),
+    (policy, workers, stats): (&Policy, usize, &mut SearchStats),
+    (t, scope_of_repairs): (&Targets, Scope),
 ) -> (u64, Vec<RackLimit>) {
     if model.racks == 0 {
         return (0, Vec::new());
@@ -747,43 +766,79 @@ fn repair_racks(
             .total_cmp(&model.parts[a as usize].size)
             .then(a.cmp(&b))
     });
-    for pi in order {
-        let p = &model.parts[pi as usize];
-        if !model.too_few_racks(p.replicas.as_slice()) || (scope == Scope::Moved && !p.changed()) {
-            continue;
-        }
-        if p.leader.is_none() || p.replicas.len() > MAX_RF {
-            offline += 1;
-            continue;
-        }
-        if p.frozen {
-            cooling += 1;
-            continue;
-        }
-        let was_changed = p.changed();
-        if !was_changed && policy.max_partitions.is_some_and(|c| changed >= c) {
-            capped += 1;
-            continue;
-        }
-        let mut moved = false;
-        while model.too_few_racks(model.parts[pi as usize].replicas.as_slice()) {
-            let Some((from, to, lead)) = repair_copy(model, t, pi, eligible) else {
-                break;
-            };
-            model.parts[pi as usize].why.get_or_insert(Why::RackRepair);
-            model.apply_replica_move(pi, from, to);
-            if model.parts[pi as usize].leader != Some(lead) {
-                model.apply_leader_swap(pi, lead);
+    let nb = model.nb();
+    let lock = RwLock::new(model);
+    let work = |job: &Job, i: usize| {
+        Outcome::of_repair(
+            job.repair_of()
+                .and_then(|pi| repair_copy(&read(&lock), t, pi, eligible, job.range(i))),
+        )
+    };
+    // Not asked with one worker, nor when nothing is to be repaired: no thread is started.
+    let cpus = if workers > 1 && !order.is_empty() {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        1
+    };
+    std::thread::scope(|scope| {
+        let pool = Pool::start(scope, workers, cpus, 1, &work);
+        for pi in order {
+            let mut model = lock.write().unwrap_or_else(PoisonError::into_inner);
+            let p = &model.parts[pi as usize];
+            if !model.too_few_racks(p.replicas.as_slice())
+                || (scope_of_repairs == Scope::Moved && !p.changed())
+            {
+                continue;
             }
-            moved = true;
-        }
-        if moved {
-            repaired += 1;
-            if !was_changed {
-                changed += 1;
+            if p.leader.is_none() || p.replicas.len() > MAX_RF {
+                offline += 1;
+                continue;
+            }
+            if p.frozen {
+                cooling += 1;
+                continue;
+            }
+            let was_changed = p.changed();
+            if !was_changed && policy.max_partitions.is_some_and(|c| changed >= c) {
+                capped += 1;
+                continue;
+            }
+            let mut moved = false;
+            while model.too_few_racks(model.parts[pi as usize].replicas.as_slice()) {
+                // The threads read the model: this one lets go of it while they score.
+                drop(model);
+                let (best, chunks) = pool.repair(pi, nb, work);
+                if chunks > 1 {
+                    stats.parallel_steps += 1;
+                    stats.threads_used = stats.threads_used.max(chunks);
+                }
+                model = lock.write().unwrap_or_else(PoisonError::into_inner);
+                let best = best
+                    .into_iter()
+                    .flatten()
+                    .reduce(|a, b| if b.before(&a) { b } else { a });
+                let Some(RepairKey {
+                    pair: (from, to, lead),
+                    ..
+                }) = best
+                else {
+                    break;
+                };
+                model.parts[pi as usize].why.get_or_insert(Why::RackRepair);
+                model.apply_replica_move(pi, from, to);
+                if model.parts[pi as usize].leader != Some(lead) {
+                    model.apply_leader_swap(pi, lead);
+                }
+                moved = true;
+            }
+            if moved {
+                repaired += 1;
+                if !was_changed {
+                    changed += 1;
+                }
             }
         }
-    }
+    });
     let cooldown_min = policy.cooldown_ms / 60_000;
     let mut out = Vec::new();
     if cooling > 0 {
@@ -839,12 +894,19 @@ fn repair_racks(
 /// another in-sync replica (made the preferred one), whichever pushes fewer loads beyond the
 /// trigger: otherwise a leader's copy that takes bytes off a broker that must give was passed
 /// over whenever the broker it lands on could not also take the partition's traffic (8-broker
-/// `random` seeds 5 and 6 copied 3.89 and 3.18 GB for bounds of 3.15 and 2.75). Returns the
-/// copy's source, destination and the partition's leader after it.
-fn repair_copy(model: &Model, t: &Targets, pi: u32, eligible: &[bool]) -> Option<(Bx, Bx, Bx)> {
+/// `random` seeds 5 and 6 copied 3.89 and 3.18 GB for bounds of 3.15 and 2.75). Looks only at
+/// destinations in `tos` (a range of broker indexes: the repairs split them over threads).
+/// Returns the best copy's key: its source, destination and the partition's leader after it
+/// are its `pair`.
+fn repair_copy(
+    model: &Model,
+    t: &Targets,
+    pi: u32,
+    eligible: &[bool],
+    tos: Range<usize>,
+) -> Option<RepairKey> {
     let p = &model.parts[pi as usize];
     let rack = |b: Bx| model.brokers[b as usize].rack;
-    let nb = model.nb();
     let band = AIM * t.threshold / 100.0;
     let (lv, fv) = (p.leader_vec(), p.follower_vec());
     let mut best: Option<RepairKey> = None;
@@ -857,7 +919,7 @@ fn repair_copy(model: &Model, t: &Targets, pi: u32, eligible: &[bool]) -> Option
         {
             continue;
         }
-        for to in 0..nb as Bx {
+        for to in tos.start as Bx..tos.end as Bx {
             if !eligible[to as usize]
                 || p.holds(to)
                 || p.replicas.iter().any(|&r| rack(r) == rack(to))
@@ -951,7 +1013,7 @@ fn repair_copy(model: &Model, t: &Targets, pi: u32, eligible: &[bool]) -> Option
             }
         }
     }
-    best.map(|k| k.pair)
+    best
 }
 
 /// The loads only a partition's leader carries (leader count and the four rates): a leadership
@@ -988,7 +1050,7 @@ fn spread_growth(model: &Model, t: &Targets, pi: u32, from: Bx, to: Bx, lead: Bx
 
 /// How [`repair_copy`] ranks a candidate copy `pair` (from, to): the lower the better, in field
 /// order.
-struct RepairKey {
+pub(crate) struct RepairKey {
     over: bool,
     harm: u32,
     disk: f64,
@@ -1648,7 +1710,9 @@ mod tests {
         assert!(t.counted[0] && t.counted[DISK]);
         let x = part_of(&model, "big0");
         assert_eq!(model.parts[x as usize].leader, Some(0));
-        let (from, to, _) = repair_copy(&model, &t, x, &t.eligible).expect("a repair");
+        let (from, to, _) = repair_copy(&model, &t, x, &t.eligible, 0..model.nb())
+            .expect("a repair")
+            .pair;
         assert_eq!((from, to), (0, 2), "broker 1's copy goes to broker 3");
     }
 
@@ -1681,7 +1745,9 @@ mod tests {
         let (model, t) = two_racks(&fillers, &parts);
         assert!(t.counted[3] && t.counted[DISK]);
         let x = part_of(&model, "big0");
-        let (from, to, lead) = repair_copy(&model, &t, x, &t.eligible).expect("a repair");
+        let (from, to, lead) = repair_copy(&model, &t, x, &t.eligible, 0..model.nb())
+            .expect("a repair")
+            .pair;
         assert_eq!((from, to, lead), (0, 2, 1), "1 -> 3, broker 2 leads");
     }
 

@@ -700,6 +700,18 @@ fn copies_a_broker_looks_for_on_worker_threads_never_change_the_plan() {
     });
 }
 
+#[test]
+fn rack_repairs_scored_on_worker_threads_never_change_the_plan() {
+    // 64 brokers (two ranges of 32 destinations, one per thread) and about 3% of the
+    // partitions on too few racks: each repair scores its candidate copies in ranges of
+    // destination brokers on the threads, and the best of the ranges is the copy one thread
+    // chooses.
+    let s = instances::generate(&instances::Spec::new(instances::Kind::Random, 64, 2400, 1));
+    same_plan_for_any_workers(&s, Some(1_000_000), &[2, 4, 3], 40, |p| {
+        assert!(p.rack_awareness.repaired > 40, "{:?}", p.rack_awareness);
+    });
+}
+
 /// Plans `s` with one worker and with each of `more` (`parallel_min_chunk` as given, else the
 /// default), checks every plan with `check` and, where this machine has more than one CPU,
 /// that a plan with more workers split at least `split` steps over more than one thread (never
