@@ -85,37 +85,28 @@ impl Probes {
         });
     }
 
-    fn last(&self) -> Option<Arc<ProbeData>> {
-        self.last
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .map(|l| l.data.clone())
-    }
-
-    /// The last read when it is within the reuse window.
-    fn recent(&self) -> Option<Arc<ProbeData>> {
+    /// The last read, and whether it is within the reuse window.
+    fn last(&self) -> Option<(Arc<ProbeData>, bool)> {
         let last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         last.as_ref()
-            .filter(|l| l.at.elapsed() < self.reuse)
-            .map(|l| l.data.clone())
+            .map(|l| (l.data.clone(), l.at.elapsed() < self.reuse))
     }
 
     /// The last read within the reuse window; else a fresh read when one finishes within
     /// [`PROBE_WAIT`], else the last (the first read is waited for). `None` when nothing could be
     /// read.
     pub async fn data(self: &Arc<Self>, now_ms: i64) -> Option<Arc<ProbeData>> {
-        if let Some(recent) = self.recent() {
-            return Some(recent);
-        }
-        let fallback = self.last();
+        let fallback = match self.last() {
+            Some((recent, true)) => return Some(recent),
+            last => last.map(|(data, _)| data),
+        };
         let Ok(guard) = self.reading.clone().try_lock_owned() else {
             // A read is under way: answer from the last one.
             if fallback.is_some() {
                 return fallback;
             }
             let _ = self.reading.lock().await;
-            return self.last();
+            return self.last().map(|(data, _)| data);
         };
         let own = self.clone();
         // The read is remembered before the lock is let go, so a probe that waited for the lock
@@ -139,7 +130,7 @@ impl Probes {
         };
         match result {
             Ok(Ok(data)) => Some(data),
-            _ => self.last(),
+            _ => self.last().map(|(data, _)| data),
         }
     }
 }

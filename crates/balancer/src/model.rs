@@ -181,6 +181,16 @@ impl Part {
         [0.0, 1.0, self.size, 0.0, 0.0, 0.0, 0.0]
     }
 
+    /// What this partition adds to `load` of broker `b`, one of its replicas (its leader's
+    /// share, else a follower's).
+    pub fn share(&self, b: Bx, load: usize) -> f64 {
+        if self.leader == Some(b) {
+            self.leader_vec()[load]
+        } else {
+            self.follower_vec()[load]
+        }
+    }
+
     pub fn holds(&self, b: Bx) -> bool {
         self.replicas.contains(&b)
     }

@@ -49,11 +49,7 @@ pub fn prove(model: &Model, t: &Targets, b: Bx, load: usize, cooldown_min: i64) 
         let (mut n_cooling, mut n_offline) = (0u32, 0u32);
         for &pi in &model.broker_parts[b as usize] {
             let p = &model.parts[pi as usize];
-            let share = if p.leader == Some(b) {
-                p.leader_vec()[load]
-            } else {
-                p.follower_vec()[load]
-            };
+            let share = p.share(b, load);
             if p.leader.is_none() || p.replicas.len() > MAX_RF {
                 offline += share;
                 n_offline += 1;
@@ -91,12 +87,7 @@ pub fn prove(model: &Model, t: &Targets, b: Bx, load: usize, cooldown_min: i64) 
         if load >= DISK && t.dev(load, held) > t.threshold {
             if let Some(pi) = model.broker_parts[b as usize].iter().copied().find(|&pi| {
                 let p = &model.parts[pi as usize];
-                let share = if p.leader == Some(b) {
-                    p.leader_vec()[load]
-                } else {
-                    p.follower_vec()[load]
-                };
-                share >= held
+                p.share(b, load) >= held
             }) {
                 let p = &model.parts[pi as usize];
                 let bound = t.dev(load, held);

@@ -1542,11 +1542,7 @@ impl View<'_> {
                             task: Task::Movable { ideal },
                             chunks,
                         };
-                        let mut out = Vec::new();
-                        for chunk in pool.split(job, |job, i| self.run_chunk(job, i)) {
-                            out.extend(chunk.ranked);
-                        }
-                        out
+                        self.ranked_on(pool, job)
                     }
                 };
                 let mut c = shortlist(
@@ -1605,7 +1601,7 @@ impl View<'_> {
             // consecutive ranges of sources, put back in order.
             let chunks = pool.map_or(1, |p| p.threads_for_sources(sources.len()));
             let pulls: Vec<Ranked> = match pool.filter(|_| chunks > 1) {
-                None => self.pulls(b, load, ideal, &sources),
+                None => self.pulls(b, load, ideal, &sources, 0..sources.len()),
                 Some(pool) => {
                     threads = threads.max(chunks);
                     let job = Job {
@@ -1619,11 +1615,7 @@ impl View<'_> {
                         },
                         chunks,
                     };
-                    let mut out = Vec::new();
-                    for chunk in pool.split(job, |job, i| self.run_chunk(job, i)) {
-                        out.extend(chunk.ranked);
-                    }
-                    out
+                    self.ranked_on(pool, job)
                 }
             };
             for r in shortlist(
@@ -1698,18 +1690,10 @@ impl View<'_> {
                 self.leader_chunk(job.b, job.load, (*ideal, *over), i, job.chunks)
             }
             Task::Check(ranked) => self.check_chunk(job.b, job.load, &ranked[job.range(i)]),
-            Task::Pulls { ideal, sources } => {
-                // The sample per source depends on how many sources the step has, not the chunk's.
-                let per_source = (SAMPLE / sources.len().max(1)).max(64);
-                let mut ranked = Vec::new();
-                for &s in &sources[job.range(i)] {
-                    self.pull(job.b, job.load, *ideal, (s, per_source), &mut ranked);
-                }
-                Outcome {
-                    ranked,
-                    ..Outcome::default()
-                }
-            }
+            Task::Pulls { ideal, sources } => Outcome {
+                ranked: self.pulls(job.b, job.load, *ideal, sources, job.range(i)),
+                ..Outcome::default()
+            },
             Task::Movable { ideal } => Outcome {
                 ranked: self.movable(
                     job.b,
@@ -1724,46 +1708,48 @@ impl View<'_> {
         }
     }
 
-    /// The copies `b` (below fair share on `load`) could take from `sources`, source by source:
-    /// the sampled partitions of each that `b` does not hold, ranked by how close the source's
-    /// share of `load` in them is to `ideal`.
-    fn pulls(&self, b: Bx, load: usize, ideal: f64, sources: &[Bx]) -> Vec<Ranked> {
-        let per_source = (SAMPLE / sources.len().max(1)).max(64);
+    /// A split step's ranked candidates ([`Task::Movable`], [`Task::Pulls`]), chunk by chunk in
+    /// order: what one thread ranks over the whole.
+    fn ranked_on(&self, pool: &Pool, job: Job) -> Vec<Ranked> {
         let mut out = Vec::new();
-        for &s in sources {
-            self.pull(b, load, ideal, (s, per_source), &mut out);
+        for chunk in pool.split(job, |job, i| self.run_chunk(job, i)) {
+            out.extend(chunk.ranked);
         }
         out
     }
 
-    /// [`View::pulls`] from one source `s`, sampling `per_source` of its partitions.
-    fn pull(
+    /// The copies `b` (below fair share on `load`) could take from `sources[range]`, source by
+    /// source: the sampled partitions of each that `b` does not hold, ranked by how close the
+    /// source's share of `load` in them is to `ideal`. The sample per source depends on how many
+    /// sources the step has, not on the range.
+    fn pulls(
         &self,
         b: Bx,
         load: usize,
         ideal: f64,
-        (s, per_source): (Bx, usize),
-        out: &mut Vec<Ranked>,
-    ) {
+        sources: &[Bx],
+        range: Range<usize>,
+    ) -> Vec<Ranked> {
         let m = self.model;
-        let sampled = warmed(
-            m,
-            sample(&m.broker_parts[s as usize], self.step ^ u64::from(s)).take(per_source),
-        );
-        for pi in sampled.iter() {
-            let p = &m.parts[pi as usize];
-            if p.leader.is_none() || p.holds(b) {
-                continue;
-            }
-            let own = if p.leader == Some(s) {
-                p.leader_vec()[load]
-            } else {
-                p.follower_vec()[load]
-            };
-            if own > 0.0 {
-                out.push(Ranked::copy(own - ideal, p.size, pi, s));
+        let per_source = (SAMPLE / sources.len().max(1)).max(64);
+        let mut out = Vec::new();
+        for &s in &sources[range] {
+            let sampled = warmed(
+                m,
+                sample(&m.broker_parts[s as usize], self.step ^ u64::from(s)).take(per_source),
+            );
+            for pi in sampled.iter() {
+                let p = &m.parts[pi as usize];
+                if p.leader.is_none() || p.holds(b) {
+                    continue;
+                }
+                let own = p.share(s, load);
+                if own > 0.0 {
+                    out.push(Ranked::copy(own - ideal, p.size, pi, s));
+                }
             }
         }
+        out
     }
 
     /// Those of `pis` (partitions `b` holds) that may leave their rack, in order, ranked by how
@@ -1783,12 +1769,7 @@ impl View<'_> {
             })
             .map(|pi| {
                 let p = &m.parts[pi as usize];
-                let own = if p.leader == Some(b) {
-                    p.leader_vec()[load]
-                } else {
-                    p.follower_vec()[load]
-                };
-                Ranked::copy(own - ideal, p.size, pi, Bx::MAX)
+                Ranked::copy(p.share(b, load) - ideal, p.size, pi, Bx::MAX)
             })
             .filter(|r| r.closeness.is_finite())
             .collect()

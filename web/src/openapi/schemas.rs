@@ -154,7 +154,7 @@ fn system() -> Vec<(&'static str, Value)> {
                     ("uptimeSeconds", t("integer", "since this web process started")),
                     ("supervisor", n("object", "`pid`, `startedAt`")),
                     ("workers", rows("one per worker (`observer`, `executor`, `healer`, `web`): `name`, `state`, `pid`, `restarts`, `startedAt`, `lastExit`, `lastExitAt`, `heartbeatAt`, `heartbeatAgeMs`, `detail` (the worker's last report without its lists: the healer's moves and the executor's throttled partitions are cluster data, for authenticated callers in `GET /api/v1/self-healing/status` and the reassignment endpoints)")),
-                    ("detailsAsOf", t("string", "when the process and heartbeat rows were read: the probes read through a connection of their own and, when the database does not answer within 25 ms, answer from their last read")),
+                    ("detailsAsOf", t("string", "when the process and heartbeat rows were read: the probes read through a connection of their own, answer from their last read when it is under 250 ms old, and from it too when the database does not answer within 25 ms")),
                 ],
             ),
         ),
