@@ -503,22 +503,35 @@ impl ServerHandler for Server {
         ))
     }
 
+    /// Every tool call, counted by tool and outcome (`ballast_mcp_tool_calls_total`).
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let tool = catalog::find(&request.name).map_or("unknown", |op| op.name);
+        let answer = self.call(request, context).await;
+        let error = matches!(&answer, CallToolResponse::Complete(r) if r.is_error == Some(true));
+        self.state.metrics.mcp_call(tool, error);
+        Ok(answer)
+    }
+}
+
+impl Server {
+    /// A tool call's answer: a refusal or failure is an answer with `isError` set.
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResponse {
         let Some(who) = identity_of(&context) else {
-            return Ok(text_error("UNAUTHENTICATED", "no identity on this request"));
+            return text_error("UNAUTHENTICATED", "no identity on this request");
         };
         let Some(op) = catalog::find(&request.name) else {
-            return Ok(text_error(
-                "UNKNOWN_TOOL",
-                format!("no tool {:?}", request.name),
-            ));
+            return text_error("UNKNOWN_TOOL", format!("no tool {:?}", request.name));
         };
         if who.scope < op.scope {
-            return Ok(text_error(
+            return text_error(
                 "INSUFFICIENT_SCOPE",
                 format!(
                     "{} needs the {} scope; {} has {}",
@@ -527,10 +540,10 @@ impl ServerHandler for Server {
                     who.user_id,
                     who.scope.as_str()
                 ),
-            ));
+            );
         }
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        Ok(match (op.category, op.name) {
+        match (op.category, op.name) {
             (Category::Read, _) => {
                 let caller = catalog::caller(
                     &who,
@@ -547,7 +560,7 @@ impl ServerHandler for Server {
             (Category::Meta, "approve_action") => self.decide(&who, args, Decision::Approve).await,
             (Category::Meta, "reject_action") => self.decide(&who, args, Decision::Reject).await,
             (Category::Meta, _) => self.pending(args).await,
-        })
+        }
     }
 }
 

@@ -23,6 +23,9 @@ pub struct HttpMetrics {
     /// `ballast_audit_events_failure_total{error_type}`: audit writes that failed and were
     /// retried (`busy`, `pool`), and events that were lost (`dropped`).
     audit_failures: IntCounterVec,
+    /// `ballast_mcp_tool_calls_total{tool, outcome}`: MCP tool calls answered, `outcome` `ok` or
+    /// `error` (an answer with `isError` set: a refusal or a failure the agent is told of).
+    mcp_calls: IntCounterVec,
     /// The latest scrape and when it started: concurrent scrapes share one rendering, finished
     /// once (its bytes, and its gzip encoding for scrapers that accept it, made once).
     latest: tokio::sync::Mutex<Option<(std::time::Instant, std::sync::Arc<Finished>)>>,
@@ -55,6 +58,14 @@ impl HttpMetrics {
             &["error_type"],
         )
         .expect("valid metric definition");
+        let mcp_calls = IntCounterVec::new(
+            Opts::new(
+                "ballast_mcp_tool_calls_total",
+                "MCP tool calls answered, by tool (a catalog tool's name, or unknown) and outcome: ok, or error (the answer has isError set)",
+            ),
+            &["tool", "outcome"],
+        )
+        .expect("valid metric definition");
         // Present from the start, so a scrape shows 0 rather than nothing.
         for error_type in crate::audit::FAILURE_TYPES {
             audit_failures.with_label_values(&[error_type]);
@@ -63,6 +74,7 @@ impl HttpMetrics {
         let _ = registry.register(Box::new(requests.clone()));
         let _ = registry.register(Box::new(duration.clone()));
         let _ = registry.register(Box::new(audit_failures.clone()));
+        let _ = registry.register(Box::new(mcp_calls.clone()));
         #[cfg(target_os = "linux")]
         let _ = registry.register(Box::new(
             prometheus::process_collector::ProcessCollector::for_self(),
@@ -72,6 +84,7 @@ impl HttpMetrics {
             requests,
             duration,
             audit_failures,
+            mcp_calls,
             latest: tokio::sync::Mutex::new(None),
         }
     }
@@ -79,6 +92,12 @@ impl HttpMetrics {
     /// Counts one failed audit write of `error_type` (see [`crate::audit::FAILURE_TYPES`]).
     pub fn audit_failure(&self, error_type: &str) {
         self.audit_failures.with_label_values(&[error_type]).inc();
+    }
+
+    /// Counts one MCP tool call of `tool` answered: an error when its answer has `isError` set.
+    pub fn mcp_call(&self, tool: &str, error: bool) {
+        let outcome = if error { "error" } else { "ok" };
+        self.mcp_calls.with_label_values(&[tool, outcome]).inc();
     }
 
     pub fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {

@@ -1,11 +1,12 @@
 //! The MCP endpoint's Streamable HTTP sessions as a client sees them.
 
 mod manage_common;
+mod mcp_common;
 
 use manage_common::serve;
 use serde_json::{json, Value};
 
-const PROTOCOL: &str = "2025-06-18";
+use mcp_common::PROTOCOL;
 
 /// POSTs one JSON-RPC message: the status and the session id the answer names.
 async fn post(
@@ -14,16 +15,8 @@ async fn post(
     session: Option<&str>,
     body: Value,
 ) -> (u16, Option<String>) {
-    let mut r = http
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", PROTOCOL)
-        .body(body.to_string());
-    if let Some(s) = session {
-        r = r.header("mcp-session-id", s);
-    }
-    let answer = r.send().await.expect("mcp request");
+    let base = url.trim_end_matches("/api/v1/mcp");
+    let answer = mcp_common::send(http, base, session, body).await;
     let id = answer
         .headers()
         .get("mcp-session-id")
@@ -132,4 +125,53 @@ async fn transport_refusals_are_json_rpc_errors() {
             "{what}: {body}"
         );
     }
+}
+
+/// The value of the `ballast_mcp_tool_calls_total` series of `tool` and `outcome` in a scrape
+/// (0 when the scrape has none).
+fn tool_calls(scrape: &str, tool: &str, outcome: &str) -> u64 {
+    let series = format!("ballast_mcp_tool_calls_total{{outcome=\"{outcome}\",tool=\"{tool}\"}} ");
+    scrape
+        .lines()
+        .find_map(|l| l.strip_prefix(&series))
+        .map_or(0, |v| v.trim().parse().expect("a count"))
+}
+
+/// `ballast_mcp_tool_calls_total` counts every tool call by tool and outcome: an answer with
+/// `isError` set (a refusal, an unknown tool) is an error, every other answer is ok. The load
+/// benchmark counts tool errors from it.
+#[tokio::test]
+async fn every_mcp_tool_call_is_counted_by_tool_and_outcome() {
+    let (base, _store, _dir) = serve("127.0.0.1:9").await;
+    let http = reqwest::Client::new();
+    let session = mcp_common::open(&http, &base).await;
+    let calls = [
+        ("search_audit_log", json!({}), false),
+        ("search_audit_log", json!({"limit": 5}), false),
+        ("get_proposal", json!({"proposalId": " "}), true),
+        ("no_such_tool", json!({}), true),
+    ];
+    for (id, (tool, arguments, error)) in (10..).zip(&calls) {
+        let result = mcp_common::call_in(&http, &base, &session, id, tool, arguments.clone()).await;
+        assert_eq!(
+            result["isError"] == true,
+            *error,
+            "{tool} {arguments}: {result}"
+        );
+    }
+    let scrape = http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .expect("scrape")
+        .text()
+        .await
+        .expect("scrape text");
+    assert_eq!(tool_calls(&scrape, "search_audit_log", "ok"), 2, "{scrape}");
+    assert_eq!(tool_calls(&scrape, "search_audit_log", "error"), 0);
+    assert_eq!(tool_calls(&scrape, "get_proposal", "error"), 1);
+    assert_eq!(tool_calls(&scrape, "get_proposal", "ok"), 0);
+    // A name outside the catalog is counted as `unknown`, so no caller can add series.
+    assert_eq!(tool_calls(&scrape, "unknown", "error"), 1);
+    assert_eq!(tool_calls(&scrape, "no_such_tool", "error"), 0);
 }
