@@ -2,6 +2,7 @@
 //! topic (members with assignments) and a group that only committed offsets (exact lag).
 
 mod live_common;
+mod mcp_common;
 
 use std::collections::BTreeSet;
 
@@ -331,4 +332,57 @@ async fn the_default_list_is_made_once_per_read_and_shared_with_its_tag_and_if_n
     let again = get(Some(tag)).await.unwrap();
     assert_eq!(again.status(), 304);
     assert!(again.bytes().await.unwrap().is_empty());
+}
+
+fn ids_and_states(data: &Value) -> Vec<(String, String)> {
+    rows(data, "groups")
+        .iter()
+        .map(|g| (g["groupId"].to_string(), g["state"].to_string()))
+        .collect()
+}
+
+/// The agents' default page of groups (MCP `list_consumer_groups` without arguments) is shaped
+/// once per read of every group and copied per call: it is the REST default page's groups with
+/// the agents' envelope, every call alike while the read is fresh, its text block the same JSON;
+/// a filtered page is shaped for its call.
+#[tokio::test]
+async fn the_agents_default_group_list_is_the_rest_default_page_shaped_once_per_read() {
+    let h = cluster_with_groups().await;
+    let rest = h.data("/api/v1/consumer-groups").await;
+    let (first, text) = mcp_common::call(
+        &h.http,
+        &h.base,
+        "list_consumer_groups",
+        serde_json::json!({}),
+    )
+    .await;
+    assert_eq!(first, text, "the text block is the structured content");
+    assert_eq!(ids_and_states(&first), ids_and_states(&rest));
+    assert_eq!(first["total"], rest["total"]);
+    assert_eq!(first["truncated"], false);
+    assert_eq!(first["count"], rows(&first, "groups").len(), "{first}");
+    let (again, _) = mcp_common::call(
+        &h.http,
+        &h.base,
+        "list_consumer_groups",
+        serde_json::json!({"limit": 100}),
+    )
+    .await;
+    assert_eq!(ids_and_states(&again), ids_and_states(&first));
+    let (busy, _) = mcp_common::call(
+        &h.http,
+        &h.base,
+        "list_consumer_groups",
+        serde_json::json!({"search": "web-busy"}),
+    )
+    .await;
+    let busy_ids: Vec<String> = ids_and_states(&busy)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(
+        busy_ids,
+        ["\"web-busy-consumer-0\"", "\"web-busy-consumer-1\""]
+    );
+    assert_eq!(busy["total"], 2);
 }

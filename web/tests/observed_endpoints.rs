@@ -1,6 +1,7 @@
 //! The observed read endpoints over a hand-written view (`observed_common::fixture`): shapes,
 //! figures, filters, the 503 while data is unavailable and the error envelope on bad input.
 
+mod mcp_common;
 mod observed_common;
 
 use std::collections::BTreeSet;
@@ -449,18 +450,46 @@ async fn comprehensive_summary_omits_partition_arrays() {
     assert_eq!(summary["cluster"]["partitions"], 42);
 }
 
+/// The names of a search answer's topics, in order.
+fn topic_names(data: &Value) -> Vec<&str> {
+    data["topics"]
+        .as_array()
+        .expect("topics")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name"))
+        .collect()
+}
+
+/// The agents' search of every topic (MCP `search_topics` without a query) is shaped once per
+/// reading and copied per call: every call alike, the REST search's page with the agents'
+/// envelope, its text block the same JSON; a search with a query is made for its call.
+#[tokio::test]
+async fn the_agents_search_of_every_topic_is_the_rest_search_shaped_once_per_reading() {
+    let h = Harness::with_fixture().await;
+    let (_, rest) = h.post("/api/v1/topics/search", "{}").await;
+    let rest = &rest["data"];
+    let (first, text) = mcp_common::call(&h.http, &h.base, "search_topics", Value::Null).await;
+    assert_eq!(first, text, "the text block is the structured content");
+    assert_eq!(first["topics"], rest["topics"]);
+    assert_eq!(first["total"], rest["total"]);
+    assert_eq!(first["count"], rest["count"]);
+    let args = serde_json::json!({"query": "", "match": "CONTAINS", "limit": 100});
+    let (again, _) = mcp_common::call(&h.http, &h.base, "search_topics", args).await;
+    assert_eq!(again, first);
+    let search = |args: Value| mcp_common::call(&h.http, &h.base, "search_topics", args);
+    let (o, _) = search(serde_json::json!({"query": "O"})).await;
+    assert_eq!(topic_names(&o), ["moving", "orders"]);
+    let (two, _) = search(serde_json::json!({"limit": 2})).await;
+    assert_eq!(two["count"], 2);
+    assert_eq!(two["truncated"], true);
+}
+
 #[tokio::test]
 async fn topic_search_matches_names_without_internal_topics_by_default() {
     let h = Harness::with_fixture().await;
     let (status, body) = h.post("/api/v1/topics/search", r#"{"query": "O"}"#).await;
     assert_eq!(status, 200, "{body}");
-    let names: Vec<&str> = body["data"]["topics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["moving", "orders"]);
+    assert_eq!(topic_names(&body["data"]), ["moving", "orders"]);
     let (_, body) = h
         .post(
             "/api/v1/topics/search",

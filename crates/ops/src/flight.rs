@@ -83,6 +83,35 @@ impl<T: Clone + Send + Sync + 'static> Flights<T> {
     }
 }
 
+/// Runs `read` to its end on a thread of the blocking pool, its I/O still driven by the runtime.
+/// A large live read (every consumer group's offsets and their partitions' log ends: hundreds
+/// of thousands of rows decoded, filed and joined at 60,000 partitions) does tens of
+/// milliseconds of CPU work between two awaits; on a runtime thread each such stretch holds up
+/// every request and probe queued behind it, on a thread of its own the kernel shares the CPUs
+/// out. Dropping the returned future ends the read at its next await, as dropping `read` would.
+pub async fn off_the_runtime<F, T>(read: F) -> Result<T, OpError>
+where
+    F: Future<Output = Result<T, OpError>> + Send + 'static,
+    T: Send + 'static,
+{
+    let handle = tokio::runtime::Handle::current();
+    let (_running, dropped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::task::spawn_blocking(move || {
+        handle.block_on(async move {
+            tokio::select! {
+                out = read => Some(out),
+                // The caller left (`_running` dropped with its future).
+                _ = dropped => None,
+            }
+        })
+    });
+    match task.await {
+        Ok(Some(out)) => out,
+        Ok(None) => Err(OpError::internal("read ended", "its caller left")),
+        Err(e) => Err(OpError::internal("read failed", e.to_string())),
+    }
+}
+
 /// The last completed read of one kind, served again while it is fresh: it started at most
 /// `max_age` ago and no change went through this process's pipeline since it started. Once it is
 /// older than half of `max_age` the next request starts a new read (a renewal) in a task of its
@@ -229,6 +258,55 @@ mod tests {
     fn counting(reads: &Arc<AtomicUsize>) -> impl Future<Output = Result<usize, OpError>> {
         let reads = reads.clone();
         async move { Ok(reads.fetch_add(1, Ordering::SeqCst) + 1) }
+    }
+
+    /// A read run off the runtime never holds a runtime thread: with one runtime thread, a read
+    /// that blocks until a task of the runtime has run still finishes (run on that thread, it
+    /// would wait for itself).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_read_off_the_runtime_leaves_the_runtime_threads_free_while_it_works() {
+        let (ran, seen) = std::sync::mpsc::channel::<()>();
+        let read = async move {
+            // CPU work between two awaits, as a large read's decoding is.
+            seen.recv_timeout(std::time::Duration::from_secs(10))
+                .map_err(|_| OpError::internal("blocked", "the runtime's task never ran"))?;
+            tokio::task::yield_now().await;
+            Ok::<_, OpError>(7)
+        };
+        let reading = tokio::spawn(off_the_runtime(read));
+        tokio::spawn(async move { ran.send(()) });
+        assert_eq!(reading.await.unwrap().unwrap(), 7);
+    }
+
+    /// A caller that leaves ends the read: its future is dropped, as an awaited read's would be.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_read_off_the_runtime_ends_when_its_caller_leaves() {
+        struct Flag(Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Flag {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = Flag(ended.clone());
+        let (started, running) = tokio::sync::oneshot::channel::<()>();
+        let read = async move {
+            let _flag = flag;
+            let _ = started.send(());
+            // Long enough to tell; a read that ignored its caller would end here, after the check.
+            tokio::time::sleep(std::time::Duration::from_secs(20)).await;
+            Ok::<_, OpError>(())
+        };
+        let caller = tokio::spawn(off_the_runtime(read));
+        running.await.unwrap();
+        caller.abort();
+        for _ in 0..500 {
+            if ended.load(Ordering::SeqCst) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("the read went on after its caller left");
     }
 
     #[tokio::test]

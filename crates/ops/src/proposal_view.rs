@@ -51,7 +51,56 @@ pub struct Prepared {
     pub cost_classes: Value,
     orders: Mutex<HashMap<&'static str, Arc<Vec<usize>>>>,
     /// Rendered answers of one check (`checked_at_ms`, `current`): replaced by the next check's.
-    rendered: Mutex<(i64, bool, HashMap<String, Arc<String>>)>,
+    rendered: ByCheck<String>,
+    /// Answers of one check shaped as values for a door that takes values (MCP).
+    shaped: ByCheck<Value>,
+}
+
+/// Answers kept for one check of a proposal (`checked_at_ms`, `current`), by key: the next
+/// check's replace them; at most [`RENDERED`] are kept (the others are made for each request).
+struct ByCheck<T> {
+    inner: Mutex<(i64, bool, HashMap<String, Arc<T>>)>,
+}
+
+impl<T> ByCheck<T> {
+    fn new() -> ByCheck<T> {
+        ByCheck {
+            inner: Mutex::new((i64::MIN, false, HashMap::new())),
+        }
+    }
+
+    fn of(head: &ProposalRecord, cache: &(i64, bool, HashMap<String, Arc<T>>)) -> bool {
+        cache.0 == head.checked_at_ms && cache.1 == head.current
+    }
+
+    /// The answer of the check `head` names under `key`, made once by `make`.
+    fn get(&self, head: &ProposalRecord, key: &str, make: impl FnOnce() -> T) -> Arc<T> {
+        {
+            let mut cache = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            if !Self::of(head, &cache) {
+                *cache = (head.checked_at_ms, head.current, HashMap::new());
+            }
+            if let Some(hit) = cache.2.get(key) {
+                return hit.clone();
+            }
+        }
+        // Made outside the lock: other answers are not held up by a large one.
+        let made = Arc::new(make());
+        let mut cache = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if Self::of(head, &cache) && cache.2.len() < RENDERED {
+            cache.2.entry(key.to_string()).or_insert(made).clone()
+        } else {
+            made
+        }
+    }
+
+    /// The answer of the check `head` names under `key`, when it was made.
+    fn cached(&self, head: &ProposalRecord, key: &str) -> Option<Arc<T>> {
+        let cache = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        Self::of(head, &cache)
+            .then(|| cache.2.get(key).cloned())
+            .flatten()
+    }
 }
 
 impl Prepared {
@@ -83,7 +132,8 @@ impl Prepared {
             moves,
             cost_classes,
             orders: Mutex::new(HashMap::new()),
-            rendered: Mutex::new((i64::MIN, false, HashMap::new())),
+            rendered: ByCheck::new(),
+            shaped: ByCheck::new(),
         }
     }
 
@@ -129,31 +179,22 @@ impl Prepared {
         key: &str,
         make: impl FnOnce() -> String,
     ) -> Arc<String> {
-        {
-            let mut cache = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
-            if cache.0 != head.checked_at_ms || cache.1 != head.current {
-                *cache = (head.checked_at_ms, head.current, HashMap::new());
-            }
-            if let Some(hit) = cache.2.get(key) {
-                return hit.clone();
-            }
-        }
-        // Rendered outside the lock: other answers are not held up by a large one.
-        let made = Arc::new(make());
-        let mut cache = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.0 == head.checked_at_ms && cache.1 == head.current && cache.2.len() < RENDERED {
-            cache.2.entry(key.to_string()).or_insert(made).clone()
-        } else {
-            made
-        }
+        self.rendered.get(head, key, make)
+    }
+
+    /// An answer of the check `head` names shaped as a value, made once by `make`.
+    pub fn shaped(
+        &self,
+        head: &ProposalRecord,
+        key: &str,
+        make: impl FnOnce() -> Value,
+    ) -> Arc<Value> {
+        self.shaped.get(head, key, make)
     }
 
     /// An answer of the check `head` names, when it was rendered.
     pub fn cached(&self, head: &ProposalRecord, key: &str) -> Option<Arc<String>> {
-        let cache = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
-        (cache.0 == head.checked_at_ms && cache.1 == head.current)
-            .then(|| cache.2.get(key).cloned())
-            .flatten()
+        self.rendered.cached(head, key)
     }
 }
 

@@ -62,12 +62,11 @@ pub struct Found {
 }
 
 impl Found {
-    /// The answer in another shape (the agents'), rendered once per check under `key`.
-    pub fn shaped(&self, key: &str, shape: impl FnOnce(Value) -> Value) -> Arc<String> {
+    /// The answer in another shape (the agents'), made once per check under `key` and kept as
+    /// a value (a door that takes values copies it instead of parsing text).
+    pub fn shaped(&self, key: &str, shape: impl FnOnce(Value) -> Value) -> Arc<Value> {
         let (head, p) = (&self.head, &self.plan);
-        p.rendered(head, key, || {
-            shape(proposal_view::full(head, p)).to_string()
-        })
+        p.shaped(head, key, || shape(proposal_view::full(head, p)))
     }
 
     /// The answer as JSON text, rendered once per check.

@@ -232,22 +232,16 @@ pub(super) fn get_proposal(ctx: Context, _caller: Caller, input: Value) -> OpFut
         let input: ProposalInput = parse(&input)?;
         let id = proposal_id(&input.proposal_id)?;
         // Shaped for agents once per check, as the REST answer is rendered once.
-        answer_text(
-            crate::proposals::get_proposal(&ctx, id)
-                .await
-                .map(|f| f.shaped("agents", proposal_for_agents)),
-        )
+        let found = crate::proposals::get_proposal(&ctx, id).await?;
+        Ok((*found.shaped("agents", proposal_for_agents)).clone())
     })
 }
 
 pub(super) fn generate_proposal(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
         let _: Nothing = parse(&input)?;
-        answer_text(
-            crate::proposals::generate_proposal(&ctx)
-                .await
-                .map(|f| f.shaped("agents", proposal_for_agents)),
-        )
+        let found = crate::proposals::generate_proposal(&ctx).await?;
+        Ok((*found.shaped("agents", proposal_for_agents)).clone())
     })
 }
 
@@ -641,12 +635,30 @@ pub(super) fn search_topics(ctx: Context, _caller: Caller, input: Value) -> OpFu
             limit: Some(limit),
             offset: None,
         };
-        let d = answer(crate::observed::topics::search_topics(&ctx, body).await)?;
-        Ok(reshape(
-            d,
-            "topics",
-            "narrow the query, or match: prefix / exact",
-        ))
+        // Every topic's first page (no query, the default rows) is shaped once per reading and
+        // copied per call (the search itself, a pass over the topics' names, runs per call);
+        // another search is shaped for its call.
+        let every_topic = body.query.as_deref().is_some_and(str::is_empty)
+            && body
+                .mode
+                .as_deref()
+                .is_some_and(|m| m.eq_ignore_ascii_case("contains"))
+            && body.include_internal == Some(false)
+            && limit == 100;
+        let found = crate::observed::topics::search_topics(&ctx, body).await?;
+        let view = found.view.clone();
+        let shape = || {
+            Ok::<_, ToolError>(reshape(
+                answer(Ok::<_, ToolError>(found))?,
+                "topics",
+                "narrow the query, or match: prefix / exact",
+            ))
+        };
+        if every_topic {
+            Ok((*view.shaped_with("mcp-search-topics", shape)?).clone())
+        } else {
+            shape()
+        }
     })
 }
 
@@ -659,12 +671,15 @@ pub(super) fn list_consumer_groups(ctx: Context, _caller: Caller, input: Value) 
             search: given(i.search),
             limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
         };
-        let d = answer_text(crate::group_reads::list_consumer_groups(&ctx, q).await)?;
-        Ok(reshape(
-            d,
-            "groups",
-            "filter with search or state, or describe_consumer_group for one",
-        ))
+        let list = crate::group_reads::list_consumer_groups(&ctx, q).await?;
+        let shaped = list.shaped(|text| {
+            Ok::<_, ToolError>(reshape(
+                answer_text(Ok::<_, ToolError>(text))?,
+                "groups",
+                "filter with search or state, or describe_consumer_group for one",
+            ))
+        })?;
+        Ok((*shaped).clone())
     })
 }
 

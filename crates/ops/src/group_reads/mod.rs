@@ -152,6 +152,15 @@ pub struct ListQuery {
     pub limit: Option<u32>,
 }
 
+impl ListQuery {
+    /// The default page: no filter, the default number of rows (made once per read).
+    fn is_default(&self) -> bool {
+        self.state.as_deref().is_none_or(str::is_empty)
+            && self.search.as_deref().is_none_or(str::is_empty)
+            && row_limit(self.limit, LIST_DEFAULT, LIST_MAX) == LIST_DEFAULT
+    }
+}
+
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
@@ -485,21 +494,51 @@ async fn describe_one(
 // ---------------------------------------------------------------------------------------------
 // handlers
 
+/// The answer of `list_consumer_groups`: the page as JSON text, and for the default page the
+/// read it was made from.
+pub struct GroupPage {
+    pub text: Arc<String>,
+    default_of: Option<Arc<GroupsRead>>,
+}
+
+impl GroupPage {
+    /// The page shaped by `shape` for a door that takes values (MCP): the default page's shape
+    /// is made once per read of every group and shared (a call copies it, a third of the work of
+    /// parsing its text); another page is shaped for its call.
+    pub fn shaped<E>(
+        self,
+        shape: impl FnOnce(Arc<String>) -> Result<serde_json::Value, E>,
+    ) -> Result<Arc<serde_json::Value>, E> {
+        let Some(read) = self.default_of else {
+            return shape(self.text).map(Arc::new);
+        };
+        if let Some(kept) = read.list_shaped.get() {
+            return Ok(kept.clone());
+        }
+        let shaped = shape(self.text)?;
+        Ok(read.list_shaped.get_or_init(|| Arc::new(shaped)).clone())
+    }
+}
+
 /// The operation `list_consumer_groups`: groups by id, filtered by state and id text, with
 /// members, coordinator and total lag, as JSON text. The default page (no filter, the default
 /// number of rows) is made once per read of every group and shared by every request it answers.
-pub async fn list_consumer_groups(ctx: &Context, q: ListQuery) -> Result<Arc<String>, OpError> {
+pub async fn list_consumer_groups(ctx: &Context, q: ListQuery) -> Result<GroupPage, OpError> {
     let read = every_group(ctx).await?;
-    let default = q.state.as_deref().is_none_or(str::is_empty)
-        && q.search.as_deref().is_none_or(str::is_empty)
-        && row_limit(q.limit, LIST_DEFAULT, LIST_MAX) == LIST_DEFAULT;
-    if default {
+    if q.is_default() {
         let text = read
             .list
-            .get_or_init(|| Arc::new(to_text(&list_of(&read, q))));
-        return Ok(text.clone());
+            .get_or_init(|| Arc::new(to_text(&list_of(&read, q))))
+            .clone();
+        return Ok(GroupPage {
+            text,
+            default_of: Some(read),
+        });
     }
-    Ok(Arc::new(to_text(&list_of(&read, q))))
+    Ok(GroupPage {
+        text: Arc::new(to_text(&list_of(&read, q))),
+        default_of: None,
+    })
 }
 
 /// The last read of every group while it is fresh (`BALLAST_LIVE_READ_MAX_AGE`, no change of
@@ -514,7 +553,9 @@ async fn every_group(ctx: &Context) -> Result<Arc<GroupsRead>, OpError> {
             ctx.clock.now_ms(),
             ctx.pipeline.changes(),
             max_age,
-            async move { read_every_group(&own).await },
+            // Off the runtime: its decoding and filing is CPU work of tens of milliseconds at a
+            // time (crate::flight::off_the_runtime).
+            crate::flight::off_the_runtime(async move { read_every_group(&own).await }),
         )
         .await
 }
@@ -562,6 +603,7 @@ fn every_group_of(listings: &[GroupListing], states_known: bool, read: OffsetsRe
         states_known,
         summary: OnceLock::new(),
         list: OnceLock::new(),
+        list_shaped: OnceLock::new(),
     }
 }
 

@@ -61,7 +61,8 @@ impl Mode {
 /// The answer of `search_topics`: the matching topics of one view of the cluster, serialised
 /// straight from the view (no copy of its rows).
 pub struct TopicSearch {
-    view: Arc<View>,
+    /// The view searched (a door may keep a shape of the answer with it).
+    pub view: Arc<View>,
     query: String,
     mode: Mode,
     total: usize,

@@ -25,7 +25,7 @@ pub async fn list(
     State(state): State<AppState>,
     Query(q): Query<ListQuery>,
 ) -> Result<Response, ApiError> {
-    Ok(ok_shared(&list_consumer_groups(&state, q).await?))
+    Ok(ok_shared(&list_consumer_groups(&state, q).await?.text))
 }
 
 #[utoipa::path(
