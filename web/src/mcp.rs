@@ -509,25 +509,29 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let tool = catalog::find(&request.name).map_or("unknown", |op| op.name);
-        let answer = self.call(request, context).await;
+        let op = catalog::find(&request.name);
+        let answer = self.call(op, request, context).await;
         let error = matches!(&answer, CallToolResponse::Complete(r) if r.is_error == Some(true));
-        self.state.metrics.mcp_call(tool, error);
+        self.state
+            .metrics
+            .mcp_call(op.map_or("unknown", |op| op.name), error);
         Ok(answer)
     }
 }
 
 impl Server {
-    /// A tool call's answer: a refusal or failure is an answer with `isError` set.
+    /// The answer to a call of `op` (`None`: a name outside the catalog): a refusal or failure
+    /// is an answer with `isError` set.
     async fn call(
         &self,
+        op: Option<&'static Operation>,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> CallToolResponse {
         let Some(who) = identity_of(&context) else {
             return text_error("UNAUTHENTICATED", "no identity on this request");
         };
-        let Some(op) = catalog::find(&request.name) else {
+        let Some(op) = op else {
             return text_error("UNKNOWN_TOOL", format!("no tool {:?}", request.name));
         };
         if who.scope < op.scope {

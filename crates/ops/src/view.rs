@@ -555,18 +555,6 @@ impl View {
         shaped.get(key).cloned()
     }
 
-    /// The answer shaped under `key` for this view: the one kept, else `make`'s, kept.
-    pub fn shaped_with<E>(
-        &self,
-        key: &'static str,
-        make: impl FnOnce() -> Result<serde_json::Value, E>,
-    ) -> Result<Arc<serde_json::Value>, E> {
-        match self.shaped(key) {
-            Some(kept) => Ok(kept),
-            None => Ok(self.keep_shaped(key, make()?)),
-        }
-    }
-
     /// Keeps `value` as the answer shaped under `key` for this view (the first kept stays).
     pub fn keep_shaped(
         &self,

@@ -636,8 +636,8 @@ pub(super) fn search_topics(ctx: Context, _caller: Caller, input: Value) -> OpFu
             offset: None,
         };
         // Every topic's first page (no query, the default rows) is shaped once per reading and
-        // copied per call (the search itself, a pass over the topics' names, runs per call);
-        // another search is shaped for its call.
+        // copied per call; another search is searched and shaped for its call.
+        const KEY: &str = "mcp-search-topics";
         let every_topic = body.query.as_deref().is_some_and(str::is_empty)
             && body
                 .mode
@@ -645,20 +645,23 @@ pub(super) fn search_topics(ctx: Context, _caller: Caller, input: Value) -> OpFu
                 .is_some_and(|m| m.eq_ignore_ascii_case("contains"))
             && body.include_internal == Some(false)
             && limit == 100;
-        let found = crate::observed::topics::search_topics(&ctx, body).await?;
-        let view = found.view.clone();
-        let shape = || {
-            Ok::<_, ToolError>(reshape(
-                answer(Ok::<_, ToolError>(found))?,
-                "topics",
-                "narrow the query, or match: prefix / exact",
-            ))
-        };
         if every_topic {
-            Ok((*view.shaped_with("mcp-search-topics", shape)?).clone())
-        } else {
-            shape()
+            if let Some(kept) = crate::view::require(&ctx).await?.shaped(KEY) {
+                return Ok((*kept).clone());
+            }
         }
+        let found = crate::observed::topics::search_topics(&ctx, body).await?;
+        let view = found.view();
+        let d = reshape(
+            answer(Ok::<_, ToolError>(found))?,
+            "topics",
+            "narrow the query, or match: prefix / exact",
+        );
+        Ok(if every_topic {
+            (*view.keep_shaped(KEY, d)).clone()
+        } else {
+            d
+        })
     })
 }
 

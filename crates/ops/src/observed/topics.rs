@@ -61,14 +61,20 @@ impl Mode {
 /// The answer of `search_topics`: the matching topics of one view of the cluster, serialised
 /// straight from the view (no copy of its rows).
 pub struct TopicSearch {
-    /// The view searched (a door may keep a shape of the answer with it).
-    pub view: Arc<View>,
+    view: Arc<View>,
     query: String,
     mode: Mode,
     total: usize,
     offset: usize,
     /// The indexes (in the view) of the topics of this page.
     page: Vec<usize>,
+}
+
+impl TopicSearch {
+    /// The view searched (a door may keep a shape of the answer with it).
+    pub fn view(&self) -> Arc<View> {
+        self.view.clone()
+    }
 }
 
 impl Serialize for TopicSearch {
