@@ -199,8 +199,15 @@ pub fn router(state: AppState) -> Router {
     api_routes()
         .merge(ui::routes())
         .route("/api/v1/mcp", {
-            let mcp = mcp::service(state.clone());
-            axum::routing::post_service(mcp.clone())
+            let (mcp, door) = mcp::service(state.clone());
+            // Calls of kept answers are answered before rmcp (mcp::kept_answers).
+            let post = tower::ServiceBuilder::new()
+                .layer(axum::middleware::from_fn_with_state(
+                    door,
+                    mcp::kept_answers,
+                ))
+                .service(mcp.clone());
+            axum::routing::post_service(post)
                 .get_service(mcp.clone())
                 .delete_service(mcp::session_end(mcp))
                 .layer(axum::middleware::from_fn(mcp::json_rpc_errors))

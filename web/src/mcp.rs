@@ -23,6 +23,10 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{json, Map, Value};
 
+mod kept;
+
+pub use kept::{kept_answers, Door};
+
 use crate::auth::{Identity, Scope, Via};
 use crate::catalog::{self, Category, Channel, Limit, Operation, ToolError};
 use crate::AppState;
@@ -96,20 +100,25 @@ fn mcp_get() {}
 #[allow(dead_code)]
 fn mcp_delete() {}
 
-/// The MCP service for the router (`route_service("/api/v1/mcp", ...)`).
-pub fn service(state: AppState) -> StreamableHttpService<Server, LocalSessionManager> {
+/// The MCP service for the router and the door of its kept answers (`kept_answers`), which share
+/// its sessions.
+pub fn service(state: AppState) -> (StreamableHttpService<Server, LocalSessionManager>, Door) {
     let mut config = StreamableHttpServerConfig::default();
-    config.allowed_hosts = allowed_hosts(&state);
+    let hosts = allowed_hosts(&state);
+    config.allowed_hosts = hosts.clone();
     config.json_response = true;
-    StreamableHttpService::new(
+    let sessions = Arc::new(LocalSessionManager::default());
+    let door = Door::new(state.clone(), sessions.clone(), hosts);
+    let service = StreamableHttpService::new(
         move || {
             Ok(Server {
                 state: state.clone(),
             })
         },
-        Arc::new(LocalSessionManager::default()),
+        sessions,
         config,
-    )
+    );
+    (service, door)
 }
 
 /// A rewrite of a response's status.

@@ -14,6 +14,7 @@
 //!   common parameters.
 //! - `flight`: live reads shared in flight and served again while fresh (`group_reads`: the
 //!   consumer groups, their summary, one group and its lag).
+//! - `kept`: agents' answers kept once per reading, read or check, as values and written.
 //! - `readback`: a change read back once every broker shows it.
 //! - `cluster`: the cluster's errors in an operation's words.
 //! - `schema`: JSON Schema pieces of the input types (enums, patterns, distinct ids).
@@ -40,6 +41,7 @@ pub mod error;
 pub mod flight;
 pub mod group_reads;
 pub mod groups;
+pub mod kept;
 pub mod licence;
 pub mod messages;
 pub mod names;

@@ -53,7 +53,7 @@ pub struct Prepared {
     /// Rendered answers of one check (`checked_at_ms`, `current`): replaced by the next check's.
     rendered: ByCheck<String>,
     /// Answers of one check shaped as values for a door that takes values (MCP).
-    shaped: ByCheck<Value>,
+    shaped: ByCheck<crate::kept::Kept>,
 }
 
 /// Answers kept for one check of a proposal (`checked_at_ms`, `current`), by key: the next
@@ -188,8 +188,9 @@ impl Prepared {
         head: &ProposalRecord,
         key: &str,
         make: impl FnOnce() -> Value,
-    ) -> Arc<Value> {
-        self.shaped.get(head, key, make)
+    ) -> Arc<crate::kept::Kept> {
+        self.shaped
+            .get(head, key, || crate::kept::Kept::new(make()))
     }
 
     /// An answer of the check `head` names, when it was rendered.

@@ -64,7 +64,7 @@ pub struct Found {
 impl Found {
     /// The answer in another shape (the agents'), made once per check under `key` and kept as
     /// a value (a door that takes values copies it instead of parsing text).
-    pub fn shaped(&self, key: &str, shape: impl FnOnce(Value) -> Value) -> Arc<Value> {
+    pub fn shaped(&self, key: &str, shape: impl FnOnce(Value) -> Value) -> Arc<crate::kept::Kept> {
         let (head, p) = (&self.head, &self.plan);
         p.shaped(head, key, || shape(proposal_view::full(head, p)))
     }

@@ -164,7 +164,7 @@ pub struct View {
     pub orders: Mutex<HashMap<&'static str, Arc<Vec<usize>>>>,
     /// Answers shaped once per view as values, for a door that takes values (MCP), by a key
     /// naming them.
-    pub shaped: Mutex<HashMap<&'static str, Arc<serde_json::Value>>>,
+    pub shaped: Mutex<HashMap<&'static str, Arc<crate::kept::Kept>>>,
 }
 
 fn fraction(part: u32, whole: u32) -> f64 {
@@ -550,7 +550,7 @@ impl View {
     }
 
     /// The answer shaped under `key` for this view, when one was kept.
-    pub fn shaped(&self, key: &'static str) -> Option<Arc<serde_json::Value>> {
+    pub fn shaped(&self, key: &'static str) -> Option<Arc<crate::kept::Kept>> {
         let shaped = self.shaped.lock().unwrap_or_else(|e| e.into_inner());
         shaped.get(key).cloned()
     }
@@ -559,10 +559,10 @@ impl View {
     pub fn keep_shaped(
         &self,
         key: &'static str,
-        value: serde_json::Value,
-    ) -> Arc<serde_json::Value> {
+        kept: crate::kept::Kept,
+    ) -> Arc<crate::kept::Kept> {
         let mut shaped = self.shaped.lock().unwrap_or_else(|e| e.into_inner());
-        shaped.entry(key).or_insert_with(|| Arc::new(value)).clone()
+        shaped.entry(key).or_insert_with(|| Arc::new(kept)).clone()
     }
 
     /// A cached rendering of an answer, made once per view. Keys name an endpoint and its

@@ -12,8 +12,8 @@
 //! and present the result; they call nothing but [`invoke`].
 
 pub use ballast_ops::catalog::{
-    admit, all, envelope, find, invoke, licence_gate, limited, parse, schema_of, Caller, Category,
-    Channel, Limit, ListInput, OpFuture, Operation, Run, TokenInput, ToolError,
+    admit, all, envelope, find, invoke, kept, licence_gate, limited, parse, schema_of, Caller,
+    Category, Channel, Limit, ListInput, OpFuture, Operation, Run, TokenInput, ToolError,
 };
 
 use crate::auth::Identity;

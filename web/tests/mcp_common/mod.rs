@@ -71,13 +71,21 @@ pub async fn call_in(
     .await;
     assert_eq!(answer.status().as_u16(), 200, "{tool}");
     let answer = answer.text().await.expect("answer");
-    let message: Value = answer
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .find(|m| m["id"] == id)
+    let message = message(&answer, &serde_json::json!(id))
         .unwrap_or_else(|| panic!("no answer to the call in {answer}"));
     message["result"].clone()
+}
+
+/// The JSON-RPC message answering `id` in an answer's body: JSON (a kept answer) or a stream
+/// of server-sent events (rmcp's), as every client of Streamable HTTP reads them.
+pub fn message(body: &str, id: &Value) -> Option<Value> {
+    if let Ok(m) = serde_json::from_str::<Value>(body) {
+        return (m["id"] == *id).then_some(m);
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|m| m["id"] == *id)
 }
 
 /// One tool call in a session of its own, which must succeed: the call's `structuredContent`

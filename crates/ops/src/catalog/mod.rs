@@ -191,6 +191,15 @@ pub type OpFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send
 /// A run over the operation context.
 pub type RunFn = fn(Context, Caller, Value) -> OpFuture;
 
+/// A future of an operation's kept answer ([`KeptFn`]).
+pub type KeptFuture =
+    Pin<Box<dyn Future<Output = Result<Option<crate::kept::KeptAnswer>, ToolError>> + Send>>;
+
+/// A read's answer for its input as it was kept once (per reading, read of every group or check
+/// of a proposal), for a door that writes the answer's bytes itself; `None` for an input whose
+/// answer is not kept. The operation's `run` answers the same value (it takes it from here).
+pub type KeptFn = fn(Context, Value) -> KeptFuture;
+
 /// How an operation runs.
 #[derive(Clone, Copy)]
 pub enum Run {
@@ -281,6 +290,8 @@ pub struct Operation {
     /// the requester): `null` to queue it, else the answer to give instead (`apply_proposal`'s
     /// `status: blocked`).
     pub before_queue: Option<RunFn>,
+    /// For a read whose answer to common inputs is kept once: that answer ([`kept`]).
+    pub kept: Option<KeptFn>,
     /// What it answers: every operation with a REST route declares it; `None` only for the
     /// approval workflow ([`Run::Meta`]), which the MCP door answers itself.
     pub output: Option<Output>,
@@ -352,6 +363,25 @@ pub async fn invoke(
             "a meta tool is answered by the MCP endpoint",
         )),
     }
+}
+
+/// The answer of `op` to `input` as it was kept ([`KeptFn`]), admitted, licensed and checked as
+/// [`invoke`] does: `None` when `op` keeps no answer for that input (run it with [`invoke`]).
+pub async fn kept(
+    op: &'static Operation,
+    ctx: &Context,
+    caller: &Caller,
+    input: Value,
+) -> Result<Option<crate::kept::KeptAnswer>, ToolError> {
+    let Some(kept) = op.kept else {
+        return Ok(None);
+    };
+    admit(op, caller)?;
+    if op.licensed {
+        licence_gate(ctx).await?;
+    }
+    (op.check)(&input)?;
+    kept(ctx.clone(), input).await
 }
 
 /// The derived JSON Schema of `T` as an object (what `tools/list` shows).

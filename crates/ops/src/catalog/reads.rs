@@ -14,8 +14,9 @@ use super::inputs::{
     SearchTopicsInput, TopicInput, TopicListInput, WhatIfInput,
 };
 use super::limited;
-use super::{answer, boxed, parse, Caller, Limit, OpFuture, ToolError};
+use super::{answer, boxed, parse, Caller, KeptFuture, Limit, OpFuture, ToolError};
 use crate::context::Context;
+use crate::kept::{Kept, KeptAnswer};
 use ballast_balancer::blast::BlastRequest;
 use ballast_balancer::whatif::WhatIfRequest;
 
@@ -228,12 +229,25 @@ pub(super) fn list_proposals(ctx: Context, _caller: Caller, input: Value) -> OpF
 }
 
 pub(super) fn get_proposal(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
+    boxed(async move { kept_value(get_proposal_kept(ctx, input).await) })
+}
+
+/// A run whose every answer is kept: the kept answer's value.
+fn kept_value(kept: Result<Option<KeptAnswer>, ToolError>) -> Result<Value, ToolError> {
+    kept?
+        .map(|k| k.value())
+        .ok_or_else(|| ToolError::failed("no answer was kept".into()))
+}
+
+pub(super) fn get_proposal_kept(ctx: Context, input: Value) -> KeptFuture {
+    Box::pin(async move {
         let input: ProposalInput = parse(&input)?;
         let id = proposal_id(&input.proposal_id)?;
         // Shaped for agents once per check, as the REST answer is rendered once.
         let found = crate::proposals::get_proposal(&ctx, id).await?;
-        Ok((*found.shaped("agents", proposal_for_agents)).clone())
+        Ok(Some(KeptAnswer::plain(
+            found.shaped("agents", proposal_for_agents),
+        )))
     })
 }
 
@@ -241,7 +255,7 @@ pub(super) fn generate_proposal(ctx: Context, _caller: Caller, input: Value) -> 
     boxed(async move {
         let _: Nothing = parse(&input)?;
         let found = crate::proposals::generate_proposal(&ctx).await?;
-        Ok((*found.shaped("agents", proposal_for_agents)).clone())
+        Ok(KeptAnswer::plain(found.shaped("agents", proposal_for_agents)).value())
     })
 }
 
@@ -522,40 +536,51 @@ pub(super) fn browse_messages(ctx: Context, _caller: Caller, input: Value) -> Op
 
 pub(super) fn cluster_overview(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
     boxed(async move {
+        if let Some(kept) = cluster_overview_kept(ctx.clone(), input.clone()).await? {
+            return Ok(kept.value());
+        }
         let input: ListInput = parse(&input)?;
         let v = crate::view::require(&ctx).await?;
-        // Shaped for agents once per reading at the default limit and kept as a value, which a
-        // call copies (half the time of parsing it from text) to set the cluster's `ageMs`;
-        // another limit is shaped for its request.
-        const KEY: &str = "mcp-cluster-overview";
-        let default = matches!(input.limit, None | Some(0));
-        let kept = default.then(|| v.shaped(KEY)).flatten();
-        let mut d = match kept {
-            Some(shaped) => (*shaped).clone(),
-            None => {
-                let q = crate::observed::cluster::ComprehensiveQuery {
-                    summary: Some(true),
-                    ..Default::default()
-                };
-                let d = answer_text(
-                    crate::observed::cluster::get_cluster_overview(&ctx, q)
-                        .await
-                        .map(|o| o.text()),
-                )?;
-                let made = overview_for_agents(&d, input.limit);
-                if default {
-                    (*v.keep_shaped(KEY, made)).clone()
-                } else {
-                    made
-                }
-            }
-        };
+        let mut d = overview_of(&ctx, input.limit).await?;
         if let Some(cluster) = d.get_mut("cluster").and_then(Value::as_object_mut) {
             let age = (ctx.clock.now_ms() - v.sampled_at_ms()).max(0);
             cluster.insert("ageMs".into(), json!(age));
         }
         Ok(d)
     })
+}
+
+/// The overview at the default limit: shaped for agents once per reading and kept (a call sets
+/// the cluster's `ageMs`); another limit is not kept.
+pub(super) fn cluster_overview_kept(ctx: Context, input: Value) -> KeptFuture {
+    Box::pin(async move {
+        let input: ListInput = parse(&input)?;
+        if !matches!(input.limit, None | Some(0)) {
+            return Ok(None);
+        }
+        const KEY: &str = "mcp-cluster-overview";
+        let v = crate::view::require(&ctx).await?;
+        let kept = match v.shaped(KEY) {
+            Some(kept) => kept,
+            None => v.keep_shaped(KEY, Kept::aged(overview_of(&ctx, None).await?, "/cluster")),
+        };
+        let age = (ctx.clock.now_ms() - v.sampled_at_ms()).max(0);
+        Ok(Some(KeptAnswer::new(kept, age)))
+    })
+}
+
+/// The agents' overview with `limit` topics.
+async fn overview_of(ctx: &Context, limit: Option<u64>) -> Result<Value, ToolError> {
+    let q = crate::observed::cluster::ComprehensiveQuery {
+        summary: Some(true),
+        ..Default::default()
+    };
+    let d = answer_text(
+        crate::observed::cluster::get_cluster_overview(ctx, q)
+            .await
+            .map(|o| o.text()),
+    )?;
+    Ok(overview_for_agents(&d, limit))
 }
 
 /// The agents' overview of a `cluster/comprehensive` summary: the largest topics first (at most
@@ -593,28 +618,44 @@ fn overview_for_agents(d: &Value, limit: Option<u64>) -> Value {
 }
 
 pub(super) fn cluster_health(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
+    boxed(async move { kept_value(cluster_health_kept(ctx, input).await) })
+}
+
+/// Shaped for agents once per reading and kept.
+pub(super) fn cluster_health_kept(ctx: Context, input: Value) -> KeptFuture {
+    Box::pin(async move {
         let _: Nothing = parse(&input)?;
-        let q = crate::observed::cluster::HealthQuery::default();
-        let mut d = answer_text(crate::observed::cluster::get_cluster_health(&ctx, q).await)?;
-        let details = d["rackAssessment"]["notRackAwareDetails"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let cut = limited(
-            "notRackAwareDetails",
-            details,
-            Limit::fixed(20),
-            None,
-            "get_broker_racks shows the rack layout; the REST API /api/v1/cluster/health has every partition",
-        );
-        if let Some(ra) = d.get_mut("rackAssessment").and_then(Value::as_object_mut) {
-            for (k, v) in cut {
-                ra.insert(k, v);
-            }
+        const KEY: &str = "mcp-cluster-health";
+        let v = crate::view::require(&ctx).await?;
+        if let Some(kept) = v.shaped(KEY) {
+            return Ok(Some(KeptAnswer::plain(kept)));
         }
-        Ok(d)
+        let kept = v.keep_shaped(KEY, Kept::new(health_for_agents(&ctx).await?));
+        Ok(Some(KeptAnswer::plain(kept)))
     })
+}
+
+/// The health answer with the first 20 partitions that are not rack-aware.
+async fn health_for_agents(ctx: &Context) -> Result<Value, ToolError> {
+    let q = crate::observed::cluster::HealthQuery::default();
+    let mut d = answer_text(crate::observed::cluster::get_cluster_health(ctx, q).await)?;
+    let details = d["rackAssessment"]["notRackAwareDetails"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let cut = limited(
+        "notRackAwareDetails",
+        details,
+        Limit::fixed(20),
+        None,
+        "get_broker_racks shows the rack layout; the REST API /api/v1/cluster/health has every partition",
+    );
+    if let Some(ra) = d.get_mut("rackAssessment").and_then(Value::as_object_mut) {
+        for (k, v) in cut {
+            ra.insert(k, v);
+        }
+    }
+    Ok(d)
 }
 
 pub(super) fn broker_racks(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
@@ -625,7 +666,13 @@ pub(super) fn broker_racks(ctx: Context, _caller: Caller, input: Value) -> OpFut
 }
 
 pub(super) fn search_topics(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
+    boxed(async move { kept_value(search_topics_kept(ctx, input).await) })
+}
+
+/// Every topic's first page (no query, the default rows) is shaped once per reading and kept;
+/// another search is searched and shaped for its call.
+pub(super) fn search_topics_kept(ctx: Context, input: Value) -> KeptFuture {
+    Box::pin(async move {
         let i: SearchTopicsInput = parse(&input)?;
         let limit = Limit::new(100, 1000).rows(i.limit);
         let body = crate::observed::topics::SearchBody {
@@ -635,8 +682,6 @@ pub(super) fn search_topics(ctx: Context, _caller: Caller, input: Value) -> OpFu
             limit: Some(limit),
             offset: None,
         };
-        // Every topic's first page (no query, the default rows) is shaped once per reading and
-        // copied per call; another search is searched and shaped for its call.
         const KEY: &str = "mcp-search-topics";
         let every_topic = body.query.as_deref().is_some_and(str::is_empty)
             && body
@@ -647,7 +692,7 @@ pub(super) fn search_topics(ctx: Context, _caller: Caller, input: Value) -> OpFu
             && limit == 100;
         if every_topic {
             if let Some(kept) = crate::view::require(&ctx).await?.shaped(KEY) {
-                return Ok((*kept).clone());
+                return Ok(Some(KeptAnswer::plain(kept)));
             }
         }
         let found = crate::observed::topics::search_topics(&ctx, body).await?;
@@ -657,16 +702,22 @@ pub(super) fn search_topics(ctx: Context, _caller: Caller, input: Value) -> OpFu
             "topics",
             "narrow the query, or match: prefix / exact",
         );
-        Ok(if every_topic {
-            (*view.keep_shaped(KEY, d)).clone()
+        Ok(Some(KeptAnswer::plain(if every_topic {
+            view.keep_shaped(KEY, Kept::new(d))
         } else {
-            d
-        })
+            Arc::new(Kept::new(d))
+        })))
     })
 }
 
 pub(super) fn list_consumer_groups(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
+    boxed(async move { kept_value(list_consumer_groups_kept(ctx, input).await) })
+}
+
+/// The default page is shaped once per read of every group and kept; another page is shaped for
+/// its call.
+pub(super) fn list_consumer_groups_kept(ctx: Context, input: Value) -> KeptFuture {
+    Box::pin(async move {
         let i: GroupsInput = parse(&input)?;
         let limit = Limit::new(100, 500).rows(i.limit);
         let q = crate::group_reads::ListQuery {
@@ -682,7 +733,7 @@ pub(super) fn list_consumer_groups(ctx: Context, _caller: Caller, input: Value) 
                 "filter with search or state, or describe_consumer_group for one",
             ))
         })?;
-        Ok((*shaped).clone())
+        Ok(Some(KeptAnswer::plain(shaped)))
     })
 }
 

@@ -508,15 +508,19 @@ impl GroupPage {
     pub fn shaped<E>(
         self,
         shape: impl FnOnce(Arc<String>) -> Result<serde_json::Value, E>,
-    ) -> Result<Arc<serde_json::Value>, E> {
+    ) -> Result<Arc<crate::kept::Kept>, E> {
+        use crate::kept::Kept;
         let Some(read) = self.default_of else {
-            return shape(self.text).map(Arc::new);
+            return shape(self.text).map(|v| Arc::new(Kept::new(v)));
         };
         if let Some(kept) = read.list_shaped.get() {
             return Ok(kept.clone());
         }
         let shaped = shape(self.text)?;
-        Ok(read.list_shaped.get_or_init(|| Arc::new(shaped)).clone())
+        Ok(read
+            .list_shaped
+            .get_or_init(|| Arc::new(Kept::new(shaped)))
+            .clone())
     }
 }
 

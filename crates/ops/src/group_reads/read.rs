@@ -41,5 +41,5 @@ pub struct GroupsRead {
     pub(crate) list: OnceLock<Arc<String>>,
     /// The list's default page shaped as a value for a door that takes values (MCP), made once
     /// per read: a call copies it instead of parsing the page's text.
-    pub(crate) list_shaped: OnceLock<Arc<serde_json::Value>>,
+    pub(crate) list_shaped: OnceLock<Arc<crate::kept::Kept>>,
 }
