@@ -84,6 +84,14 @@ async fn a_kept_answer_is_the_answer_rmcp_gives_for_the_same_call() {
         assert_eq!(status, 200, "{tool}");
         assert!(kind.starts_with("application/json"), "{tool}: {kind}");
         let kept = kept.expect("the call's answer");
+        // As the Python SDK 2.x sends every call: with the standard headers naming it.
+        let standard = [("mcp-method", "tools/call"), ("mcp-name", tool)];
+        let (_, kind, again) = post(&h, &session, params.clone(), &standard).await;
+        assert!(kind.starts_with("application/json"), "{tool}: {kind}");
+        assert_eq!(
+            ageless(again.expect("an answer")["result"].clone()),
+            ageless(kept["result"].clone())
+        );
         assert_eq!(kept["jsonrpc"], "2.0");
         let mut by_rmcp = params.clone();
         by_rmcp["_meta"] = json!({});
@@ -149,6 +157,16 @@ async fn what_the_door_does_not_take_is_answered_by_rmcp() {
     let version = [("mcp-protocol-version", "1999-01-01")];
     let (status, _, _) = post(&h, &session, overview.clone(), &version).await;
     assert_eq!(status, 400);
+
+    // Standard headers that do not name the call: rmcp's (which checks them only from the
+    // revision 2026-07-28 on, and then refuses).
+    let other = [("mcp-method", "tools/call"), ("mcp-name", "search_topics")];
+    let (status, kind, _) = post(&h, &session, overview.clone(), &other).await;
+    assert_eq!(status, 200);
+    assert!(kind.starts_with("text/event-stream"), "{kind}");
+    let newer = [("mcp-protocol-version", "2026-07-28")];
+    let (status, kind, _) = post(&h, &session, overview.clone(), &newer).await;
+    assert_eq!(status, 400, "{kind}");
 
     let (status, _, _) = post(&h, "no-such-session", overview.clone(), &[]).await;
     assert_eq!(status, 404);

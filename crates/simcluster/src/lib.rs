@@ -40,6 +40,10 @@ pub use crate::util::iso8601;
 use crate::clock::SimClock;
 use crate::state::{Cluster, NewPartition, Rates};
 
+/// How long a restarted broker tries its old port again before it takes another (see
+/// `Shared::rebind`).
+const REBIND_FOR: Duration = Duration::from_secs(2);
+
 /// Default bytes per second of one unthrottled replica copy: a 1 Gbit/s link.
 pub const DEFAULT_LINK_SPEED: f64 = 125_000_000.0;
 
@@ -239,7 +243,7 @@ impl Shared {
                 Some(b) => b.port,
             }
         };
-        let listener = server::bind(self.clone(), id, port).await?;
+        let listener = self.rebind(id, port).await?;
         let bound = listener.port;
         self.listeners().insert(id, listener);
         let mut c = self.lock();
@@ -249,6 +253,40 @@ impl Shared {
         let now = self.now();
         c.start_broker(id, now);
         Ok(())
+    }
+
+    /// A restarted broker's listener, on its old port as a real broker's. While it was down,
+    /// another socket on the machine may have been given that port (a client's own end of a
+    /// connection: the kernel hands out a free port); the bind is tried again for
+    /// [`REBIND_FOR`], and a cluster whose ports were picked free (`base_port` 0) then takes
+    /// another free port, which the metadata names.
+    async fn rebind(
+        self: &Arc<Self>,
+        id: BrokerId,
+        port: u16,
+    ) -> Result<server::Listener, SimError> {
+        let deadline = std::time::Instant::now() + REBIND_FOR;
+        loop {
+            match server::bind(self.clone(), id, port).await {
+                Err(SimError::Bind { source, .. })
+                    if source.kind() == std::io::ErrorKind::AddrInUse
+                        && std::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(SimError::Bind { source, .. })
+                    if source.kind() == std::io::ErrorKind::AddrInUse && self.base_port == 0 =>
+                {
+                    tracing::warn!(
+                        broker = id,
+                        port,
+                        "old port taken; the broker listens on another"
+                    );
+                    return server::bind(self.clone(), id, 0).await;
+                }
+                other => return other,
+            }
+        }
     }
 
     pub async fn add_broker(self: &Arc<Self>, rack: Option<String>) -> Result<BrokerId, SimError> {

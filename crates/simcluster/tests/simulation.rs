@@ -217,6 +217,34 @@ async fn a_stopped_brokers_leaders_fail_over_and_return_with_preferred_election(
     sim.shutdown().await;
 }
 
+/// A restarted broker listens on its old port, as a real broker does; when another socket was
+/// given that port while it was down (a cluster on free ports: another process's connection), it
+/// takes another free port, which the metadata names, instead of failing to start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_broker_whose_old_port_was_taken_listens_on_another() {
+    let parts = vec![partition("t", 0, &[1, 2, 3], 1000)];
+    let sim = start(snapshot(brokers(3), parts), 1.0).await;
+    let old = sim.broker_address(2).expect("broker 2");
+    sim.stop_broker(2).await.expect("stop 2");
+    let squatter =
+        std::net::TcpListener::bind(&old).expect("the old port is free while it is down");
+    sim.start_broker(2).await.expect("it starts anyway");
+    let new = sim.broker_address(2).expect("broker 2");
+    assert_ne!(new, old);
+    assert!(Client::connect(&new).await.is_ok(), "it listens on {new}");
+    let admin = Admin::new(&sim);
+    let md = admin.metadata().await;
+    let named = md
+        .brokers
+        .iter()
+        .find(|b| b.node_id.0 == 2)
+        .map(|b| format!("{}:{}", b.host.as_str(), b.port))
+        .expect("broker 2 in the metadata");
+    assert_eq!(named, new);
+    drop(squatter);
+    sim.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_partition_goes_offline_when_no_replica_is_left() {
     let sim = start(

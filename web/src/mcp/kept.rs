@@ -10,7 +10,8 @@
 //! counted as rmcp's are. Everything else goes to rmcp as it came: another method, a tool or
 //! input whose answer is not kept, a refusal, and any request this door does not check as rmcp
 //! does (an `Origin` header, a `Host` outside the allowed ones, an unknown protocol version,
-//! other `Mcp-*` headers, `_meta`, a body over [`MAX_BODY`], no session).
+//! `Mcp-Method` or `Mcp-Name` not naming the call (or missing where the revision requires
+//! them), other `Mcp-*` headers, `_meta`, a body over [`MAX_BODY`], no session).
 //!
 //! A session's worker in rmcp ends after [`SessionConfig::DEFAULT_KEEP_ALIVE`] without a
 //! message, and a call answered here never reaches it: a session is answered here only while a
@@ -42,6 +43,12 @@ pub const MAX_BODY: u64 = 64 * 1024;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
+/// The standard headers of a request (SEP-2243), which clients send from the revision
+/// 2026-07-28 on (the Python SDK 2.x on every request): the method, and the tool's name.
+const METHOD_HEADER: &str = "mcp-method";
+const NAME_HEADER: &str = "mcp-name";
+/// The first revision whose requests must carry the standard headers.
+const STANDARD_HEADERS_FROM: &str = "2026-07-28";
 
 /// What the door needs: the state, rmcp's sessions, and when each session last reached rmcp.
 #[derive(Clone)]
@@ -156,6 +163,8 @@ impl Door {
             .map(|v| v.to_str().unwrap_or(""));
         let single = |name| headers.get_all(name).iter().count() <= 1;
         single(VERSION_HEADER)
+            && single(METHOD_HEADER)
+            && single(NAME_HEADER)
             && single(HOST.as_str())
             && single(CONTENT_TYPE.as_str())
             && accepts.iter().any(|t| t == "application/json")
@@ -173,7 +182,8 @@ impl Door {
             })
             && headers.keys().all(|name| {
                 let name = name.as_str();
-                !name.starts_with("mcp-") || name == SESSION_HEADER || name == VERSION_HEADER
+                !name.starts_with("mcp-")
+                    || [SESSION_HEADER, VERSION_HEADER, METHOD_HEADER, NAME_HEADER].contains(&name)
             })
     }
 }
@@ -193,6 +203,18 @@ fn host_name(host: &str) -> String {
         }
         _ => host,
     }
+}
+
+/// Whether the standard headers agree with a `tools/call` of `tool` as rmcp checks them: each
+/// one given names the body's method and tool (a name in the header's Base64 form is left to
+/// rmcp), and from the revision that requires them both are given.
+fn standard_headers_agree(headers: &HeaderMap, tool: &str) -> bool {
+    let value = |name| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
+    let (method, name) = (value(METHOD_HEADER), value(NAME_HEADER));
+    let required = value(VERSION_HEADER).is_some_and(|v| v >= STANDARD_HEADERS_FROM);
+    method.is_none_or(|m| m == "tools/call")
+        && name.is_none_or(|n| n == tool)
+        && (!required || (method.is_some() && name.is_some()))
 }
 
 /// A JSON-RPC `tools/call` as this door takes it: anything else is rmcp's.
@@ -274,6 +296,9 @@ async fn answer(door: &Door, parts: &axum::http::request::Parts, body: &Bytes) -
     {
         return None;
     }
+    if !standard_headers_agree(&parts.headers, &call.params.name) {
+        return None;
+    }
     let op = catalog::find(&call.params.name)?;
     op.kept?;
     let who = parts.extensions.get::<Identity>()?;
@@ -342,6 +367,38 @@ mod tests {
         reached.reach("new", t0 + Duration::from_secs(20));
         assert_eq!(reached.at.len(), 1);
         assert!(reached.is_fresh("new", t0 + Duration::from_secs(20)));
+    }
+
+    /// The Python SDK 2.x sends `Mcp-Method` and `Mcp-Name` on every request; rmcp checks them
+    /// against the body from the revision 2026-07-28 on, and refuses a request without them.
+    #[test]
+    fn standard_headers_are_taken_only_when_they_name_the_call() {
+        let headers = |pairs: &[(&'static str, &'static str)]| {
+            let mut h = HeaderMap::new();
+            for (k, v) in pairs {
+                h.insert(*k, HeaderValue::from_static(v));
+            }
+            h
+        };
+        let tool = "get_cluster_overview";
+        assert!(standard_headers_agree(&headers(&[]), tool));
+        let both = [
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "get_cluster_overview"),
+        ];
+        assert!(standard_headers_agree(&headers(&both), tool));
+        assert!(!standard_headers_agree(&headers(&both), "search_topics"));
+        assert!(!standard_headers_agree(
+            &headers(&[("mcp-method", "tools/list")]),
+            tool
+        ));
+        let new = [(VERSION_HEADER, "2026-07-28")];
+        assert!(!standard_headers_agree(&headers(&new), tool));
+        let mut all = both.to_vec();
+        all.extend(new);
+        assert!(standard_headers_agree(&headers(&all), tool));
+        let old = [(VERSION_HEADER, "2025-06-18"), ("mcp-method", "tools/call")];
+        assert!(standard_headers_agree(&headers(&old), tool));
     }
 
     #[test]
