@@ -16,22 +16,13 @@ async fn post(
     params: Value,
     headers: &[(&str, &str)],
 ) -> (u16, String, Option<Value>) {
-    let mut r = h
-        .http
-        .post(format!("{}/api/v1/mcp", h.base))
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-session-id", session)
-        .body(
-            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
-                .to_string(),
-        );
-    if !headers
+    // A version given in `headers` replaces the client's.
+    let version = (!headers
         .iter()
-        .any(|(name, _)| *name == "mcp-protocol-version")
-    {
-        r = r.header("mcp-protocol-version", mcp_common::PROTOCOL);
-    }
+        .any(|(name, _)| *name == "mcp-protocol-version"))
+    .then_some(mcp_common::PROTOCOL);
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params});
+    let mut r = mcp_common::request(&h.http, &h.base, Some(session), version, body);
     for (name, value) in headers {
         r = r.header(*name, *value);
     }
@@ -75,6 +66,7 @@ async fn a_kept_answer_is_the_answer_rmcp_gives_for_the_same_call() {
     for (tool, arguments) in [
         ("get_cluster_overview", json!({})),
         ("get_cluster_overview", json!({"limit": 0})),
+        ("get_cluster_overview", json!({"limit": 2})),
         ("search_topics", json!({})),
         ("search_topics", json!({"query": "O"})),
         ("get_cluster_health", json!({})),

@@ -9,6 +9,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use bytes::Bytes;
 use serde_json::{json, Value};
 
 /// The field an aged answer carries its age in.
@@ -31,8 +32,8 @@ pub struct Kept {
 /// between its two pieces, a plain answer is one piece.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Written {
-    pub json: Vec<String>,
-    pub escaped: Vec<String>,
+    pub json: Vec<Bytes>,
+    pub escaped: Vec<Bytes>,
 }
 
 impl Kept {
@@ -101,15 +102,13 @@ impl Kept {
             .iter()
             .map(|piece| {
                 let quoted = serde_json::to_string(piece).ok()?;
-                Some(quoted[1..quoted.len() - 1].to_string())
+                Some(Bytes::copy_from_slice(
+                    &quoted.as_bytes()[1..quoted.len() - 1],
+                ))
             })
-            .collect::<Option<Vec<String>>>()?;
+            .collect::<Option<Vec<Bytes>>>()?;
+        let json = json.into_iter().map(Bytes::from).collect();
         Some(Written { json, escaped })
-    }
-
-    /// Whether the answer carries an age.
-    pub fn is_aged(&self) -> bool {
-        self.aged_in.is_some()
     }
 }
 
@@ -136,16 +135,18 @@ impl KeptAnswer {
         self.kept.value(self.age_ms)
     }
 
-    /// Writes `pieces` (a written answer's `json` or `escaped`) with this call's age between
-    /// them onto `out`.
-    pub fn write_pieces(&self, pieces: &[String], out: &mut Vec<u8>) {
-        let age = self.age_ms.to_string();
+    /// `pieces` (a written answer's `json` or `escaped`) with this call's age between them:
+    /// the shared pieces themselves, not copies.
+    pub fn chunks(&self, pieces: &[Bytes]) -> Vec<Bytes> {
+        let age = Bytes::from(self.age_ms.to_string());
+        let mut out = Vec::with_capacity(pieces.len() * 2);
         for (i, piece) in pieces.iter().enumerate() {
             if i > 0 {
-                out.extend_from_slice(age.as_bytes());
+                out.push(age.clone());
             }
-            out.extend_from_slice(piece.as_bytes());
+            out.push(piece.clone());
         }
+        out
     }
 }
 
@@ -168,10 +169,9 @@ mod tests {
             age_ms: age,
         };
         let written = call.kept.written().expect("written");
-        let mut json = Vec::new();
-        call.write_pieces(&written.json, &mut json);
+        let json = call.chunks(&written.json).concat();
         let mut escaped = b"\"".to_vec();
-        call.write_pieces(&written.escaped, &mut escaped);
+        escaped.extend(call.chunks(&written.escaped).concat());
         escaped.push(b'"');
         let text: String = serde_json::from_slice(&escaped).expect("a JSON string");
         (serde_json::from_slice(&json).expect("JSON"), text)
@@ -191,7 +191,6 @@ mod tests {
     #[test]
     fn a_plain_answer_is_written_whole_and_carries_no_age() {
         let kept = Kept::new(answer());
-        assert!(!kept.is_aged());
         let (json, text) = written_value(&kept, 99);
         assert_eq!(json, answer());
         assert_eq!(kept.value(99), answer());

@@ -1,14 +1,15 @@
-//! The MCP door's kept answers: a `tools/call` of a read whose answer is kept once (per reading,
-//! read of every group or check of a proposal: `ballast_ops::kept`) is answered here with that
-//! answer's bytes, written once, around the call's JSON-RPC id and age, instead of through rmcp,
+//! The MCP door's kept answers: a `tools/call` of a read that declares a kept answer (for its
+//! common inputs kept once per reading, read of every group or check of a proposal:
+//! `ballast_ops::kept`) is answered here with that answer's bytes, written once and shared (not
+//! copied) around the call's JSON-RPC id and age, instead of through rmcp,
 //! which takes an answer as a value and writes it twice per call (docs/api/mcp.md, "Kept
 //! answers"; docs/big-clusters.md, "Eighth round").
 //!
 //! The answer is the one rmcp gives for the same call (`structuredContent` and the same JSON as
 //! a text block), sent as `application/json`, which every client of Streamable HTTP reads. It is
 //! taken through the catalog's pipeline (`catalog::kept`: scope, licence, input check) and
-//! counted as rmcp's are. Everything else goes to rmcp as it came: another method, a tool or
-//! input whose answer is not kept, a refusal, and any request this door does not check as rmcp
+//! counted as rmcp's are. Everything else goes to rmcp as it came: another method, a tool that
+//! declares no kept answer, a refusal, and any request this door does not check as rmcp
 //! does (an `Origin` header, a `Host` outside the allowed ones, an unknown protocol version,
 //! `Mcp-Method` or `Mcp-Name` not naming the call (or missing where the revision requires
 //! them), other `Mcp-*` headers, `_meta`, a body over [`MAX_BODY`], no session).
@@ -132,28 +133,23 @@ impl Door {
 
     /// Whether the headers are ones this door checks as rmcp does.
     fn plain(&self, headers: &HeaderMap) -> bool {
-        let accepts = headers
-            .get_all(ACCEPT)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(|t| {
-                t.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .collect::<Vec<_>>();
-        let json = |v: &HeaderValue| {
-            v.to_str().ok().is_some_and(|c| {
-                c.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .eq_ignore_ascii_case("application/json")
-            })
+        // A media type without its parameters is `kind`.
+        let is = |t: &str, kind: &str| {
+            t.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .eq_ignore_ascii_case(kind)
         };
+        let accepts = |kind: &str| {
+            headers
+                .get_all(ACCEPT)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .any(|t| is(t, kind))
+        };
+        let json = |v: &HeaderValue| v.to_str().ok().is_some_and(|c| is(c, "application/json"));
         let host = headers
             .get(HOST)
             .and_then(|h| h.to_str().ok())
@@ -167,8 +163,8 @@ impl Door {
             && single(NAME_HEADER)
             && single(HOST.as_str())
             && single(CONTENT_TYPE.as_str())
-            && accepts.iter().any(|t| t == "application/json")
-            && accepts.iter().any(|t| t == "text/event-stream")
+            && accepts("application/json")
+            && accepts("text/event-stream")
             && headers.get(CONTENT_TYPE).is_some_and(json)
             && headers.get(ORIGIN).is_none()
             && host.is_some_and(|h| {
@@ -316,23 +312,24 @@ async fn answer(door: &Door, parts: &axum::http::request::Parts, body: &Bytes) -
     let kept = catalog::kept(op, &door.state, &caller, args).await.ok()??;
     let written = kept.kept.written()?;
     let id = serde_json::to_vec(&call.id).ok()?;
-    let mut out = Vec::with_capacity(
-        64 + id.len()
-            + written.json.iter().map(String::len).sum::<usize>()
-            + written.escaped.iter().map(String::len).sum::<usize>(),
-    );
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    out.extend_from_slice(&id);
-    out.extend_from_slice(b",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"");
-    kept.write_pieces(&written.escaped, &mut out);
-    out.extend_from_slice(b"\"}],\"structuredContent\":");
-    kept.write_pieces(&written.json, &mut out);
-    out.extend_from_slice(b",\"isError\":false}}");
+    // The call's own head, the kept pieces shared (not copied) around its age, and the tail.
+    let mut head = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
+    head.extend_from_slice(&id);
+    head.extend_from_slice(b",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"");
+    let mut chunks = vec![Bytes::from(head)];
+    chunks.extend(kept.chunks(&written.escaped));
+    chunks.push(Bytes::from_static(b"\"}],\"structuredContent\":"));
+    chunks.extend(kept.chunks(&written.json));
+    chunks.push(Bytes::from_static(b",\"isError\":false}}"));
     door.state.metrics.mcp_call(op.name, false);
-    let mut response = Response::new(Body::from(out));
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let len: usize = chunks.iter().map(Bytes::len).sum();
+    let chunks = chunks
+        .into_iter()
+        .map(Ok::<Bytes, std::convert::Infallible>);
+    let mut response = Response::new(Body::from_stream(futures_util::stream::iter(chunks)));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(CONTENT_LENGTH, HeaderValue::from(len));
     Some(response)
 }
 

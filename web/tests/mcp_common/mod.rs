@@ -12,16 +12,33 @@ pub async fn send(
     session: Option<&str>,
     body: Value,
 ) -> reqwest::Response {
+    request(http, base, session, Some(PROTOCOL), body)
+        .send()
+        .await
+        .expect("an MCP request")
+}
+
+/// One JSON-RPC message to the MCP endpoint at `base` as a client sends it, with the protocol
+/// version header when `version` is given and the session's when `session` is.
+pub fn request(
+    http: &reqwest::Client,
+    base: &str,
+    session: Option<&str>,
+    version: Option<&str>,
+    body: Value,
+) -> reqwest::RequestBuilder {
     let mut r = http
         .post(format!("{base}/api/v1/mcp"))
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
-        .header("mcp-protocol-version", PROTOCOL)
         .body(body.to_string());
+    if let Some(v) = version {
+        r = r.header("mcp-protocol-version", v);
+    }
     if let Some(s) = session {
         r = r.header("mcp-session-id", s);
     }
-    r.send().await.expect("an MCP request")
+    r
 }
 
 /// A new session, initialized: its id.

@@ -193,11 +193,12 @@ pub type RunFn = fn(Context, Caller, Value) -> OpFuture;
 
 /// A future of an operation's kept answer ([`KeptFn`]).
 pub type KeptFuture =
-    Pin<Box<dyn Future<Output = Result<Option<crate::kept::KeptAnswer>, ToolError>> + Send>>;
+    Pin<Box<dyn Future<Output = Result<crate::kept::KeptAnswer, ToolError>> + Send>>;
 
-/// A read's answer for its input as it was kept once (per reading, read of every group or check
-/// of a proposal), for a door that writes the answer's bytes itself; `None` for an input whose
-/// answer is not kept. The operation's `run` answers the same value (it takes it from here).
+/// A read's answer as a [`crate::kept::Kept`], for a door that writes the answer's bytes itself:
+/// for its common inputs the one kept once (per reading, read of every group or check of a
+/// proposal), for another input one made for the call. The operation's `run` answers the same
+/// value (it takes it from here).
 pub type KeptFn = fn(Context, Value) -> KeptFuture;
 
 /// How an operation runs.
@@ -365,8 +366,8 @@ pub async fn invoke(
     }
 }
 
-/// The answer of `op` to `input` as it was kept ([`KeptFn`]), admitted, licensed and checked as
-/// [`invoke`] does: `None` when `op` keeps no answer for that input (run it with [`invoke`]).
+/// The answer of `op` to `input` as a kept answer ([`KeptFn`]), admitted, licensed and checked as
+/// [`invoke`] does: `None` when `op` declares no `kept` (run it with [`invoke`]).
 pub async fn kept(
     op: &'static Operation,
     ctx: &Context,
@@ -381,7 +382,7 @@ pub async fn kept(
         licence_gate(ctx).await?;
     }
     (op.check)(&input)?;
-    kept(ctx.clone(), input).await
+    kept(ctx.clone(), input).await.map(Some)
 }
 
 /// The derived JSON Schema of `T` as an object (what `tools/list` shows).

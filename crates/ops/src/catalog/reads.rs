@@ -229,14 +229,7 @@ pub(super) fn list_proposals(ctx: Context, _caller: Caller, input: Value) -> OpF
 }
 
 pub(super) fn get_proposal(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move { kept_value(get_proposal_kept(ctx, input).await) })
-}
-
-/// A run whose every answer is kept: the kept answer's value.
-fn kept_value(kept: Result<Option<KeptAnswer>, ToolError>) -> Result<Value, ToolError> {
-    kept?
-        .map(|k| k.value())
-        .ok_or_else(|| ToolError::failed("no answer was kept".into()))
+    boxed(async move { Ok(get_proposal_kept(ctx, input).await?.value()) })
 }
 
 pub(super) fn get_proposal_kept(ctx: Context, input: Value) -> KeptFuture {
@@ -245,9 +238,9 @@ pub(super) fn get_proposal_kept(ctx: Context, input: Value) -> KeptFuture {
         let id = proposal_id(&input.proposal_id)?;
         // Shaped for agents once per check, as the REST answer is rendered once.
         let found = crate::proposals::get_proposal(&ctx, id).await?;
-        Ok(Some(KeptAnswer::plain(
+        Ok(KeptAnswer::plain(
             found.shaped("agents", proposal_for_agents),
-        )))
+        ))
     })
 }
 
@@ -535,37 +528,30 @@ pub(super) fn browse_messages(ctx: Context, _caller: Caller, input: Value) -> Op
 // parameters) and the consumer-group reads shared in flight.
 
 pub(super) fn cluster_overview(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move {
-        if let Some(kept) = cluster_overview_kept(ctx.clone(), input.clone()).await? {
-            return Ok(kept.value());
-        }
-        let input: ListInput = parse(&input)?;
-        let v = crate::view::require(&ctx).await?;
-        let mut d = overview_of(&ctx, input.limit).await?;
-        if let Some(cluster) = d.get_mut("cluster").and_then(Value::as_object_mut) {
-            let age = (ctx.clock.now_ms() - v.sampled_at_ms()).max(0);
-            cluster.insert("ageMs".into(), json!(age));
-        }
-        Ok(d)
-    })
+    boxed(async move { Ok(cluster_overview_kept(ctx, input).await?.value()) })
 }
 
-/// The overview at the default limit: shaped for agents once per reading and kept (a call sets
-/// the cluster's `ageMs`); another limit is not kept.
+/// The overview at the default limit is shaped for agents once per reading and kept; another
+/// limit is shaped for its call. A call sets the cluster's `ageMs`.
 pub(super) fn cluster_overview_kept(ctx: Context, input: Value) -> KeptFuture {
     Box::pin(async move {
         let input: ListInput = parse(&input)?;
-        if !matches!(input.limit, None | Some(0)) {
-            return Ok(None);
-        }
         const KEY: &str = "mcp-cluster-overview";
+        let default = matches!(input.limit, None | Some(0));
         let v = crate::view::require(&ctx).await?;
-        let kept = match v.shaped(KEY) {
+        let kept = match default.then(|| v.shaped(KEY)).flatten() {
             Some(kept) => kept,
-            None => v.keep_shaped(KEY, Kept::aged(overview_of(&ctx, None).await?, "/cluster")),
+            None => {
+                let made = Kept::aged(overview_of(&ctx, input.limit).await?, "/cluster");
+                if default {
+                    v.keep_shaped(KEY, made)
+                } else {
+                    Arc::new(made)
+                }
+            }
         };
         let age = (ctx.clock.now_ms() - v.sampled_at_ms()).max(0);
-        Ok(Some(KeptAnswer::new(kept, age)))
+        Ok(KeptAnswer::new(kept, age))
     })
 }
 
@@ -618,7 +604,7 @@ fn overview_for_agents(d: &Value, limit: Option<u64>) -> Value {
 }
 
 pub(super) fn cluster_health(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move { kept_value(cluster_health_kept(ctx, input).await) })
+    boxed(async move { Ok(cluster_health_kept(ctx, input).await?.value()) })
 }
 
 /// Shaped for agents once per reading and kept.
@@ -627,11 +613,11 @@ pub(super) fn cluster_health_kept(ctx: Context, input: Value) -> KeptFuture {
         let _: Nothing = parse(&input)?;
         const KEY: &str = "mcp-cluster-health";
         let v = crate::view::require(&ctx).await?;
-        if let Some(kept) = v.shaped(KEY) {
-            return Ok(Some(KeptAnswer::plain(kept)));
-        }
-        let kept = v.keep_shaped(KEY, Kept::new(health_for_agents(&ctx).await?));
-        Ok(Some(KeptAnswer::plain(kept)))
+        let kept = match v.shaped(KEY) {
+            Some(kept) => kept,
+            None => v.keep_shaped(KEY, Kept::new(health_for_agents(&ctx).await?)),
+        };
+        Ok(KeptAnswer::plain(kept))
     })
 }
 
@@ -666,7 +652,7 @@ pub(super) fn broker_racks(ctx: Context, _caller: Caller, input: Value) -> OpFut
 }
 
 pub(super) fn search_topics(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move { kept_value(search_topics_kept(ctx, input).await) })
+    boxed(async move { Ok(search_topics_kept(ctx, input).await?.value()) })
 }
 
 /// Every topic's first page (no query, the default rows) is shaped once per reading and kept;
@@ -692,7 +678,7 @@ pub(super) fn search_topics_kept(ctx: Context, input: Value) -> KeptFuture {
             && limit == 100;
         if every_topic {
             if let Some(kept) = crate::view::require(&ctx).await?.shaped(KEY) {
-                return Ok(Some(KeptAnswer::plain(kept)));
+                return Ok(KeptAnswer::plain(kept));
             }
         }
         let found = crate::observed::topics::search_topics(&ctx, body).await?;
@@ -702,16 +688,16 @@ pub(super) fn search_topics_kept(ctx: Context, input: Value) -> KeptFuture {
             "topics",
             "narrow the query, or match: prefix / exact",
         );
-        Ok(Some(KeptAnswer::plain(if every_topic {
+        Ok(KeptAnswer::plain(if every_topic {
             view.keep_shaped(KEY, Kept::new(d))
         } else {
             Arc::new(Kept::new(d))
-        })))
+        }))
     })
 }
 
 pub(super) fn list_consumer_groups(ctx: Context, _caller: Caller, input: Value) -> OpFuture {
-    boxed(async move { kept_value(list_consumer_groups_kept(ctx, input).await) })
+    boxed(async move { Ok(list_consumer_groups_kept(ctx, input).await?.value()) })
 }
 
 /// The default page is shaped once per read of every group and kept; another page is shaped for
@@ -733,7 +719,7 @@ pub(super) fn list_consumer_groups_kept(ctx: Context, input: Value) -> KeptFutur
                 "filter with search or state, or describe_consumer_group for one",
             ))
         })?;
-        Ok(Some(KeptAnswer::plain(shaped)))
+        Ok(KeptAnswer::plain(shaped))
     })
 }
 
