@@ -66,7 +66,8 @@ pub struct Decision {
     pub application_allowed: bool,
     /// What happens next, in words an operator can act on.
     pub next_action: String,
-    /// Machine-readable reason when not allowed: `warming_up`, `not_recommended`,
+    /// Machine-readable reason when not allowed: `warming_up`, `data_not_ready` (a load is
+    /// still being measured), `not_recommended`,
     /// `balance_held`, `confirming`, `benefit_unconfirmed`, `throttles_externally_managed`;
     /// `balance_held` also when a repair plan is allowed while balancing is held.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -159,6 +160,32 @@ pub fn decide(plan: &Plan, ctx: &Context<'_>) -> Decision {
             format!(
                 "collecting measurements: the first proposal is evaluated in {} s",
                 (warmup_remaining_ms + 999) / 1000
+            ),
+        );
+    }
+    // A load still being measured is unknown: no plan is applied before every load it may
+    // balance is known (a plan on counts alone could be undone by the rates a minute later).
+    let measuring: Vec<(&str, &crate::Measuring)> = plan
+        .loads
+        .0
+        .iter()
+        .filter_map(|(load, s)| s.measuring.as_ref().map(|m| (load.name(), m)))
+        .collect();
+    if let Some(longest) = measuring
+        .iter()
+        .map(|(_, m)| m)
+        .max_by_key(|m| m.remaining_ms)
+    {
+        let names: Vec<&str> = measuring.iter().map(|(n, _)| *n).collect();
+        return decision(
+            false,
+            Some("data_not_ready"),
+            format!(
+                "measuring {}: {} of {} readings so far; the proposal is checked again once every load is measured (about {} s)",
+                names.join(", "),
+                longest.readings,
+                longest.needed,
+                (longest.remaining_ms.max(0) + 999) / 1000
             ),
         );
     }

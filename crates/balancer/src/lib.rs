@@ -29,10 +29,10 @@ pub mod whatif;
 
 pub use decision::{decide, Context, Decision, Reading};
 pub use plan::{
-    plan, LoadSummary, Loads, Plan, PlannedMove, RackAwareness, RackLimit, SearchStats,
+    assess, plan, LoadSummary, Loads, Plan, PlannedMove, RackAwareness, RackLimit, SearchStats,
     StructuralLimit, TopicSpread, Tripped,
 };
-pub use policy::{Policy, PARALLEL_MIN_CHUNK};
+pub use policy::{Measuring, Policy, PARALLEL_MIN_CHUNK};
 pub use whatif::{simulate, InputError, WhatIf, WhatIfRequest};
 
 use ballast_model::{BrokerId, BrokerState, Load, LoadKind};

@@ -406,6 +406,18 @@ impl Model {
         }
     }
 
+    /// Places partition `pi` on `replicas` (in that order, all in sync) led by `leader`: a
+    /// given plan's move, carried out as it was planned ([`crate::assess`]).
+    pub fn place(&mut self, pi: u32, replicas: &[Bx], leader: Option<Bx>, why: Why) {
+        self.detach(pi);
+        let p = &mut self.parts[pi as usize];
+        p.replicas = Slots::from_slice(replicas);
+        p.isr = Slots::from_slice(replicas);
+        p.leader = leader;
+        p.why = Some(why);
+        self.attach(pi);
+    }
+
     /// Puts partition `pi`'s replicas back where the snapshot has them (and its in-sync
     /// replicas), led by `leader`: the snapshot's leader, which forgets why it changed, or
     /// another of its replicas, which moves to the front and leaves a leadership change that

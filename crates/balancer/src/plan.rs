@@ -20,7 +20,7 @@ use crate::search::{
 use crate::{is_no_traffic, load_index};
 
 /// One partition's change, as the executor will carry it out.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlannedMove {
     pub topic: String,
@@ -45,8 +45,11 @@ pub struct LoadSummary {
     pub fair_share: f64,
     /// The load is balanced (has traffic and its imbalance is above the floor).
     pub counted: bool,
-    /// Cluster average per broker below the `No traffic` threshold.
+    /// Cluster average per broker below the `No traffic` threshold (a measured load only).
     pub no_traffic: bool,
+    /// The load is still being measured: unknown, not counted, never `No traffic`
+    /// (`stop` `measuring`). Null once measured.
+    pub measuring: Option<crate::policy::Measuring>,
     /// Largest difference from fair share below `BALLAST_BALANCE_FLOOR`.
     pub below_floor: bool,
     /// Some broker was beyond twice the threshold: the load is evened.
@@ -58,7 +61,7 @@ pub struct LoadSummary {
     pub busiest_broker: Option<BrokerId>,
     pub quietest_broker: Option<BrokerId>,
     /// Where the load ends and why it stops there, read from the plan's result alone (so a
-    /// re-plan of the result says the same): `no_traffic`, `below_floor`, `within_threshold`,
+    /// re-plan of the result says the same): `measuring`, `no_traffic`, `below_floor`, `within_threshold`,
     /// `limit` (a proven structural limit, or beyond the trigger with no move that helps) or
     /// `within_trigger` (beyond the threshold, not beyond the trigger: not evened again).
     pub stop: String,
@@ -216,6 +219,78 @@ pub struct Plan {
 
 /// Plans moves for `snapshot` under `policy` at time `now_ms`. Pure and deterministic.
 pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
+    plan_or_assess(snapshot, policy, now_ms, None)
+}
+
+/// A plan made earlier (`moves`), assessed on `snapshot`: the plan document of exactly those
+/// moves, with every figure (fair shares, loads before and after, stops, benefit evidence,
+/// bytes) read from this snapshot, as [`plan`] would report them had it chosen these moves. A
+/// held proposal is re-checked with it, so its evidence is that of the newest reading, never of
+/// the reading it was planned on. Moves naming a partition or broker the snapshot lacks are
+/// left out (the placement changed: such a proposal is not held). Each move keeps its reason.
+pub fn assess(snapshot: &Snapshot, policy: &Policy, now_ms: i64, moves: &[PlannedMove]) -> Plan {
+    let mut out = plan_or_assess(snapshot, policy, now_ms, Some(moves));
+    let reasons: std::collections::HashMap<(&str, i32), &str> = moves
+        .iter()
+        .map(|m| ((m.topic.as_str(), m.partition), m.reason.as_str()))
+        .collect();
+    for m in &mut out.moves {
+        if let Some(r) = reasons.get(&(m.topic.as_str(), m.partition)) {
+            m.reason = (*r).to_string();
+        }
+    }
+    out
+}
+
+/// Carries out `moves` on the model as they were planned; returns how many were placed.
+fn place_given(model: &mut Model, moves: &[PlannedMove]) -> u64 {
+    let bx: std::collections::HashMap<BrokerId, Bx> = model
+        .brokers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.id, i as Bx))
+        .collect();
+    let topics: std::collections::HashMap<String, u32> = model
+        .topics
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.clone(), i as u32))
+        .collect();
+    let parts: std::collections::HashMap<(u32, i32), u32> = model
+        .parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| ((p.topic, p.partition), i as u32))
+        .collect();
+    let mut placed = 0;
+    for m in moves {
+        let Some(pi) = topics
+            .get(m.topic.as_str())
+            .and_then(|t| parts.get(&(*t, m.partition)))
+        else {
+            continue;
+        };
+        let replicas: Option<Vec<Bx>> = m
+            .replicas_after
+            .iter()
+            .map(|b| bx.get(b).copied())
+            .collect();
+        let Some(replicas) = replicas.filter(|r| !r.is_empty() && r.len() <= MAX_RF) else {
+            continue;
+        };
+        let leader = m.leader_after.and_then(|l| bx.get(&l).copied());
+        model.place(*pi, &replicas, leader, Why::Load(0));
+        placed += 1;
+    }
+    placed
+}
+
+fn plan_or_assess(
+    snapshot: &Snapshot,
+    policy: &Policy,
+    now_ms: i64,
+    given: Option<&[PlannedMove]>,
+) -> Plan {
     let mut model = Model::build(snapshot, now_ms, policy.cooldown_ms);
     let nb = model.nb();
     let eligible: Vec<bool> = model.brokers.iter().map(|b| b.eligible()).collect();
@@ -273,7 +348,29 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
     let mut drained = false;
     let mut repaired = 0u64;
     let mut rack_limits: Vec<RackLimit>;
-    if balance_hold {
+    if let Some(given) = given {
+        // An assessment: the given moves, no search. The loads that triggered are evened as
+        // the plan that chose them evened them (`targets` as its last pass had them).
+        stats.steps_applied = place_given(&mut model, given);
+        repaired = violations_before.saturating_sub(violations(&model));
+        rack_limits = Vec::new();
+        let (mut now_targets, _) = classify(&model, total, &eligible, eligible_count, policy);
+        let placement = PLACEMENT.iter().any(|&l| first_active[l]);
+        for (l, &was) in first_active.iter().enumerate() {
+            now_targets.active[l] |=
+                (was || (placement && PLACEMENT.contains(&l))) && now_targets.counted[l];
+            now_targets.kept[l] = now_targets.counted[l] && !was;
+        }
+        targets = now_targets;
+        drained = given.iter().any(|m| {
+            m.replicas_before.iter().any(|b| {
+                snapshot
+                    .brokers
+                    .iter()
+                    .any(|x| x.id == *b && x.state == BrokerState::Maintenance)
+            })
+        });
+    } else if balance_hold {
         stats.steps_applied = evacuate(
             &mut model,
             BrokerState::Down,
@@ -435,6 +532,7 @@ pub fn plan(snapshot: &Snapshot, policy: &Policy, now_ms: i64) -> Plan {
                             fair_share: fair[l],
                             counted: counted[l],
                             no_traffic,
+                            measuring: policy.measuring[l],
                             below_floor,
                             triggered: first_active[l],
                             max_distance_before: round2(max_before),
@@ -681,7 +779,9 @@ fn classify(
     let mut facts = Vec::with_capacity(7);
     for load in Load::ALL {
         let l = load_index(load);
-        let no_traffic = eligible_count > 0 && is_no_traffic(load, fair[l]);
+        // A load still being measured is unknown: neither `No traffic` nor counted.
+        let measuring = policy.measuring[l].is_some();
+        let no_traffic = !measuring && eligible_count > 0 && is_no_traffic(load, fair[l]);
         let largest = (0..nb)
             .filter(|&b| eligible[b])
             .map(|b| (model.loads[b][l] - fair[l]).abs())
@@ -691,8 +791,9 @@ fn classify(
             DISK => policy.floor_disk_bytes,
             _ => 0.0,
         };
-        let below_floor = floor > 0.0 && largest < floor;
-        targets.counted[l] = eligible_count > 1 && !no_traffic && !below_floor && fair[l] > 0.0;
+        let below_floor = !measuring && floor > 0.0 && largest < floor;
+        targets.counted[l] =
+            !measuring && eligible_count > 1 && !no_traffic && !below_floor && fair[l] > 0.0;
         if below_floor && !no_traffic {
             targets.floor[l] = Some(floor);
         }
@@ -1101,6 +1202,9 @@ fn stops(
                 3 | 5 => format!("{v:.1} msg/s"),
                 _ => format!("{:.2} MB/s", v / 1e6),
             };
+            if let Some(m) = policy.measuring[l] {
+                return ("measuring", measuring_reason(&m));
+            }
             if no_traffic {
                 return (
                     "no_traffic",
@@ -1172,6 +1276,16 @@ fn stops(
             )
         })
         .collect()
+}
+
+/// Why a load still being measured is not balanced, with its readings so far and needed.
+pub fn measuring_reason(m: &crate::policy::Measuring) -> String {
+    format!(
+        "still being measured: {} of {} readings so far (about {} s more); unknown until then, so not balanced",
+        m.readings,
+        m.needed,
+        (m.remaining_ms.max(0) + 999) / 1000
+    )
 }
 
 fn round2(x: f64) -> f64 {

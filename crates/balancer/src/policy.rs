@@ -1,4 +1,22 @@
-//! What the planner is told besides the snapshot: the balancing rules' knobs.
+//! What the planner is told besides the snapshot: the balancing rules' knobs, and which loads
+//! are still being measured.
+
+use serde::Serialize;
+
+/// A load whose measurements are not complete yet (rates before their window holds enough
+/// readings, sizes before every partition's size was read): unknown, never zero. The planner
+/// does not count it (no move serves it and none is refused for it), never calls it `No
+/// traffic`, and its `stop` is `measuring`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Measuring {
+    /// Readings the load's measurement holds so far.
+    pub readings: u32,
+    /// Readings it needs before it is measured.
+    pub needed: u32,
+    /// About how long until it is measured, in milliseconds, at the sampling interval.
+    pub remaining_ms: i64,
+}
 
 /// The knobs of the balancing rules (the service maps `BALLAST_*` settings into this).
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +41,9 @@ pub struct Policy {
     /// least this many: handing fewer over costs more than evaluating them. The default
     /// ([`PARALLEL_MIN_CHUNK`]) is where splitting stopped being slower on a 2-core machine.
     pub parallel_min_chunk: usize,
+    /// Loads still being measured, indexed like `Load::ALL` (None: measured). Set by the
+    /// service from its readings; a snapshot read once (`ballast plan`) has every load measured.
+    pub measuring: [Option<Measuring>; 7],
 }
 
 /// The default [`Policy::parallel_min_chunk`]. Measured with the planner bench (60 brokers,
@@ -41,6 +62,7 @@ impl Default for Policy {
             max_partitions: None,
             workers: 1,
             parallel_min_chunk: PARALLEL_MIN_CHUNK,
+            measuring: [None; 7],
         }
     }
 }

@@ -329,3 +329,69 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+    ))]
+
+    /// A held proposal is re-checked by assessing its moves on the newest reading: on the
+    /// reading it was planned on, that says exactly what the plan said.
+    #[test]
+    fn a_plan_assessed_on_its_own_snapshot_reports_the_plans_own_figures(s in cluster()) {
+        let policy = Policy::default();
+        let p = plan(&s, &policy, NOW_MS);
+        let a = ballast_balancer::assess(&s, &policy, NOW_MS, &p.moves);
+        prop_assert_eq!(&a.moves, &p.moves);
+        prop_assert_eq!(&a.loads, &p.loads);
+        prop_assert_eq!(&a.tripped, &p.tripped);
+        prop_assert_eq!(a.estimated_bytes, p.estimated_bytes);
+        prop_assert_eq!(a.recommended, p.recommended, "{:?} / {:?}", a.reason_text, p.reason_text);
+        prop_assert_eq!(&a.rack_awareness.violations_after, &p.rack_awareness.violations_after);
+        prop_assert_eq!(a.effective_after, p.effective_after);
+        prop_assert_eq!(a.evenness_after, p.evenness_after);
+    }
+}
+
+/// The same moves assessed on a later reading report that reading's loads, not the first's.
+#[test]
+fn a_held_plan_assessed_on_a_newer_reading_reports_the_newer_readings_loads() {
+    use ballast_balancer::instances::{generate, Kind, Spec};
+    let s = generate(&Spec::new(Kind::HotBroker, 12, 600, 3));
+    let policy = Policy::default();
+    let p = plan(&s, &policy, NOW_MS);
+    assert!(!p.moves.is_empty());
+    // Every partition doubles in size and gains traffic.
+    let mut later = s.clone();
+    for q in &mut later.partitions {
+        q.size_bytes *= 2;
+        q.producer_msg_rate += 100.0;
+        q.producer_byte_rate += 100_000.0;
+    }
+    let a = ballast_balancer::assess(&later, &policy, NOW_MS, &p.moves);
+    let fair = |plan: &Plan, name: &str| {
+        plan.loads
+            .0
+            .iter()
+            .find(|(l, _)| l.name() == name)
+            .map(|(_, s)| s.fair_share)
+            .unwrap_or(f64::NAN)
+    };
+    assert!((fair(&a, "diskBytes") - 2.0 * fair(&p, "diskBytes")).abs() < 1.0);
+    assert!(fair(&a, "producerMsgRate") > fair(&p, "producerMsgRate"));
+    assert_eq!(a.estimated_bytes, 2 * p.estimated_bytes);
+    let placed = |plan: &Plan| -> Vec<(String, i32, Vec<i32>, Option<i32>)> {
+        plan.moves
+            .iter()
+            .map(|m| {
+                (
+                    m.topic.clone(),
+                    m.partition,
+                    m.replicas_after.clone(),
+                    m.leader_after,
+                )
+            })
+            .collect()
+    };
+    assert_eq!(placed(&a), placed(&p), "the same moves");
+}

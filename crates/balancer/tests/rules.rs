@@ -758,3 +758,94 @@ fn without_thread_counts(mut p: ballast_balancer::Plan) -> String {
     p.search.threads_used = 0;
     serde_json::to_string(&p).expect("json")
 }
+
+/// Rates partly read (a minute of a 30-minute window, all of it on broker 1) before their
+/// window holds enough readings.
+fn rates_still_being_measured() -> (Cluster, Policy) {
+    let c = Cluster::new(4, 0)
+        .topic("t", 24, GIB, |i| vec![i % 4 + 1])
+        .topic("hot", 4, GIB / 100, |_| vec![1])
+        .rates("hot", 5_000.0, 5e6);
+    let mut policy = Policy::default();
+    let m = ballast_balancer::Measuring {
+        readings: 2,
+        needed: 6,
+        remaining_ms: 240_000,
+    };
+    for load in [
+        ballast_model::Load::ProducerMsgRate,
+        ballast_model::Load::ProducerByteRate,
+        ballast_model::Load::ConsumerMsgRate,
+        ballast_model::Load::ConsumerByteRate,
+    ] {
+        let i = ballast_model::Load::ALL
+            .iter()
+            .position(|l| *l == load)
+            .expect("a load");
+        policy.measuring[i] = Some(m);
+    }
+    (c, policy)
+}
+
+#[test]
+fn a_load_still_being_measured_is_unknown_never_no_traffic_and_never_balanced() {
+    let (c, policy) = rates_still_being_measured();
+    let p = c.plan_with(&policy);
+    for name in [
+        "producerMsgRate",
+        "producerByteRate",
+        "consumerMsgRate",
+        "consumerByteRate",
+    ] {
+        let s = load(&p, name);
+        assert_eq!(s.stop, "measuring", "{name}");
+        assert!(!s.no_traffic, "{name}: unknown is not No traffic");
+        assert!(!s.counted && !s.triggered, "{name}");
+        assert!(s.measuring.is_some(), "{name}");
+        assert!(
+            s.stop_reason.contains("2 of 6 readings") && s.stop_reason.contains("240 s"),
+            "{name}: {}",
+            s.stop_reason
+        );
+    }
+    // Nothing moves for the rates broker 1 seems to carry: they are not known yet.
+    assert!(
+        p.moves.iter().all(|m| !m.reason.contains("Rate")),
+        "{:?}",
+        p.moves
+    );
+    // Measured, the same rates trigger moves off broker 1.
+    let measured = c.plan();
+    assert!(load(&measured, "producerMsgRate").triggered);
+    assert!(measured.moves.iter().any(|m| m.reason.contains("Rate")));
+}
+
+#[test]
+fn a_plan_with_a_load_still_being_measured_is_not_applicable_and_says_which_and_how_long() {
+    let (c, policy) = rates_still_being_measured();
+    // Disk is far off (broker 1 holds every "hot" partition too) and may be planned, but no
+    // plan is applied before the rates are known.
+    let c = c.part("big", 0, &[2], 20 * GIB);
+    let p = c.plan_with(&policy);
+    let readings: Vec<ballast_balancer::Reading> = (0..6)
+        .map(|i| ballast_balancer::Reading::of(&p, NOW_MS - (5 - i) * 60_000))
+        .collect();
+    let d = ballast_balancer::decide(
+        &p,
+        &ballast_balancer::Context {
+            readings: &readings,
+            started_at_ms: 0,
+            warmup_ms: 0,
+            max_gap_ms: 180_000,
+            now_ms: NOW_MS,
+            throttles_managed: true,
+        },
+    );
+    assert!(!d.application_allowed);
+    assert_eq!(d.reason.as_deref(), Some("data_not_ready"));
+    assert!(
+        d.next_action.contains("producerMsgRate") && d.next_action.contains("2 of 6 readings"),
+        "{}",
+        d.next_action
+    );
+}

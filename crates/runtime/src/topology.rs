@@ -210,6 +210,7 @@ pub fn policy(
         max_partitions: balance.proposal_max_partitions,
         workers: balance.workers,
         parallel_min_chunk: ballast_balancer::PARALLEL_MIN_CHUNK,
+        measuring: [None; 7],
     }
 }
 
