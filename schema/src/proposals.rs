@@ -43,6 +43,9 @@ pub struct NewProposal {
     pub fingerprint: String,
     /// Stable hash of the moves.
     pub moves_digest: String,
+    /// What the plan was judged on: each load's status, in words (`leaderCount=triggered;…`).
+    /// The current proposal is held only while a new plan's basis is the same.
+    pub basis: String,
     pub recommended: bool,
     pub application_allowed: bool,
     pub moves: u64,
@@ -142,72 +145,95 @@ fn to_i64(what: &str, v: u64) -> Result<i64, StoreError> {
     i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{what} is too large: {v}")))
 }
 
-/// Whether a proposal of `(fingerprint, moves digest)` at `now_ms` keeps the current one of
-/// `(fingerprint, moves digest, created_at_ms)`: the same placement, and the same moves or
-/// within `hold_ms` of its creation.
-fn keeps(current: (&str, &str, i64), new: (&str, &str), now_ms: i64, hold_ms: i64) -> bool {
-    let held = now_ms.saturating_sub(current.2) < hold_ms;
-    current.0 == new.0 && (current.1 == new.1 || held)
+/// The current proposal as the hold sees it: fingerprint, moves digest, basis, creation time.
+struct Current<'a> {
+    fingerprint: &'a str,
+    digest: &'a str,
+    basis: &'a str,
+    created_at_ms: i64,
 }
 
-/// Re-checks the current proposal with `p` when `p` keeps it (see
-/// [`Store::save_proposal_held`]): its check time and decision are updated. None: `p` is a new
-/// proposal (nothing was changed).
+/// What saving a proposal of `(fingerprint, moves digest, basis)` at `now_ms` does to the
+/// current one: the same placement judged on the same loads keeps it, with the same moves
+/// always, with other moves while it is younger than `hold_ms`.
+fn hold_of(current: &Current<'_>, p: (&str, &str, &str), now_ms: i64, hold_ms: i64) -> Hold {
+    let (fingerprint, digest, basis) = p;
+    if current.fingerprint != fingerprint || current.basis != basis {
+        Hold::New
+    } else if current.digest == digest {
+        Hold::Same
+    } else if now_ms.saturating_sub(current.created_at_ms) < hold_ms {
+        Hold::Held
+    } else {
+        Hold::New
+    }
+}
+
+/// What saving a proposal would do to the current one ([`Store::proposal_hold`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// No current proposal, or another placement, other load statuses, or the hold has passed:
+    /// the plan becomes a new proposal.
+    New,
+    /// The current proposal has the same moves: it is re-checked with the new plan's figures.
+    Same,
+    /// The current proposal keeps its id and its (other) moves: it is re-checked with the
+    /// figures of its own moves on the newest reading (`ballast_balancer::assess`).
+    Held,
+}
+
+/// Re-checks the current proposal with `p` when `p` keeps it ([`hold_of`]): its check time,
+/// decision, plan figures and detail become `p`'s, which the caller made of the moves the
+/// proposal keeps ([`Hold::Held`]: the held moves assessed on the newest reading). Its id,
+/// moves and digest stay. None: `p` is a new proposal (nothing was changed).
 fn recheck(
     tx: &rusqlite::Transaction<'_>,
     p: &NewProposal,
+    detail_json: &str,
     now_ms: i64,
     hold_ms: i64,
 ) -> Result<Option<SavedProposal>, StoreError> {
-    let current: Option<(String, String, String, i64, i64, i64)> = tx
+    let current: Option<(String, String, String, String, i64)> = tx
         .prepare_cached(
-            "SELECT id, fingerprint, moves_digest, created_at_ms, moves, estimated_bytes
+            "SELECT id, fingerprint, moves_digest, basis, created_at_ms
              FROM proposals WHERE current = 1",
         )?
         .query_row([], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-            ))
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
         })
         .optional()?;
-    let Some((id, fingerprint, digest, created, held_moves, held_bytes)) = current else {
+    let Some((id, fingerprint, digest, basis, created)) = current else {
         return Ok(None);
     };
-    if !keeps(
-        (&fingerprint, &digest, created),
-        (&p.fingerprint, &p.moves_digest),
+    let current = Current {
+        fingerprint: &fingerprint,
+        digest: &digest,
+        basis: &basis,
+        created_at_ms: created,
+    };
+    if hold_of(
+        &current,
+        (&p.fingerprint, &p.moves_digest, &p.basis),
         now_ms,
         hold_ms,
-    ) {
+    ) == Hold::New
+    {
         return Ok(None);
     }
-    // The decision is the new check's; its next action names the moves this proposal keeps,
-    // not the ones the new plan would have made.
-    let mut decision = p.decision.clone();
-    if digest != p.moves_digest {
-        if let Some(next) = decision.get_mut("nextAction") {
-            if next.as_str().is_some_and(|n| n.starts_with("apply: ")) {
-                *next = serde_json::Value::from(ballast_model::units::apply_action(
-                    usize::try_from(held_moves).unwrap_or(0),
-                    u64::try_from(held_bytes).unwrap_or(0),
-                ));
-            }
-        }
-    }
+    let bytes = to_i64("estimated_bytes", p.estimated_bytes)?;
     tx.prepare_cached(
-        "UPDATE proposals SET checked_at_ms = ?2, decision = ?3,
-            application_allowed = ?4 WHERE id = ?1",
+        "UPDATE proposals SET checked_at_ms = ?2, decision = ?3, application_allowed = ?4,
+            recommended = ?5, estimated_bytes = ?6, plan = ?7, detail = ?8 WHERE id = ?1",
     )?
     .execute(params![
         id,
         now_ms.max(created),
-        json_text(&decision),
-        p.application_allowed
+        json_text(&p.decision),
+        p.application_allowed,
+        p.recommended,
+        bytes,
+        json_text(&p.plan),
+        detail_json,
     ])?;
     Ok(Some(SavedProposal::Rechecked { id }))
 }
@@ -265,8 +291,8 @@ impl Store {
         Ok(out)
     }
 
-    /// Makes `p` the current proposal at `now_ms`. When the current one has the same fingerprint
-    /// and moves, only its `checked_at_ms` and decision change. Otherwise `p` is added as the
+    /// Makes `p` the current proposal at `now_ms`. When the current one has the same fingerprint,
+    /// basis and moves, it is re-checked with `p`'s figures (its id and moves stay). Otherwise `p` is added as the
     /// current one and proposals beyond the newest `keep` are deleted (never the current one).
     pub fn save_proposal(
         &self,
@@ -278,10 +304,12 @@ impl Store {
     }
 
     /// [`Store::save_proposal`], holding the current proposal still: while the placement is
-    /// unchanged (same fingerprint) and it was created less than `hold_ms` ago, it keeps its id
-    /// and its moves even when `p`'s moves differ (a plan of the same placement under slightly
-    /// different loads); only its `checked_at_ms` and decision change. A changed placement, or
-    /// the hold passing, makes `p` the current one.
+    /// unchanged (same fingerprint), its loads have the same statuses (same basis) and it was
+    /// created less than `hold_ms` ago, it keeps its id and its moves even when `p`'s moves
+    /// differ (a plan of the same placement under slightly different loads); its check time,
+    /// decision, figures and detail become `p`'s, which the caller made of the held moves
+    /// ([`Hold::Held`]). A changed placement or basis, or the hold passing, makes `p` the
+    /// current one.
     pub fn save_proposal_held(
         &self,
         p: &NewProposal,
@@ -311,7 +339,7 @@ impl Store {
         let bytes = to_i64("estimated_bytes", p.estimated_bytes)?;
         let keep = i64::try_from(keep.max(1)).unwrap_or(i64::MAX);
         self.write(|tx| {
-            if let Some(saved) = recheck(tx, p, now_ms, hold_ms)? {
+            if let Some(saved) = recheck(tx, p, detail_json, now_ms, hold_ms)? {
                 return Ok(saved);
             }
             tx.prepare_cached("UPDATE proposals SET current = 0 WHERE current = 1")?
@@ -319,8 +347,8 @@ impl Store {
             tx.prepare_cached(
                 "INSERT INTO proposals (id, created_at_ms, checked_at_ms, current, fingerprint,
                     moves_digest, recommended, application_allowed, moves, estimated_bytes,
-                    balance_hold, plan, decision, detail)
-                 VALUES (?1, ?2, ?2, 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                    balance_hold, plan, decision, detail, basis)
+                 VALUES (?1, ?2, ?2, 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             )?
             .execute(params![
                 p.id,
@@ -335,6 +363,7 @@ impl Store {
                 json_text(&p.plan),
                 json_text(&p.decision),
                 detail_json,
+                p.basis,
             ])?;
             tx.prepare_cached(
                 "DELETE FROM proposals WHERE current = 0 AND id NOT IN
@@ -345,46 +374,39 @@ impl Store {
         })
     }
 
-    /// The part of [`Store::save_proposal_held`] that keeps the current proposal: when `p` would
-    /// only re-check it (same fingerprint, and the same moves or within `hold_ms` of its
-    /// creation), its `checked_at_ms` and decision are updated exactly as `save_proposal_held`
-    /// does and it is returned; otherwise nothing changes and None says `p` must be saved as a
-    /// new proposal. `p.detail` is not read: the observer builds the detail (the largest part of
-    /// a proposal at 300,000 partitions) only for a proposal it adds.
-    pub fn recheck_proposal(
-        &self,
-        p: &NewProposal,
-        now_ms: i64,
-        hold_ms: i64,
-    ) -> Result<Option<SavedProposal>, StoreError> {
-        self.write(|tx| recheck(tx, p, now_ms, hold_ms))
-    }
-
-    /// Whether saving a proposal of `fingerprint` and `moves_digest` at `now_ms` would only
-    /// re-check the current one ([`Store::recheck_proposal`]); false before the first. Reads
-    /// only: the observer asks while it plans, to build a detail only for a proposal it adds.
-    pub fn proposal_would_recheck(
+    /// What saving a proposal of `fingerprint`, `moves_digest` and `basis` at `now_ms` would do
+    /// to the current one ([`Hold`]). Reads only: the observer asks while it plans, to know
+    /// whose figures the re-check needs (the new plan's, or the held moves' on this reading).
+    pub fn proposal_hold(
         &self,
         fingerprint: &str,
         moves_digest: &str,
+        basis: &str,
         now_ms: i64,
         hold_ms: i64,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Hold, StoreError> {
         let conn = self.conn()?;
-        let current: Option<(String, String, i64)> = conn
+        let current: Option<(String, String, String, i64)> = conn
             .prepare_cached(
-                "SELECT fingerprint, moves_digest, created_at_ms FROM proposals WHERE current = 1",
+                "SELECT fingerprint, moves_digest, basis, created_at_ms
+                 FROM proposals WHERE current = 1",
             )?
-            .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
             .optional()?;
-        Ok(current.is_some_and(|(f, d, created)| {
-            keeps(
-                (&f, &d, created),
-                (fingerprint, moves_digest),
+        Ok(match current {
+            None => Hold::New,
+            Some((f, d, b, created)) => hold_of(
+                &Current {
+                    fingerprint: &f,
+                    digest: &d,
+                    basis: &b,
+                    created_at_ms: created,
+                },
+                (fingerprint, moves_digest, basis),
                 now_ms,
                 hold_ms,
-            )
-        }))
+            ),
+        })
     }
 
     /// The current proposal, None before the first evaluation.

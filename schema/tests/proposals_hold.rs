@@ -2,7 +2,7 @@
 
 mod common;
 
-use ballast_schema::{NewProposal, SavedProposal};
+use ballast_schema::{Hold, NewProposal, SavedProposal};
 use common::fresh_store;
 use serde_json::json;
 
@@ -11,6 +11,7 @@ fn proposal(id: &str, fingerprint: &str, digest: &str, moves: u64) -> NewProposa
         id: id.into(),
         fingerprint: fingerprint.into(),
         moves_digest: digest.into(),
+        basis: String::new(),
         recommended: true,
         application_allowed: false,
         moves,
@@ -25,25 +26,32 @@ fn proposal(id: &str, fingerprint: &str, digest: &str, moves: u64) -> NewProposa
 const HOLD: i64 = 60_000;
 
 #[test]
-fn a_plan_of_the_same_placement_within_the_hold_keeps_the_current_proposal_and_its_moves() {
+fn a_plan_of_the_same_placement_and_basis_within_the_hold_keeps_the_current_proposals_id_and_moves_with_the_newest_figures(
+) {
     let (_dir, store) = fresh_store();
     let first = store
         .save_proposal_held(&proposal("p-1", "f", "d88", 88), 1_000, 200, HOLD)
         .unwrap();
     assert_eq!(first, SavedProposal::Inserted { id: "p-1".into() });
-    // Five seconds later the loads moved a little: 101 other moves, same placement.
-    let again = store
-        .save_proposal_held(&proposal("p-2", "f", "d101", 101), 6_000, 200, HOLD)
-        .unwrap();
+    // Five seconds later the loads moved a little: the plan has 101 other moves, same
+    // placement. The observer re-checks the held proposal with its own moves' figures on
+    // this reading (here: what `p-2` carries).
+    let mut again = proposal("p-2", "f", "d101", 101);
+    again.detail = json!({"shares": "of the newest reading"});
+    let again = store.save_proposal_held(&again, 6_000, 200, HOLD).unwrap();
     assert_eq!(again, SavedProposal::Rechecked { id: "p-1".into() });
     let current = store.current_proposal().unwrap().expect("current");
     assert_eq!(current.id, "p-1");
     assert_eq!(current.moves, 88, "the moves the operator saw");
+    assert_eq!(current.moves_digest, "d88");
     assert_eq!(current.checked_at_ms, 6_000, "checked again");
     assert_eq!(
         current.decision["at"], "p-2",
         "the decision is the latest reading's"
     );
+    assert_eq!(current.detail["shares"], "of the newest reading");
+    assert_eq!(current.plan, json!({"moves": 101}), "the figures given");
+    assert_eq!(current.estimated_bytes, 10_100);
     assert_eq!(
         store.proposals(10, 0).unwrap().total,
         1,
@@ -73,71 +81,68 @@ fn a_changed_placement_or_the_hold_passing_makes_a_new_proposal() {
 }
 
 #[test]
-fn a_held_proposals_next_action_names_the_moves_it_keeps_not_the_new_plans() {
+fn a_load_whose_status_changed_replaces_the_held_proposal_at_once() {
     let (_dir, store) = fresh_store();
-    let mut first = proposal("p-1", "f", "d88", 88);
-    first.estimated_bytes = 2_370_000_000;
+    let mut first = proposal("p-1", "f", "d1", 10);
+    first.basis = "producerMsgRate=measuring".into();
     store.save_proposal_held(&first, 1_000, 200, HOLD).unwrap();
-    let mut again = proposal("p-2", "f", "d101", 101);
-    again.estimated_bytes = 2_460_000_000;
-    again.decision = json!({"applicationAllowed": true,
-        "nextAction": ballast_model::units::apply_action(101, 2_460_000_000)});
-    store.save_proposal_held(&again, 6_000, 200, HOLD).unwrap();
-    let current = store.current_proposal().unwrap().expect("current");
-    assert_eq!(current.id, "p-1");
+    // The rates are measured now: same placement, same moves even, within the hold.
+    let mut measured = proposal("p-2", "f", "d1", 10);
+    measured.basis = "producerMsgRate=triggered".into();
     assert_eq!(
-        current.decision["nextAction"],
-        "apply: 88 partition moves, 2.21 GiB to copy"
+        store
+            .save_proposal_held(&measured, 2_000, 200, HOLD)
+            .unwrap(),
+        SavedProposal::Inserted { id: "p-2".into() }
     );
-    assert_eq!(current.decision["applicationAllowed"], true);
+    assert_eq!(
+        store.current_proposal().unwrap().expect("current").id,
+        "p-2"
+    );
 }
 
 #[test]
-fn a_recheck_keeps_the_current_proposal_as_saving_would_and_leaves_a_new_one_to_be_saved() {
+fn the_hold_says_what_saving_would_do_to_the_current_proposal() {
     let (_dir, store) = fresh_store();
-    // Nothing to re-check before the first proposal.
+    assert_eq!(
+        store.proposal_hold("f", "d1", "b", 500, HOLD).unwrap(),
+        Hold::New,
+        "nothing to hold before the first proposal"
+    );
+    let mut first = proposal("p-1", "f", "d1", 10);
+    first.basis = "b".into();
+    store.save_proposal_held(&first, 1_000, 200, HOLD).unwrap();
+    assert_eq!(
+        store.proposal_hold("f", "d1", "b", 2_000, HOLD).unwrap(),
+        Hold::Same
+    );
+    assert_eq!(
+        store.proposal_hold("f", "d2", "b", 2_000, HOLD).unwrap(),
+        Hold::Held
+    );
     assert_eq!(
         store
-            .recheck_proposal(&proposal("p-0", "f", "d1", 10), 500, HOLD)
+            .proposal_hold("f", "d1", "b", 10 * HOLD, HOLD)
             .unwrap(),
-        None
+        Hold::Same
     );
-    assert!(store.current_proposal().unwrap().is_none());
-    store
-        .save_proposal_held(&proposal("p-1", "f", "d1", 10), 1_000, 200, HOLD)
-        .unwrap();
-    // Same placement, other moves, within the hold: re-checked without its detail.
-    let mut again = proposal("p-2", "f", "d2", 12);
-    again.detail = serde_json::Value::Null;
     assert_eq!(
-        store.recheck_proposal(&again, 6_000, HOLD).unwrap(),
-        Some(SavedProposal::Rechecked { id: "p-1".into() })
+        store
+            .proposal_hold("f", "d2", "b", 10 * HOLD, HOLD)
+            .unwrap(),
+        Hold::New
     );
+    assert_eq!(
+        store.proposal_hold("g", "d1", "b", 2_000, HOLD).unwrap(),
+        Hold::New
+    );
+    assert_eq!(
+        store.proposal_hold("f", "d1", "c", 2_000, HOLD).unwrap(),
+        Hold::New
+    );
+    // Asking changes nothing.
     let current = store.current_proposal().unwrap().expect("current");
-    assert_eq!((current.id.as_str(), current.checked_at_ms), ("p-1", 6_000));
-    assert_eq!(current.decision["at"], "p-2");
-    assert_eq!(current.detail, json!({}), "the stored detail is kept");
-    // A changed placement is not re-checked: nothing changes until it is saved.
-    assert_eq!(
-        store
-            .recheck_proposal(&proposal("p-3", "g", "d3", 8), 7_000, HOLD)
-            .unwrap(),
-        None
-    );
-    let current = store.current_proposal().unwrap().expect("current");
-    assert_eq!((current.id.as_str(), current.checked_at_ms), ("p-1", 6_000));
-    // The same moves after the hold are still re-checked; other moves are not.
-    assert!(store
-        .recheck_proposal(&proposal("p-4", "f", "d1", 10), 10 * HOLD, HOLD)
-        .unwrap()
-        .is_some());
-    assert_eq!(
-        store
-            .recheck_proposal(&proposal("p-5", "f", "d5", 10), 10 * HOLD, HOLD)
-            .unwrap(),
-        None
-    );
-    assert_eq!(store.proposals(10, 0).unwrap().total, 1);
+    assert_eq!((current.id.as_str(), current.checked_at_ms), ("p-1", 1_000));
 }
 
 #[test]

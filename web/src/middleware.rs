@@ -32,9 +32,21 @@ pub(crate) fn template(path: &str) -> String {
         .join("/")
 }
 
+/// The most of a body a route that takes none reads, to see whether it is `{}`.
+const NO_OPTIONS_MAX: usize = 64;
+
+/// Whether `bytes` are an empty JSON object (`{}`, white space allowed): "no options".
+fn is_no_options(bytes: &[u8]) -> bool {
+    matches!(
+        serde_json::from_slice::<serde_json::Value>(bytes),
+        Ok(serde_json::Value::Object(m)) if m.is_empty()
+    )
+}
+
 /// A mutation whose route takes no body (none in the OpenAPI document) is refused with 400 when
 /// it carries one, before anything runs: a body there is a mistake, or an attempt to make the
-/// server read megabytes it will never use.
+/// server read megabytes it will never use. An empty JSON object, what many clients send for
+/// "no options", is taken as no body (at most [`NO_OPTIONS_MAX`] bytes are read to see it).
 pub async fn refuse_unexpected_bodies(req: Request, next: Next) -> Response {
     let carries = req
         .headers()
@@ -49,11 +61,21 @@ pub async fn refuse_unexpected_bodies(req: Request, next: Next) -> Response {
         if let Some(route) = req.extensions().get::<MatchedPath>() {
             let method = req.method().as_str().to_string();
             if BODILESS.contains(&(method.clone(), template(route.as_str()))) {
+                let route = route.as_str().to_string();
+                let (mut parts, body) = req.into_parts();
+                if let Ok(bytes) = axum::body::to_bytes(body, NO_OPTIONS_MAX).await {
+                    if is_no_options(&bytes) {
+                        parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+                        parts.headers.remove(axum::http::header::TRANSFER_ENCODING);
+                        parts.headers.remove(axum::http::header::CONTENT_TYPE);
+                        let req = Request::from_parts(parts, axum::body::Body::empty());
+                        return next.run(req).await;
+                    }
+                }
                 return axum::response::IntoResponse::into_response(ApiError::bad_request(
                     "unexpected request body",
                     format!(
-                        "{method} {} takes no request body; send none (nothing was done)",
-                        route.as_str()
+                        "{method} {route} takes no request body; send none or {{}} (nothing was done)"
                     ),
                 ));
             }

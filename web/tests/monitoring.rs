@@ -44,6 +44,7 @@ async fn every_series_the_shipped_alerts_and_dashboard_query_is_one_ballast_serv
                 id: "p-1".into(),
                 fingerprint: "f".into(),
                 moves_digest: "d".into(),
+                basis: String::new(),
                 recommended: true,
                 application_allowed: true,
                 moves: 3,

@@ -36,6 +36,7 @@ fn proposal(id: &str, fingerprint: &str, moves: usize, allowed: bool) -> NewProp
         id: id.into(),
         fingerprint: fingerprint.into(),
         moves_digest: format!("d{moves}"),
+        basis: String::new(),
         recommended: moves > 0,
         application_allowed: allowed,
         moves: moves as u64,

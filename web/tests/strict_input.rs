@@ -44,6 +44,46 @@ async fn a_body_on_a_route_that_takes_none_is_refused_before_anything_runs() {
 }
 
 #[tokio::test]
+async fn an_empty_json_object_is_no_options_on_a_route_that_takes_no_body() {
+    let h = Harness::start().await;
+    // What many clients send for "no options": the route runs as with no body at all.
+    for body in ["{}", " { } ", "{}\n"] {
+        let response = h
+            .http
+            .post(format!("{}/api/v1/cluster/refresh-metadata", h.base))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("request");
+        let status = response.status().as_u16();
+        let answer: Value = response.json().await.expect("JSON");
+        assert_eq!(status, 200, "{body:?}: {answer}");
+        assert_eq!(answer["success"], true, "{answer}");
+    }
+    // Anything else in such a body is still refused, and nothing runs.
+    let audited = h.audit().len();
+    for body in [r#"{"force": true}"#, "[]", "{} {}", "null"] {
+        let (status, answer) = raw(
+            &h,
+            Method::DELETE,
+            "/api/v1/proposals/p-1-00000000",
+            body.into(),
+        )
+        .await;
+        assert_eq!(status, 400, "{body}: {answer}");
+        assert_eq!(answer["error"], "unexpected request body", "{answer}");
+        assert!(
+            answer["details"]
+                .as_str()
+                .is_some_and(|d| d.contains("send none or {}")),
+            "{answer}"
+        );
+    }
+    assert_eq!(h.audit().len(), audited, "nothing ran");
+}
+
+#[tokio::test]
 async fn a_body_that_is_not_a_json_object_is_refused_and_changes_nothing() {
     let h = Harness::start().await;
     for (method, path) in [

@@ -37,6 +37,11 @@ fn now() -> i64 {
 /// so the current proposal (moves onto broker 4) can be applied. `licensed`: the web process
 /// has a license.
 async fn bed(licensed: bool) -> Bed {
+    bed_after(licensed, 5).await
+}
+
+/// [`bed`] observed and evaluated `readings` times.
+async fn bed_after(licensed: bool, readings: i64) -> Bed {
     let sim = SimCluster::start(SimConfig {
         scenario: Scenario::Generate(GenerateParams {
             brokers: 4,
@@ -72,6 +77,8 @@ async fn bed(licensed: bool) -> Bed {
             ("BALLAST_DATA_DIR", dir.path().to_str().expect("utf-8")),
             ("BALLAST_KAFKA_REQUEST_TIMEOUT", "5s"),
             ("BALLAST_WARMUP", "0s"),
+            // The ticks below are a second apart: two measure the rates.
+            ("BALLAST_SAMPLE_INTERVAL", "1s"),
             // Every tick below stores partition readings (the topic page's history charts).
             ("BALLAST_PARTITION_READINGS_INTERVAL", "1s"),
         ]
@@ -84,7 +91,7 @@ async fn bed(licensed: bool) -> Bed {
     let mut history = None;
     let t0 = now() - 5_000;
     let mut proposal = String::new();
-    for i in 0..5 {
+    for i in 0..readings {
         let at = t0 + i * 1_000;
         ballast_observer::tick(
             &client,
@@ -103,7 +110,7 @@ async fn bed(licensed: bool) -> Bed {
     store
         .record_observation(&ballast_schema::Observation {
             kind: "brokers".into(),
-            observed_at_ms: t0 + 4_000,
+            observed_at_ms: t0 + (readings - 1) * 1_000,
             ok: true,
             error: None,
             detail: serde_json::json!({}),
@@ -1013,4 +1020,21 @@ async fn the_agents_page_shows_each_agent_and_its_forms_show_the_apis_refusals()
     page.has("Brokers must be ids separated by commas");
     let (_, page) = b.submit("/ui/rolling-restarts/roll-x/explode", &[]).await;
     page.has("no action");
+}
+
+#[tokio::test]
+async fn loads_still_being_measured_read_measuring_never_no_traffic_on_the_overview_and_proposal_pages(
+) {
+    // One reading: no rate yet.
+    let bed = bed_after(true, 1).await;
+    for path in ["/ui", "/ui/proposals/current"] {
+        let page = bed.get(path).await;
+        page.has("Measuring: not applicable until every load is measured")
+            .has("Being measured")
+            .has("producer message rate (1 of 2 readings)");
+        assert!(!page.body.contains("No traffic"), "{path}:\n{}", page.body);
+    }
+    bed.get("/ui/proposals/current")
+        .await
+        .has("measuring (1 of 2 readings)");
 }

@@ -440,6 +440,8 @@ async fn main() -> Result<(), String> {
         // `BALLAST_PROPOSAL_HOLD` (default 15 min, `--hold S`): with 0 every tick whose plan
         // differs at all adds a proposal and builds its detail.
         hold_ms: i64::try_from(num("--hold", 900)?.saturating_mul(1000)).unwrap_or(i64::MAX),
+        sample_interval_ms: 60_000,
+        rate_window_ms: windows.rate_window_ms,
     };
     let mut history = None;
     let mut first_topic = String::new();

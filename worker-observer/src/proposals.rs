@@ -8,14 +8,14 @@
 use ballast_runtime::millis;
 use std::collections::{BTreeSet, HashMap};
 
-use ballast_balancer::{Plan, Policy, Reading};
+use ballast_balancer::{Measuring, Plan, PlannedMove, Policy, Reading};
 use ballast_config::Config;
 use ballast_model::snapshot::{Snapshot, SnapshotPartition};
 use ballast_model::{BrokerId, Load};
 use ballast_runtime::topology::state_name;
 pub use ballast_runtime::topology::{fingerprint, snapshot_from_view};
 use ballast_schema::{
-    NewProposal, ProposalReading, SavedProposal, Store, StoreError, DETAIL_PAIRS,
+    Hold, NewProposal, ProposalReading, SavedProposal, Store, StoreError, DETAIL_PAIRS,
 };
 use serde_json::{json, Map, Value};
 
@@ -45,6 +45,10 @@ pub struct Settings {
     pub proposals_kept: usize,
     /// `BALLAST_PROPOSAL_HOLD`
     pub hold_ms: i64,
+    /// `BALLAST_SAMPLE_INTERVAL`: readings are this far apart.
+    pub sample_interval_ms: i64,
+    /// `BALLAST_RATE_WINDOW`: rates are measured over at most this long.
+    pub rate_window_ms: i64,
 }
 
 impl Settings {
@@ -59,6 +63,8 @@ impl Settings {
             readings_kept: READINGS_KEPT,
             proposals_kept: PROPOSALS_KEPT,
             hold_ms: millis(config.timing.proposal_hold),
+            sample_interval_ms: millis(config.timing.sample_interval),
+            rate_window_ms: millis(config.timing.rate_window),
         }
     }
 }
@@ -79,6 +85,104 @@ pub struct Evaluation {
 pub fn moves_digest(plan: &Plan) -> String {
     let text = serde_json::to_string(&plan.moves).unwrap_or_default();
     format!("{:016x}", ballast_runtime::topology::fnv1a(text.as_bytes()))
+}
+
+/// Which loads the view has not measured yet, indexed like [`Load::ALL`] (None: measured).
+///
+/// - The four rates are measured once their window holds the warm-up's worth of readings
+///   (`BALLAST_WARMUP`, at least one sample interval — a rate needs two readings — and at most
+///   `BALLAST_RATE_WINDOW`): the history is the longest window any partition's rate covers, so
+///   an observer restart that kept its counters keeps its measurements. Before the first rate,
+///   one reading is all there is.
+/// - Disk is measured once every partition with a replica in sync has a size read.
+/// - Leader and follower counts come from the metadata: always measured.
+///
+/// A view with no partition has nothing to measure.
+pub fn measuring(
+    parts: &ballast_runtime::topology::ViewParts<'_>,
+    settings: &Settings,
+) -> [Option<Measuring>; 7] {
+    let mut out = [None; 7];
+    if parts.partitions.is_empty() {
+        return out;
+    }
+    let interval = settings.sample_interval_ms.max(1);
+    let needed_ms = settings
+        .warmup_ms
+        .max(interval)
+        .min(settings.rate_window_ms.max(interval));
+    let readings_of = |span_ms: i64| -> u32 {
+        u32::try_from((span_ms + interval / 2) / interval + 1).unwrap_or(u32::MAX)
+    };
+    let needed = readings_of(needed_ms);
+    let span = parts
+        .partitions
+        .iter()
+        .filter_map(|p| p.rates.as_ref().map(|r| r.window_ms))
+        .max();
+    let (readings, remaining_ms) = match span {
+        Some(span) => (readings_of(span), (needed_ms - span).max(0)),
+        None => (1, needed_ms),
+    };
+    if readings < needed {
+        let m = Measuring {
+            readings,
+            needed,
+            remaining_ms,
+        };
+        for load in [
+            Load::ProducerMsgRate,
+            Load::ProducerByteRate,
+            Load::ConsumerMsgRate,
+            Load::ConsumerByteRate,
+        ] {
+            out[load_slot(load)] = Some(m);
+        }
+    }
+    let sizes_missing = parts
+        .partitions
+        .iter()
+        .any(|p| !p.isr.is_empty() && p.size_bytes.is_none() && p.avg_size_bytes.is_none());
+    if sizes_missing {
+        out[load_slot(Load::DiskBytes)] = Some(Measuring {
+            readings: 0,
+            needed: 1,
+            remaining_ms: interval,
+        });
+    }
+    out
+}
+
+fn load_slot(load: Load) -> usize {
+    Load::ALL.iter().position(|l| *l == load).unwrap_or(0)
+}
+
+/// What a plan was judged on: each load's status, in [`Load::ALL`] order (`measuring`,
+/// `no_traffic`, `below_floor`, `triggered`, `counted` or `not_counted`). A held proposal is
+/// kept only while a new plan's basis is the same: a load measured, traffic appearing or a load
+/// newly beyond the trigger replaces it at once.
+pub fn basis(plan: &Plan) -> String {
+    plan.loads
+        .0
+        .iter()
+        .map(|(load, s)| {
+            let status = if s.measuring.is_some() {
+                "measuring"
+            } else if s.no_traffic {
+                "no_traffic"
+            } else if s.below_floor {
+                "below_floor"
+            } else if s.triggered {
+                "triggered"
+            } else if s.counted {
+                "counted"
+            } else {
+                "not_counted"
+            };
+            format!("{}={status}", load.name())
+        })
+        .collect::<Vec<_>>()
+        .join(";")
 }
 
 fn by_load(values: impl Fn(usize) -> Value) -> Value {
@@ -347,19 +451,36 @@ pub fn detail_json(snapshot: &Snapshot, plan: &Plan) -> String {
 #[derive(Debug, Clone)]
 pub struct Planned {
     pub snapshot: Snapshot,
+    /// The plan of this reading.
     pub plan: Plan,
+    /// The current proposal's own moves assessed on this reading when it is held with other
+    /// moves than `plan`'s ([`Hold::Held`]): the figures its re-check shows.
+    pub held: Option<Plan>,
+    /// What [`plan_parts`] found the current proposal would do (checked again by [`finish`]).
+    pub hold: Hold,
     pub fingerprint: String,
     pub moves_digest: String,
-    /// The proposal's detail (JSON text), built already when the plan would not merely
-    /// re-check the current proposal (checked while planning); otherwise [`finish`] builds it
-    /// if needed.
-    pub detail: Option<String>,
+    /// [`basis`] of `plan`.
+    pub basis: String,
+    /// The proposal's detail (JSON text) of the plan it keeps: `held`'s, else `plan`'s.
+    pub detail: String,
+    /// The policy planned with: the settings' and the loads still being measured.
+    pub policy: Policy,
     /// `snapshot`, `plan`, `detail` (milliseconds).
     pub timings: Vec<(&'static str, u64)>,
 }
 
-/// Plans the view of `parts` at `now_ms` (cooldowns and maintenance read from `store`) and,
-/// when the result would be a new proposal, builds its detail. Reads only.
+/// The moves of the current proposal, as stored.
+fn current_moves(store: &Store) -> Result<Option<Vec<PlannedMove>>, StoreError> {
+    Ok(store
+        .current_proposal()?
+        .and_then(|p| serde_json::from_value(p.plan["moves"].clone()).ok()))
+}
+
+/// Plans the view of `parts` at `now_ms` (cooldowns and maintenance read from `store`, the
+/// loads still being measured from `parts`), and builds the detail of what the proposal will
+/// show: this plan's, or — when the current proposal holds other moves — its own moves
+/// assessed on this reading. Reads only.
 pub fn plan_parts(
     store: &Store,
     settings: &Settings,
@@ -379,26 +500,40 @@ pub fn plan_parts(
         .map(|m| m.broker_id)
         .collect();
     let snapshot = ballast_runtime::topology::snapshot_of_parts(parts, &cooldowns, &maintenance);
+    let mut policy = settings.policy.clone();
+    policy.measuring = measuring(parts, settings);
     step("snapshot");
     let started = std::time::Instant::now();
-    let mut plan = ballast_balancer::plan(&snapshot, &settings.policy, now_ms);
+    let mut plan = ballast_balancer::plan(&snapshot, &policy, now_ms);
     plan.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     step("plan");
     let fingerprint = fingerprint(&snapshot);
     let moves_digest = moves_digest(&plan);
-    let detail =
-        if store.proposal_would_recheck(&fingerprint, &moves_digest, now_ms, settings.hold_ms)? {
-            None
-        } else {
-            Some(detail_json(&snapshot, &plan))
-        };
+    let basis = basis(&plan);
+    let hold = store.proposal_hold(
+        &fingerprint,
+        &moves_digest,
+        &basis,
+        now_ms,
+        settings.hold_ms,
+    )?;
+    let held = match hold {
+        Hold::Held => current_moves(store)?
+            .map(|moves| ballast_balancer::assess(&snapshot, &policy, now_ms, &moves)),
+        Hold::New | Hold::Same => None,
+    };
+    let detail = detail_json(&snapshot, held.as_ref().unwrap_or(&plan));
     step("detail");
     Ok(Planned {
         snapshot,
         plan,
+        held,
+        hold,
         fingerprint,
         moves_digest,
+        basis,
         detail,
+        policy,
         timings,
     })
 }
@@ -435,7 +570,8 @@ pub fn evaluate(
 }
 
 /// Records the reading of `planned` at `now_ms`, decides, and keeps the result as the current
-/// proposal (an unchanged placement re-checks the current one; a new proposal gets its detail).
+/// proposal: a new one, or the current one re-checked with the figures of the moves it keeps
+/// on this reading (its id and moves stay; its evidence and decision are this reading's).
 pub fn finish(
     store: &Store,
     settings: &Settings,
@@ -445,9 +581,13 @@ pub fn finish(
     let Planned {
         snapshot,
         plan,
+        mut held,
+        hold,
         fingerprint,
         moves_digest: digest,
-        detail: built,
+        basis,
+        mut detail,
+        policy,
         timings: planning,
     } = planned;
     let mut timings = Vec::new();
@@ -473,8 +613,23 @@ pub fn finish(
             helped: r.helped.into_iter().collect(),
         })
         .collect();
+    // The current proposal may have changed since planning (deleted, applied, replaced):
+    // what it would do now decides whose figures are kept.
+    let now_hold = store.proposal_hold(&fingerprint, &digest, &basis, now_ms, settings.hold_ms)?;
+    let mut detail_ms = 0;
+    if now_hold != hold || (now_hold == Hold::Held && held.is_none()) {
+        let built_at = std::time::Instant::now();
+        held = match now_hold {
+            Hold::Held => current_moves(store)?
+                .map(|moves| ballast_balancer::assess(&snapshot, &policy, now_ms, &moves)),
+            Hold::New | Hold::Same => None,
+        };
+        detail = detail_json(&snapshot, held.as_ref().unwrap_or(&plan));
+        detail_ms = built_at.elapsed().as_millis() as u64;
+    }
+    let kept = held.as_ref().unwrap_or(&plan);
     let decision = ballast_balancer::decide(
-        &plan,
+        kept,
         &ballast_balancer::Context {
             readings: &readings,
             started_at_ms: settings.started_at_ms,
@@ -497,33 +652,23 @@ pub fn finish(
         id,
         fingerprint: fingerprint.clone(),
         moves_digest: digest,
-        recommended: plan.recommended,
+        basis,
+        recommended: kept.recommended,
         application_allowed: decision.application_allowed,
-        moves: plan.moves.len() as u64,
-        estimated_bytes: plan.estimated_bytes,
-        balance_hold: plan.balance_hold,
-        plan: serde_json::to_value(&plan).unwrap_or(Value::Null),
+        moves: kept.moves.len() as u64,
+        estimated_bytes: kept.estimated_bytes,
+        balance_hold: kept.balance_hold,
+        plan: serde_json::to_value(kept).unwrap_or(Value::Null),
         decision: serde_json::to_value(&decision).unwrap_or(Value::Null),
         detail: Value::Null,
     };
-    // An unchanged placement keeps the current proposal (only its check time and decision
-    // change): its detail is built only for a proposal that is added.
-    let mut detail_ms = 0;
-    let saved = match store.recheck_proposal(&proposal, now_ms, settings.hold_ms)? {
-        Some(saved) => saved,
-        None => {
-            let built_at = std::time::Instant::now();
-            let detail = built.unwrap_or_else(|| detail_json(&snapshot, &plan));
-            detail_ms = built_at.elapsed().as_millis() as u64;
-            store.save_proposal_with_detail(
-                &proposal,
-                &detail,
-                now_ms,
-                settings.proposals_kept,
-                settings.hold_ms,
-            )?
-        }
-    };
+    let saved = store.save_proposal_with_detail(
+        &proposal,
+        &detail,
+        now_ms,
+        settings.proposals_kept,
+        settings.hold_ms,
+    )?;
     step("save");
     let mut all = planning;
     for (name, ms) in timings {
@@ -546,6 +691,7 @@ pub fn finish(
         .position(|(n, _)| *n == "save")
         .unwrap_or(all.len());
     all.insert(at, ("detail", detail_total));
+    let plan = held.unwrap_or(plan);
     Ok(Evaluation {
         saved,
         plan,
@@ -742,6 +888,167 @@ mod tests {
             consumer_byte_rate: 0.0,
             last_moved_at: None,
         }
+    }
+
+    fn observed(window_ms: Option<i64>, size: Option<i64>) -> ballast_schema::ObservedPartition {
+        ballast_schema::ObservedPartition {
+            topic: "t".into(),
+            partition: 0,
+            leader: Some(1),
+            leader_epoch: None,
+            replicas: vec![1, 2],
+            isr: vec![1, 2],
+            offline_replicas: vec![],
+            adding: vec![],
+            removing: vec![],
+            size_bytes: size,
+            avg_size_bytes: None,
+            earliest_offset: None,
+            latest_offset: None,
+            offsets_at_ms: None,
+            produced_total: 0,
+            consumed_total: 0,
+            rates: window_ms.map(|w| ballast_schema::PartitionRates {
+                producer_msg_rate: 0.0,
+                producer_byte_rate: 0.0,
+                consumer_msg_rate: 0.0,
+                consumer_byte_rate: 0.0,
+                window_ms: w,
+            }),
+        }
+    }
+
+    /// Readings a minute apart, a five-minute warm-up, a 30-minute rate window (the defaults).
+    fn defaults() -> Settings {
+        Settings {
+            policy: Policy::default(),
+            started_at_ms: 0,
+            warmup_ms: 300_000,
+            max_gap_ms: 180_000,
+            throttles_managed: true,
+            readings_kept: READINGS_KEPT,
+            proposals_kept: PROPOSALS_KEPT,
+            hold_ms: 900_000,
+            sample_interval_ms: 60_000,
+            rate_window_ms: 1_800_000,
+        }
+    }
+
+    fn measured(
+        partitions: &[ballast_schema::ObservedPartition],
+        settings: &Settings,
+    ) -> [Option<Measuring>; 7] {
+        let facts = ballast_schema::ClusterFacts::default();
+        measuring(
+            &ballast_runtime::topology::ViewParts {
+                facts: &facts,
+                brokers: &[],
+                topics: &[],
+                partitions,
+            },
+            settings,
+        )
+    }
+
+    const RATES: [usize; 4] = [3, 4, 5, 6];
+
+    #[test]
+    fn rates_are_measured_once_their_window_holds_the_warm_ups_readings() {
+        let s = defaults();
+        // The first reading: no rate at all.
+        let m = measured(&[observed(None, Some(1))], &s);
+        for i in RATES {
+            assert_eq!(
+                m[i],
+                Some(Measuring {
+                    readings: 1,
+                    needed: 6,
+                    remaining_ms: 300_000
+                })
+            );
+        }
+        assert_eq!(m[0], None, "counts come from the metadata");
+        assert_eq!(m[2], None, "every size was read");
+        // Three minutes of history (a partition added since has less: the longest counts).
+        let m = measured(
+            &[
+                observed(Some(180_000), Some(1)),
+                observed(Some(60_000), Some(1)),
+            ],
+            &s,
+        );
+        assert_eq!(
+            m[3],
+            Some(Measuring {
+                readings: 4,
+                needed: 6,
+                remaining_ms: 120_000
+            })
+        );
+        // Five minutes (a sample a little early still counts as the reading it is).
+        let m = measured(&[observed(Some(299_000), Some(1))], &s);
+        assert!(RATES.iter().all(|i| m[*i].is_none()), "{m:?}");
+    }
+
+    #[test]
+    fn without_a_warm_up_rates_need_two_readings_and_never_more_than_the_rate_window() {
+        let s = Settings {
+            warmup_ms: 0,
+            ..defaults()
+        };
+        assert_eq!(
+            measured(&[observed(None, Some(1))], &s)[3].map(|m| m.needed),
+            Some(2)
+        );
+        assert!(measured(&[observed(Some(60_000), Some(1))], &s)[3].is_none());
+        let s = Settings {
+            warmup_ms: 3_600_000,
+            ..defaults()
+        };
+        let m = measured(&[observed(Some(1_800_000), Some(1))], &s);
+        assert!(m[3].is_none(), "a full rate window is measured: {m:?}");
+    }
+
+    #[test]
+    fn disk_is_measured_once_every_partition_in_sync_has_a_size() {
+        let s = defaults();
+        let m = measured(
+            &[
+                observed(Some(300_000), None),
+                observed(Some(300_000), Some(1)),
+            ],
+            &s,
+        );
+        assert_eq!(
+            m[2],
+            Some(Measuring {
+                readings: 0,
+                needed: 1,
+                remaining_ms: 60_000
+            })
+        );
+        // An offline partition (nothing in sync) has no size to read.
+        let mut offline = observed(Some(300_000), None);
+        offline.isr.clear();
+        assert!(measured(&[offline], &s)[2].is_none());
+        assert_eq!(measured(&[], &s), [None; 7], "nothing to measure");
+    }
+
+    #[test]
+    fn the_basis_names_every_loads_status() {
+        use ballast_balancer::instances::{generate, Kind, Spec};
+        let snapshot = generate(&Spec::new(Kind::HotBroker, 6, 60, 1));
+        let mut policy = Policy::default();
+        policy.measuring[3] = Some(Measuring {
+            readings: 1,
+            needed: 6,
+            remaining_ms: 300_000,
+        });
+        let b = basis(&ballast_balancer::plan(&snapshot, &policy, 0));
+        assert!(b.starts_with("leaderCount="), "{b}");
+        assert!(b.contains("diskBytes=triggered"), "{b}");
+        assert!(b.contains("producerMsgRate=measuring"), "{b}");
+        assert_eq!(b.split(';').count(), 7);
     }
 
     #[test]

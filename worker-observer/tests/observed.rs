@@ -496,6 +496,8 @@ async fn the_sample_planned_while_it_is_written_is_planned_as_the_view_read_back
         readings_kept: 100,
         proposals_kept: 200,
         hold_ms: 0,
+        sample_interval_ms: 1_000,
+        rate_window_ms: WINDOWS.rate_window_ms,
     };
     for round in 0..3 {
         if round == 2 {
@@ -534,6 +536,7 @@ async fn the_sample_planned_while_it_is_written_is_planned_as_the_view_read_back
         assert_eq!(planned.fingerprint, read_back.fingerprint);
         assert_eq!(planned.moves_digest, read_back.moves_digest);
         assert_eq!(planned.detail, read_back.detail);
+        assert_eq!(planned.basis, read_back.basis);
         if round == 2 {
             let b4 = planned.snapshot.brokers.iter().find(|b| b.id == 4);
             assert_eq!(

@@ -33,6 +33,9 @@ fn settings(warmup_ms: i64) -> Settings {
         readings_kept: READINGS_KEPT,
         proposals_kept: PROPOSALS_KEPT,
         hold_ms: 0,
+        // The tests tick a second apart.
+        sample_interval_ms: 1_000,
+        rate_window_ms: WINDOWS.rate_window_ms,
     }
 }
 
@@ -111,7 +114,10 @@ async fn a_proposal_is_allowed_only_after_four_readings_with_the_same_broker_tri
             "after {readings} readings: {:?}",
             e.decision
         );
-        if readings < 4 {
+        if readings == 1 {
+            // The first reading has no rate yet: the rates are being measured.
+            assert_eq!(e.decision.reason.as_deref(), Some("data_not_ready"));
+        } else if readings < 4 {
             assert_eq!(e.decision.reason.as_deref(), Some("confirming"));
         }
         let current = s.store.current_proposal().unwrap().expect("current");
@@ -198,7 +204,9 @@ async fn readings_further_apart_than_three_sample_intervals_restart_the_streak()
     s.tick(later).await;
     let e = evaluate(&s.store, &settings(0), later).unwrap().unwrap();
     assert_eq!(e.decision.readings_beyond_trigger, 1, "{:?}", e.decision);
-    assert_eq!(e.decision.reason.as_deref(), Some("confirming"));
+    // The gap is longer than the rate window too: the rates are measured again from here.
+    assert!(!e.decision.application_allowed);
+    assert_eq!(e.decision.reason.as_deref(), Some("data_not_ready"));
 }
 
 #[tokio::test]
@@ -293,4 +301,115 @@ async fn while_an_operation_runs_the_decision_says_which_and_how_far_not_applica
     let current = s.store.current_proposal().unwrap().expect("current");
     assert!(!current.application_allowed);
     assert_eq!(current.decision["reason"], "operation_in_progress");
+}
+
+/// A load status per load name, from a stored plan.
+fn stops(plan: &serde_json::Value) -> Vec<(String, String, bool)> {
+    plan["loads"]
+        .as_object()
+        .map(|loads| {
+            loads
+                .iter()
+                .map(|(name, s)| {
+                    (
+                        name.clone(),
+                        s["stop"].as_str().unwrap_or("").to_string(),
+                        s["noTraffic"].as_bool().unwrap_or(false),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn rates_are_unknown_until_their_window_holds_the_warm_ups_readings_and_then_a_fresh_proposal_replaces_the_held_one(
+) {
+    let mut s = Setup::new_broker().await;
+    let t0 = now_ms();
+    // Readings a second apart, a 2 s warm-up: three readings measure the rates. A 15-minute
+    // hold would keep the first proposal were the rates' status not part of what it was
+    // judged on.
+    let settings = Settings {
+        hold_ms: 900_000,
+        ..settings(2_000)
+    };
+    let mut first_id = String::new();
+    for i in 0..3 {
+        let now = t0 + i * 1_000;
+        s.tick(now).await;
+        let e = evaluate(&s.store, &settings, now)
+            .unwrap()
+            .expect("a proposal");
+        let current = s.store.current_proposal().unwrap().expect("current");
+        let rates: Vec<_> = stops(&current.plan)
+            .into_iter()
+            .filter(|(name, _, _)| name.ends_with("Rate"))
+            .collect();
+        assert_eq!(rates.len(), 4);
+        if i < 2 {
+            for (name, stop, no_traffic) in &rates {
+                assert_eq!(stop, "measuring", "{name} at reading {}", i + 1);
+                assert!(!no_traffic, "{name}: unknown is not No traffic");
+            }
+            let reason = current.plan["loads"]["producerMsgRate"]["stopReason"]
+                .as_str()
+                .unwrap_or("");
+            assert!(
+                reason.contains(&format!("{} of 3 readings", i + 1)),
+                "{reason}"
+            );
+            assert!(!e.decision.application_allowed);
+            assert_eq!(e.decision.reason.as_deref(), Some("data_not_ready"));
+            if i == 0 {
+                first_id = current.id.clone();
+            } else {
+                assert_eq!(current.id, first_id, "held while nothing changed");
+            }
+        } else {
+            for (name, stop, _) in &rates {
+                assert_ne!(stop, "measuring", "{name} is measured at reading 3");
+            }
+            assert_ne!(
+                current.id, first_id,
+                "a fresh plan replaces the held one at once"
+            );
+            assert!(matches!(e.saved, SavedProposal::Inserted { .. }));
+            assert_ne!(e.decision.reason.as_deref(), Some("data_not_ready"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_rechecked_proposal_shows_the_evidence_of_the_reading_it_was_last_checked_against() {
+    let mut s = Setup::new_broker().await;
+    let t0 = now_ms();
+    let settings = Settings {
+        hold_ms: 900_000,
+        ..settings(0)
+    };
+    for i in 0..5 {
+        let now = t0 + i * 1_000;
+        s.tick(now).await;
+        let e = evaluate(&s.store, &settings, now)
+            .unwrap()
+            .expect("a proposal");
+        let current = s.store.current_proposal().unwrap().expect("current");
+        assert_eq!(current.checked_at_ms, now);
+        // What is stored is this reading's plan of the moves the proposal keeps, and its
+        // detail those moves on this reading.
+        // (Read back as the store reads its text.)
+        let planned: serde_json::Value =
+            serde_json::from_str(&serde_json::to_string(&e.plan).unwrap()).unwrap();
+        assert_eq!(current.plan, planned, "reading {}", i + 1);
+        let view = s.store.observed_view().unwrap().expect("view");
+        let snapshot = ballast_observer::proposals::snapshot_from_view(&view, &[]);
+        let expected = ballast_observer::proposals::detail(&snapshot, &e.plan);
+        assert_eq!(
+            current.detail["shares"],
+            expected["shares"],
+            "reading {}",
+            i + 1
+        );
+    }
 }

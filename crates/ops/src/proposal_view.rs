@@ -310,6 +310,7 @@ pub fn full(head: &ProposalRecord, p: &Prepared) -> Value {
                     "imbalanceAfter": get("maxDistanceAfter"),
                     "counted": get("counted"),
                     "noTraffic": get("noTraffic"),
+                    "measuring": get("measuring"),
                     "belowFloor": get("belowFloor"),
                     "triggered": get("triggered"),
                     "largestDifference": get("largestDifference"),

@@ -457,7 +457,7 @@ CREATE TABLE proposals (
     plan                TEXT NOT NULL CHECK (json_valid(plan)),
     decision            TEXT NOT NULL CHECK (json_valid(decision)),
     detail              TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(detail))
-);
+, basis TEXT NOT NULL DEFAULT '');
 
 -- table rolling_restarts on rolling_restarts
 CREATE TABLE rolling_restarts (

@@ -295,6 +295,7 @@ impl Bed {
             id: id.into(),
             fingerprint: fingerprint.into(),
             moves_digest: format!("digest-{id}"),
+            basis: String::new(),
             recommended: true,
             application_allowed: allowed,
             moves: 1,

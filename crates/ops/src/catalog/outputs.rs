@@ -1018,7 +1018,7 @@ fn decision() -> Value {
         vec![
             ("applicationAllowed", t("boolean", "whether the proposal may be applied now")),
             ("nextAction", t("string", "what happens or is needed next")),
-            ("reason", n("string", "`warming_up`, `not_recommended`, `balance_held` (also when an allowed plan only repairs), `confirming`, `benefit_unconfirmed`, `throttles_externally_managed`, `operation_in_progress` (an operation or a rolling restart runs; `nextAction` names it and how far it is)")),
+            ("reason", n("string", "`warming_up`, `data_not_ready` (a load is still being measured; `nextAction` names which and how long), `not_recommended`, `balance_held` (also when an allowed plan only repairs), `confirming`, `benefit_unconfirmed`, `throttles_externally_managed`, `operation_in_progress` (an operation or a rolling restart runs; `nextAction` names it and how far it is)")),
             ("unsafeReasons", arr(json!({"type": "string"}), "reasons the plan is unsafe to apply")),
             ("readingsBeyondTrigger", t("integer", "readings in a row (no gap over three sample intervals) the same broker stayed beyond the trigger")),
             ("readingsRequired", t("integer", "readings needed (4)")),
@@ -1081,7 +1081,7 @@ fn proposals() -> Vec<(&'static str, Value)> {
                     ("reasonText", n("string", "the same in words")),
                     ("decision", r("ProposalDecision")),
                     ("fingerprint", t("string", "hash of the topology planned on")),
-                    ("fairShare", obj("`shares[]`: every broker (`brokerId`, `rack`, `state`, `takesLoad`, `loads`, `distance`, `loadsAfter`, `distanceAfter`); `loads`: per load `fairShare`, `counted`, `noTraffic`, `belowFloor`, `triggered`, `maxDistanceBefore`, `maxDistanceAfter`, `largestDifference`, `busiestBroker`, `quietestBroker`", vec![
+                    ("fairShare", obj("`shares[]`: every broker (`brokerId`, `rack`, `state`, `takesLoad`, `loads`, `distance`, `loadsAfter`, `distanceAfter`); `loads`: per load `fairShare`, `counted`, `noTraffic`, `measuring`, `belowFloor`, `triggered`, `maxDistanceBefore`, `maxDistanceAfter`, `largestDifference`, `busiestBroker`, `quietestBroker`", vec![
                         ("shares", rows("every broker")),
                         ("loads", t("object", LOADS)),
                     ])),
@@ -1116,7 +1116,7 @@ fn proposals() -> Vec<(&'static str, Value)> {
                         ("search", n("object", "optimizer diagnostics")),
                         ("planningMs", n("number", "planning time in milliseconds (fractional)")),
                     ])),
-                    ("balance", t("object", &format!("per load, {LOADS}: `imbalance`, `imbalanceAfter`, `counted`, `noTraffic`, `belowFloor`, `triggered`, `largestDifference`, `busiestBroker`, `quietestBroker`, `stop` (`no_traffic`, `below_floor`, `within_threshold`, `within_trigger` or `limit`) and `stopReason` (where the load ends and why, with the numbers)"))),
+                    ("balance", t("object", &format!("per load, {LOADS}: `imbalance`, `imbalanceAfter`, `counted`, `noTraffic` (measured below the No traffic threshold), `measuring` (null once measured; else `readings`, `needed`, `remainingMs`: the load is unknown and not balanced yet), `belowFloor`, `triggered`, `largestDifference`, `busiestBroker`, `quietestBroker`, `stop` (`measuring`, `no_traffic`, `below_floor`, `within_threshold`, `within_trigger` or `limit`) and `stopReason` (where the load ends and why, with the numbers)"))),
                     ("balanceHold", t("boolean", "balancing paused while a broker is down (only repairs are planned)")),
                     ("downBrokers", ids("brokers that are down")),
                     ("reassignments", arr(r("ProposalMove"), "the first 100 moves in the planner's order (the order the executor submits them in); `GET /api/v1/proposals/{proposalId}/moves` pages the whole list")),

@@ -46,8 +46,10 @@ pub struct BalanceStatus {
     pub class: &'static str,
     pub headline: String,
     pub detail: String,
-    /// Loads that read `No traffic` (not balanced).
+    /// Loads that read `No traffic` (measured below the threshold: not balanced).
     pub no_traffic: Vec<String>,
+    /// Loads still being measured (unknown: not balanced yet), with their readings.
+    pub measuring: Vec<String>,
     /// Loads below `BALLAST_BALANCE_FLOOR` (left alone).
     pub below_floor: Vec<String>,
 }
@@ -86,6 +88,12 @@ impl BalanceStatus {
                     "broker(s) {} down and not in maintenance: only repairs are planned",
                     human::ids(&p["downBrokers"])
                 ),
+            )
+        } else if reason == "data_not_ready" {
+            (
+                "warn",
+                "Measuring: not applicable until every load is measured".to_string(),
+                human::s(d, "nextAction"),
             )
         } else if reason == "warming_up" {
             let left = fmt::f(d, "warmupRemainingMs").unwrap_or(0.0) / 1000.0;
@@ -134,6 +142,19 @@ impl BalanceStatus {
             headline,
             detail,
             no_traffic: flagged("noTraffic"),
+            measuring: LOADS
+                .iter()
+                .filter_map(|(name, _, long)| {
+                    let m = &loads[*name]["measuring"];
+                    m.is_object().then(|| {
+                        format!(
+                            "{long} ({} of {} readings)",
+                            human::text(&m["readings"]),
+                            human::text(&m["needed"])
+                        )
+                    })
+                })
+                .collect(),
             below_floor: flagged("belowFloor"),
         }
     }
@@ -144,6 +165,7 @@ impl BalanceStatus {
             headline: headline.to_string(),
             detail: detail.to_string(),
             no_traffic: Vec::new(),
+            measuring: Vec::new(),
             below_floor: Vec::new(),
         }
     }
@@ -154,7 +176,9 @@ pub fn load_heads(first: &[&str], loads: &Value) -> Vec<String> {
     let mut head: Vec<String> = first.iter().map(|s| s.to_string()).collect();
     for (name, short, _) in LOADS {
         let l = &loads[name];
-        let tag = if l["noTraffic"] == Value::Bool(true) {
+        let tag = if l["measuring"].is_object() {
+            " (measuring)"
+        } else if l["noTraffic"] == Value::Bool(true) {
             " (No traffic)"
         } else if l["belowFloor"] == Value::Bool(true) {
             " (below floor)"

@@ -467,7 +467,15 @@ fn loads_table(p: &Value) -> Table {
     );
     for (name, _, long) in LOADS {
         let l = &loads[name];
-        let status = if fmt::b(l, "noTraffic") {
+        let measuring = &l["measuring"];
+        let reading = format!(
+            "measuring ({} of {} readings)",
+            human::text(&measuring["readings"]),
+            human::text(&measuring["needed"])
+        );
+        let status = if measuring.is_object() {
+            (reading.as_str(), "warn")
+        } else if fmt::b(l, "noTraffic") {
             ("No traffic", "na")
         } else if fmt::b(l, "belowFloor") {
             ("below floor", "na")
