@@ -68,8 +68,8 @@ pub use operations::{
 };
 pub use processes::{ProcessRecord, ProcessState};
 pub use proposals::{
-    DeletedProposal, Hold, NewProposal, ProposalPage, ProposalReading, ProposalRecord,
-    SavedProposal, DETAIL_PAIRS,
+    same_basis, BasisKeeps, DeletedProposal, Hold, NewProposal, ProposalPage, ProposalReading,
+    ProposalRecord, SavedProposal, DETAIL_PAIRS,
 };
 pub use settings::{SampleRequest, Setting, SAMPLE_REQUEST_KEY};
 pub use slot::{Lease, SlotHolder};

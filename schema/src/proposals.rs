@@ -153,12 +153,28 @@ struct Current<'a> {
     created_at_ms: i64,
 }
 
+/// Whether a plan judged on `new` may keep a proposal judged on `held` (both [`NewProposal::basis`]):
+/// the caller's rule (the observer's keeps it unless a load's status changed in a way that
+/// matters); [`same_basis`] where no rule is given.
+pub type BasisKeeps = dyn Fn(&str, &str) -> bool;
+
+/// The basis rule when none is given: the same text.
+pub fn same_basis(held: &str, new: &str) -> bool {
+    held == new
+}
+
 /// What saving a proposal of `(fingerprint, moves digest, basis)` at `now_ms` does to the
-/// current one: the same placement judged on the same loads keeps it, with the same moves
-/// always, with other moves while it is younger than `hold_ms`.
-fn hold_of(current: &Current<'_>, p: (&str, &str, &str), now_ms: i64, hold_ms: i64) -> Hold {
+/// current one: the same placement judged on loads `keeps` accepts keeps it, with the same
+/// moves always, with other moves while it is younger than `hold_ms`.
+fn hold_of(
+    current: &Current<'_>,
+    p: (&str, &str, &str),
+    now_ms: i64,
+    hold_ms: i64,
+    keeps: &BasisKeeps,
+) -> Hold {
     let (fingerprint, digest, basis) = p;
-    if current.fingerprint != fingerprint || current.basis != basis {
+    if current.fingerprint != fingerprint || !keeps(current.basis, basis) {
         Hold::New
     } else if current.digest == digest {
         Hold::Same
@@ -192,6 +208,7 @@ fn recheck(
     detail_json: &str,
     now_ms: i64,
     hold_ms: i64,
+    keeps: &BasisKeeps,
 ) -> Result<Option<SavedProposal>, StoreError> {
     let current: Option<(String, String, String, String, i64)> = tx
         .prepare_cached(
@@ -216,6 +233,7 @@ fn recheck(
         (&p.fingerprint, &p.moves_digest, &p.basis),
         now_ms,
         hold_ms,
+        keeps,
     ) == Hold::New
     {
         return Ok(None);
@@ -331,6 +349,20 @@ impl Store {
         keep: usize,
         hold_ms: i64,
     ) -> Result<SavedProposal, StoreError> {
+        self.save_proposal_judged(p, detail_json, now_ms, keep, hold_ms, &same_basis)
+    }
+
+    /// [`Store::save_proposal_with_detail`] with the caller's rule for which bases keep the
+    /// current proposal (`keeps(held basis, new basis)`).
+    pub fn save_proposal_judged(
+        &self,
+        p: &NewProposal,
+        detail_json: &str,
+        now_ms: i64,
+        keep: usize,
+        hold_ms: i64,
+        keeps: &BasisKeeps,
+    ) -> Result<SavedProposal, StoreError> {
         require_non_empty("id", &p.id)?;
         if serde_json::from_str::<serde::de::IgnoredAny>(detail_json).is_err() {
             return Err(StoreError::Invalid("detail is not JSON".into()));
@@ -339,7 +371,7 @@ impl Store {
         let bytes = to_i64("estimated_bytes", p.estimated_bytes)?;
         let keep = i64::try_from(keep.max(1)).unwrap_or(i64::MAX);
         self.write(|tx| {
-            if let Some(saved) = recheck(tx, p, detail_json, now_ms, hold_ms)? {
+            if let Some(saved) = recheck(tx, p, detail_json, now_ms, hold_ms, keeps)? {
                 return Ok(saved);
             }
             tx.prepare_cached("UPDATE proposals SET current = 0 WHERE current = 1")?
@@ -384,6 +416,7 @@ impl Store {
         basis: &str,
         now_ms: i64,
         hold_ms: i64,
+        keeps: &BasisKeeps,
     ) -> Result<Hold, StoreError> {
         let conn = self.conn()?;
         let current: Option<(String, String, String, i64)> = conn
@@ -405,6 +438,7 @@ impl Store {
                 (fingerprint, moves_digest, basis),
                 now_ms,
                 hold_ms,
+                keeps,
             ),
         })
     }

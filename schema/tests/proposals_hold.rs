@@ -2,7 +2,7 @@
 
 mod common;
 
-use ballast_schema::{Hold, NewProposal, SavedProposal};
+use ballast_schema::{same_basis, Hold, NewProposal, SavedProposal};
 use common::fresh_store;
 use serde_json::json;
 
@@ -105,7 +105,9 @@ fn a_load_whose_status_changed_replaces_the_held_proposal_at_once() {
 fn the_hold_says_what_saving_would_do_to_the_current_proposal() {
     let (_dir, store) = fresh_store();
     assert_eq!(
-        store.proposal_hold("f", "d1", "b", 500, HOLD).unwrap(),
+        store
+            .proposal_hold("f", "d1", "b", 500, HOLD, &same_basis)
+            .unwrap(),
         Hold::New,
         "nothing to hold before the first proposal"
     );
@@ -113,31 +115,39 @@ fn the_hold_says_what_saving_would_do_to_the_current_proposal() {
     first.basis = "b".into();
     store.save_proposal_held(&first, 1_000, 200, HOLD).unwrap();
     assert_eq!(
-        store.proposal_hold("f", "d1", "b", 2_000, HOLD).unwrap(),
+        store
+            .proposal_hold("f", "d1", "b", 2_000, HOLD, &same_basis)
+            .unwrap(),
         Hold::Same
     );
     assert_eq!(
-        store.proposal_hold("f", "d2", "b", 2_000, HOLD).unwrap(),
+        store
+            .proposal_hold("f", "d2", "b", 2_000, HOLD, &same_basis)
+            .unwrap(),
         Hold::Held
     );
     assert_eq!(
         store
-            .proposal_hold("f", "d1", "b", 10 * HOLD, HOLD)
+            .proposal_hold("f", "d1", "b", 10 * HOLD, HOLD, &same_basis)
             .unwrap(),
         Hold::Same
     );
     assert_eq!(
         store
-            .proposal_hold("f", "d2", "b", 10 * HOLD, HOLD)
+            .proposal_hold("f", "d2", "b", 10 * HOLD, HOLD, &same_basis)
             .unwrap(),
         Hold::New
     );
     assert_eq!(
-        store.proposal_hold("g", "d1", "b", 2_000, HOLD).unwrap(),
+        store
+            .proposal_hold("g", "d1", "b", 2_000, HOLD, &same_basis)
+            .unwrap(),
         Hold::New
     );
     assert_eq!(
-        store.proposal_hold("f", "d1", "c", 2_000, HOLD).unwrap(),
+        store
+            .proposal_hold("f", "d1", "c", 2_000, HOLD, &same_basis)
+            .unwrap(),
         Hold::New
     );
     // Asking changes nothing.

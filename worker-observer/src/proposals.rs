@@ -159,8 +159,7 @@ fn load_slot(load: Load) -> usize {
 
 /// What a plan was judged on: each load's status, in [`Load::ALL`] order (`measuring`,
 /// `no_traffic`, `below_floor`, `triggered`, `counted` or `not_counted`). A held proposal is
-/// kept only while a new plan's basis is the same: a load measured, traffic appearing or a load
-/// newly beyond the trigger replaces it at once.
+/// kept only while [`basis_keeps`] accepts a new plan's basis.
 pub fn basis(plan: &Plan) -> String {
     plan.loads
         .0
@@ -183,6 +182,34 @@ pub fn basis(plan: &Plan) -> String {
         })
         .collect::<Vec<_>>()
         .join(";")
+}
+
+/// Whether a plan judged on `new` keeps the proposal judged on `held` (both [`basis`]): it does
+/// unless some load's status changed in a way that matters — a load measured (or no longer
+/// measured), traffic appearing (`no_traffic`, `below_floor` or `not_counted` → counted or
+/// triggered), or a load newly beyond the trigger. A load that fell back within the trigger or
+/// below the floor keeps the held proposal (its figures are re-checked on every reading), so a
+/// load hovering at a boundary replaces the proposal at most once per rise, not every reading.
+pub fn basis_keeps(held: &str, new: &str) -> bool {
+    let statuses = |b: &str| -> Vec<(String, String)> {
+        b.split(';')
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let (held, new) = (statuses(held), statuses(new));
+    if held.len() != new.len() || held.is_empty() {
+        return false;
+    }
+    held.iter().zip(&new).all(|((hl, hs), (nl, ns))| {
+        let quiet = |s: &str| matches!(s, "no_traffic" | "below_floor" | "not_counted");
+        hl == nl
+            && (hs == ns
+                || !(hs == "measuring"
+                    || ns == "measuring"
+                    || ns == "triggered"
+                    || (quiet(hs) && ns == "counted")))
+    })
 }
 
 fn by_load(values: impl Fn(usize) -> Value) -> Value {
@@ -516,6 +543,7 @@ pub fn plan_parts(
         &basis,
         now_ms,
         settings.hold_ms,
+        &basis_keeps,
     )?;
     let held = match hold {
         Hold::Held => current_moves(store)?
@@ -615,7 +643,14 @@ pub fn finish(
         .collect();
     // The current proposal may have changed since planning (deleted, applied, replaced):
     // what it would do now decides whose figures are kept.
-    let now_hold = store.proposal_hold(&fingerprint, &digest, &basis, now_ms, settings.hold_ms)?;
+    let now_hold = store.proposal_hold(
+        &fingerprint,
+        &digest,
+        &basis,
+        now_ms,
+        settings.hold_ms,
+        &basis_keeps,
+    )?;
     let mut detail_ms = 0;
     if now_hold != hold || (now_hold == Hold::Held && held.is_none()) {
         let built_at = std::time::Instant::now();
@@ -662,12 +697,13 @@ pub fn finish(
         decision: serde_json::to_value(&decision).unwrap_or(Value::Null),
         detail: Value::Null,
     };
-    let saved = store.save_proposal_with_detail(
+    let saved = store.save_proposal_judged(
         &proposal,
         &detail,
         now_ms,
         settings.proposals_kept,
         settings.hold_ms,
+        &basis_keeps,
     )?;
     step("save");
     let mut all = planning;
@@ -1032,6 +1068,85 @@ mod tests {
         offline.isr.clear();
         assert!(measured(&[offline], &s)[2].is_none());
         assert_eq!(measured(&[], &s), [None; 7], "nothing to measure");
+    }
+
+    #[test]
+    fn a_held_proposal_is_replaced_when_a_load_is_measured_gains_traffic_or_newly_triggers_not_when_it_settles(
+    ) {
+        let b = |statuses: &[&str]| {
+            Load::ALL
+                .iter()
+                .zip(statuses)
+                .map(|(l, s)| format!("{}={s}", l.name()))
+                .collect::<Vec<_>>()
+                .join(";")
+        };
+        let held = b(&[
+            "triggered",
+            "counted",
+            "triggered",
+            "measuring",
+            "measuring",
+            "no_traffic",
+            "below_floor",
+        ]);
+        assert!(basis_keeps(&held, &held));
+        // Measured: replaced.
+        let measured = b(&[
+            "triggered",
+            "counted",
+            "triggered",
+            "counted",
+            "measuring",
+            "no_traffic",
+            "below_floor",
+        ]);
+        assert!(!basis_keeps(&held, &measured));
+        // Traffic appears, or climbs over the floor: replaced.
+        let traffic = b(&[
+            "triggered",
+            "counted",
+            "triggered",
+            "measuring",
+            "measuring",
+            "counted",
+            "below_floor",
+        ]);
+        assert!(!basis_keeps(&held, &traffic));
+        let over_floor = b(&[
+            "triggered",
+            "counted",
+            "triggered",
+            "measuring",
+            "measuring",
+            "no_traffic",
+            "counted",
+        ]);
+        assert!(!basis_keeps(&held, &over_floor));
+        // Newly beyond the trigger: replaced.
+        let newly = b(&[
+            "triggered",
+            "triggered",
+            "triggered",
+            "measuring",
+            "measuring",
+            "no_traffic",
+            "below_floor",
+        ]);
+        assert!(!basis_keeps(&held, &newly));
+        // Back within the trigger, or below the floor: kept (its figures are re-checked).
+        let settled = b(&[
+            "counted",
+            "counted",
+            "triggered",
+            "measuring",
+            "measuring",
+            "no_traffic",
+            "below_floor",
+        ]);
+        assert!(basis_keeps(&held, &settled));
+        // A proposal made before the basis was kept is replaced.
+        assert!(!basis_keeps("", &held));
     }
 
     #[test]
