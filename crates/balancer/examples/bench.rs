@@ -4,7 +4,7 @@
 //!   cargo run --release -p ballast-balancer --example bench -- [--sizes 24x6000,200x300000]
 //!       [--kinds new-broker,hot-broker,leaders,random] [--seeds 1,2,3] [--rf 3] [--racks 3]
 //!       [--workers 1] [--threshold 5] [--rack-violations PCT] [--dump DIR] [--moves PREFIX]
-//!       [--stats] [--min-chunk N]
+//!       [--stats] [--proofs] [--min-chunk N]
 //!
 //! Columns: `disk%`, `lead%`, `foll%` are the farthest broker's distance from fair share of disk,
 //! leader count and follower count, before and after the plan (the targets are 5%). `replica`
@@ -28,7 +28,9 @@
 //! `--moves PREFIX` writes each plan's moves to `PREFIX.<kind>.<brokers>x<partitions>.<seed>.json`
 //! (to compare plans made with different `--workers`); `--dump DIR` writes each snapshot.
 //! `--stats` prints the search's counters under each row (steps, candidates evaluated, moves
-//! applied, threads used). `--min-chunk N` sets `Policy::parallel_min_chunk` (a step's candidates
+//! applied, threads used). `--proofs` prints each structural limit's proof (or the search's
+//! reading) under it. Every load beyond the threshold after the plan gets a `stop:` line (where
+//! it stops and why). `--min-chunk N` sets `Policy::parallel_min_chunk` (a step's candidates
 //! are split over the workers only when each gets at least N).
 
 use std::time::Instant;
@@ -49,6 +51,7 @@ struct Args {
     dump: Option<String>,
     moves_out: Option<String>,
     stats: bool,
+    proofs: bool,
     min_chunk: usize,
 }
 
@@ -65,12 +68,17 @@ fn args() -> Result<Args, String> {
         dump: None,
         moves_out: None,
         stats: false,
+        proofs: false,
         min_chunk: Policy::default().parallel_min_chunk,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         if flag == "--stats" {
             a.stats = true;
+            continue;
+        }
+        if flag == "--proofs" {
+            a.proofs = true;
             continue;
         }
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
@@ -283,6 +291,29 @@ fn main() {
                         st.parallel_steps
                     );
                 }
+                // Every load beyond the threshold after the plan: where it stops and why (a
+                // `limit`, or a load that triggered, must name its load in structuralLimits).
+                for (load, x) in &p.loads.0 {
+                    if x.max_distance_after <= policy.threshold_pct {
+                        continue;
+                    }
+                    let named = p.structural_limits.iter().any(|l| l.load == *load);
+                    println!(
+                        "    stop: {} {:.1}>{:.1}% {}{}: {}",
+                        load.name(),
+                        x.max_distance_before,
+                        x.max_distance_after,
+                        x.stop,
+                        if (x.stop == "limit" || (x.triggered && x.stop == "within_trigger"))
+                            && !named
+                        {
+                            " (NOT in structuralLimits)"
+                        } else {
+                            ""
+                        },
+                        x.stop_reason
+                    );
+                }
                 for l in &p.structural_limits {
                     println!(
                         "    limit: broker {} {} {:.1}% ({}): {}",
@@ -292,6 +323,9 @@ fn main() {
                         l.cause,
                         l.remediation
                     );
+                    if a.proofs {
+                        println!("      proof: {}", l.proof.as_deref().unwrap_or("none"));
+                    }
                 }
                 if let Some(prefix) = &a.moves_out {
                     write_json(&format!("{prefix}.{tag}.json"), &p.moves);

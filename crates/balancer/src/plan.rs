@@ -79,8 +79,8 @@ pub struct StructuralLimit {
     pub cause: String,
     pub remediation: String,
     /// The constraint and the numbers that show no plan can bring the broker within the
-    /// threshold. Always there for leader count, follower count and disk (a limit on those is
-    /// reported only when proven); rates may carry the search's reading instead.
+    /// threshold; where no constraint proves it, the search's reading (said as such: what it
+    /// tried for the broker and why each candidate was refused), with no `bound`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proof: Option<String>,
     /// The closest to fair share (percent) any plan can bring the broker, per the proof.
@@ -516,8 +516,21 @@ fn plan_or_assess(
 
     let moves = moves(&model);
     let estimated_bytes = moves.iter().map(|m| m.bytes).sum();
-    let structural_limits = limits(&model, &targets, &stuck, policy);
-    let stops = stops(&model, total, &eligible, eligible_count, policy);
+    let mut structural_limits = limits(&model, &targets, &stuck, policy);
+    let stops = stops(
+        &model,
+        total,
+        (&eligible, eligible_count, balance_hold),
+        policy,
+    );
+    name_every_limit(
+        &model,
+        &targets,
+        &stuck,
+        (&stops, &first_active, balance_hold),
+        policy,
+        &mut structural_limits,
+    );
     let loads = Loads(
         summaries
             .into_iter()
@@ -1181,15 +1194,17 @@ enum Scope {
     Moved,
 }
 
+/// A load's `stop` and `stopReason`.
+type Stop = (&'static str, String);
+
 /// Where each load ends and why it stops there, in [`Load::ALL`] order, read from the model's
 /// placement alone: a re-plan of the result finds the same placement and says the same.
 fn stops(
     model: &Model,
     total: [f64; 7],
-    eligible: &[bool],
-    eligible_count: usize,
+    (eligible, eligible_count, held): (&[bool], usize, bool),
     policy: &Policy,
-) -> Vec<(&'static str, String)> {
+) -> Vec<Stop> {
     let (t, facts) = classify(model, total, eligible, eligible_count, policy);
     let fair = t.fair;
     facts
@@ -1266,10 +1281,20 @@ fn stops(
                     ),
                 );
             }
+            if held {
+                return (
+                    "limit",
+                    format!(
+                        "the farthest broker, {id}, ends {d:+.2}% from fair share {}, beyond the trigger of {}%: balancing is paused while a broker is down and not in maintenance (structuralLimits names it)",
+                        unit(fair[l]),
+                        t.trigger
+                    ),
+                );
+            }
             (
                 "limit",
                 format!(
-                    "the farthest broker, {id}, ends {d:+.2}% from fair share {}, beyond the trigger of {}%: no move brings it closer without breaking another rule (structuralLimits names the brokers)",
+                    "the farthest broker, {id}, ends {d:+.2}% from fair share {}, beyond the trigger of {}%: no move brings it closer without breaking another rule (structuralLimits names it)",
                     unit(fair[l]),
                     t.trigger
                 ),
@@ -1557,6 +1582,182 @@ fn reason(model: &Model, pi: u32, leader_only: bool) -> String {
     }
 }
 
+/// Every load that stops short of the threshold is named in `structuralLimits`: a load whose
+/// `stop` is `limit`, and a load that triggered and was evened but ends beyond the threshold.
+/// A limit [`limits`] found (proven, or the search's reading of a rate) names it already;
+/// otherwise its farthest broker is named with the search's reading as the proof: what the
+/// search tried for that broker and why each candidate was refused, said as the search's
+/// reading (no `bound`: it is not a proof over every plan).
+fn name_every_limit(
+    model: &Model,
+    t: &Targets,
+    stuck: &[(Bx, usize, Tally)],
+    (stops, triggered, held): (&[Stop], &[bool; 7], bool),
+    policy: &Policy,
+    out: &mut Vec<StructuralLimit>,
+) {
+    let mut added = false;
+    for (l, (stop, _)) in stops.iter().enumerate() {
+        let load = Load::ALL[l];
+        let short = *stop == "limit" || (triggered[l] && *stop == "within_trigger");
+        if !short || out.iter().any(|x| x.load == load) {
+            continue;
+        }
+        let far = (0..model.nb())
+            .filter(|&b| t.eligible[b])
+            .map(|b| (b, t.dev(l, model.loads[b][l])))
+            .fold(None, |best: Option<(usize, f64)>, (b, d)| match best {
+                Some((_, bd)) if bd.abs() >= d.abs() => best,
+                _ => Some((b, d)),
+            });
+        let Some((b, d)) = far else { continue };
+        let broker = model.brokers[b].id;
+        let tally = stuck
+            .iter()
+            .find(|(x, y, _)| *x as usize == b && *y == l)
+            .map(|(_, _, tally)| *tally);
+        let cooldown_min = policy.cooldown_ms / 60_000;
+        added = true;
+        if let Some(p) = prove(model, t, b as Bx, l, cooldown_min) {
+            out.push(StructuralLimit {
+                broker_id: broker,
+                load,
+                distance: round2(d),
+                cause: p.cause.to_string(),
+                remediation: p.remediation,
+                proof: Some(p.proof),
+                bound: Some(round2(p.bound)),
+            });
+            continue;
+        }
+        if held {
+            out.push(StructuralLimit {
+                broker_id: broker,
+                load,
+                distance: round2(d),
+                cause: "balance held".to_string(),
+                remediation: "the first proposal once the down brokers are back or in maintenance evens it".to_string(),
+                proof: Some(format!(
+                    "broker {broker} ends {d:+.2}% from fair share of {}: balancing is paused while a broker is down and not in maintenance, and only repairs are planned",
+                    load.name()
+                )),
+                bound: None,
+            });
+            continue;
+        }
+        let (cause, remediation) = match tally {
+            Some(tally) => reading_cause(&tally, l, broker, load, cooldown_min),
+            None => no_move_helps(broker, load),
+        };
+        let reading = reading(broker, d, load, tally.as_ref(), cooldown_min);
+        out.push(StructuralLimit {
+            broker_id: broker,
+            load,
+            distance: round2(d),
+            cause: cause.to_string(),
+            remediation,
+            proof: Some(reading),
+            bound: None,
+        });
+    }
+    if added {
+        out.sort_by_key(|a| (a.broker_id, a.load));
+    }
+}
+
+/// The search's reading of why broker `broker` stops `d` percent from fair share of `load`:
+/// what it tried for the broker last and why each candidate was refused (a structural
+/// limit's `proof` where no constraint proves one).
+fn reading(
+    broker: BrokerId,
+    d: f64,
+    load: Load,
+    tally: Option<&Tally>,
+    cooldown_min: i64,
+) -> String {
+    match tally {
+        Some(x) => format!(
+            "the search's reading, not a proof over every plan: broker {broker} ends {d:+.2}% from fair share of {}; its last step for the broker scored {} candidate moves and none brought it closer without breaking another rule (refusals counted in that step: {} pushed another load beyond the threshold, the trigger or its floor, {} overshot fair share or left the cluster less even, {} lost rack spread, {} went over a topic's spread cap, {} moved a partition moved within the last {cooldown_min} minutes)",
+            load.name(),
+            x.evaluated,
+            x.conflict,
+            x.overshoot,
+            x.rack,
+            x.spread,
+            x.cooldown
+        ),
+        None => format!(
+            "the search's reading, not a proof over every plan: broker {broker} ends {d:+.2}% from fair share of {}, and no move the search tried brought it closer without breaking another rule",
+            load.name()
+        ),
+    }
+}
+
+/// A limit's cause and remediation from the search's tally of why candidates were refused:
+/// the blocker that refused the most names it; cooldown first on a tie because it is the one
+/// that goes away by itself.
+fn reading_cause(
+    tally: &Tally,
+    l: usize,
+    broker: BrokerId,
+    load: Load,
+    cooldown_min: i64,
+) -> (&'static str, String) {
+    let blockers = [
+        (tally.cooldown, "recent moves"),
+        (tally.rack, "rack layout"),
+        (
+            tally.conflict,
+            if l >= 3 {
+                "messages vs bytes"
+            } else {
+                "another load"
+            },
+        ),
+        (tally.overshoot, "large partition"),
+        (tally.spread, "topic spread"),
+    ];
+    let top = blockers
+        .iter()
+        .fold((0u32, "no move helps"), |best, &(n, c)| {
+            if n > best.0 {
+                (n, c)
+            } else {
+                best
+            }
+        });
+    match top.1 {
+        "recent moves" => (
+            "recent moves",
+            format!("the partitions that would help broker {broker} were moved within the last {cooldown_min} minutes; a proposal after the cooldown can move them"),
+        ),
+        "rack layout" => (
+            "rack layout",
+            format!("the partitions that could leave broker {broker} would lose rack diversity; adding brokers to the under-used racks would help"),
+        ),
+        "messages vs bytes" => (
+            "messages vs bytes",
+            format!("moves that even {load} on broker {broker} unbalance another rate, because message sizes differ between topics; raising BALLAST_BALANCE_FLOOR for bytes or accepting the difference would help"),
+        ),
+        "large partition" => (
+            "large partition",
+            format!("every partition broker {broker} could give or take overshoots fair share of {load}; more partitions for the largest topics (smaller partitions) would help"),
+        ),
+        "topic spread" => (
+            "no move helps",
+            format!("the topics on broker {broker} would exceed their spread limit on every other broker; more brokers or more partitions per topic would help"),
+        ),
+        _ => no_move_helps(broker, load),
+    }
+}
+
+fn no_move_helps(broker: BrokerId, load: Load) -> (&'static str, String) {
+    (
+        "no move helps",
+        format!("no single partition move brings broker {broker} closer to fair share of {load} without unbalancing another load; adding capacity would help"),
+    )
+}
+
 fn limits(
     model: &Model,
     t: &Targets,
@@ -1590,60 +1791,14 @@ fn limits(
         if *l <= DISK {
             continue;
         }
-        // The blocker that refused the most candidates names the cause; cooldown first on a tie
-        // because it is the one that goes away by itself.
-        let blockers = [
-            (tally.cooldown, "recent moves"),
-            (tally.rack, "rack layout"),
-            (
-                if *l >= 3 { tally.conflict } else { 0 },
-                "messages vs bytes",
-            ),
-            (tally.overshoot, "large partition"),
-            (tally.spread, "topic spread"),
-        ];
-        let top = blockers
-            .iter()
-            .fold((0u32, "no move helps"), |best, &(n, c)| {
-                if n > best.0 {
-                    (n, c)
-                } else {
-                    best
-                }
-            });
-        let (cause, remediation) = match top.1 {
-            "recent moves" => (
-                "recent moves",
-                format!("the partitions that would help broker {broker} were moved within the last {cooldown_min} minutes; a proposal after the cooldown can move them"),
-            ),
-            "rack layout" => (
-                "rack layout",
-                format!("the partitions that could leave broker {broker} would lose rack diversity; adding brokers to the under-used racks would help"),
-            ),
-            "messages vs bytes" => (
-                "messages vs bytes",
-                format!("moves that even {load} on broker {broker} unbalance another rate, because message sizes differ between topics; raising BALLAST_BALANCE_FLOOR for bytes or accepting the difference would help"),
-            ),
-            "large partition" => (
-                "large partition",
-                format!("every partition broker {broker} could give or take overshoots fair share of {load}; more partitions for the largest topics (smaller partitions) would help"),
-            ),
-            "topic spread" => (
-                "no move helps",
-                format!("the topics on broker {broker} would exceed their spread limit on every other broker; more brokers or more partitions per topic would help"),
-            ),
-            _ => (
-                "no move helps",
-                format!("no single partition move brings broker {broker} closer to fair share of {load} without unbalancing another load; adding capacity would help"),
-            ),
-        };
+        let (cause, remediation) = reading_cause(tally, *l, broker, load, cooldown_min);
         out.push(StructuralLimit {
             broker_id: broker,
             load,
             distance,
             cause: cause.to_string(),
             remediation,
-            proof: None,
+            proof: Some(reading(broker, distance, load, Some(tally), cooldown_min)),
             bound: None,
         });
     }

@@ -26,6 +26,13 @@ pub enum Action {
     /// `from`, each keeping its role (follower, or leader in the preferred position), so both
     /// brokers keep their replica and leader counts while disk moves.
     Exchange { pi: u32, from: Bx, to: Bx, qi: u32 },
+    /// Two leadership changes at once: in-sync replica `to` leads `pi` and `qto` leads `qi`.
+    /// The second gives back (or takes back) the leadership the first gave a third broker, so
+    /// that broker keeps its leader count while the rates it carries change: a leadership
+    /// exchange (`qto` the first's broker: both keep their counts, the rates move) or a
+    /// leadership passed on (one broker's leadership ends on another through a third). Looked
+    /// for only when no single move helps, in [`Mode::Full`] ([`View::leader_pairs`]).
+    LeaderPair { pi: u32, to: Bx, qi: u32, qto: Bx },
 }
 
 impl Action {
@@ -33,14 +40,15 @@ impl Action {
         match self {
             Action::Leader { pi, .. }
             | Action::Replica { pi, .. }
-            | Action::Exchange { pi, .. } => pi,
+            | Action::Exchange { pi, .. }
+            | Action::LeaderPair { pi, .. } => pi,
         }
     }
 
     /// The second partition an exchange changes.
     pub fn partner(self) -> Option<u32> {
         match self {
-            Action::Exchange { qi, .. } => Some(qi),
+            Action::Exchange { qi, .. } | Action::LeaderPair { qi, .. } => Some(qi),
             _ => None,
         }
     }
@@ -51,6 +59,7 @@ impl Action {
             Action::Leader { pi, to } => (pi, 0, to, to, 0),
             Action::Replica { pi, from, to } => (pi, 1, from, to, 0),
             Action::Exchange { pi, from, to, qi } => (pi, 2, from, to, qi),
+            Action::LeaderPair { pi, to, qi, qto } => (pi, 3, to, qto, qi),
         }
     }
 }
@@ -95,37 +104,52 @@ impl Effect {
 pub fn effect(model: &Model, action: Action) -> Effect {
     let mut e = Effect::new();
     match action {
-        Action::Leader { pi, to } => {
-            let p = &model.parts[pi as usize];
-            if let Some(from) = p.leader {
-                let (lv, fv) = (p.leader_vec(), p.follower_vec());
-                if from == to {
-                    e.add(from, lv, -1.0);
-                    e.add(from, fv, 1.0);
-                    e.add(to, fv, -1.0);
-                    e.add(to, lv, 1.0);
-                } else {
-                    // What the four `add`s above give for two brokers, written out (the same
-                    // operations in the same order, so the same bits): a search scores tens of
-                    // leadership changes a step.
-                    let (mut gives, mut takes) = ([0.0; 7], [0.0; 7]);
-                    for l in 0..7 {
-                        gives[l] = (0.0 + -lv[l]) + fv[l];
-                        takes[l] = (0.0 + -fv[l]) + lv[l];
-                    }
-                    e.items[0] = (from, gives);
-                    e.items[1] = (to, takes);
-                    e.len = 2;
-                }
-            }
-        }
+        Action::Leader { pi, to } => leader_effect(model, &mut e, pi, to),
         Action::Replica { pi, from, to } => replica_effect(model, &mut e, pi, from, to),
         Action::Exchange { pi, from, to, qi } => {
             replica_effect(model, &mut e, pi, from, to);
             replica_effect(model, &mut e, qi, to, from);
         }
+        Action::LeaderPair { pi, to, qi, qto } => {
+            let mut first = Effect::new();
+            leader_effect(model, &mut first, pi, to);
+            let mut second = Effect::new();
+            leader_effect(model, &mut second, qi, qto);
+            for &(b, v) in first.items[..first.len]
+                .iter()
+                .chain(&second.items[..second.len])
+            {
+                e.add(b, v, 1.0);
+            }
+        }
     }
     e
+}
+
+/// A leadership change's effect, written into an empty `e`.
+fn leader_effect(model: &Model, e: &mut Effect, pi: u32, to: Bx) {
+    let p = &model.parts[pi as usize];
+    if let Some(from) = p.leader {
+        let (lv, fv) = (p.leader_vec(), p.follower_vec());
+        if from == to {
+            e.add(from, lv, -1.0);
+            e.add(from, fv, 1.0);
+            e.add(to, fv, -1.0);
+            e.add(to, lv, 1.0);
+        } else {
+            // What the four `add`s above give for two brokers, written out (the same
+            // operations in the same order, so the same bits): a search scores tens of
+            // leadership changes a step.
+            let (mut gives, mut takes) = ([0.0; 7], [0.0; 7]);
+            for l in 0..7 {
+                gives[l] = (0.0 + -lv[l]) + fv[l];
+                takes[l] = (0.0 + -fv[l]) + lv[l];
+            }
+            e.items[0] = (from, gives);
+            e.items[1] = (to, takes);
+            e.len = 2;
+        }
+    }
 }
 
 fn replica_effect(model: &Model, e: &mut Effect, pi: u32, from: Bx, to: Bx) {
@@ -294,6 +318,10 @@ const FANOUT: usize = 8;
 
 /// Partitions fully evaluated per step, the closest to the amount that should move.
 const SHORTLIST: usize = 48;
+
+/// First leadership changes completed into pairs ([`Action::LeaderPair`]) when no single move
+/// helps.
+const PAIR_FIRST: usize = 8;
 
 /// Partitions that may leave their rack, shortlisted per step on top of [`SHORTLIST`].
 const CROSSING: usize = 12;
@@ -1112,6 +1140,10 @@ fn apply(model: &mut Model, action: Action, load: usize) {
     let l = load as u8;
     match action {
         Action::Leader { pi, .. } => note(pi, Why::Leadership(l)),
+        Action::LeaderPair { pi, qi, .. } => {
+            note(pi, Why::Leadership(l));
+            note(qi, Why::Leadership(l));
+        }
         Action::Replica { pi, .. } => note(pi, Why::Load(l)),
         // Both halves of an exchange carry its one reason.
         Action::Exchange { pi, from, to, qi } => {
@@ -1137,6 +1169,10 @@ fn apply(model: &mut Model, action: Action, load: usize) {
     }
     match action {
         Action::Leader { pi, to } => model.apply_leader_swap(pi, to),
+        Action::LeaderPair { pi, to, qi, qto } => {
+            model.apply_leader_swap(pi, to);
+            model.apply_leader_swap(qi, qto);
+        }
         Action::Replica { pi, from, to } => model.apply_replica_move(pi, from, to),
         Action::Exchange { pi, from, to, qi } => {
             model.apply_replica_move(pi, from, to);
@@ -1284,8 +1320,17 @@ impl View<'_> {
                 n += 1;
             }
         };
-        let mut replica = |pi: u32, from: Bx, to: Bx| {
+        // A replica move of `pi` from `from` to `to`, or (`leader_only`) a leadership change
+        // to `to`.
+        let mut change = |pi: u32, from: Bx, to: Bx, leader_only: bool| {
             let p = &m.parts[pi as usize];
+            if leader_only {
+                if let Some(from) = p.leader {
+                    add(p.topic, from, 0, -1);
+                    add(p.topic, to, 0, 1);
+                }
+                return;
+            }
             add(p.topic, from, -1, 0);
             add(p.topic, to, 1, 0);
             if p.leader == Some(from) {
@@ -1299,17 +1344,15 @@ impl View<'_> {
             }
         };
         match action {
-            Action::Leader { pi, to } => {
-                let p = &m.parts[pi as usize];
-                if let Some(from) = p.leader {
-                    add(p.topic, from, 0, -1);
-                    add(p.topic, to, 0, 1);
-                }
+            Action::Leader { pi, to } => change(pi, to, to, true),
+            Action::LeaderPair { pi, to, qi, qto } => {
+                change(pi, to, to, true);
+                change(qi, qto, qto, true);
             }
-            Action::Replica { pi, from, to } => replica(pi, from, to),
+            Action::Replica { pi, from, to } => change(pi, from, to, false),
             Action::Exchange { pi, from, to, qi } => {
-                replica(pi, from, to);
-                replica(qi, to, from);
+                change(pi, from, to, false);
+                change(qi, to, from, false);
             }
         }
         let nb = m.nb();
@@ -2040,7 +2083,7 @@ impl View<'_> {
         only: Option<&BTreeSet<u32>>,
         pool: &Pool,
     ) -> (Vec<Scored>, Tally, usize) {
-        let (mut found, tally, threads) = match self.split_leaders(b, load, only, pool) {
+        let (found, tally, threads) = match self.split_leaders(b, load, only, pool) {
             Some(split) => split,
             None => {
                 let mut scan = Tally::default();
@@ -2060,6 +2103,23 @@ impl View<'_> {
                 (found, tally, threads.max(scan_threads))
             }
         };
+        let (mut found, mut tally) = (found, tally);
+        if found.is_empty() && self.mode == Mode::Full {
+            // No single move helps: two leadership changes that keep a third broker's leader
+            // count. Looked for on this thread only (rare), so any worker count finds the same;
+            // and only in the search that may also copy: tried in the leadership-only search
+            // too, they left a hot broker's disk beyond the threshold (`hot-broker` 24x2400
+            // seed 8: +8.4%).
+            let mut pairs = self.leader_pairs(b, load, &mut tally);
+            if let Some(only) = only {
+                pairs.retain(|a| {
+                    only.contains(&a.partition()) && a.partner().is_none_or(|q| only.contains(&q))
+                });
+            }
+            let more = self.evaluate_chunk(b, load, &pairs);
+            tally.merge(&more.tally);
+            found = more.scored;
+        }
         let order = |a: &Scored, b: &Scored| {
             if better(a, b) {
                 std::cmp::Ordering::Less
@@ -2077,6 +2137,81 @@ impl View<'_> {
         }
         found.sort_unstable_by(order);
         (found, tally, threads)
+    }
+
+    /// Pairs of leadership changes for `b` on `load` ([`Action::LeaderPair`]): the first
+    /// [`PAIR_FIRST`] admissible leadership changes that move `load` the right way for `b`
+    /// (ranked as a step ranks them), each with every leadership change that gives the third
+    /// broker back its leader count, among [`SAMPLE`] of that broker's partitions: it passes
+    /// on a partition it leads (when the first change gave it one) or takes over one it follows
+    /// in sync (when the first took one from it), each to or from any other in-sync replica.
+    fn leader_pairs(&self, b: Bx, load: usize, tally: &mut Tally) -> Vec<Action> {
+        let m = self.model;
+        let t = self.targets;
+        let value = m.loads[b as usize][load];
+        let over = t.dev(load, value) > 0.0;
+        let fair = t.fair[load];
+        let ideal = if over {
+            value - fair * (1.0 + AIM * t.threshold / 100.0)
+        } else {
+            fair * (1.0 - AIM * t.threshold / 100.0) - value
+        };
+        let mut swaps: Vec<Ranked> = Vec::new();
+        for pi in warmed(m, sample(&m.broker_parts[b as usize], self.step)).iter() {
+            self.rank_swaps(pi, b, load, over, ideal, &mut swaps);
+        }
+        swaps.sort_unstable_by(Ranked::order);
+        let mut out = Vec::new();
+        let mut firsts = 0;
+        for r in &swaps {
+            if firsts == PAIR_FIRST {
+                break;
+            }
+            let p = &m.parts[r.pi as usize];
+            let Some(leader) = p.leader else { continue };
+            if !self.not_frozen(r.pi, tally) || !self.leader_admissible(r.pi, r.tag, tally) {
+                continue;
+            }
+            firsts += 1;
+            // The broker whose leader count the first change moves besides `b`'s, and whether
+            // it gained a leadership.
+            let (third, gained) = if r.tag == b {
+                (leader, false)
+            } else {
+                (r.tag, true)
+            };
+            let salt = self.step ^ (u64::from(r.pi) << 20);
+            for qi in sample(&m.broker_parts[third as usize], salt) {
+                if qi == r.pi {
+                    continue;
+                }
+                let q = &m.parts[qi as usize];
+                let Some(ql) = q.leader else { continue };
+                if gained {
+                    if ql != third {
+                        continue;
+                    }
+                    for &z in &q.isr {
+                        if z != third && q.holds(z) && t.eligible[z as usize] {
+                            out.push(Action::LeaderPair {
+                                pi: r.pi,
+                                to: r.tag,
+                                qi,
+                                qto: z,
+                            });
+                        }
+                    }
+                } else if ql != third && q.isr.contains(&third) && t.eligible[ql as usize] {
+                    out.push(Action::LeaderPair {
+                        pi: r.pi,
+                        to: r.tag,
+                        qi,
+                        qto: third,
+                    });
+                }
+            }
+        }
+        out
     }
 
     fn evaluate_chunk(&self, b: Bx, load: usize, actions: &[Action]) -> Outcome {
@@ -2171,13 +2306,20 @@ impl View<'_> {
         }
         let pi = action.partition();
         let p = &m.parts[pi as usize];
-        if p.frozen {
+        if p.frozen
+            || action
+                .partner()
+                .is_some_and(|qi| m.parts[qi as usize].frozen)
+        {
             tally.cooldown += 1;
             return None;
         }
         let admissible = match action {
             Action::Replica { pi, from, to } => self.replica_admissible(pi, from, to, tally),
             Action::Leader { pi, to } => self.leader_admissible(pi, to, tally),
+            Action::LeaderPair { pi, to, qi, qto } => {
+                self.leader_admissible(pi, to, tally) && self.leader_admissible(qi, qto, tally)
+            }
             Action::Exchange { pi, from, to, qi } => {
                 self.exchange_admissible(pi, from, to, qi, tally)
             }
@@ -2253,7 +2395,7 @@ impl View<'_> {
             m.rack_spread(moved.as_slice()) > m.rack_spread(p.replicas.as_slice())
         };
         let widened = match action {
-            Action::Leader { .. } => true,
+            Action::Leader { .. } | Action::LeaderPair { .. } => true,
             Action::Replica { pi, from, to } => widens(pi, from, to),
             Action::Exchange { pi, from, to, qi } => widens(pi, from, to) && widens(qi, to, from),
         };
@@ -2280,6 +2422,7 @@ impl View<'_> {
         };
         let cost = match action {
             Action::Leader { .. } => 1.0,
+            Action::LeaderPair { .. } => 2.0,
             Action::Replica { pi, from, to } => copy(pi, from, to),
             Action::Exchange { pi, from, to, qi } => copy(pi, from, to) + copy(qi, to, from),
         };
@@ -2296,6 +2439,13 @@ impl View<'_> {
                 let topic = p.topic as usize;
                 m.topic_leaders[topic * nb + to as usize] + 1
                     > m.leader_cap(topic, t.eligible_count)
+            }
+            Action::LeaderPair { pi, to, qi, qto } => {
+                [(pi, to), (qi, qto)].iter().any(|&(x, d)| {
+                    let topic = m.parts[x as usize].topic as usize;
+                    m.topic_leaders[topic * nb + d as usize] + 1
+                        > m.leader_cap(topic, t.eligible_count)
+                })
             }
             Action::Exchange { pi, from, to, qi } => {
                 m.parts[qi as usize].topic != p.topic && (over(pi, to) || over(qi, from))

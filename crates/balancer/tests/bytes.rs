@@ -86,3 +86,69 @@ fn eight_broker_instances_that_copied_too_much_copy_at_most_1_15_times_the_bound
         assert!(ratio <= 1.15, "{kind} seed {seed}: {ratio:.3}");
     }
 }
+
+#[test]
+fn an_exchange_one_copy_can_replace_is_replaced_by_a_copy_large_enough_for_the_taker() {
+    // `leaders` at 8 brokers without racks, seed 6 (8x2000) and seed 9 (8x1000): the last
+    // step for the broker below fair share on disk was an exchange (0.39 GB in, 0.15 GB out).
+    // The take-back tried the giver's 16 smallest partitions in its place, all far too small
+    // to bring the taker within 5%; it now tries only those at least as large as the taker
+    // needs, and one copy replaces the exchange (1.31 -> 1.01 GB and 2.62 -> 2.34 GB).
+    use ballast_balancer::instances::{generate, lower_bound_bytes, Kind, Spec};
+    use ballast_balancer::plan;
+    for (partitions, seed) in [(2000, 6), (1000, 9)] {
+        let s = generate(&Spec {
+            racks: 0,
+            ..Spec::new(Kind::Leaders, 8, partitions, seed)
+        });
+        let policy = Policy::default();
+        let bound = lower_bound_bytes(&s, policy.threshold_pct);
+        let p = plan(&s, &policy, common::NOW_MS);
+        let ratio = p.estimated_bytes as f64 / bound;
+        assert!(ratio <= 1.05, "8x{partitions} seed {seed}: {ratio:.3}");
+        assert!(load(&p, "diskBytes").max_distance_after <= 5.0);
+        assert!(!p.moves.iter().any(|m| m.reason.starts_with("exchange")));
+    }
+}
+
+#[test]
+fn eight_broker_instances_of_every_kind_copy_at_most_1_15_times_the_bound_where_they_end_within_5_percent(
+) {
+    // Every kind at 8 brokers on four racks (three racks leave one rack two brokers: a proven
+    // rack layout limit), seeds 1-5: where disk, leader and follower count end within 5%, the
+    // plan copies at most 1.15 times the lower bound; where one does not (`random` seed 4:
+    // leader count at 13.6%, held by the message rates), structuralLimits names it.
+    use ballast_balancer::instances::{generate, lower_bound_bytes, Kind, Spec};
+    use ballast_balancer::plan;
+    for kind in Kind::ALL {
+        for seed in 1..=5 {
+            let s = generate(&Spec {
+                racks: 4,
+                ..Spec::new(kind, 8, 1000, seed)
+            });
+            let policy = Policy::default();
+            let bound = lower_bound_bytes(&s, policy.threshold_pct);
+            let p = plan(&s, &policy, common::NOW_MS);
+            let mut within = true;
+            for name in ["diskBytes", "leaderCount", "followerCount"] {
+                let l = load(&p, name);
+                if l.max_distance_after > 5.0 {
+                    within = false;
+                    assert!(
+                        p.structural_limits.iter().any(|x| x.load.name() == name),
+                        "{kind} seed {seed} {name}: {l:?}"
+                    );
+                }
+            }
+            if !within {
+                continue;
+            }
+            if bound > 0.0 {
+                let ratio = p.estimated_bytes as f64 / bound;
+                assert!(ratio <= 1.15, "{kind} seed {seed}: {ratio:.3}");
+            } else {
+                assert_eq!(p.estimated_bytes, 0, "{kind} seed {seed}");
+            }
+        }
+    }
+}

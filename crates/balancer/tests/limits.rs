@@ -96,16 +96,32 @@ fn a_hot_broker_that_only_looks_held_by_topic_spread_is_balanced_without_a_limit
 }
 
 #[test]
-fn a_placement_limit_without_a_proof_is_not_reported() {
+fn a_placement_limit_no_constraint_proves_is_named_with_the_searchs_reading() {
     // Broker 1 holds three 2 GiB partitions, brokers 2 and 3 one each (fair 10/3 GiB): the
     // search cannot reach 5% on every broker with these sizes, but no constraint proves that
-    // no plan can, so nothing is reported as structural.
+    // no plan can. Disk triggered, so where it ends beyond the threshold structuralLimits names
+    // it, with the search's reading as the proof (said as such) and no bound.
     let c = Cluster::new(3, 0)
         .topic("t", 3, 2 * GIB, |_| vec![1])
         .part("u", 0, &[2], 2 * GIB)
         .part("u", 1, &[3], 2 * GIB);
     let p = c.plan();
-    for l in &p.structural_limits {
-        assert!(l.proof.is_some(), "{l:?}");
+    let disk = load(&p, "diskBytes");
+    assert!(disk.triggered);
+    assert!(disk.max_distance_after > 5.0, "{disk:?}");
+    let named: Vec<_> = p
+        .structural_limits
+        .iter()
+        .filter(|l| l.load.name() == "diskBytes")
+        .collect();
+    assert!(!named.is_empty(), "{:?}", p.structural_limits);
+    for l in named {
+        let proof = l.proof.as_deref().expect("a proof or the search's reading");
+        if l.bound.is_none() {
+            assert!(
+                proof.starts_with("the search's reading, not a proof over every plan"),
+                "{proof}"
+            );
+        }
     }
 }

@@ -395,3 +395,76 @@ fn a_held_plan_assessed_on_a_newer_reading_reports_the_newer_readings_loads() {
     };
     assert_eq!(placed(&a), placed(&p), "the same moves");
 }
+
+/// A generated instance ([`ballast_balancer::instances`]) of every kind at a small size, with
+/// three or four racks or none, replication factor 2 or 3, any seed: the shapes the planner
+/// bench measures, small enough for a debug run.
+fn generated() -> impl Strategy<Value = Snapshot> {
+    use ballast_balancer::instances::{generate, Kind, Spec};
+    (
+        0usize..4,
+        6i32..15,
+        20usize..60,
+        1u64..10_000,
+        0usize..3,
+        2usize..4,
+    )
+        .prop_map(|(kind, brokers, per_broker, seed, racks, rf)| {
+            generate(&Spec {
+                rf,
+                racks: [0, 3, 4][racks],
+                ..Spec::new(
+                    Kind::ALL[kind],
+                    brokers,
+                    brokers as usize * per_broker,
+                    seed,
+                )
+            })
+        })
+}
+
+/// Every load whose `stop` is `limit`, and every load that triggered and ends beyond the
+/// threshold, has an entry for that load in `structuralLimits`.
+fn every_limit_is_named(p: &Plan) -> Result<(), TestCaseError> {
+    for (load, l) in &p.loads.0 {
+        let short = l.stop == "limit"
+            || (l.triggered && l.stop == "within_trigger" && l.max_distance_after > 5.0);
+        if !short {
+            continue;
+        }
+        let named = p.structural_limits.iter().any(|x| x.load == *load);
+        prop_assert!(
+            named,
+            "{} stops {} ({}) and structuralLimits names no broker for it: {:?}",
+            load.name(),
+            l.stop,
+            l.stop_reason,
+            p.structural_limits
+        );
+        for x in p.structural_limits.iter().filter(|x| x.load == *load) {
+            prop_assert!(x.proof.is_some(), "{x:?}");
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24)
+    ))]
+
+    /// `stop` `limit` says structuralLimits names the broker: it always does, and a load that
+    /// triggered either ends within the threshold or is named there too (with a proof, or the
+    /// search's reading of why no move helps).
+    #[test]
+    fn a_stop_of_limit_always_has_a_structural_limit_for_its_load(s in generated()) {
+        every_limit_is_named(&run(&s))?;
+    }
+
+    #[test]
+    fn a_stop_of_limit_always_has_a_structural_limit_for_its_load_on_random_clusters(
+        s in cluster()
+    ) {
+        every_limit_is_named(&run(&s))?;
+    }
+}

@@ -849,3 +849,61 @@ fn a_plan_with_a_load_still_being_measured_is_not_applicable_and_says_which_and_
         d.next_action
     );
 }
+
+#[test]
+fn a_hot_broker_ends_within_the_threshold_of_disk_at_every_seed() {
+    // The hot-broker kind (broker 1's partitions twice as large: at these seeds it holds 1.64 to
+    // 2.0 times its fair share of disk while every count is even) at the medium size of issue 40, 60 brokers
+    // and 6,000 partitions, seeds 1-5, and at 24 brokers, seeds 1-10: disk triggers and ends
+    // within 5% on every broker, so its stop is `within_threshold`, never a limit.
+    use instances::{generate, Kind, Spec};
+    let sizes: [(i32, usize, std::ops::RangeInclusive<u64>); 2] =
+        [(60, 6000, 1..=5), (24, 2400, 1..=10)];
+    for (brokers, partitions, seeds) in sizes {
+        for seed in seeds {
+            let s = generate(&Spec::new(Kind::HotBroker, brokers, partitions, seed));
+            let p = plan(&s, &Policy::default(), NOW_MS);
+            let disk = load(&p, "diskBytes");
+            let at = format!("{brokers}x{partitions} seed {seed}");
+            assert!(disk.max_distance_before > 60.0, "{at}: {disk:?}");
+            assert!(disk.max_distance_after <= 5.0, "{at}: {disk:?}");
+            assert_eq!(disk.stop, "within_threshold", "{at}: {}", disk.stop_reason);
+        }
+    }
+}
+
+#[test]
+fn a_load_no_single_move_evens_is_evened_by_two_leadership_changes_that_keep_a_third_brokers_count()
+{
+    // Where every single move for the farthest broker pushed another load beyond the threshold,
+    // the trigger or its floor, the search now also tries two leadership changes at once (a
+    // leadership exchange, or a leadership passed on through a third broker whose count stays):
+    // `random` 60x3000 (leader count left at 14-22%) and 60x4000 seed 4 (17.5%), `new-broker`
+    // 8x500 without racks seeds 2, 8 and 10 (+32.8% to +50.4%) and with two racks seeds 4 and 5
+    // (+32.8%, +45.6%), `random` 8x1000 with four racks seed 4 (+13.6%) end disk, leader and
+    // follower count within 5%. (A few of each, to keep the test short.)
+    use instances::{generate, Kind, Spec};
+    let cases = [
+        (Kind::Random, 60, 3000, 1, 3),
+        (Kind::Random, 60, 3000, 6, 3),
+        (Kind::Random, 60, 4000, 4, 3),
+        (Kind::NewBroker, 8, 500, 2, 0),
+        (Kind::NewBroker, 8, 500, 8, 0),
+        (Kind::NewBroker, 8, 500, 10, 0),
+        (Kind::NewBroker, 8, 500, 4, 2),
+        (Kind::NewBroker, 8, 500, 5, 2),
+        (Kind::Random, 8, 1000, 4, 4),
+    ];
+    for (kind, brokers, partitions, seed, racks) in cases {
+        let s = generate(&Spec {
+            racks,
+            ..Spec::new(kind, brokers, partitions, seed)
+        });
+        let p = plan(&s, &Policy::default(), NOW_MS);
+        let at = format!("{kind} {brokers}x{partitions} seed {seed} racks {racks}");
+        for name in ["diskBytes", "leaderCount", "followerCount"] {
+            let l = load(&p, name);
+            assert!(l.max_distance_after <= 5.0, "{at}: {name} {l:?}");
+        }
+    }
+}
