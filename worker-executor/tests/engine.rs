@@ -703,6 +703,40 @@ async fn a_move_whose_destination_broker_is_down_reads_stalled_naming_it_and_com
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_whose_partition_has_no_leader_to_copy_from_reads_stalled_naming_its_sources() {
+    let bed = bed(4.0, 1, 5, &[]).await;
+    let id = bed.queue(1);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until_a_move_is_active(&mut engine, &id).await;
+    let m = bed.store.moves(&id).expect("moves")[0].clone();
+    // Every replica it can copy from stops: the partition has no leader.
+    for b in &m.source {
+        bed.sim.stop_broker(*b).await.expect("stop a source");
+    }
+    tick_n(&bed, &mut engine, 3).await;
+    let m = bed.store.moves(&id).expect("moves")[0].clone();
+    assert!(m.is_stalled(), "{m:?}");
+    let mut sources = m.source.clone();
+    sources.sort_unstable();
+    assert_eq!(m.stalled_brokers, sources, "{m:?}");
+    assert!(
+        m.reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("stalled: no leader to copy from: source brokers ")),
+        "{m:?}"
+    );
+    for b in &m.source {
+        bed.sim.start_broker(*b).await.expect("start it again");
+    }
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    let m = bed.store.moves(&id).expect("moves")[0].clone();
+    assert_eq!(m.state, MoveState::Completed, "{m:?}");
+    assert_eq!(m.submissions, 1, "{m:?}");
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leftover_throttles_are_cleared_at_start_when_ballast_owns_them() {
     use ballast_kafka::{AlterConfigOp, ConfigResource};
     let bed = bed(10.0, 50, 5, &[]).await;
