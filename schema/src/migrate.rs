@@ -82,6 +82,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0012_proposal_basis",
         sql: include_str!("../migrations/0012_proposal_basis.sql"),
     },
+    Migration {
+        version: 13,
+        name: "0013_move_stalls",
+        sql: include_str!("../migrations/0013_move_stalls.sql"),
+    },
 ];
 
 /// The schema version this code reads and writes: the newest migration.

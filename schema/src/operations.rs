@@ -243,6 +243,18 @@ pub struct MoveRecord {
     pub cancel_confirmed: bool,
     pub started_at_ms: Option<i64>,
     pub finished_at_ms: Option<i64>,
+    /// Since when an in-flight move cannot progress (a broker it needs down, or no copied bytes
+    /// since then); None when it is not stalled. `reason` says why.
+    pub stalled_since_ms: Option<i64>,
+    /// The brokers down that a stalled move needs; empty when it stalls for want of progress.
+    pub stalled_brokers: Vec<i32>,
+}
+
+impl MoveRecord {
+    /// Stalled: in flight, and the executor found its cause (`reason`, `stalled_since_ms`).
+    pub fn is_stalled(&self) -> bool {
+        self.state.is_in_flight() && self.stalled_since_ms.is_some()
+    }
 }
 
 /// A page of operations, newest first.
@@ -268,6 +280,8 @@ pub struct MoveStats {
     pub by_state: std::collections::BTreeMap<String, u64>,
     /// How long each completed move took, from its first submission to completion.
     pub durations_ms: Vec<i64>,
+    /// In-flight moves that are stalled (counted in their state too).
+    pub stalled: u64,
 }
 
 /// A broker in maintenance.
@@ -287,7 +301,8 @@ const OP_COLUMNS: &str = "id, kind, strategy, state, cancel_requested, method, u
 
 const MOVE_COLUMNS: &str = "operation_id, seq, topic, partition, source, target, state, step, \
     steps, submitted, submitted_at_ms, submissions, bytes_total, bytes_done, rate, reason, \
-    timed_out, cancel_confirmed, started_at_ms, finished_at_ms, phase";
+    timed_out, cancel_confirmed, started_at_ms, finished_at_ms, phase, stalled_since_ms, \
+    stalled_brokers";
 
 fn op_from_row(r: &Row<'_>) -> rusqlite::Result<OperationRecord> {
     let state: String = r.get(3)?;
@@ -353,6 +368,8 @@ fn move_from_row(r: &Row<'_>) -> rusqlite::Result<MoveRecord> {
         started_at_ms: r.get(18)?,
         finished_at_ms: r.get(19)?,
         phase: r.get(20)?,
+        stalled_since_ms: r.get(21)?,
+        stalled_brokers: ids_opt(r, 22)?.unwrap_or_default(),
     })
 }
 
@@ -628,10 +645,13 @@ impl Store {
             let mut stmt = tx.prepare_cached(
                 "UPDATE moves SET state = ?3, step = ?4, submitted = ?5, submitted_at_ms = ?6,
                     submissions = ?7, bytes_done = ?8, rate = ?9, reason = ?10, timed_out = ?11,
-                    cancel_confirmed = ?12, started_at_ms = ?13, finished_at_ms = ?14
+                    cancel_confirmed = ?12, started_at_ms = ?13, finished_at_ms = ?14,
+                    stalled_since_ms = ?15, stalled_brokers = ?16
                  WHERE operation_id = ?1 AND seq = ?2",
             )?;
             for u in updates {
+                // Only a move in flight can be stalled.
+                let stalled = u.stalled_since_ms.filter(|_| u.state.is_in_flight());
                 let n = stmt.execute(params![
                     u.operation_id,
                     u.seq,
@@ -647,6 +667,8 @@ impl Store {
                     u.cancel_confirmed,
                     u.started_at_ms,
                     u.finished_at_ms,
+                    stalled,
+                    stalled.map(|_| ids_text(&u.stalled_brokers)),
                 ])?;
                 if n != 1 {
                     return Err(StoreError::NotFound(format!(
@@ -749,9 +771,16 @@ impl Store {
                 )?
                 .query_map([], |r| r.get::<_, i64>(0))?
                 .collect::<Result<Vec<_>, _>>()?;
+            let stalled: i64 = tx
+                .prepare_cached(
+                    "SELECT count(*) FROM moves
+                     WHERE state IN ('submitting', 'active') AND stalled_since_ms IS NOT NULL",
+                )?
+                .query_row([], |r| r.get(0))?;
             Ok(MoveStats {
                 by_state,
                 durations_ms,
+                stalled: stalled.max(0) as u64,
             })
         })
     }

@@ -4,8 +4,8 @@
 //! with ballast's answers.
 //!
 //! One cluster per version serves the whole suite; a path holds its cluster while it runs and
-//! uses topics and groups of its own. Kafka 4.1.0 gets every path, 3.5.1 the read side, a
-//! throttled apply and the rolling restart. Without Java or a distribution each path says on
+//! uses topics and groups of its own. Kafka 4.1.0 gets every path but one, 3.5.1 the read side,
+//! a throttled apply, a move whose destination broker stops, and the rolling restart. Without Java or a distribution each path says on
 //! stderr what it skipped and why, and passes. Each path prints `real Kafka <version>: <path>
 //! ok (<seconds> s)` when it passed, so CI's output is the suite's report.
 
@@ -46,10 +46,12 @@ const FULL: &[SuitePath] = paths![
     secure_listeners_serve_reads_and_a_throttled_move_and_name_a_failed_authentication,
 ];
 
-/// The read side, a throttled apply and the rolling restart, against Kafka 3.5.1.
+/// The read side, a throttled apply, a move whose destination stops (where it was first seen
+/// read as running) and the rolling restart, against Kafka 3.5.1.
 const OLDER: &[SuitePath] = paths![
     read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller,
     proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_executor_and_leaves_no_throttle,
+    a_move_whose_destination_broker_is_stopped_reads_stalled_naming_it_and_completes_once_it_returns,
     rolling_restart_through_agents_restarts_the_quorum_leader_last_with_no_partition_offline,
 ];
 

@@ -1398,3 +1398,110 @@ pub fn a_restarted_executor_keeps_the_throttles_of_an_operators_reassignment_in_
     );
     delete_topics(kafka, &[&t]);
 }
+
+pub fn a_move_whose_destination_broker_is_stopped_reads_stalled_naming_it_and_completes_once_it_returns(
+    kafka: &Kafka,
+) {
+    let t = topic(kafka, "stall");
+    kafka.create_topic(&t, &[&[1, 2]], &[]);
+    kafka.produce(&t, 1, 12.0);
+    // 20 readings of 300 ms without growth make a stall: a throttled copy (1 MB/s) grows well
+    // within that, so the move must read Active until its destination stops.
+    let ballast = Ballast::start(
+        kafka,
+        &[
+            ("BALLAST_THROTTLE_RATE_MB", "1"),
+            ("BALLAST_MOVE_STALL_READINGS", "20"),
+        ],
+    );
+    ballast.fresh_sample();
+    let (status, body) = ballast.post(
+        &format!("/api/v1/topics/{t}/partitions/0/redistribute"),
+        &json!({ "replicas": [3, 2] }),
+    );
+    assert_eq!(status, 200, "{body}");
+    let id = body["data"]["operationId"]
+        .as_str()
+        .expect("operationId")
+        .to_string();
+    let path = format!("/api/v1/reassignments/{id}");
+    let copying = wait_for(Duration::from_secs(60), "the move copies", || {
+        let (_, r) = ballast.get(&path);
+        let m = &r["data"]["partitions"][0];
+        assert_ne!(m["state"], "Stalled", "stalled while copying: {r}");
+        (m["state"] == "Active" && m["bytesDone"].as_u64().is_some_and(|b| b > 0))
+            .then(|| m["bytesDone"].clone())
+    });
+    let stopped = Instant::now();
+    kafka.stop_node(3);
+    let record = wait_for(Duration::from_secs(60), "ballast says stalled", || {
+        let (_, r) = ballast.get(&path);
+        (r["data"]["partitions"][0]["state"] == "Stalled").then(|| r["data"].clone())
+    });
+    let m = &record["partitions"][0];
+    assert_eq!(m["stalledBrokers"], json!([3]), "{record}");
+    assert!(
+        m["reason"].as_str().is_some_and(|r| r.starts_with(
+            "stalled: destination broker 3 is down (not in the cluster's metadata since "
+        )),
+        "{record}"
+    );
+    assert_eq!(m["etaSeconds"], Value::Null, "{record}");
+    assert_eq!(record["etaSeconds"], Value::Null, "{record}");
+    assert_eq!(record["etaBasis"], "stalled", "{record}");
+    // Kafka's own view: the reassignment is still in progress, broker 3 still in its replicas.
+    let plan = kafka.dir.join(format!("stall-{t}.json"));
+    std::fs::write(
+        &plan,
+        json!({"version": 1, "partitions": [{"topic": t, "partition": 0, "replicas": [3, 2]}]})
+            .to_string(),
+    )
+    .expect("write the plan");
+    let plan = plan.to_string_lossy().into_owned();
+    let verify = kafka.run_tool(
+        "kafka-reassign-partitions",
+        &[
+            "--verify",
+            "--preserve-throttles",
+            "--reassignment-json-file",
+            plan.as_str(),
+        ],
+    );
+    assert!(verify.contains("still in progress"), "{verify}");
+    let view = kafka.partitions(&t);
+    assert!(view[0].replicas.contains(&3), "{view:?}");
+    say(&format!(
+        "real Kafka {}:   destination broker 3 stopped mid-move ({} bytes copied); ballast after {:.0} s: {} since {}, etaBasis {}; kafka-reassign-partitions --verify: {}; Kafka's replicas {:?} ISR {:?}",
+        kafka.version,
+        copying,
+        stopped.elapsed().as_secs_f64(),
+        m["state"],
+        m["stalledSince"],
+        record["etaBasis"],
+        verify.lines().find(|l| l.contains("in progress")).unwrap_or_default().trim(),
+        view[0].replicas,
+        view[0].isr,
+    ));
+    kafka.start_node(3).expect("start node 3 again");
+    let restarted = Instant::now();
+    kafka
+        .wait_brokers(3, Duration::from_secs(120))
+        .expect("three brokers again");
+    let done = ballast.wait_operation(&id, Duration::from_secs(120));
+    assert_eq!(done["state"], "Completed", "{done}");
+    assert_eq!(done["partitions"][0]["submissions"], 1, "sent once: {done}");
+    assert_eq!(done["partitions"][0]["reason"], Value::Null, "{done}");
+    let view = kafka.partitions(&t);
+    assert_eq!(view[0].replicas, [3, 2], "{view:?}");
+    let topics: BTreeSet<String> = [t.clone()].into();
+    wait_for(Duration::from_secs(30), "no throttle left", || {
+        throttles_in_kafka(kafka, &topics).is_empty().then_some(())
+    });
+    say(&format!(
+        "real Kafka {}:   broker 3 back: the move completed {:.0} s after its restart, submitted once; Kafka's replicas {:?}; no throttle left",
+        kafka.version,
+        restarted.elapsed().as_secs_f64(),
+        view[0].replicas
+    ));
+    delete_topics(kafka, &[&t]);
+}

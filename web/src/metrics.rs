@@ -285,7 +285,7 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
     Ok(text)
 }
 
-/// `ballast_reassignment_*`: moves active and pending, completed in total, how long completed
+/// `ballast_reassignment_*`: moves active, pending and stalled, completed in total, how long completed
 /// moves took, and the moves each broker takes part in now (all read from SQLite).
 async fn reassignment_metrics(state: &AppState, registry: &Registry) -> Result<(), ApiError> {
     let (stats, tracked) = state
@@ -304,6 +304,12 @@ async fn reassignment_metrics(state: &AppState, registry: &Registry) -> Result<(
         "partition moves queued for broker capacity",
     )?
     .set(n("pending"));
+    gauge(
+        registry,
+        "ballast_reassignment_stalled_moves",
+        "in-flight partition moves that cannot progress: a broker they need is down or their copied bytes stopped growing (counted in ballast_reassignment_active too)",
+    )?
+    .set(stats.stalled as f64);
     let completed = prometheus::IntCounter::new(
         "ballast_reassignment_completed_total",
         "partition moves completed",

@@ -2,6 +2,7 @@
 //! cached view and the real executor engine to carry operations out: bulk rules, explicit replica
 //! sets, topic redistribution, elections, maintenance, cancel, throttle tuning.
 
+mod mcp_common;
 mod reassign_common;
 
 use std::time::Duration;
@@ -686,6 +687,165 @@ async fn running_moves_report_bytes_done_rate_and_eta_in_the_list_and_the_record
     let (_, record) = bed.get(&format!("/api/v1/reassignments/{id}")).await;
     assert_eq!(record["data"]["state"], "Cancelled", "{record}");
     assert_eq!(record["data"]["etaSeconds"], Value::Null, "{record}");
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_whose_destination_is_down_reads_stalled_in_the_record_the_list_the_metric_the_dashboard_and_mcp(
+) {
+    let bed = bed_with(
+        ballast_simcluster::GenerateParams {
+            mean_partition_bytes: 4e8,
+            ..small()
+        },
+        &[
+            ("BALLAST_THROTTLE_RATE_MB", "1"),
+            ("BALLAST_MOVE_STALL_READINGS", "3"),
+        ],
+    )
+    .await;
+    let (topic, parts) = bed.topic();
+    let mut target = parts[0].1.clone();
+    target[0] = bed.new_broker;
+    let (status, body) = bed
+        .post(
+            &format!("/api/v1/topics/{topic}/partitions/bulk"),
+            json!({ "partitions": [{ "partition": parts[0].0, "replicas": target }] }),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let id = body["data"]["bulkId"].as_str().expect("bulkId").to_string();
+    let path = format!("/api/v1/reassignments/{id}");
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        bed.executor_pass(&mut engine).await;
+        let (_, record) = bed.get(&path).await;
+        let m = &record["data"]["partitions"][0];
+        if m["state"] == "Active" && m["rateBytesPerSecond"].as_f64().is_some_and(|r| r > 0.0) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no copy: {record}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    bed.sim
+        .stop_broker(bed.new_broker)
+        .await
+        .expect("stop the destination");
+    let record = loop {
+        bed.executor_pass(&mut engine).await;
+        let (_, record) = bed.get(&path).await;
+        if record["data"]["partitions"][0]["state"] == "Stalled" {
+            break record;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not stalled: {record}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let op = &record["data"];
+    let m = &op["partitions"][0];
+    let broker = bed.new_broker;
+    assert!(
+        m["reason"].as_str().is_some_and(|r| r.starts_with(&format!(
+            "stalled: destination broker {broker} is down (not in the cluster's metadata since "
+        ))),
+        "{m}"
+    );
+    assert!(m["stalledSince"].as_str().is_some(), "{m}");
+    assert_eq!(m["stalledBrokers"], json!([broker]), "{m}");
+    assert_eq!(m["etaSeconds"], Value::Null, "no ETA of its own: {m}");
+    assert_eq!(m["submissions"], 1, "{m}");
+    assert_eq!(op["state"], "Active", "the operation still runs: {op}");
+    assert_eq!(op["moves"]["Stalled"], 1, "{op}");
+    assert_eq!(op["moves"]["Active"], 0, "{op}");
+    assert_eq!(op["etaSeconds"], Value::Null, "{op}");
+    assert_eq!(op["etaBasis"], "stalled", "{op}");
+    assert_eq!(op["etaLeavesOut"]["stalledMoves"], 1, "{op}");
+    let (_, list) = bed.get("/api/v1/reassignments").await;
+    assert_eq!(
+        list["data"]["reassignments"][0]["moves"]["Stalled"], 1,
+        "{list}"
+    );
+    let metrics = bed
+        .http
+        .get(format!("{}/metrics", bed.base))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains("\nballast_reassignment_stalled_moves 1\n"),
+        "{metrics}"
+    );
+    let page = bed
+        .http
+        .get(format!("{}/ui/reassignments/{id}", bed.base))
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .expect("text");
+    assert!(page.contains("Stalled"), "{page}");
+    assert!(
+        page.contains(&format!("destination broker {broker} is down")),
+        "{page}"
+    );
+    assert!(page.contains("leaves out 1 stalled move"), "{page}");
+    let (mcp, _) = mcp_common::call(
+        &bed.http,
+        &bed.base,
+        "get_reassignment_by_id",
+        json!({ "id": id }),
+    )
+    .await;
+    assert_eq!(mcp["partitions"][0]["state"], "Stalled", "{mcp}");
+    assert_eq!(
+        mcp["partitions"][0]["stalledBrokers"],
+        json!([broker]),
+        "{mcp}"
+    );
+    assert_eq!(mcp["etaBasis"], "stalled", "{mcp}");
+    // The broker back: the move goes on and completes, sent once.
+    bed.sim
+        .start_broker(bed.new_broker)
+        .await
+        .expect("start it again");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        bed.executor_pass(&mut engine).await;
+        let (_, record) = bed.get(&path).await;
+        if record["data"]["partitions"][0]["state"] == "Active" {
+            assert_eq!(
+                record["data"]["partitions"][0]["reason"],
+                Value::Null,
+                "{record}"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still stalled: {record}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let metrics = bed
+        .http
+        .get(format!("{}/metrics", bed.base))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains("\nballast_reassignment_stalled_moves 0\n"),
+        "{metrics}"
+    );
     bed.sim.shutdown().await;
 }
 

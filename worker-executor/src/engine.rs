@@ -25,6 +25,7 @@ use tracing::{debug, info, warn};
 use crate::preflight;
 use crate::restore::{self, Restore};
 use crate::stale::{self, Verdict};
+use crate::stall;
 use crate::throttle::{self, Change, Configs, Moving, Target};
 use crate::waves::{self, Waiting};
 
@@ -72,6 +73,10 @@ pub struct Engine {
     started: bool,
     /// Last progress per move: (bytes done, at ms), for the rate.
     progress: BTreeMap<(String, i64), (u64, i64)>,
+    /// Per in-flight move, its copied bytes reading by reading (the stall rule).
+    watches: BTreeMap<(String, i64), stall::Watch>,
+    /// Since when each broker a tracked move needs has been missing from the metadata.
+    down_since: BTreeMap<BrokerId, i64>,
     /// Passes a move has been seen settling (not listed, metadata still transitional).
     settling: BTreeMap<(String, i64), u32>,
 }
@@ -240,6 +245,8 @@ impl Engine {
             hold: None,
             started: false,
             progress: BTreeMap::new(),
+            watches: BTreeMap::new(),
+            down_since: BTreeMap::new(),
             settling: BTreeMap::new(),
         }
     }
@@ -696,11 +703,19 @@ impl Engine {
             .collect();
         let md = client.metadata(Some(&topics)).await?;
         let sizes = self.copied_bytes(client, moves, &tracked, &md).await;
+        let up: BTreeSet<BrokerId> = md.brokers.iter().map(|b| b.id).collect();
+        self.note_down(moves, &tracked, &up, now_ms);
         let mut updates = Vec::new();
         let mut elect: Vec<TopicPartition> = Vec::new();
         for i in tracked {
             let m = &moves[i];
             let mut u = m.clone();
+            if m.stalled_since_ms.is_some() {
+                // Judged again below while the move stays in flight.
+                u.stalled_since_ms = None;
+                u.stalled_brokers.clear();
+                u.reason = None;
+            }
             let target = m.submitted.clone().unwrap_or_else(|| step_target(m));
             let live = live_replicas(&md, m);
             let key = (m.operation_id.clone(), m.seq);
@@ -722,20 +737,78 @@ impl Engine {
                 // transitional replica set (a broker's metadata can trail the controller).
                 u.state = MoveState::Active;
                 let step_bytes = m.bytes_total / u64::from(steps_of(m));
-                let done = u64::from(m.step) * step_bytes
-                    + sizes.get(&i).copied().unwrap_or(0).min(step_bytes);
-                u.bytes_done = done.max(m.bytes_done).min(m.bytes_total);
-                if let Some((before, at)) = self.progress.get(&key) {
-                    let dt = (now_ms - at) as f64 / 1000.0;
-                    if dt > 0.0 && u.bytes_done >= *before {
-                        u.rate = Some((u.bytes_done - before) as f64 / dt);
+                let from = step_source(m);
+                let adding: Vec<BrokerId> = target
+                    .iter()
+                    .copied()
+                    .filter(|b| !from.contains(b))
+                    .collect();
+                // The bytes the adding replica holds, when they could be read this pass.
+                let reading = if adding.is_empty() {
+                    Some(0)
+                } else {
+                    sizes.get(&i).copied()
+                };
+                if let Some(size) = reading {
+                    let done = u64::from(m.step) * step_bytes + size.min(step_bytes);
+                    u.bytes_done = done.max(m.bytes_done).min(m.bytes_total);
+                    if let Some((before, at)) = self.progress.get(&key) {
+                        let dt = (now_ms - at) as f64 / 1000.0;
+                        if dt > 0.0 && u.bytes_done >= *before {
+                            u.rate = Some((u.bytes_done - before) as f64 / dt);
+                        }
                     }
+                    self.progress.insert(key.clone(), (u.bytes_done, now_ms));
+                } else {
+                    // Not measured this pass (its destination down or unreadable): unknown.
+                    u.rate = None;
                 }
-                self.progress.insert(key, (u.bytes_done, now_ms));
+                let limit = self.config.throttle.move_stall_readings;
+                let watch = self.watches.entry(key).or_insert_with(|| {
+                    match m.stalled_since_ms {
+                        // A stall for want of progress left by an earlier executor stays until
+                        // the bytes are seen growing.
+                        Some(since) if m.stalled_brokers.is_empty() => {
+                            stall::Watch::stalled_since(since, limit)
+                        }
+                        _ => stall::Watch::new(now_ms),
+                    }
+                });
+                if !adding.is_empty() {
+                    watch.read(reading, now_ms);
+                }
+                let leader = live.as_ref().and_then(|(_, _, l)| *l);
+                let judged = stall::judge(
+                    &stall::Step {
+                        adding: &adding,
+                        sources: &from,
+                        leader,
+                        up: &up,
+                        down_since: &self.down_since,
+                    },
+                    watch,
+                    limit,
+                    now_ms,
+                );
+                match judged {
+                    Some(st) => {
+                        if m.stalled_since_ms.is_none() {
+                            warn!(operation = %m.operation_id, topic = %m.topic, partition = m.partition, reason = %st.reason, "move stalled");
+                        }
+                        u.stalled_since_ms = Some(st.since_ms);
+                        u.stalled_brokers = st.brokers;
+                        u.reason = Some(st.reason);
+                    }
+                    None if m.stalled_since_ms.is_some() => {
+                        info!(operation = %m.operation_id, topic = %m.topic, partition = m.partition, "move no longer stalled; it goes on");
+                    }
+                    None => {}
+                }
             } else if live.as_ref().is_some_and(|(r, _, _)| same_set(r, &target)) {
                 u.step = m.step + 1;
                 u.submitted = None;
                 self.progress.remove(&(m.operation_id.clone(), m.seq));
+                self.watches.remove(&(m.operation_id.clone(), m.seq));
                 if u.step >= steps_of(m) {
                     // The target's first replica is the preferred leader: elect it when it does
                     // not lead yet (a reassignment alone does not move leadership).
@@ -775,6 +848,30 @@ impl Engine {
         apply_updates(moves, &updates);
         elect_preferred(client, &elect, "after moves", "").await;
         Ok(())
+    }
+
+    /// Records since when each broker the tracked moves need (adding, or the replicas a step
+    /// starts from) has been missing from the metadata; forgets those back. A fresh executor
+    /// takes the time of a stall an earlier one stored for the broker, else now.
+    fn note_down(
+        &mut self,
+        moves: &[MoveRecord],
+        tracked: &[usize],
+        up: &BTreeSet<BrokerId>,
+        now_ms: i64,
+    ) {
+        self.down_since.retain(|b, _| !up.contains(b));
+        for i in tracked {
+            let m = &moves[*i];
+            let to = m.submitted.clone().unwrap_or_else(|| step_target(m));
+            for b in to.iter().chain(step_source(m).iter()) {
+                if up.contains(b) || self.down_since.contains_key(b) {
+                    continue;
+                }
+                let stored = m.stalled_since_ms.filter(|_| m.stalled_brokers.contains(b));
+                self.down_since.insert(*b, stored.unwrap_or(now_ms));
+            }
+        }
     }
 
     /// Bytes the adding replicas of in-flight moves hold now, by move index (best effort).
@@ -1229,6 +1326,8 @@ impl Engine {
             u.state = MoveState::Cancelled;
             u.finished_at_ms = Some(now_ms);
             u.cancel_confirmed = !m.state.is_in_flight();
+            u.stalled_since_ms = None;
+            u.stalled_brokers.clear();
             u.reason = Some(if u.cancel_confirmed {
                 "cancelled".to_string()
             } else {

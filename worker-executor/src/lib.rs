@@ -1,7 +1,9 @@
 //! The executor: runs queued reassignment operations one at a time behind the mutation slot.
 //!
 //! Architecture Invariant: the executor never re-plans; it executes exactly the stored moves.
-//! The pure core: `stale` (the pre-submission stale-plan check), `throttle` (exactly the moving
+//! The pure core: `stale` (the pre-submission stale-plan check), `stall` (when an in-flight
+//! move cannot progress: a broker it needs down, or no copied bytes for a number of readings),
+//! `throttle` (exactly the moving
 //! replicas, and what a reassignment in progress that is not ours needs kept), `restore` (a
 //! cancelled step's partition put back in its original order and leader); `waves` (one added
 //! replica per step, waves under the per-broker cap), `preflight` (hard and soft reasons) and
@@ -12,6 +14,7 @@ pub mod engine;
 pub mod restore;
 pub mod roll;
 pub mod stale;
+pub mod stall;
 pub mod throttle;
 
 /// What the web process shares with the executor (`crates/moves`).

@@ -626,6 +626,117 @@ async fn a_destination_broker_dying_mid_move_loses_nothing_and_the_move_complete
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_whose_destination_broker_is_down_reads_stalled_naming_it_and_completes_once_it_returns(
+) {
+    let bed = bed(4.0, 1, 5, &[("BALLAST_MOVE_STALL_READINGS", "3")]).await;
+    let id = bed.queue(2);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until(&mut engine, |b| {
+        b.store
+            .moves(&id)
+            .expect("moves")
+            .iter()
+            .all(|m| m.state == MoveState::Active)
+    })
+    .await;
+    let moves = bed.store.moves(&id).expect("moves");
+    assert!(moves.iter().all(|m| !m.is_stalled()), "copying: {moves:?}");
+    let down_at = now();
+    bed.sim
+        .stop_broker(bed.new_broker)
+        .await
+        .expect("stop the destination");
+    tick_n(&bed, &mut engine, 6).await;
+    let moves = bed.store.moves(&id).expect("moves");
+    for m in &moves {
+        assert!(
+            m.is_stalled(),
+            "stalled while its destination is down: {m:?}"
+        );
+        assert_eq!(m.state, MoveState::Active, "still in the cluster: {m:?}");
+        assert_eq!(m.stalled_brokers, vec![bed.new_broker]);
+        let since = m.stalled_since_ms.expect("since");
+        assert!(since >= down_at && since <= now(), "{m:?}");
+        let reason = m.reason.as_deref().unwrap_or_default();
+        assert!(
+            reason.starts_with(&format!(
+                "stalled: destination broker {} is down (not in the cluster's metadata since ",
+                bed.new_broker
+            )),
+            "{reason}"
+        );
+        assert_eq!(
+            m.rate, None,
+            "its rate is not measured while it is down: {m:?}"
+        );
+        assert_eq!(m.submissions, 1, "nothing is sent again: {m:?}");
+    }
+    assert_eq!(bed.store.move_stats().expect("stats").stalled, 2);
+    assert_eq!(bed.state(&id), OperationState::Running);
+    bed.sim
+        .start_broker(bed.new_broker)
+        .await
+        .expect("start it again");
+    bed.run_until(&mut engine, |b| {
+        b.store
+            .moves(&id)
+            .expect("moves")
+            .iter()
+            .all(|m| !m.is_stalled())
+    })
+    .await;
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    assert_eq!(bed.state(&id), OperationState::Completed);
+    for m in bed.store.moves(&id).expect("moves") {
+        assert_eq!(m.state, MoveState::Completed, "{m:?}");
+        assert_eq!(m.submissions, 1, "submitted once: {m:?}");
+        assert_eq!(
+            (m.stalled_since_ms, m.reason.clone()),
+            (None, None),
+            "{m:?}"
+        );
+    }
+    assert_eq!(bed.store.move_stats().expect("stats").stalled, 0);
+    assert!(!bed.throttles_set(), "no throttle is left");
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_whose_partition_has_no_leader_to_copy_from_reads_stalled_naming_its_sources() {
+    let bed = bed(4.0, 1, 5, &[]).await;
+    let id = bed.queue(1);
+    let mut engine = Engine::new(bed.store.clone(), bed.config.clone());
+    bed.run_until_a_move_is_active(&mut engine, &id).await;
+    let m = bed.store.moves(&id).expect("moves")[0].clone();
+    // Every replica it can copy from stops: the partition has no leader.
+    for b in &m.source {
+        bed.sim.stop_broker(*b).await.expect("stop a source");
+    }
+    tick_n(&bed, &mut engine, 3).await;
+    let m = bed.store.moves(&id).expect("moves")[0].clone();
+    assert!(m.is_stalled(), "{m:?}");
+    let mut sources = m.source.clone();
+    sources.sort_unstable();
+    assert_eq!(m.stalled_brokers, sources, "{m:?}");
+    assert!(
+        m.reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("stalled: no leader to copy from: source brokers ")),
+        "{m:?}"
+    );
+    for b in &m.source {
+        bed.sim.start_broker(*b).await.expect("start it again");
+    }
+    bed.run_until(&mut engine, |b| b.state(&id).is_finished())
+        .await;
+    let m = bed.store.moves(&id).expect("moves")[0].clone();
+    assert_eq!(m.state, MoveState::Completed, "{m:?}");
+    assert_eq!(m.submissions, 1, "{m:?}");
+    bed.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leftover_throttles_are_cleared_at_start_when_ballast_owns_them() {
     use ballast_kafka::{AlterConfigOp, ConfigResource};
     let bed = bed(10.0, 50, 5, &[]).await;

@@ -125,6 +125,9 @@ pub struct ThrottleConfig {
     pub managed: bool,
     /// `BALLAST_MOVE_MAX_PER_BROKER`: concurrent moves per broker, at least 1
     pub move_max_per_broker: u32,
+    /// `BALLAST_MOVE_STALL_READINGS`: executor readings without copied bytes growing before an
+    /// in-flight move reads stalled, at least 1
+    pub move_stall_readings: u32,
 }
 
 /// Self-healing.
@@ -671,11 +674,19 @@ fn read_throttle(r: &mut Reader) -> ThrottleConfig {
             Err(_) => Err(format!("must be a whole number of at least 1, got {v:?}")),
         })
         .unwrap_or_default();
+    let move_stall_readings = r
+        .parse("BALLAST_MOVE_STALL_READINGS", |v| match v.parse::<u32>() {
+            Ok(0) => Err(format!("must be at least 1, got {v}")),
+            Ok(n) => Ok(n),
+            Err(_) => Err(format!("must be a whole number of at least 1, got {v:?}")),
+        })
+        .unwrap_or_default();
     ThrottleConfig {
         rate_mb: rate_mb.unwrap_or_default(),
         max_rate_mb: max_rate_mb.unwrap_or_default(),
         managed: r.bool("BALLAST_THROTTLE_MANAGED"),
         move_max_per_broker,
+        move_stall_readings,
     }
 }
 

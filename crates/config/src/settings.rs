@@ -235,6 +235,12 @@ pub static SETTINGS: &[SettingSpec] = &[
         "throttle",
         "concurrent partition moves per broker (at least 1)",
     ),
+    setting(
+        "BALLAST_MOVE_STALL_READINGS",
+        Some("15"),
+        "throttle",
+        "an in-flight move whose copied bytes have not grown for this many executor readings (one per BALLAST_EXECUTOR_INTERVAL) reads stalled (at least 1)",
+    ),
     // heal
     setting(
         "BALLAST_HEAL_DRY_RUN",

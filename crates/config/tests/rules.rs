@@ -342,6 +342,16 @@ fn invalid_throttle_rate_is_refused() {
 }
 
 #[test]
+fn stall_readings_of_zero_are_refused_and_the_default_is_fifteen() {
+    let e = error(&[("BALLAST_MOVE_STALL_READINGS", "0")]);
+    assert_eq!(
+        e.to_string(),
+        "BALLAST_MOVE_STALL_READINGS: must be at least 1, got 0"
+    );
+    assert_eq!(config(&[]).throttle.move_stall_readings, 15);
+}
+
+#[test]
 fn move_cap_of_zero_is_refused() {
     let e = error(&[("BALLAST_MOVE_MAX_PER_BROKER", "0")]);
     assert_eq!(

@@ -1206,16 +1206,29 @@ fn total_rate(finished: bool, rates: impl Iterator<Item = f64>) -> f64 {
     rates.fold(0.0, |sum, r| sum + r.max(0.0))
 }
 
+/// A move's progress state as answered: a stalled move (in flight, but the executor found a
+/// broker it needs down or no progress for `BALLAST_MOVE_STALL_READINGS` readings) is `Stalled`.
+fn move_state_name(m: &MoveRecord) -> &'static str {
+    if m.is_stalled() {
+        "Stalled"
+    } else {
+        state_name(m.state)
+    }
+}
+
 fn move_json(m: &MoveRecord) -> Value {
     let remaining = m.bytes_total.saturating_sub(m.bytes_done);
+    // A stalled move has no ETA of its own: nothing says when its cause clears.
     let eta = m
         .rate
-        .filter(|r| *r > 0.0 && m.state.is_in_flight())
+        .filter(|r| *r > 0.0 && m.state.is_in_flight() && !m.is_stalled())
         .map(|r| (remaining as f64 / r).ceil());
     json!({
         "topic": m.topic,
         "partition": m.partition,
-        "state": state_name(m.state),
+        "state": move_state_name(m),
+        "stalledSince": m.stalled_since_ms.filter(|_| m.is_stalled()).map(format_rfc3339_ms),
+        "stalledBrokers": m.is_stalled().then_some(&m.stalled_brokers),
         "sourceReplicas": m.source,
         "targetReplicas": m.target,
         "step": m.step,
@@ -1238,14 +1251,59 @@ fn move_json(m: &MoveRecord) -> Value {
 /// An operation runs this long before its ETA is taken from its average rate.
 const ETA_AVERAGE_AFTER_MS: i64 = 10_000;
 
-/// The seconds left for `unfinished` bytes: from the operation's average rate since it started
-/// (bytes done / time running) once it has run `ETA_AVERAGE_AFTER_MS` and copied something, else
-/// from the current rate. The average counts what the current rate misses — moves waiting
-/// their turn, the gaps between waves, slow starts — and moves little from one reading to the
-/// next, so the ETA neither swings nor promises too early. With the basis used.
+/// The unfinished moves an operation's ETA counts: every one but the stalled ones, whose bytes
+/// wait on a cause nothing can time (a broker down, no progress). With what is left out.
+struct EtaWork {
+    /// Bytes left of the unfinished moves that are not stalled.
+    bytes: u64,
+    /// Unfinished moves that are not stalled.
+    moves: usize,
+    /// Stalled moves and their bytes left: not in the ETA.
+    stalled_moves: usize,
+    stalled_bytes: u64,
+}
+
+impl EtaWork {
+    fn of(moves: &[MoveRecord]) -> EtaWork {
+        let mut w = EtaWork {
+            bytes: 0,
+            moves: 0,
+            stalled_moves: 0,
+            stalled_bytes: 0,
+        };
+        for m in moves.iter().filter(|m| !m.state.is_finished()) {
+            let left = m.bytes_total.saturating_sub(m.bytes_done);
+            if m.is_stalled() {
+                w.stalled_moves += 1;
+                w.stalled_bytes += left;
+            } else {
+                w.moves += 1;
+                w.bytes += left;
+            }
+        }
+        w
+    }
+
+    /// `etaLeavesOut`: the stalled moves the ETA does not count, null when none is.
+    fn left_out(&self) -> Value {
+        if self.stalled_moves == 0 {
+            Value::Null
+        } else {
+            json!({ "stalledMoves": self.stalled_moves, "bytesLeft": self.stalled_bytes })
+        }
+    }
+}
+
+/// The seconds left for `work` (the unfinished moves that are not stalled): from the
+/// operation's average rate since it started (bytes done / time running) once it has run
+/// `ETA_AVERAGE_AFTER_MS` and copied something, else from the current rate. The average counts
+/// what the current rate misses — moves waiting their turn, the gaps between waves, slow
+/// starts — and moves little from one reading to the next, so the ETA neither swings nor
+/// promises too early. With the basis used: `stalled` when every unfinished move is stalled
+/// (no ETA at all).
 fn eta(
     finished: bool,
-    unfinished: u64,
+    work: &EtaWork,
     done: u64,
     running_ms: Option<i64>,
     current_rate: f64,
@@ -1253,9 +1311,13 @@ fn eta(
     if finished {
         return (None, None, "finished");
     }
+    let unfinished = work.bytes;
     let average = running_ms
         .filter(|ms| *ms >= ETA_AVERAGE_AFTER_MS && done > 0)
         .map(|ms| done as f64 / (ms as f64 / 1000.0));
+    if work.moves == 0 && work.stalled_moves > 0 {
+        return (None, average, "stalled");
+    }
     match average {
         Some(avg) if avg > 0.0 => (
             Some((unfinished as f64 / avg).ceil()),
@@ -1272,13 +1334,19 @@ fn eta(
 }
 
 fn op_json(o: &OperationRecord, moves: &[MoveRecord], with_moves: bool, now_ms: i64) -> Value {
-    let mut by_state: BTreeMap<&str, usize> =
-        ["Pending", "Active", "Completed", "Failed", "Cancelled"]
-            .into_iter()
-            .map(|s| (s, 0))
-            .collect();
+    let mut by_state: BTreeMap<&str, usize> = [
+        "Pending",
+        "Active",
+        "Stalled",
+        "Completed",
+        "Failed",
+        "Cancelled",
+    ]
+    .into_iter()
+    .map(|s| (s, 0))
+    .collect();
     for m in moves {
-        *by_state.entry(state_name(m.state)).or_default() += 1;
+        *by_state.entry(move_state_name(m)).or_default() += 1;
     }
     let total: u64 = moves.iter().map(|m| m.bytes_total).sum();
     let done: u64 = moves.iter().map(|m| m.bytes_done).sum();
@@ -1289,14 +1357,10 @@ fn op_json(o: &OperationRecord, moves: &[MoveRecord], with_moves: bool, now_ms: 
             .filter(|m| m.state.is_in_flight())
             .filter_map(|m| m.rate),
     );
-    let unfinished_bytes: u64 = moves
-        .iter()
-        .filter(|m| !m.state.is_finished())
-        .map(|m| m.bytes_total.saturating_sub(m.bytes_done))
-        .sum();
+    let work = EtaWork::of(moves);
     let (eta, average_rate, eta_basis) = eta(
         o.state.is_finished(),
-        unfinished_bytes,
+        &work,
         done,
         o.started_at_ms.map(|at| now_ms - at),
         rate,
@@ -1325,6 +1389,7 @@ fn op_json(o: &OperationRecord, moves: &[MoveRecord], with_moves: bool, now_ms: 
         "averageRateBytesPerSecond": average_rate,
         "etaSeconds": eta,
         "etaBasis": eta_basis,
+        "etaLeavesOut": if o.state.is_finished() { Value::Null } else { work.left_out() },
         "auditEventId": o.audit_event_id,
     });
     if with_moves {
@@ -1569,33 +1634,180 @@ pub async fn set_throttle(state: &Ops, actor: &Actor, rate_mb: i64) -> Result<Va
 mod tests {
     use super::*;
 
+    fn work(bytes: u64) -> EtaWork {
+        EtaWork {
+            bytes,
+            moves: 1,
+            stalled_moves: 0,
+            stalled_bytes: 0,
+        }
+    }
+
+    const T0: i64 = 1_780_000_000_000;
+
+    fn a_move(seq: i64, state: MoveState, total: u64, done: u64) -> MoveRecord {
+        MoveRecord {
+            operation_id: "op-1".into(),
+            seq,
+            phase: 0,
+            topic: "orders".into(),
+            partition: seq as i32,
+            source: vec![1, 2],
+            target: vec![3, 2],
+            state,
+            step: 0,
+            steps: 1,
+            submitted: state.is_in_flight().then(|| vec![3, 2]),
+            submitted_at_ms: Some(T0),
+            submissions: 1,
+            bytes_total: total,
+            bytes_done: done,
+            rate: state.is_in_flight().then_some(1e6),
+            reason: None,
+            timed_out: false,
+            cancel_confirmed: true,
+            started_at_ms: Some(T0),
+            finished_at_ms: None,
+            stalled_since_ms: None,
+            stalled_brokers: Vec::new(),
+        }
+    }
+
+    fn stalled(mut m: MoveRecord) -> MoveRecord {
+        m.stalled_since_ms = Some(T0 + 5_000);
+        m.stalled_brokers = vec![3];
+        m.rate = None;
+        m.reason = Some("stalled: destination broker 3 is down (not in the cluster's metadata since 2026-05-28T20:26:45.000Z): nothing can copy to it until it returns".into());
+        m
+    }
+
+    fn running_op() -> OperationRecord {
+        OperationRecord {
+            id: "op-1".into(),
+            kind: "bulk".into(),
+            strategy: "BULK_MANUAL".into(),
+            state: OperationState::Running,
+            cancel_requested: false,
+            method: "POST".into(),
+            user_id: None,
+            requested_by: None,
+            description: None,
+            proposal_id: None,
+            fingerprint: None,
+            forced: false,
+            slot_token: Some(1),
+            audit_event_id: None,
+            reason: None,
+            detail: json!({}),
+            created_at_ms: T0,
+            started_at_ms: Some(T0),
+            finished_at_ms: None,
+            updated_at_ms: T0,
+        }
+    }
+
+    #[test]
+    fn a_stalled_move_reads_stalled_with_its_reason_and_since_and_no_eta_of_its_own() {
+        let m = stalled(a_move(0, MoveState::Active, 100_000_000, 40_000_000));
+        let v = move_json(&m);
+        assert_eq!(v["state"], "Stalled");
+        assert_eq!(v["stalledSince"], format_rfc3339_ms(T0 + 5_000));
+        assert_eq!(v["stalledBrokers"], json!([3]));
+        assert_eq!(v["etaSeconds"], Value::Null);
+        assert_eq!(v["rateBytesPerSecond"], Value::Null, "not measured");
+        assert!(v["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("stalled: destination broker 3 is down")));
+        // A move copying is Active, with its ETA; a finished one keeps no stall.
+        let copying = move_json(&a_move(1, MoveState::Active, 100_000_000, 40_000_000));
+        assert_eq!(copying["state"], "Active");
+        assert_eq!(copying["stalledSince"], Value::Null);
+        assert_eq!(copying["stalledBrokers"], Value::Null);
+        assert_eq!(copying["etaSeconds"], json!(60.0));
+        let mut done = stalled(a_move(2, MoveState::Completed, 10, 10));
+        done.reason = None;
+        assert_eq!(move_json(&done)["state"], "Completed");
+    }
+
+    #[test]
+    fn the_operation_eta_leaves_stalled_moves_out_and_says_so() {
+        let moves = vec![
+            stalled(a_move(0, MoveState::Active, 100_000_000, 40_000_000)),
+            a_move(1, MoveState::Active, 100_000_000, 50_000_000),
+            a_move(2, MoveState::Pending, 50_000_000, 0),
+            a_move(3, MoveState::Completed, 10_000_000, 10_000_000),
+        ];
+        // 100 MB done in 100 s: 1 MB/s on average; 100 MB left of the moves not stalled.
+        let v = op_json(&running_op(), &moves, false, T0 + 100_000);
+        assert_eq!(v["etaSeconds"], json!(100.0));
+        assert_eq!(v["etaBasis"], "average_rate");
+        assert_eq!(
+            v["etaLeavesOut"],
+            json!({"stalledMoves": 1, "bytesLeft": 60_000_000})
+        );
+        assert_eq!(v["moves"]["Stalled"], 1);
+        assert_eq!(v["moves"]["Active"], 1);
+        // Every unfinished move stalled: no ETA at all, and why.
+        let all = vec![
+            stalled(a_move(0, MoveState::Active, 100_000_000, 40_000_000)),
+            a_move(3, MoveState::Completed, 10_000_000, 10_000_000),
+        ];
+        let v = op_json(&running_op(), &all, false, T0 + 100_000);
+        assert_eq!(v["etaSeconds"], Value::Null);
+        assert_eq!(v["etaBasis"], "stalled");
+        assert_eq!(
+            v["etaLeavesOut"],
+            json!({"stalledMoves": 1, "bytesLeft": 60_000_000})
+        );
+        // Nothing stalled: nothing left out.
+        let none = vec![a_move(1, MoveState::Active, 100_000_000, 50_000_000)];
+        let v = op_json(&running_op(), &none, true, T0 + 100_000);
+        assert_eq!(v["etaLeavesOut"], Value::Null);
+        assert_eq!(v["partitions"][0]["state"], "Active");
+    }
+
     #[test]
     fn the_eta_divides_what_is_left_by_the_average_rate_once_the_operation_has_run_ten_seconds() {
         // 1 GB done in 100 s (10 MB/s on average) while the current move copies at 50 MB/s:
         // 2 GB left take 200 s, not the 40 s the current rate promises.
-        let (first, avg, basis) = eta(false, 2_000_000_000, 1_000_000_000, Some(100_000), 50e6);
+        let (first, avg, basis) = eta(
+            false,
+            &work(2_000_000_000),
+            1_000_000_000,
+            Some(100_000),
+            50e6,
+        );
         assert_eq!(
             (first, avg, basis),
             (Some(200.0), Some(1e7), "average_rate")
         );
         // One reading later the next move starts slowly: the ETA barely moves.
-        let (later, _, _) = eta(false, 1_990_000_000, 1_010_000_000, Some(101_000), 1e6);
+        let (later, _, _) = eta(
+            false,
+            &work(1_990_000_000),
+            1_010_000_000,
+            Some(101_000),
+            1e6,
+        );
         assert_eq!(later, Some(199.0));
     }
 
     #[test]
     fn before_ten_seconds_or_any_byte_the_eta_uses_the_current_rate_and_a_finished_one_has_none() {
         assert_eq!(
-            eta(false, 100_000_000, 0, Some(20_000), 10e6),
+            eta(false, &work(100_000_000), 0, Some(20_000), 10e6),
             (Some(10.0), None, "current_rate")
         );
         assert_eq!(
-            eta(false, 100_000_000, 5_000_000, Some(5_000), 10e6).2,
+            eta(false, &work(100_000_000), 5_000_000, Some(5_000), 10e6).2,
             "current_rate"
         );
-        assert_eq!(eta(false, 100, 0, None, 0.0), (None, None, "unknown"));
         assert_eq!(
-            eta(true, 0, 100, Some(50_000), 0.0),
+            eta(false, &work(100), 0, None, 0.0),
+            (None, None, "unknown")
+        );
+        assert_eq!(
+            eta(true, &work(0), 100, Some(50_000), 0.0),
             (None, None, "finished")
         );
     }

@@ -346,7 +346,8 @@ CREATE TABLE moves (
     timed_out        INTEGER NOT NULL DEFAULT 0 CHECK (timed_out IN (0, 1)),
     cancel_confirmed INTEGER NOT NULL DEFAULT 1 CHECK (cancel_confirmed IN (0, 1)),
     started_at_ms    INTEGER,
-    finished_at_ms   INTEGER,
+    finished_at_ms   INTEGER, stalled_since_ms INTEGER, stalled_brokers TEXT
+    CHECK (stalled_brokers IS NULL OR (json_valid(stalled_brokers) AND json_type(stalled_brokers) = 'array')),
     PRIMARY KEY (operation_id, seq)
 );
 

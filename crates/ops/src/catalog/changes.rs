@@ -329,6 +329,30 @@ pub(super) fn apply_proposal(ctx: Context, caller: Caller, input: Value) -> OpFu
     })
 }
 
+/// Why a reassignment an agent waited for is not done yet: still running, and the moves that
+/// are stalled (with the first one's reason) when some are.
+fn still_running(r: &Value) -> String {
+    let stalled = r["moves"]["Stalled"].as_u64().unwrap_or(0);
+    if stalled == 0 {
+        return "still running; follow it with get_reassignment_by_id".to_string();
+    }
+    let first = r["partitions"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["state"] == "Stalled"))
+        .and_then(|p| {
+            Some(format!(
+                "{}-{}: {}",
+                p["topic"].as_str()?,
+                p["partition"],
+                p["reason"].as_str()?
+            ))
+        })
+        .unwrap_or_default();
+    format!(
+        "still running, {stalled} move(s) stalled ({first}); follow it with get_reassignment_by_id"
+    )
+}
+
 /// Polls the reassignment until it ends: `completed`, or the failure and its reason.
 pub(super) async fn wait_for_operation(
     ctx: &Context,
@@ -363,7 +387,7 @@ pub(super) async fn wait_for_operation(
         }
         if tokio::time::Instant::now() >= deadline {
             return Ok(json!({"status": "running", "operationId": operation,
-                "reason": "still running; follow it with get_reassignment_by_id", "reassignment": r}));
+                "reason": still_running(&r), "reassignment": r}));
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }

@@ -271,7 +271,7 @@ pub(super) static OPERATIONS: &[Operation] = &[
         scope: Scope::Read,
         licensed: false,
         rest: Some(("GET", "/api/v1/reassignments/{id}")),
-        description: "One reassignment operation with every partition's state, step, bytes, rate, ETA and reason.",
+        description: "One reassignment operation with every partition's state, step, bytes, rate, ETA and reason; a move that cannot progress (a broker it needs down, or no copied bytes for a while) reads `Stalled` with why and since when, and the operation's ETA leaves it out (`etaLeavesOut`).",
         schema: schema_of::<ReassignmentInput>,
         check: no_check,
         run: Run::Context(reads::reassignment_by_id),

@@ -747,7 +747,7 @@ fn reassignments() -> Vec<(&'static str, Value)> {
             ("startedAt", n("string", "")),
             ("finishedAt", n("string", "")),
             ("totalMoves", t("integer", "")),
-            ("moves", t("object", "count per progress state")),
+            ("moves", t("object", "count per progress state: `Pending`, `Active`, `Stalled` (in flight, but a broker it needs is down or its copied bytes stopped growing), `Completed`, `Failed`, `Cancelled`")),
             ("bytesTotal", n("integer", "")),
             ("bytesDone", n("integer", "")),
             ("rateBytesPerSecond", n("number", "the in-flight moves' current rates, summed")),
@@ -757,20 +757,24 @@ fn reassignments() -> Vec<(&'static str, Value)> {
             ),
             (
                 "etaSeconds",
-                n("number", "seconds left, from `etaBasis`'s rate; null when unknown or finished"),
+                n("number", "seconds left for the unfinished moves that are not stalled, from `etaBasis`'s rate; null when unknown, finished or every unfinished move is stalled"),
             ),
             (
                 "etaBasis",
                 one_of(
-                    &["average_rate", "current_rate", "unknown", "finished"],
-                    "the rate the ETA divides by: the average since the start once it has run 10 s and copied something, else the current rate",
+                    &["average_rate", "current_rate", "unknown", "stalled", "finished"],
+                    "the rate the ETA divides by: the average since the start once it has run 10 s and copied something, else the current rate; `stalled` when every unfinished move is stalled (no ETA)",
                 ),
+            ),
+            (
+                "etaLeavesOut",
+                n("object", "the stalled moves the ETA does not count: `stalledMoves` and their `bytesLeft`; null when none is stalled or the operation finished"),
             ),
             ("auditEventId", n("integer", "")),
         ]
     };
     let mut with_partitions = operation_fields();
-    with_partitions.push(("partitions", rows("every move: `topic`, `partition`, `state` (Pending, Active, Completed, Failed with `reason`, Cancelled), `sourceReplicas`, `targetReplicas`, `step`, `steps`, `submittedReplicas`, `submittedAt`, `submissions`, `bytesTotal`, `bytesDone`, `rateBytesPerSecond`, `etaSeconds`, `timedOut`, `cancelConfirmed`, `startedAt`, `finishedAt`")));
+    with_partitions.push(("partitions", rows("every move: `topic`, `partition`, `state` (Pending, Active, Stalled with `reason`, `stalledSince` and `stalledBrokers`, Completed, Failed with `reason`, Cancelled), `stalledSince` (since when a stalled move's cause holds; null otherwise), `stalledBrokers` (the brokers down a stalled move needs, `[]` when it stalls for want of progress; null otherwise), `sourceReplicas`, `targetReplicas`, `step`, `steps`, `submittedReplicas`, `submittedAt`, `submissions`, `bytesTotal`, `bytesDone`, `rateBytesPerSecond` (null while not measured), `etaSeconds` (null when stalled), `reason`, `timedOut`, `cancelConfirmed`, `startedAt`, `finishedAt`")));
     vec![
         (
             "ApplyResult",

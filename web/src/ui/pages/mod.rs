@@ -35,8 +35,8 @@ pub fn state_class(state: &str) -> &'static str {
         | "starting"
         | "backoff"
         | "warn" => "warn",
-        "critical" | "Failed" | "down" | "Dead" | "dead" | "expired" | "invalid" | "failed"
-        | "stopped" | "bad" => "bad",
+        "critical" | "Failed" | "Stalled" | "down" | "Dead" | "dead" | "expired" | "invalid"
+        | "failed" | "stopped" | "bad" => "bad",
         _ => "",
     }
 }

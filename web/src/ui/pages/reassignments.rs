@@ -21,6 +21,17 @@ use crate::url::enc;
 
 const STATES: [&str; 5] = ["Pending", "Active", "Completed", "Failed", "Cancelled"];
 
+/// A move's progress states: an operation's, and `Stalled` (in flight, but a broker it needs is
+/// down or its copied bytes stopped growing).
+const MOVE_STATES: [&str; 6] = [
+    "Pending",
+    "Active",
+    "Stalled",
+    "Completed",
+    "Failed",
+    "Cancelled",
+];
+
 #[derive(Template)]
 #[template(path = "reassignments.html")]
 struct ListPage {
@@ -221,6 +232,9 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
         );
         let part = format!("{}-{}", human::s(m, "topic"), human::text(&m["partition"]));
         let mut note = human::s(m, "reason");
+        if st == "Stalled" && note.is_empty() {
+            note = format!("stalled since {}", fmt::time(&human::s(m, "stalledSince")));
+        }
         if fmt::b(m, "timedOut") {
             note = format!("timed out; {note}");
         }
@@ -332,13 +346,39 @@ fn operation_rate(o: &Value) -> String {
     }
 }
 
-/// The ETA with the rate it divides by.
+/// The ETA with the rate it divides by, and the stalled moves it leaves out.
 fn eta(o: &Value) -> String {
     let eta = fmt::opt(fmt::f(o, "etaSeconds"), fmt::duration_s);
-    match human::s(o, "etaBasis").as_str() {
+    let said = match human::s(o, "etaBasis").as_str() {
         "average_rate" => format!("{eta} (at the average rate since the start)"),
         "current_rate" => format!("{eta} (at the current rate; steadier after 10 s)"),
+        "stalled" => format!("{eta} (every unfinished move is stalled)"),
         _ => eta,
+    };
+    match left_out(o) {
+        Some(out) => format!("{said}; {out}"),
+        None => said,
+    }
+}
+
+/// The stalled moves an operation's ETA leaves out, in words; None when none is.
+fn left_out(o: &Value) -> Option<String> {
+    let out = &o["etaLeavesOut"];
+    let n = out["stalledMoves"].as_u64().filter(|n| *n > 0)?;
+    let bytes = fmt::f(out, "bytesLeft").unwrap_or(0.0);
+    Some(format!(
+        "leaves out {n} stalled move{} ({} left)",
+        if n == 1 { "" } else { "s" },
+        fmt::bytes(bytes)
+    ))
+}
+
+/// The ETA column of the operations table: the figure, and the stalled moves it leaves out.
+fn eta_cell(o: &Value) -> String {
+    let eta = fmt::opt(fmt::f(o, "etaSeconds"), fmt::duration_s);
+    match left_out(o) {
+        Some(out) => format!("{eta}; {out}"),
+        None => eta,
     }
 }
 
@@ -376,7 +416,7 @@ pub async fn throttle(ctx: Ctx, headers: HeaderMap, body: Bytes) -> Response {
 
 fn moves_summary(o: &Value) -> String {
     let by = &o["moves"];
-    let parts: Vec<String> = STATES
+    let parts: Vec<String> = MOVE_STATES
         .iter()
         .filter_map(|s| {
             by[*s]
@@ -428,7 +468,7 @@ pub fn operations_table(ops: &Value, caption: &str) -> Table {
             Cell::t(moves_summary(o)),
             Cell::t(label.clone()).svg(svg::progress(done, total, &label)),
             Cell::n(live_rate(o)),
-            Cell::n(fmt::opt(fmt::f(o, "etaSeconds"), fmt::duration_s)),
+            Cell::n(eta_cell(o)),
             Cell::t(human::s(o, "userId")),
         ]);
     }
