@@ -77,6 +77,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0011_audit_intents",
         sql: include_str!("../migrations/0011_audit_intents.sql"),
     },
+    Migration {
+        version: 12,
+        name: "0012_realized",
+        sql: include_str!("../migrations/0012_realized.sql"),
+    },
 ];
 
 /// The schema version this code reads and writes: the newest migration.
