@@ -103,7 +103,7 @@ fn realized(counts: Option<LoadsReading>, rates: Option<LoadsReading>) -> Realiz
     }
 }
 
-fn load<'a>(c: &'a Comparison, load: Load) -> &'a LoadComparison {
+fn load(c: &Comparison, load: Load) -> &LoadComparison {
     &c.loads[ballast_balancer::load_index(load)]
 }
 
