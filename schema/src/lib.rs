@@ -27,6 +27,7 @@ mod observed_settings;
 mod operations;
 mod processes;
 mod proposals;
+mod realized;
 mod settings;
 mod slot;
 mod util;
@@ -70,6 +71,9 @@ pub use processes::{ProcessRecord, ProcessState};
 pub use proposals::{
     same_basis, BasisKeeps, DeletedProposal, Hold, NewProposal, ProposalPage, ProposalReading,
     ProposalRecord, SavedProposal, DETAIL_PAIRS,
+};
+pub use realized::{
+    LoadValues, LoadsReading, PredictedBroker, Prediction, Realized, RealizedDue, RealizedPart,
 };
 pub use settings::{SampleRequest, Setting, SAMPLE_REQUEST_KEY};
 pub use slot::{Lease, SlotHolder};

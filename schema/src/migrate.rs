@@ -87,6 +87,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0013_move_stalls",
         sql: include_str!("../migrations/0013_move_stalls.sql"),
     },
+    Migration {
+        version: 14,
+        name: "0014_realized",
+        sql: include_str!("../migrations/0014_realized.sql"),
+    },
 ];
 
 /// The schema version this code reads and writes: the newest migration.

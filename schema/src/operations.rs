@@ -428,6 +428,19 @@ impl Store {
         now_ms: i64,
         ttl_ms: i64,
     ) -> Result<Queued, StoreError> {
+        self.queue_operation_predicted(op, None, audit, now_ms, ttl_ms)
+    }
+
+    /// [`Store::queue_operation`], keeping `prediction` (the loads the operation's moves leave)
+    /// with the operation in the same transaction.
+    pub fn queue_operation_predicted(
+        &self,
+        op: &NewOperation,
+        prediction: Option<&crate::Prediction>,
+        audit: Option<&NewAuditEvent>,
+        now_ms: i64,
+        ttl_ms: i64,
+    ) -> Result<Queued, StoreError> {
         validate(op)?;
         let id = format!("op-{}", &random_hex_token()?[..16]);
         let holder = holder_of(&id);
@@ -483,6 +496,9 @@ impl Store {
                     i64_of(m.bytes_total),
                     m.phase,
                 ])?;
+            }
+            if let Some(p) = prediction {
+                crate::realized::insert_prediction_tx(tx, &id, p)?;
             }
             if let Some(e) = audit.filter(|e| agent_method(&e.method)) {
                 for m in &op.moves {

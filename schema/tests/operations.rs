@@ -251,3 +251,83 @@ fn an_operation_an_agent_started_is_audited_once_per_partition_besides_the_opera
         .unwrap();
     assert_eq!(rest.list_audit(&AuditQuery::default()).unwrap().total, 1);
 }
+
+#[test]
+fn a_prediction_is_kept_with_its_operation_and_each_realized_part_is_written_once_after_completion()
+{
+    use ballast_schema::{LoadsReading, PredictedBroker, Prediction, RealizedPart};
+    let (_dir, store) = fresh_store();
+    let prediction = Prediction {
+        reading_at_ms: T0 - 1_000,
+        partitions: 2,
+        partitions_without_rates: 0,
+        brokers: vec![PredictedBroker {
+            broker_id: 4,
+            takes_load: true,
+            before: [0.0; 7],
+            after: [2.0, 0.0, 2000.0, 0.0, 0.0, 0.0, 0.0],
+        }],
+    };
+    let Queued::Started { id, lease, .. } = store
+        .queue_operation_predicted(&op(2), Some(&prediction), Some(&audit()), T0, 30_000)
+        .unwrap()
+    else {
+        panic!("the slot is free");
+    };
+    let kept = store.operation_realized(&id).unwrap().expect("kept");
+    assert_eq!(kept.prediction, prediction);
+    assert!(
+        store.realized_due().unwrap().is_empty(),
+        "not completed yet"
+    );
+    assert_eq!(store.last_realized().unwrap(), None);
+    store
+        .finish_operation(
+            Some(&lease),
+            &id,
+            OperationState::Completed,
+            None,
+            None,
+            T0 + 5_000,
+        )
+        .unwrap();
+    let due = store.realized_due().unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(due[0].finished_at_ms, T0 + 5_000);
+    assert!(due[0].counts_missing && due[0].rates_missing);
+    let reading = |at: i64, leaders: f64| LoadsReading {
+        reading_at_ms: at,
+        partitions: 2,
+        partitions_without_rates: 0,
+        brokers: vec![(4, [leaders, 0.0, 2000.0, 0.0, 0.0, 0.0, 0.0])],
+    };
+    assert!(store
+        .record_realized(&id, RealizedPart::Counts, &reading(T0 + 6_000, 2.0))
+        .unwrap());
+    assert!(
+        !store
+            .record_realized(&id, RealizedPart::Counts, &reading(T0 + 7_000, 1.0))
+            .unwrap(),
+        "written once"
+    );
+    let due = store.realized_due().unwrap();
+    assert!(!due[0].counts_missing && due[0].rates_missing);
+    assert!(store
+        .record_realized(&id, RealizedPart::Rates, &reading(T0 + 65_000, 2.0))
+        .unwrap());
+    assert!(store.realized_due().unwrap().is_empty());
+    let (last, realized) = store
+        .last_realized()
+        .unwrap()
+        .expect("the last completed plan");
+    assert_eq!(last.id, id);
+    assert_eq!(realized.counts.map(|c| c.reading_at_ms), Some(T0 + 6_000));
+    // An operation queued without a prediction has none.
+    let Queued::Started { id: plain, .. } = store
+        .queue_operation(&op(1), Some(&audit()), T0 + 70_000, 30_000)
+        .unwrap()
+    else {
+        panic!("the slot is free");
+    };
+    assert_eq!(store.operation_realized(&plain).unwrap(), None);
+}

@@ -17,6 +17,7 @@ mod observed;
 mod oidc;
 mod plan;
 mod real_provider;
+mod realized;
 mod rolling;
 mod supervisor;
 mod support;

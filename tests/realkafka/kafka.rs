@@ -734,6 +734,35 @@ impl Kafka {
         self.truth(&["produce", topic, &partitions.to_string(), &mb.to_string()]);
     }
 
+    /// Starts writing `per_second` records of `record` bytes a second into each of the first
+    /// `partitions` partitions of `topic` for `seconds` (`kafka_tool.py produce-rate`): a
+    /// producer at a fixed rate, in the background. Kill the child when done.
+    pub fn produce_at_rate(
+        &self,
+        topic: &str,
+        partitions: usize,
+        per_second: f64,
+        record: usize,
+        seconds: u64,
+    ) -> std::process::Child {
+        Command::new("python3")
+            .arg(repo_root().join("tests/realkafka/kafka_tool.py"))
+            .arg(&self.bootstrap)
+            .args([
+                "produce-rate",
+                topic,
+                &partitions.to_string(),
+                &per_second.to_string(),
+                &record.to_string(),
+                &seconds.to_string(),
+            ])
+            .env_remove("LD_LIBRARY_PATH")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("python3 kafka_tool.py produce-rate")
+    }
+
     /// The throttle configs Kafka holds on `topic` (dynamic ones only).
     pub fn topic_configs(&self, topic: &str) -> BTreeMap<String, String> {
         string_map(&self.truth(&["topic-configs", topic]))

@@ -22,6 +22,7 @@ Each command prints one JSON document on stdout; a failure prints the error on s
 import json
 import os
 import sys
+import time
 
 from confluent_kafka import Consumer, Producer, TopicCollection, TopicPartition
 from confluent_kafka.admin import (
@@ -118,6 +119,34 @@ def produce(bootstrap, topic, partitions, mb):
     return {"produced": per_partition * int(partitions)}
 
 
+def produce_rate(bootstrap, topic, partitions, per_second, record, seconds):
+    """Writes `per_second` records of `record` bytes a second into each of the first
+    `partitions` partitions of `topic`, in turn, for `seconds`: a fixed rate, even over them."""
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all",
+         "compression.type": "none"}
+    )
+    partitions, per_second = int(partitions), float(per_second)
+    record, seconds = int(record), float(seconds)
+    start = time.monotonic()
+    sent = 0
+    while time.monotonic() - start < seconds:
+        due = int((time.monotonic() - start) * per_second)
+        while sent < due:
+            for p in range(partitions):
+                while True:
+                    try:
+                        producer.produce(topic, os.urandom(record), partition=p)
+                        break
+                    except BufferError:
+                        producer.poll(0.05)
+            sent += 1
+        producer.poll(0)
+        time.sleep(0.01)
+    producer.flush(TIMEOUT)
+    return {"produced": sent * partitions}
+
+
 def acls(bootstrap):
     flt = AclBindingFilter(
         ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
@@ -202,6 +231,7 @@ def main(argv):
         "topic-configs": lambda b, name: dynamic_configs(b, ResourceType.TOPIC, name),
         "broker-configs": lambda b, bid: dynamic_configs(b, ResourceType.BROKER, bid),
         "produce": produce,
+        "produce-rate": produce_rate,
         "acls": acls,
         "group-offsets": group_offsets,
         "commit": commit,

@@ -30,6 +30,7 @@ macro_rules! paths {
 const FULL: &[SuitePath] = paths![
     read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller,
     proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_executor_and_leaves_no_throttle,
+    a_completed_plans_realized_loads_match_its_prediction_while_a_producer_writes_at_a_fixed_rate,
     cancel_puts_the_replicas_back_in_their_order_and_removes_the_throttles,
     a_restarted_executor_keeps_the_throttles_of_an_operators_reassignment_in_progress,
     preferred_leader_election_moves_leadership_to_the_first_replica,

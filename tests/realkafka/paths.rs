@@ -1505,3 +1505,124 @@ pub fn a_move_whose_destination_broker_is_stopped_reads_stalled_naming_it_and_co
     ));
     delete_topics(kafka, &[&t]);
 }
+
+/// Predicted vs realized on real Kafka: a proposal applied while a producer writes at a fixed
+/// rate; once it completed, the realized loads ballast read afterwards are within 2 points of
+/// the prediction for disk and 5 for the rates (the farthest broker's distance from fair share
+/// and every broker's), and leader and follower counts exactly as predicted. Prints the
+/// predicted-vs-realized line of every load.
+pub fn a_completed_plans_realized_loads_match_its_prediction_while_a_producer_writes_at_a_fixed_rate(
+    kafka: &Kafka,
+) {
+    // Brokers 1 and 2 hold every replica of a topic; broker 3 none of it. Every partition gets
+    // the same data and then the same fixed rate, so the loads move only with the placement.
+    let t = topic(kafka, "realized");
+    let assignment: Vec<&[i32]> = vec![&[1, 2], &[2, 1], &[1, 2], &[2, 1], &[1, 2], &[2, 1]];
+    kafka.create_topic(&t, &assignment, &[]);
+    kafka.produce(&t, 6, 1.0);
+    // 40 records of 1 kB a second into each partition, for longer than the path runs.
+    let mut producer = KillChild(kafka.produce_at_rate(&t, 6, 40.0, 1000, 300));
+    let started = Instant::now();
+    let window = Duration::from_secs(30);
+    let ballast = Ballast::start(
+        kafka,
+        &[
+            ("BALLAST_RATE_WINDOW", "30s"),
+            ("BALLAST_THROTTLE_RATE_MB", "50"),
+        ],
+    );
+    // Applied once the rate window holds the producer's rate and the proposal may be applied.
+    wait_for(Duration::from_secs(120), "an applicable proposal", || {
+        let (_, p) = ballast.get("/api/v1/proposals/current");
+        (p["data"]["decision"]["applicationAllowed"] == true
+            && started.elapsed() > window + Duration::from_secs(4))
+        .then_some(())
+    });
+    let id = ballast.ok(ballast.post("/api/v1/proposals/current/apply", &Value::Null))
+        ["operationId"]
+        .as_str()
+        .expect("operationId")
+        .to_string();
+    let record = ballast.wait_operation(&id, Duration::from_secs(120));
+    assert_eq!(record["state"], "Completed", "{record}");
+    let done = wait_for(Duration::from_secs(60), "every realized load read", || {
+        let (_, r) = ballast.get(&format!("/api/v1/reassignments/{id}"));
+        (r["data"]["realized"]["status"] == "measured").then(|| r["data"].clone())
+    });
+    let _ = producer.0.kill();
+    let r = &done["realized"];
+    say(&format!(
+        "real Kafka {}:   predicted vs realized of {id} ({} moves; predicted from {}, counts and disk read {}, rates {})",
+        kafka.version,
+        done["totalMoves"],
+        r["predictedFrom"].as_str().unwrap_or("?"),
+        r["countsObservedAt"].as_str().unwrap_or("?"),
+        r["ratesObservedAt"].as_str().unwrap_or("?"),
+    ));
+    let pct = |v: &Value| {
+        v.as_f64()
+            .map_or("null".to_string(), |v| format!("{v:.2}%"))
+    };
+    for name in LOADS {
+        let l = &r["loads"][name];
+        say(&format!(
+            "real Kafka {}:     {name:<17} before {:>8}  predicted {:>8}  realized {:>8}  error {} pts ({})",
+            kafka.version,
+            pct(&l["before"]),
+            pct(&l["predicted"]),
+            pct(&l["observed"]),
+            l["errorPercent"].as_f64().map_or("null".to_string(), |e| format!("{e:.2}")),
+            l["status"].as_str().unwrap_or("?"),
+        ));
+    }
+    for (load, limit) in [
+        ("leaderCount", 0.0),
+        ("followerCount", 0.0),
+        ("diskBytes", 2.0),
+        ("producerMsgRate", 5.0),
+        ("producerByteRate", 5.0),
+        ("consumerMsgRate", 5.0),
+        ("consumerByteRate", 5.0),
+    ] {
+        let l = &r["loads"][load];
+        assert_eq!(l["status"], "measured", "{load}: {r}");
+        let error = l["errorPercent"].as_f64().expect("errorPercent");
+        assert!(
+            error <= limit,
+            "{load}: realized {} vs predicted {}, error {error} pts > {limit}: {r}",
+            l["observed"],
+            l["predicted"]
+        );
+    }
+    // The metric of the last completed plan is this one's.
+    let metrics = reqwest::blocking::get(ballast.service.url("/metrics"))
+        .and_then(|m| m.text())
+        .expect("metrics");
+    assert!(
+        metrics.contains("ballast_plan_realized_error_percent{load=\"diskBytes\"}"),
+        "{metrics}"
+    );
+    drop(producer);
+    delete_topics(kafka, &[&t]);
+}
+
+/// The seven loads in the contract's order.
+const LOADS: [&str; 7] = [
+    "leaderCount",
+    "followerCount",
+    "diskBytes",
+    "producerMsgRate",
+    "producerByteRate",
+    "consumerMsgRate",
+    "consumerByteRate",
+];
+
+/// Kills the child (a background producer) when the path ends, passed or not.
+struct KillChild(std::process::Child);
+
+impl Drop for KillChild {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

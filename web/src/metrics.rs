@@ -364,6 +364,27 @@ async fn reassignment_metrics(state: &AppState, registry: &Registry) -> Result<(
             .with_label_values(&[b.to_string().as_str()])
             .set(c as f64);
     }
+    realized_metrics(state, registry).await
+}
+
+/// `ballast_plan_realized_error_percent{load}`: of the operation that completed last with a
+/// prediction, per load, the largest difference over brokers between a broker's observed and
+/// predicted distance from fair share, in percentage points (`realized.loads.<load>.errorPercent`
+/// of `GET /api/v1/reassignments/{id}`). A load not measured yet, or unknown, has no series.
+async fn realized_metrics(state: &AppState, registry: &Registry) -> Result<(), ApiError> {
+    let Some((op, realized)) = state.db(|s| s.last_realized()).await? else {
+        return Ok(());
+    };
+    let error = gauge_vec(
+        registry,
+        "ballast_plan_realized_error_percent",
+        "of the last completed plan, per load, the largest difference over brokers between the observed and the predicted distance from fair share, in percentage points",
+        &["load"],
+    )?;
+    let window = ballast_runtime::millis(state.config.timing.rate_window);
+    for (load, e) in ballast_runtime::realized::measured_errors(&op, &realized, window) {
+        error.with_label_values(&[load.name()]).set(e);
+    }
     Ok(())
 }
 

@@ -1038,3 +1038,79 @@ async fn loads_still_being_measured_read_measuring_never_no_traffic_on_the_overv
         .await
         .has("measuring (1 of 2 readings)");
 }
+
+#[tokio::test]
+async fn the_operation_page_shows_before_predicted_and_realized_per_load_and_per_broker() {
+    let b = bed(true).await;
+    let (to, _) = b
+        .post(
+            &format!("/ui/proposals/{}/apply", b.proposal),
+            &[("from", "current")],
+            &[],
+        )
+        .await
+        .redirect();
+    let op = to.trim_start_matches("/ui/reassignments/").to_string();
+    // The prediction is kept with the operation when it is queued.
+    let kept = b
+        .store
+        .operation_realized(&op)
+        .unwrap()
+        .expect("a prediction");
+    assert_eq!(kept.prediction.brokers.len(), 4);
+    assert!(kept.counts.is_none() && kept.rates.is_none());
+    let page = b.page(&to).await;
+    page.has("Predicted vs realized: pending")
+        .has("the operation has not completed");
+    // Completed before the latest reading: the observer's pass keeps that reading's counts and
+    // disk; the rates wait for a full rate window after completion.
+    let reading_at = b
+        .store
+        .observed_view_for_planning()
+        .unwrap()
+        .expect("a view")
+        .cluster
+        .facts
+        .sampled_at_ms;
+    b.store
+        .finish_operation(
+            None,
+            &op,
+            ballast_schema::OperationState::Completed,
+            None,
+            None,
+            reading_at - 1,
+        )
+        .unwrap();
+    assert_eq!(
+        ballast_observer::realized::pass(&b.store, 300_000).unwrap(),
+        1
+    );
+    let page = b.page(&to).await;
+    page.has("Predicted vs realized: pending")
+        .has("rates are read once a full rate window (BALLAST_RATE_WINDOW) has passed since completion")
+        .has("Leaders")
+        .has("measured")
+        .has(" pts")
+        .has("Predicted vs realized per broker");
+    let api = b
+        .get_with(&format!("/api/v1/reassignments/{op}"), None)
+        .await;
+    let v: serde_json::Value = serde_json::from_str(&api.body).expect("json");
+    let r = &v["data"]["realized"];
+    assert_eq!(r["loads"]["leaderCount"]["status"], "measured", "{r}");
+    // The moves were never run here (no executor): the reading shows the placement as it was,
+    // and the error says so (the simulator end-to-end test runs them and finds 0).
+    assert!(
+        r["loads"]["leaderCount"]["errorPercent"]
+            .as_f64()
+            .is_some_and(|e| e > 0.0),
+        "{r}"
+    );
+    assert!(r["loads"]["followerCount"]["errorPercent"].is_f64(), "{r}");
+    assert_eq!(r["loads"]["producerMsgRate"]["status"], "pending", "{r}");
+    assert_eq!(
+        r["loads"]["producerMsgRate"]["observed"],
+        serde_json::Value::Null
+    );
+}

@@ -352,7 +352,14 @@ pub fn pass(
         };
         let (op, audit) = operation(d.kind, moves, "healing", &facts, now_ms);
         let ttl = millis(config.timing.slot_lease_ttl);
-        match store.queue_operation(&op, Some(&audit), now_ms, ttl)? {
+        let prediction = ballast_runtime::realized::predict_from_store(store, &op.moves)?;
+        match store.queue_operation_predicted(
+            &op,
+            prediction.as_ref(),
+            Some(&audit),
+            now_ms,
+            ttl,
+        )? {
             Queued::Started { id, .. } => {
                 tracing::info!(operation = %id, healing_loop = d.kind.name(), moves = moves.len(), "self-healing queued an operation");
                 queued = Some((d.kind, id));

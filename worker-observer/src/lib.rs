@@ -11,13 +11,14 @@
 pub mod derive;
 pub mod pacing;
 pub mod proposals;
+pub mod realized;
 pub mod sample;
 pub mod settings_pass;
 
 use std::sync::Arc;
 
 use ballast_kafka::Client;
-use ballast_runtime::{client_config, error_chain, WorkerContext, WorkerError};
+use ballast_runtime::{client_config, error_chain, millis, WorkerContext, WorkerError};
 use ballast_schema::{Observation, Store, StoreError};
 use serde_json::json;
 use tokio::sync::Mutex;
@@ -367,6 +368,14 @@ async fn observe(
                     warn!(error = %error, "proposal not evaluated");
                     detail["proposalError"] = json!(error);
                 }
+            }
+            // Predicted vs realized of completed operations, from the reading just written.
+            let window = millis(ctx.config.timing.rate_window);
+            if let Err(e) = ctx
+                .blocking(move |store| realized::pass(store, window))
+                .await
+            {
+                warn!(error = %error_chain(&e), "realized loads not read");
             }
             (observation, detail)
         }

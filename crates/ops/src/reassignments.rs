@@ -165,8 +165,13 @@ pub async fn queue_audited(
 ) -> Result<(String, Option<i64>), OpError> {
     let now = state.clock.now_ms();
     let ttl = millis(state.config.timing.slot_lease_ttl);
+    // The loads the moves leave, predicted from the latest reading and kept with the operation
+    // (predicted vs realized: `ballast_runtime::realized`).
     let queued = state
-        .db(move |s| s.queue_operation(&op, Some(&audit), now, ttl))
+        .db(move |s| {
+            let prediction = ballast_runtime::realized::predict_from_store(s, &op.moves)?;
+            s.queue_operation_predicted(&op, prediction.as_ref(), Some(&audit), now, ttl)
+        })
         .await?;
     match queued {
         Queued::Started {
@@ -1485,19 +1490,23 @@ pub async fn get_reassignment_by_id(state: &Ops, id: String) -> Result<Value, Op
             Ok(match s.operation(&wanted)? {
                 Some(o) => {
                     let m = s.moves(&o.id)?;
-                    Some((o, m))
+                    let r = s.operation_realized(&o.id)?;
+                    Some((o, m, r))
                 }
                 None => None,
             })
         })
         .await?;
-    let Some((o, m)) = found else {
+    let Some((o, m, r)) = found else {
         return Err(OpError::not_found(
             "reassignment not found",
             format!("no reassignment {id}"),
         ));
     };
-    Ok(op_json(&o, &m, true, state.clock.now_ms()))
+    let mut v = op_json(&o, &m, true, state.clock.now_ms());
+    v["realized"] =
+        ballast_runtime::realized::render(&o, r.as_ref(), millis(state.config.timing.rate_window));
+    Ok(v)
 }
 
 /// The operation `cancel_reassignment`: asks the executor to cancel operation `id`; audited

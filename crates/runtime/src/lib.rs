@@ -8,6 +8,7 @@
 mod clock;
 mod kafka;
 mod logging;
+pub mod realized;
 pub mod topology;
 mod worker;
 

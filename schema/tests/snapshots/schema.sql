@@ -372,6 +372,14 @@ CREATE TABLE observations (
     detail         TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(detail))
 );
 
+-- table operation_realized on operation_realized
+CREATE TABLE operation_realized (
+    operation_id TEXT PRIMARY KEY NOT NULL REFERENCES operations (id) ON DELETE CASCADE,
+    predicted    TEXT NOT NULL CHECK (json_valid(predicted)),
+    counts       TEXT CHECK (counts IS NULL OR json_valid(counts)),
+    rates        TEXT CHECK (rates IS NULL OR json_valid(rates))
+);
+
 -- table operations on operations
 CREATE TABLE operations (
     id               TEXT PRIMARY KEY NOT NULL CHECK (length(id) > 0),

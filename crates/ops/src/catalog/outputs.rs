@@ -699,6 +699,66 @@ fn partition_change_fields() -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// `realized` of one reassignment: predicted vs realized loads (docs/api/reassignments.md).
+fn realized() -> Vec<(&'static str, Value)> {
+    let by_load = |what: &str| {
+        let loads: Vec<(&str, Value)> = ballast_model::Load::ALL
+            .into_iter()
+            .map(|l| (l.name(), n("number", what)))
+            .collect();
+        obj(what, loads)
+    };
+    let load = obj(
+        "One load: the farthest broker's distance from fair share, in percent (absolute), before, as predicted and as observed",
+        vec![
+            ("status", one_of(&["pending", "measured", "unknown", "unavailable"], "`pending` until its reading (counts and disk: the first after completion; rates: the first a full BALLAST_RATE_WINDOW after completion), `unknown` when a rate was not measured (`reason` says how many partitions had none)")),
+            ("reason", n("string", "why it is not measured (with until when), null when measured")),
+            ("before", n("number", "at the reading the prediction was made from, before the moves")),
+            ("predicted", n("number", "the operation's moves applied to that reading")),
+            ("observed", n("number", "at the reading after completion")),
+            ("errorPercent", n("number", "the largest difference over brokers between a broker's observed and predicted distance from fair share, in percentage points")),
+        ],
+    );
+    let loads: Vec<(&str, Value)> = ballast_model::Load::ALL
+        .into_iter()
+        .map(|l| (l.name(), r("RealizedLoad")))
+        .collect();
+    vec![
+        ("RealizedLoad", load),
+        (
+            "RealizedBroker",
+            obj(
+                "One broker's loads in the load's unit: before, predicted and observed (null while not measured or unknown), and its distance from fair share predicted and observed",
+                vec![
+                    ("brokerId", t("integer", "")),
+                    ("takesLoad", t("boolean", "alive and not in maintenance when predicted: fair shares are counted over these")),
+                    ("before", by_load("per load, at the reading the prediction was made from")),
+                    ("predicted", by_load("per load, with the moves applied")),
+                    ("observed", by_load("per load, at the reading after completion")),
+                    ("predictedDistance", by_load("per load, percent from fair share as predicted")),
+                    ("observedDistance", by_load("per load, percent from fair share as observed")),
+                ],
+            ),
+        ),
+        (
+            "Realized",
+            obj(
+                "Predicted vs realized: the loads the operation's moves were predicted to leave (its moves applied to the latest reading when it was queued) against the readings after it completed",
+                vec![
+                    ("status", one_of(&["pending", "measured", "unavailable"], "`pending` until the operation completed and its readings were taken, `measured` when every load was read, `unavailable` when it failed or was cancelled or has no prediction")),
+                    ("reason", n("string", "why not measured yet (with until when) or unavailable")),
+                    ("predictedFrom", n("string", "when the reading the prediction was made from was taken")),
+                    ("countsObservedAt", n("string", "the reading after completion that gave counts and disk")),
+                    ("ratesObservedAt", n("string", "the reading that gave the rates")),
+                    ("ratesDueAt", n("string", "completion + BALLAST_RATE_WINDOW: rates are read at the first reading from then")),
+                    ("loads", json!({"type": ["object", "null"], "description": "per load (contract names)", "properties": Value::Object(loads.into_iter().map(|(k, v)| (k.to_string(), v)).collect())})),
+                    ("brokers", arr(r("RealizedBroker"), "every broker of the prediction, by id")),
+                ],
+            ),
+        ),
+    ]
+}
+
 fn reassignments() -> Vec<(&'static str, Value)> {
     let mut single = partition_change_fields();
     single.extend([
@@ -775,7 +835,9 @@ fn reassignments() -> Vec<(&'static str, Value)> {
     };
     let mut with_partitions = operation_fields();
     with_partitions.push(("partitions", rows("every move: `topic`, `partition`, `state` (Pending, Active, Stalled with `reason`, `stalledSince` and `stalledBrokers`, Completed, Failed with `reason`, Cancelled), `stalledSince` (since when a stalled move's cause holds; null otherwise), `stalledBrokers` (the brokers down a stalled move needs, `[]` when it stalls for want of progress; null otherwise), `sourceReplicas`, `targetReplicas`, `step`, `steps`, `submittedReplicas`, `submittedAt`, `submissions`, `bytesTotal`, `bytesDone`, `rateBytesPerSecond` (null while not measured), `etaSeconds` (null when stalled), `reason`, `timedOut`, `cancelConfirmed`, `startedAt`, `finishedAt`")));
-    vec![
+    with_partitions.push(("realized", r("Realized")));
+    let mut out = realized();
+    out.extend(vec![
         (
             "ApplyResult",
             obj(
@@ -923,7 +985,8 @@ fn reassignments() -> Vec<(&'static str, Value)> {
                 ],
             ),
         ),
-    ]
+    ]);
+    out
 }
 
 fn simulation() -> Vec<(&'static str, Value)> {

@@ -55,6 +55,8 @@ struct OnePage {
     progress: String,
     cancellable: bool,
     partitions: Table,
+    realized: Table,
+    realized_brokers: Table,
 }
 
 /// `GET /ui/reassignments?state=`.
@@ -287,8 +289,89 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
             progress,
             cancellable,
             partitions,
+            realized: realized_table(&o["realized"]),
+            realized_brokers: realized_brokers_table(&o["realized"]),
         },
     )
+}
+
+/// Predicted vs realized per load: the farthest broker's distance from fair share before, as
+/// predicted and as realized, the error and why a load is not measured.
+fn realized_table(r: &Value) -> Table {
+    let status = human::s(r, "status");
+    let mut caption = format!("Predicted vs realized: {status}");
+    let reason = human::s(r, "reason");
+    if !reason.is_empty() {
+        caption = format!("{caption} ({reason})");
+    }
+    let mut t = Table::new(
+        caption,
+        &[
+            "Load",
+            "Before",
+            "Predicted",
+            "Realized",
+            "Error",
+            "Status",
+            "Note",
+        ],
+    )
+    .empty("No prediction was kept with this operation.");
+    let pct = |v: &Value| fmt::opt(v.as_f64(), fmt::pct_plain);
+    for (name, _, _) in fmt::LOADS {
+        let l = &r["loads"][name];
+        if !l.is_object() {
+            continue;
+        }
+        let st = human::s(l, "status");
+        t.row(vec![
+            Cell::t(fmt::load_label(name)),
+            Cell::n(pct(&l["before"])),
+            Cell::n(pct(&l["predicted"])),
+            Cell::n(pct(&l["observed"])),
+            Cell::n(fmt::opt(l["errorPercent"].as_f64(), |e| {
+                format!("{e:.1} pts")
+            })),
+            Cell::t(st.clone()).class(match st.as_str() {
+                "measured" => "ok",
+                "unknown" | "unavailable" => "warn",
+                _ => "",
+            }),
+            Cell::t(human::s(l, "reason")).class("wrap"),
+        ]);
+    }
+    t
+}
+
+/// Predicted vs realized per broker and load, in the load's unit, each with its distance from
+/// fair share.
+fn realized_brokers_table(r: &Value) -> Table {
+    let mut t = Table::new(
+        "Predicted vs realized per broker (distance from fair share below each value)",
+        &["Broker", "Load", "Before", "Predicted", "Realized"],
+    )
+    .empty("No prediction was kept with this operation.");
+    for b in fmt::arr(r, "brokers") {
+        for (name, _, _) in fmt::LOADS {
+            let value = |side: &str| fmt::load_value(name, b[side][name].as_f64());
+            let dist = |side: &str| b[side][name].as_f64().map(fmt::pct);
+            let cell = |side: &str, d: Option<String>| {
+                let c = Cell::n(value(side));
+                match d {
+                    Some(d) => c.sub(d),
+                    None => c,
+                }
+            };
+            t.row(vec![
+                Cell::t(human::text(&b["brokerId"])),
+                Cell::t(fmt::load_label(name)),
+                Cell::n(value("before")),
+                cell("predicted", dist("predictedDistance")),
+                cell("observed", dist("observedDistance")),
+            ]);
+        }
+    }
+    t
 }
 
 /// `POST /ui/reassignments/{id}/cancel`.
