@@ -659,17 +659,35 @@ pub fn kip848_consumer_group_is_listed_described_reset_and_deleted_as_kafka_show
     let t = topic(kafka, "kip848");
     let group = format!("rk-kip848-{}", kafka.version.replace('.', "-"));
     kafka.create_topic(&t, &[&[1, 2], &[2, 3]], &[]);
-    kafka.produce(&t, 2, 0.2);
+    // 20 records of 100 kB per partition.
+    kafka.produce(&t, 2, 2.0);
     let marks = kafka.truth(&["watermarks", &t, "2"]);
     let high = |p: i32| marks[format!("{t}:{p}")]["high"].as_i64().expect("high");
     let stop = kafka.dir.join(format!("{group}.stop"));
     let _ = std::fs::remove_file(&stop);
     let stop_arg = stop.to_string_lossy().into_owned();
-    let mut consumer = kafka.py_spawn(&["consume-848", &group, &t, "30", &stop_arg]);
+    /// The consumer leaves (and its process ends) however the path ends.
+    struct Leaves(std::path::PathBuf, std::process::Child);
+    impl Drop for Leaves {
+        fn drop(&mut self) {
+            let _ = std::fs::write(&self.0, "");
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.1.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = self.1.kill();
+            let _ = self.1.wait();
+        }
+    }
+    let mut child = kafka.py_spawn(&["consume-848", &group, &t, "30", &stop_arg]);
     let mut first = String::new();
-    if let Some(out) = consumer.stdout.take() {
+    if let Some(out) = child.stdout.take() {
         let _ = std::io::BufReader::new(out).read_line(&mut first);
     }
+    let consumer = Leaves(stop.clone(), child);
     assert!(
         first.contains("\"read\": 30"),
         "the KIP-848 consumer read: {first:?}"
@@ -805,8 +823,7 @@ pub fn kip848_consumer_group_is_listed_described_reset_and_deleted_as_kafka_show
     assert_eq!(status, 409, "{body}");
 
     // The consumer leaves: the group is Empty and keeps its offsets.
-    std::fs::write(&stop, "").expect("stop file");
-    let _ = consumer.wait();
+    drop(consumer);
     wait_for(
         Duration::from_secs(60),
         "Kafka shows the group empty",

@@ -918,3 +918,44 @@ async fn a_share_group_is_described_with_its_backlog_from_its_start_offsets() {
     let (status, body) = h.delete("/api/v1/consumer-groups/workers").await;
     assert_eq!(assert_ok(status, &body)["deleted"], true);
 }
+
+/// A streams group (KIP-1071), which no describe API ballast speaks describes: listed as what it
+/// is with its listed state and members unknown (null, not 0); its detail, lag, reset and delete
+/// answer that it cannot be described and why (502), never the 404 of a group that does not
+/// exist; nothing is changed or recorded.
+#[tokio::test]
+async fn a_streams_group_is_listed_as_one_and_never_answered_as_unknown() {
+    use ballast_simcluster::state::GroupKind;
+    let h = Harness::start().await;
+    h.add_consumed_topic("clicks");
+    h.sim
+        .add_group("app-streams", GroupKind::Streams, "clicks", 1)
+        .expect("a streams group");
+    let (status, body) = h.get("/api/v1/consumer-groups?search=app-streams").await;
+    let row = assert_ok(status, &body)["groups"][0].clone();
+    assert_eq!(row["groupType"], "streams", "{row}");
+    assert_eq!(row["state"], "Stable", "{row}");
+    assert_eq!(row["members"], Value::Null, "{row}");
+    assert!(
+        row["error"].as_str().unwrap_or_default().contains("streams group"),
+        "{row}"
+    );
+    for (status, body) in [
+        h.get("/api/v1/consumer-groups/app-streams").await,
+        h.get("/api/v1/consumer-groups/app-streams/lag").await,
+        h.post(
+            "/api/v1/consumer-groups/app-streams/reset-offsets",
+            json!({"strategy": "earliest", "dryRun": true}),
+        )
+        .await,
+        h.delete("/api/v1/consumer-groups/app-streams").await,
+    ] {
+        let details = assert_error(status, &body, 502);
+        assert_eq!(body["error"], "group cannot be described", "{body}");
+        assert!(
+            details.contains("app-streams is a streams group and cannot be described"),
+            "{details}"
+        );
+    }
+    assert!(h.audit().is_empty());
+}

@@ -267,7 +267,7 @@ async fn add_topic(State(s): Sim, b: Result<Json<NewTopic>, JsonRejection>) -> R
 #[serde(deny_unknown_fields)]
 struct NewGroup {
     id: String,
-    /// `classic`, `consumer` (KIP-848) or `share` (KIP-932).
+    /// `classic`, `consumer` (KIP-848), `share` (KIP-932) or `streams` (KIP-1071).
     #[serde(rename = "type")]
     kind: String,
     topic: String,
@@ -287,7 +287,7 @@ async fn add_group(State(s): Sim, b: Result<Json<NewGroup>, JsonRejection>) -> R
     let Some(kind) = crate::state::GroupKind::parse(&spec.kind) else {
         return error(
             StatusCode::BAD_REQUEST,
-            format!("type: classic, consumer or share, not {:?}", spec.kind),
+            format!("type: classic, consumer, share or streams, not {:?}", spec.kind),
         );
     };
     let mut c = s.lock();

@@ -131,6 +131,12 @@ impl Client {
                 |d| d.error.as_ref().map(|e| e.code),
             )
             .await?;
+        // Each group's place in `out` (a read of every group names thousands).
+        let index: std::collections::HashMap<String, usize> = out
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.group_id.clone(), i))
+            .collect();
         // What each further API found missing, by group: "ConsumerGroupDescribe on broker 1".
         let mut unsupported: BTreeMap<String, Vec<(&'static str, String)>> = BTreeMap::new();
         for api in [GroupApi::Consumer, GroupApi::Share] {
@@ -167,7 +173,7 @@ impl Client {
                     }
                     _ => {}
                 }
-                if let Some(slot) = out.iter_mut().find(|o| o.group_id == d.group_id) {
+                if let Some(slot) = index.get(&d.group_id).and_then(|i| out.get_mut(*i)) {
                     *slot = d;
                 }
             }
@@ -206,7 +212,7 @@ impl Client {
                     }
                 )
             });
-            if let Some(slot) = out.iter_mut().find(|o| o.group_id == group) {
+            if let Some(slot) = index.get(&group).and_then(|i| out.get_mut(*i)) {
                 *slot = GroupDescription {
                     group_id: group.clone(),
                     state: l.state.clone().unwrap_or_default(),

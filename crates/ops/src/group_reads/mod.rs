@@ -494,7 +494,7 @@ fn row_of(
             .and_then(|l| l.group_type.clone())
             .or_else(|| d.group_type.clone()),
         coordinator: d.coordinator.or(listing.map(|l| l.coordinator)),
-        members: d.members.len(),
+        members: d.error.is_none().then_some(d.members.len()),
         topics,
         total_lag,
         error: d.error.as_ref().map(|e| e.to_string()).or(lag_error),
@@ -744,7 +744,7 @@ fn summary_of(read: &GroupsRead, top: usize) -> Summary {
     let summary_total_lag = rows.iter().filter_map(|r| r.total_lag).sum();
     let groups_with_lag = rows.iter().filter(|r| r.total_lag.unwrap_or(0) > 0).count();
     let groups_without_lag = rows.iter().filter(|r| r.total_lag.is_none()).count();
-    let total_members = rows.iter().map(|r| r.members).sum();
+    let total_members = rows.iter().filter_map(|r| r.members).sum();
     let mut ranked: Vec<&GroupRow> = rows.iter().collect();
     ranked.sort_by(|a, b| {
         b.total_lag

@@ -44,6 +44,9 @@ pub enum GroupKind {
     Consumer,
     /// KIP-932: ShareGroupDescribe describes it; it commits no offsets.
     Share,
+    /// KIP-1071 (Kafka 4.1 early access): listed; described by StreamsGroupDescribe, which the
+    /// simulator does not offer (nor does ballast's client speak it).
+    Streams,
 }
 
 impl GroupKind {
@@ -52,6 +55,7 @@ impl GroupKind {
             GroupKind::Classic => "classic",
             GroupKind::Consumer => "consumer",
             GroupKind::Share => "share",
+            GroupKind::Streams => "streams",
         }
     }
 
@@ -60,6 +64,7 @@ impl GroupKind {
             "classic" => Some(GroupKind::Classic),
             "consumer" => Some(GroupKind::Consumer),
             "share" => Some(GroupKind::Share),
+            "streams" => Some(GroupKind::Streams),
             _ => None,
         }
     }
@@ -336,6 +341,7 @@ impl Cluster {
             GroupKind::Classic => ("consumer", "range"),
             GroupKind::Consumer => ("consumer", "uniform"),
             GroupKind::Share => ("share", "simple"),
+            GroupKind::Streams => ("streams", ""),
         };
         self.groups.insert(
             id.to_string(),
