@@ -101,6 +101,30 @@ fn announce_proposal(db: std::path::PathBuf, port: u16, give_up: Duration) {
         });
 }
 
+/// Groups of the newer protocols beside the scenario's classic ones, as a Kafka 4 cluster has
+/// them: a consumer group of KIP-848 (`group.protocol=consumer`, 2 members) and a share group of
+/// KIP-932 (1 member), each reading the first consumed topic.
+fn demo_groups(sim: &SimCluster) {
+    use ballast_simcluster::state::GroupKind;
+    let snapshot = sim.snapshot();
+    let Some(topic) = snapshot
+        .partitions
+        .iter()
+        .find(|p| p.consumer_msg_rate > 0.0)
+        .map(|p| p.topic.clone())
+    else {
+        return;
+    };
+    for (id, kind, members) in [
+        ("billing-kip848", GroupKind::Consumer, 2),
+        ("billing-share", GroupKind::Share, 1),
+    ] {
+        if let Err(e) = sim.add_group(id, kind, &topic, members) {
+            eprintln!("ballast demo: group {id} not added: {e}");
+        }
+    }
+}
+
 pub fn run(port: u16) -> ExitCode {
     if let Err(e) = port_free(port) {
         eprintln!("ballast: {e}");
@@ -136,6 +160,7 @@ pub fn run(port: u16) -> ExitCode {
             return ExitCode::from(crate::EXIT_FAILURE);
         }
     };
+    demo_groups(&sim);
     let bootstrap = sim.bootstrap();
     let data_path = std::env::temp_dir().join(format!("ballast-demo-{port}"));
     let replaced = match fresh_data_dir(&data_path) {

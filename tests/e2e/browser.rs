@@ -275,6 +275,22 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
         &["Members", "Lag per partition", "Reset offsets"],
         "12-group",
     );
+    // A consumer group of KIP-848 (the demo has one beside its classic groups): its type, its
+    // epochs, each member's epoch and assigned and target partitions.
+    visit(
+        &mut b,
+        &demo,
+        "/ui/groups/billing-kip848",
+        "Consumer group billing-kip848",
+        &[
+            "consumer (KIP-848)",
+            "Epochs",
+            "group 1, target assignment 1",
+            "Target",
+            "= assigned",
+        ],
+        "12b-group-kip848",
+    );
     // Topic configuration, changed with the form on the topic page.
     b.goto(&demo.url(&format!("/ui/topics/{topic}")));
     b.fill("#cfg-name", "retention.ms");

@@ -674,6 +674,20 @@ impl Kafka {
         serde_json::from_slice(&out.stdout).map_err(|e| format!("kafka_tool output: {e}"))
     }
 
+    /// `kafka_tool.py` started in the background (a consumer that stays in its group), its
+    /// standard output piped for the caller to read.
+    pub fn py_spawn(&self, args: &[&str]) -> std::process::Child {
+        Command::new("python3")
+            .arg(repo_root().join("tests/realkafka/kafka_tool.py"))
+            .arg(&self.bootstrap)
+            .args(args)
+            .env_remove("LD_LIBRARY_PATH")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("python3: {e}"))
+    }
+
     /// As `py`, panicking with the tool's error.
     pub fn truth(&self, args: &[&str]) -> Value {
         self.py(args)

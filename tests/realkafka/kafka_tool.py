@@ -15,6 +15,9 @@ Each command prints one JSON document on stdout; a failure prints the error on s
     kafka_tool.py BOOTSTRAP commit GROUP TOPIC PARTITIONS OFFSET   commit offsets as a consumer would
     kafka_tool.py BOOTSTRAP groups                          group ids
     kafka_tool.py BOOTSTRAP group-state GROUP               the group's state (Empty, Stable, ...)
+    kafka_tool.py BOOTSTRAP group-describe GROUP            type, state, assignor, members with assigned and target partitions
+    kafka_tool.py BOOTSTRAP consume-848 GROUP TOPIC N STOP  a KIP-848 consumer (group.protocol=consumer): reads and commits
+                                                            N records, then stays a member (paused) until the file STOP exists
     kafka_tool.py BOOTSTRAP watermarks TOPIC PARTITIONS     low and high watermark per partition
     kafka_tool.py BOOTSTRAP cluster                         brokers and racks
 """
@@ -198,6 +201,67 @@ def group_state(bootstrap, group):
     return {"state": described.state.name.title().replace("_", ""), "members": len(described.members)}
 
 
+def group_describe(bootstrap, group):
+    d = admin(bootstrap).describe_consumer_groups([group])[group].result(timeout=TIMEOUT)
+
+    def parts(assignment):
+        if assignment is None:
+            return None
+        return sorted([tp.topic, tp.partition] for tp in assignment.topic_partitions)
+
+    return {
+        "type": d.type.name.lower(),
+        "state": d.state.name.title().replace("_", ""),
+        "assignor": d.partition_assignor,
+        "members": sorted(
+            (
+                {
+                    "memberId": m.member_id,
+                    "clientId": m.client_id,
+                    "host": m.host,
+                    "assignment": parts(m.assignment),
+                    "targetAssignment": parts(m.target_assignment),
+                }
+                for m in d.members
+            ),
+            key=lambda m: m["memberId"],
+        ),
+    }
+
+
+def consume_848(bootstrap, group, topic, n, stop):
+    """A consumer of the KIP-848 protocol: reads and commits `n` records, then stays in the
+    group (its partitions paused, polling) until the file `stop` exists, then leaves."""
+    import time
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "client.id": "rk-kip848",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([topic])
+    read = 0
+    deadline = time.time() + 120
+    while read < int(n) and time.time() < deadline:
+        m = consumer.poll(0.5)
+        if m is not None and not m.error():
+            read += 1
+    consumer.commit(asynchronous=False)
+    consumer.pause(consumer.assignment())
+    print(json.dumps({"read": read}), flush=True)
+    while not os.path.exists(stop) and time.time() < deadline + 600:
+        consumer.poll(0.2)
+        # Partitions assigned later (a reconciliation) are paused too.
+        consumer.pause(consumer.assignment())
+    consumer.close()
+    return {"read": read, "left": True}
+
+
 def watermarks(bootstrap, topic, partitions):
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "kafka-tool-watermarks"})
     try:
@@ -237,6 +301,8 @@ def main(argv):
         "commit": commit,
         "groups": groups,
         "group-state": group_state,
+        "group-describe": group_describe,
+        "consume-848": consume_848,
         "watermarks": watermarks,
         "cluster": cluster,
     }

@@ -41,6 +41,7 @@ const FULL: &[SuitePath] = paths![
     quota_changes_are_audited_as_kafka_holds_them_and_revert,
     acl_create_and_delete_are_what_kafka_shows,
     consumer_group_offset_reset_and_delete_are_what_kafka_shows,
+    kip848_consumer_group_is_listed_described_reset_and_deleted_as_kafka_shows,
     an_mcp_change_runs_on_kafka_only_after_a_second_person_approves_it,
     self_healing_moves_replicas_off_a_broker_stopped_past_its_grace,
     rolling_restart_through_agents_restarts_the_quorum_leader_last_with_no_partition_offline,

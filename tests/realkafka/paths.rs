@@ -646,6 +646,258 @@ pub fn consumer_group_offset_reset_and_delete_are_what_kafka_shows(kafka: &Kafka
     delete_topics(kafka, &[&t]);
 }
 
+/// A KIP-848 consumer group (`group.protocol=consumer`, which Kafka 4 made generally available)
+/// as Kafka shows it: a confluent-kafka consumer of the new protocol reads and commits, then
+/// stays a member; ballast lists it with its type and state and describes its member with the
+/// epochs and the assigned and target partitions Kafka's Admin API and `kafka-consumer-groups.sh
+/// --describe` show, its lag from the committed offsets and the log ends; a reset (dry run and
+/// real) and a delete are refused with a 409 while it has a member; once it left, the reset and
+/// the delete are what Kafka then holds. Kafka's own console consumer speaking the new protocol
+/// makes a group ballast lists as the same type.
+pub fn kip848_consumer_group_is_listed_described_reset_and_deleted_as_kafka_shows(kafka: &Kafka) {
+    use std::io::BufRead;
+    let t = topic(kafka, "kip848");
+    let group = format!("rk-kip848-{}", kafka.version.replace('.', "-"));
+    kafka.create_topic(&t, &[&[1, 2], &[2, 3]], &[]);
+    // 20 records of 100 kB per partition.
+    kafka.produce(&t, 2, 2.0);
+    let marks = kafka.truth(&["watermarks", &t, "2"]);
+    let high = |p: i32| marks[format!("{t}:{p}")]["high"].as_i64().expect("high");
+    let stop = kafka.dir.join(format!("{group}.stop"));
+    let _ = std::fs::remove_file(&stop);
+    let stop_arg = stop.to_string_lossy().into_owned();
+    /// The consumer leaves (and its process ends) however the path ends.
+    struct Leaves(std::path::PathBuf, std::process::Child);
+    impl Drop for Leaves {
+        fn drop(&mut self) {
+            let _ = std::fs::write(&self.0, "");
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.1.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = self.1.kill();
+            let _ = self.1.wait();
+        }
+    }
+    let mut child = kafka.py_spawn(&["consume-848", &group, &t, "30", &stop_arg]);
+    let mut first = String::new();
+    if let Some(out) = child.stdout.take() {
+        let _ = std::io::BufReader::new(out).read_line(&mut first);
+    }
+    let consumer = Leaves(stop.clone(), child);
+    assert!(
+        first.contains("\"read\": 30"),
+        "the KIP-848 consumer read: {first:?}"
+    );
+    let ballast = Ballast::start(kafka, &[]);
+
+    // Listed and described as Kafka shows it.
+    let kafka_view = kafka.truth(&["group-describe", &group]);
+    assert_eq!(kafka_view["type"], "consumer", "{kafka_view}");
+    let listed = wait_for(
+        Duration::from_secs(60),
+        "the group listed with its member",
+        || {
+            let list = ballast.ok(ballast.get(&format!("/api/v1/consumer-groups?search={group}")));
+            let row = list["groups"]
+                .as_array()?
+                .iter()
+                .find(|r| r["groupId"] == group.as_str())?
+                .clone();
+            (row["members"] == 1).then_some(row)
+        },
+    );
+    assert_eq!(listed["groupType"], "consumer", "{listed}");
+    assert_eq!(
+        listed["state"], kafka_view["state"],
+        "{listed} vs Kafka's {kafka_view}"
+    );
+    assert!(listed.get("error").is_none(), "{listed}");
+    let d = ballast.ok(ballast.get(&format!("/api/v1/consumer-groups/{group}")));
+    assert_eq!(d["groupType"], "consumer", "{d}");
+    assert_eq!(d["state"], kafka_view["state"], "{d}");
+    assert_eq!(d["protocol"], kafka_view["assignor"], "{d}");
+    assert!(d["groupEpoch"].as_i64().is_some_and(|e| e >= 1), "{d}");
+    let member = &d["members"][0];
+    let kafka_member = &kafka_view["members"][0];
+    assert_eq!(
+        member["memberId"], kafka_member["memberId"],
+        "{d} vs {kafka_view}"
+    );
+    assert_eq!(member["clientId"], "rk-kip848");
+    assert!(
+        member["memberEpoch"].as_i64().is_some_and(|e| e >= 1),
+        "{d}"
+    );
+    let flat = |v: &Value| -> Vec<(String, i64)> {
+        let mut out: Vec<(String, i64)> = v
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|a| {
+                let topic = a["topic"].as_str().unwrap_or_default().to_string();
+                a["partitions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(move |p| Some((topic.clone(), p.as_i64()?)))
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let kafka_flat = |v: &Value| -> Vec<(String, i64)> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|tp| Some((tp[0].as_str()?.to_string(), tp[1].as_i64()?)))
+            .collect()
+    };
+    let both = vec![(t.clone(), 0), (t.clone(), 1)];
+    assert_eq!(flat(&member["assignment"]), both, "{d}");
+    assert_eq!(
+        flat(&member["assignment"]),
+        kafka_flat(&kafka_member["assignment"])
+    );
+    assert_eq!(flat(&member["targetAssignment"]), both, "{d}");
+    if !kafka_member["targetAssignment"].is_null() {
+        assert_eq!(
+            flat(&member["targetAssignment"]),
+            kafka_flat(&kafka_member["targetAssignment"])
+        );
+    }
+    let tool = kafka.run_tool(
+        "kafka-consumer-groups",
+        &["--describe", "--group", &group, "--members", "--verbose"],
+    );
+    assert!(
+        tool.contains(member["memberId"].as_str().unwrap_or("?")),
+        "{tool}"
+    );
+    say(&format!(
+        "real Kafka {}:   kafka-consumer-groups.sh --describe --members --verbose:\n{}",
+        kafka.version,
+        tool.trim_end()
+    ));
+
+    // Lag: the committed offsets Kafka holds against the log ends.
+    let offsets = kafka.truth(&["group-offsets", &group]);
+    let lag = ballast.ok(ballast.get(&format!(
+        "/api/v1/consumer-groups/{group}/lag?sort=partition"
+    )));
+    let mut want_total = 0;
+    for row in lag["partitions"].as_array().expect("partitions") {
+        let p = row["partition"].as_i64().unwrap_or(-1) as i32;
+        let committed = offsets[format!("{t}:{p}")].as_i64();
+        assert_eq!(
+            row["committedOffset"].as_i64(),
+            committed,
+            "{row} vs Kafka's {offsets}"
+        );
+        assert_eq!(row["logEndOffset"], high(p), "{row}");
+        if let Some(c) = committed {
+            assert_eq!(row["lag"], high(p) - c, "{row}");
+            want_total += high(p) - c;
+        }
+    }
+    assert_eq!(lag["totalLag"], want_total, "{lag}");
+    let tool = kafka.run_tool("kafka-consumer-groups", &["--describe", "--group", &group]);
+    say(&format!(
+        "real Kafka {}:   kafka-consumer-groups.sh --describe:\n{}",
+        kafka.version,
+        tool.trim_end()
+    ));
+
+    // While the member is in the group: a reset (dry run or real) and a delete are a 409.
+    let reset = format!("/api/v1/consumer-groups/{group}/reset-offsets");
+    for dry_run in [true, false] {
+        let (status, body) =
+            ballast.post(&reset, &json!({"strategy": "earliest", "dryRun": dry_run}));
+        assert_eq!(status, 409, "{body}");
+        assert!(body.to_string().contains("active member"), "{body}");
+    }
+    let (status, body) = ballast.delete(&format!("/api/v1/consumer-groups/{group}"));
+    assert_eq!(status, 409, "{body}");
+
+    // The consumer leaves: the group is Empty and keeps its offsets.
+    drop(consumer);
+    wait_for(
+        Duration::from_secs(60),
+        "Kafka shows the group empty",
+        || (kafka.truth(&["group-state", &group])["state"] == "Empty").then_some(()),
+    );
+    let planned =
+        ballast.ok(ballast.post(&reset, &json!({"strategy": "earliest", "dryRun": true})));
+    assert_eq!(planned["applied"], false, "{planned}");
+    assert_eq!(
+        kafka.truth(&["group-offsets", &group]),
+        offsets,
+        "a dry run changes nothing"
+    );
+    let done = ballast.ok(ballast.post(&reset, &json!({"strategy": "earliest"})));
+    assert_eq!(done["applied"], true, "{done}");
+    let after = kafka.truth(&["group-offsets", &group]);
+    assert_eq!(after[format!("{t}:0")], 0, "{after}");
+    assert_eq!(after[format!("{t}:1")], 0, "{after}");
+    let event = last_event(&ballast, "consumer_groups.reset_offsets");
+    assert_eq!(event["target"], group.as_str(), "{event}");
+    ballast.ok(ballast.delete(&format!("/api/v1/consumer-groups/{group}")));
+    let groups = kafka.truth(&["groups"]);
+    assert!(
+        !groups
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|g| g == group.as_str()),
+        "{groups}"
+    );
+    let (status, _) = ballast.get(&format!("/api/v1/consumer-groups/{group}"));
+    assert_eq!(status, 404, "deleted: unknown now");
+    say(&format!(
+        "real Kafka {}:   KIP-848 group {group}: listed consumer/{}, member epoch {}, group epoch {}, 409 while active, reset and deleted",
+        kafka.version, listed["state"], member["memberEpoch"], d["groupEpoch"]
+    ));
+
+    // Kafka's own console consumer speaking the new protocol.
+    let console = format!("{group}-console");
+    let out = kafka.run_tool(
+        "kafka-console-consumer",
+        &[
+            "--topic",
+            &t,
+            "--group",
+            &console,
+            "--consumer-property",
+            "group.protocol=consumer",
+            "--from-beginning",
+            "--max-messages",
+            "10",
+            "--timeout-ms",
+            "60000",
+        ],
+    );
+    assert!(!out.is_empty(), "the console consumer read");
+    let state = kafka.run_tool(
+        "kafka-consumer-groups",
+        &["--describe", "--group", &console, "--state"],
+    );
+    let d = ballast.ok(ballast.get(&format!("/api/v1/consumer-groups/{console}")));
+    assert_eq!(d["groupType"], "consumer", "{d}");
+    assert!(
+        state.contains(d["state"].as_str().unwrap_or("?")),
+        "{state} vs {d}"
+    );
+    say(&format!(
+        "real Kafka {}:   kafka-console-consumer.sh --consumer-property group.protocol=consumer: ballast {} {}; kafka-consumer-groups.sh --describe --state:\n{}",
+        kafka.version, d["groupType"], d["state"], state.trim_end()
+    ));
+    ballast.ok(ballast.delete(&format!("/api/v1/consumer-groups/{console}")));
+    delete_topics(kafka, &[&t]);
+}
+
 /// The consumer-group list, summary and lag ballast serves (the web process's own batched reads)
 /// say what Kafka's Admin API says of `group`, which committed 5 on both partitions of `t`: its
 /// state, each partition's committed offset and log end, and the lag between them.

@@ -780,3 +780,182 @@ async fn consumer_group_answers_come_from_one_fresh_read_until_a_change_goes_thr
     let list = h.data("/api/v1/consumer-groups").await;
     assert_eq!(lag(&list, "groups"), Some(json!(14)), "{list}");
 }
+
+/// A KIP-848 consumer group (`group.protocol=consumer`), as Kafka 4.1 shows it: listed with its
+/// type and real state, described with its members' epochs and assigned and target partitions,
+/// its lag read; reset and delete refused with a 409 while members are active, then (its
+/// consumers stopped) reset (dry run and real) and deleted, each audited. Never the 404 of a
+/// group that does not exist.
+#[tokio::test]
+async fn a_kip848_consumer_group_is_listed_described_reset_and_deleted_as_kafka_4_shows_it() {
+    use ballast_simcluster::state::GroupKind;
+    let h = Harness::start().await;
+    h.add_consumed_topic("events");
+    h.sim
+        .add_group("kip848", GroupKind::Consumer, "events", 2)
+        .expect("a consumer group");
+
+    let (status, body) = h.get("/api/v1/consumer-groups?search=kip848").await;
+    let list = assert_ok(status, &body);
+    let row = &list["groups"][0];
+    assert_eq!(row["groupId"], "kip848");
+    assert_eq!(row["groupType"], "consumer");
+    assert_eq!(row["state"], "Stable");
+    assert_eq!(row["members"], 2);
+    assert!(row.get("error").is_none(), "{row}");
+
+    let (status, body) = h.get("/api/v1/consumer-groups/kip848").await;
+    let d = assert_ok(status, &body);
+    assert_eq!(d["groupType"], "consumer");
+    assert_eq!(d["state"], "Stable");
+    assert_eq!(d["protocol"], "uniform");
+    assert_eq!(d["groupEpoch"], 1);
+    assert_eq!(d["assignmentEpoch"], 1);
+    let members = d["members"].as_array().unwrap();
+    assert_eq!(members.len(), 2);
+    for m in members {
+        assert_eq!(m["memberEpoch"], 1);
+        assert_eq!(m["targetAssignment"], m["assignment"], "reconciled");
+    }
+    let (status, body) = h.get("/api/v1/consumer-groups/kip848/lag").await;
+    let lag = assert_ok(status, &body);
+    assert_eq!(lag["partitionCount"], 3, "{lag}");
+
+    let reset = "/api/v1/consumer-groups/kip848/reset-offsets";
+    for dry_run in [true, false] {
+        let (status, body) = h
+            .post(reset, json!({"strategy": "earliest", "dryRun": dry_run}))
+            .await;
+        let details = assert_error(status, &body, 409);
+        assert!(
+            details.contains("kip848 is Stable with 2 active member(s)"),
+            "{details}"
+        );
+    }
+    let (status, body) = h.delete("/api/v1/consumer-groups/kip848").await;
+    assert_error(status, &body, 409);
+    assert!(h.audit().is_empty());
+
+    h.sim.stop_group("kip848").expect("its consumers stop");
+    let (status, body) = h
+        .post(reset, json!({"strategy": "earliest", "dryRun": true}))
+        .await;
+    let planned = assert_ok(status, &body);
+    assert_eq!(planned["applied"], false);
+    assert_eq!(planned["partitions"].as_array().unwrap().len(), 3);
+    assert!(h.audit().is_empty(), "a dry run records nothing");
+    let (status, body) = h
+        .post(reset, json!({"strategy": "offsets", "offsets": [{"topic": "events", "partition": 0, "offset": 0}]}))
+        .await;
+    let done = assert_ok(status, &body);
+    assert_eq!(done["applied"], true, "{done}");
+    let now = h.kafka.committed_offsets("kip848", None).await.unwrap();
+    assert_eq!(
+        now.iter().find(|o| o.partition == 0).and_then(|o| o.offset),
+        Some(0)
+    );
+    assert_eq!(
+        only_event(&h, "consumer_groups.reset_offsets")
+            .target
+            .as_deref(),
+        Some("kip848")
+    );
+
+    let (status, body) = h.delete("/api/v1/consumer-groups/kip848").await;
+    assert_eq!(assert_ok(status, &body)["deleted"], true);
+    assert!(h
+        .kafka
+        .list_groups()
+        .await
+        .unwrap()
+        .iter()
+        .all(|g| g.group_id != "kip848"));
+    let (status, body) = h.get("/api/v1/consumer-groups/kip848").await;
+    assert_error(status, &body, 404);
+}
+
+/// A share group (KIP-932): listed and described as one, its backlog counted from its
+/// share-partition start offsets (it commits none); an offset reset says it is not supported
+/// for share groups (400) instead of planning from commits it does not have; delete works once
+/// it is empty.
+#[tokio::test]
+async fn a_share_group_is_described_with_its_backlog_from_its_start_offsets() {
+    use ballast_simcluster::state::GroupKind;
+    let h = Harness::start().await;
+    h.add_consumed_topic("jobs");
+    h.sim
+        .add_group("workers", GroupKind::Share, "jobs", 1)
+        .expect("a share group");
+    let d = {
+        let mut last = Value::Null;
+        for _ in 0..100 {
+            let (status, body) = h.get("/api/v1/consumer-groups/workers").await;
+            last = assert_ok(status, &body);
+            if last["offsets"].as_array().map(Vec::len) == Some(3) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        last
+    };
+    assert_eq!(d["groupType"], "share");
+    assert_eq!(d["protocol"], "simple");
+    for o in d["offsets"].as_array().unwrap() {
+        assert!(o["committedOffset"].is_null(), "{o}");
+        let start = o["startOffset"].as_i64().expect("a start offset");
+        let end = o["logEndOffset"].as_i64().expect("a log end");
+        assert_eq!(o["lag"].as_i64(), Some((end - start).max(0)), "{o}");
+    }
+    h.sim.stop_group("workers").expect("stop");
+    let (status, body) = h
+        .post(
+            "/api/v1/consumer-groups/workers/reset-offsets",
+            json!({"strategy": "earliest"}),
+        )
+        .await;
+    let details = assert_error(status, &body, 400);
+    assert!(details.contains("share group"), "{details}");
+    let (status, body) = h.delete("/api/v1/consumer-groups/workers").await;
+    assert_eq!(assert_ok(status, &body)["deleted"], true);
+}
+
+/// A streams group (KIP-1071), which no describe API ballast speaks describes: listed as what it
+/// is with its listed state and members unknown (null, not 0); its detail, lag, reset and delete
+/// answer that it cannot be described and why (502), never the 404 of a group that does not
+/// exist; nothing is changed or recorded.
+#[tokio::test]
+async fn a_streams_group_is_listed_as_one_and_never_answered_as_unknown() {
+    use ballast_simcluster::state::GroupKind;
+    let h = Harness::start().await;
+    h.add_consumed_topic("clicks");
+    h.sim
+        .add_group("app-streams", GroupKind::Streams, "clicks", 1)
+        .expect("a streams group");
+    let (status, body) = h.get("/api/v1/consumer-groups?search=app-streams").await;
+    let row = assert_ok(status, &body)["groups"][0].clone();
+    assert_eq!(row["groupType"], "streams", "{row}");
+    assert_eq!(row["state"], "Stable", "{row}");
+    assert_eq!(row["members"], Value::Null, "{row}");
+    assert!(
+        row["error"].as_str().unwrap_or_default().contains("streams group"),
+        "{row}"
+    );
+    for (status, body) in [
+        h.get("/api/v1/consumer-groups/app-streams").await,
+        h.get("/api/v1/consumer-groups/app-streams/lag").await,
+        h.post(
+            "/api/v1/consumer-groups/app-streams/reset-offsets",
+            json!({"strategy": "earliest", "dryRun": true}),
+        )
+        .await,
+        h.delete("/api/v1/consumer-groups/app-streams").await,
+    ] {
+        let details = assert_error(status, &body, 502);
+        assert_eq!(body["error"], "group cannot be described", "{body}");
+        assert!(
+            details.contains("app-streams is a streams group and cannot be described"),
+            "{details}"
+        );
+    }
+    assert!(h.audit().is_empty());
+}

@@ -1277,3 +1277,99 @@ async fn an_answer_with_its_age_has_a_weak_tag_of_its_reading_and_is_a_304_until
     assert_eq!(after.status(), 200);
     assert_ne!(after.headers()["etag"].to_str().unwrap(), tag);
 }
+
+/// A broker that holds no replica at all (just added) is a row of `broker_lag[]` with 0
+/// replicas, as the spec lists brokers; a broker filter naming it answers its row.
+#[tokio::test]
+async fn follower_lag_lists_every_broker_and_one_holding_no_follower_with_0_replicas() {
+    let h = Harness::empty().await;
+    let at = now_ms();
+    let mut w = fixture(at, true);
+    w.brokers.push(ballast_schema::ObservedBroker {
+        broker_id: 5,
+        host: Some("127.0.0.1".into()),
+        port: Some(9095),
+        rack: Some("r2".into()),
+        alive: true,
+        first_seen_ms: Some(at),
+        last_seen_ms: Some(at),
+        log_dirs_read: true,
+        log_dirs_error: None,
+    });
+    h.store.write_observed(&w).unwrap();
+    h.observed(at, true);
+    for path in [
+        "/api/v1/cluster/follower-lag",
+        "/api/v1/cluster/follower-lag?summary=true",
+    ] {
+        let d = h.data(path).await;
+        let rows = d["broker_lag"].as_array().unwrap();
+        let ids: Vec<i64> = rows
+            .iter()
+            .map(|b| b["broker_id"].as_i64().unwrap())
+            .collect();
+        assert_eq!(ids, vec![1, 2, 3, 4, 5], "{path}");
+        let five = &rows[4];
+        assert_eq!(five["replica_count"], 0, "{path}");
+        assert_eq!(five["total_lag"], 0, "{path}");
+        assert_eq!(five["max_lag"], 0, "{path}");
+    }
+    let d = h.data("/api/v1/cluster/follower-lag?broker=5").await;
+    assert_eq!(d["broker_lag"][0]["broker_id"], 5);
+    assert_eq!(d["broker_lag"][0]["replica_count"], 0);
+}
+
+/// Two log directories on one filesystem report its sizes each (DescribeLogDirs v4+): the
+/// broker's capacity counts the filesystem once ("87.3 MiB of 504 GiB" was two directories on
+/// one 252 GiB disk); a directory on another filesystem (other free space) adds its own.
+#[tokio::test]
+async fn a_brokers_capacity_counts_a_filesystem_shared_by_log_dirs_once() {
+    const TIB: i64 = 1 << 40;
+    let h = Harness::empty().await;
+    let at = now_ms();
+    let mut w = fixture(at, true);
+    let mut second = w
+        .log_dirs
+        .iter()
+        .find(|d| d.broker_id == 1)
+        .unwrap()
+        .clone();
+    second.path = "/var/lib/kafka/data-1".into();
+    second.used_bytes = 1000;
+    second.replicas = 0;
+    w.log_dirs.push(second.clone());
+    let mut other = second;
+    other.broker_id = 2;
+    other.path = "/mnt/disk2".into();
+    other.usable_bytes = Some(2 * TIB);
+    w.log_dirs.push(other);
+    h.store.write_observed(&w).unwrap();
+    h.observed(at, true);
+    let d = h.data("/api/v1/cluster/logdirs").await;
+    let broker = |id: i64| {
+        d["brokers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["brokerId"] == id)
+            .unwrap()
+            .clone()
+    };
+    let one = broker(1);
+    assert_eq!(one["dirs"].as_array().unwrap().len(), 2);
+    assert_eq!(one["totalBytes"], 4 * TIB, "one filesystem, counted once");
+    assert_eq!(one["usableBytes"], 3 * TIB);
+    assert_eq!(one["filesystems"], 1);
+    let two = broker(2);
+    assert_eq!(
+        two["totalBytes"],
+        8 * TIB,
+        "same size, other free space: two"
+    );
+    assert_eq!(two["usableBytes"], 5 * TIB);
+    assert_eq!(two["filesystems"], 2);
+    assert_eq!(broker(3)["totalBytes"], 4 * TIB);
+    assert_eq!(broker(4)["totalBytes"], 4 * TIB);
+    assert_eq!(d["totals"]["totalBytes"], 20 * TIB);
+    assert_eq!(d["totals"]["usableBytes"], 14 * TIB);
+}

@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
-use ballast_kafka::{Client, ConfigResource, KafkaVersionRange, MetadataMode, OffsetSpec};
+use ballast_kafka::{
+    Client, ConfigResource, GroupListing, KafkaVersionRange, MetadataMode, OffsetSpec,
+};
 use ballast_model::snapshot::{Snapshot, SnapshotBroker, SnapshotPartition, SNAPSHOT_FORMAT};
 use ballast_model::{BrokerId, BrokerState, TopicPartition};
 use tracing::warn;
@@ -522,6 +524,17 @@ async fn read_groups(client: &Client, brokers: &[BrokerId]) -> GroupsRead {
         }
     };
     let ids: Vec<String> = listing.iter().map(|g| g.group_id.clone()).collect();
+    // A share group (KIP-932) commits no offsets: its backlog starts at its share-partition
+    // start offsets (DescribeShareGroupOffsets), read in their place.
+    let (shares, others): (Vec<String>, Vec<String>) = {
+        let (s, o): (Vec<&GroupListing>, Vec<&GroupListing>) = listing
+            .iter()
+            .partition(|g| g.group_type.as_deref() == Some("share"));
+        (
+            s.into_iter().map(|g| g.group_id.clone()).collect(),
+            o.into_iter().map(|g| g.group_id.clone()).collect(),
+        )
+    };
     for g in listing {
         read.groups.insert(
             g.group_id,
@@ -536,10 +549,24 @@ async fn read_groups(client: &Client, brokers: &[BrokerId]) -> GroupsRead {
     if ids.is_empty() {
         return read;
     }
-    let (described, offsets) = tokio::join!(
+    let (described, offsets, share_offsets) = tokio::join!(
         client.describe_groups(&ids),
-        client.committed_offsets_of_groups(&ids)
+        client.committed_offsets_of_groups(&others),
+        async {
+            if shares.is_empty() {
+                Ok(Vec::new())
+            } else {
+                client.share_group_offsets(&shares).await
+            }
+        }
     );
+    let offsets = match (offsets, share_offsets) {
+        (Ok(mut o), Ok(s)) => {
+            o.extend(s);
+            Ok(o)
+        }
+        (Err(e), _) | (_, Err(e)) => Err(e),
+    };
     match described {
         Ok(described) => {
             for d in described.into_iter().filter(|d| d.error.is_none()) {

@@ -165,6 +165,7 @@ pub(crate) const COORDINATOR_NOT_AVAILABLE: i16 = 15;
 pub(crate) const NOT_COORDINATOR: i16 = 16;
 pub(crate) const UNSUPPORTED_SASL_MECHANISM: i16 = 33;
 pub(crate) const UNSUPPORTED_VERSION: i16 = 35;
+pub(crate) const GROUP_ID_NOT_FOUND: i16 = 69;
 pub(crate) const NOT_CONTROLLER: i16 = 41;
 pub(crate) const KAFKA_STORAGE_ERROR: i16 = 56;
 pub(crate) const FENCED_LEADER_EPOCH: i16 = 74;

@@ -852,13 +852,23 @@ pub struct GroupListing {
 #[serde(rename_all = "camelCase")]
 pub struct GroupDescription {
     pub group_id: String,
+    /// Classic groups: `Stable`, `Empty`, `PreparingRebalance`, ...; consumer (KIP-848) groups
+    /// also `Assigning` and `Reconciling`.
     pub state: String,
     pub protocol_type: String,
-    /// The assignor (e.g. `range`, `cooperative-sticky`).
+    /// The assignor (e.g. `range`, `cooperative-sticky`; `uniform` for a consumer group).
     pub protocol: String,
     pub members: Vec<GroupMember>,
     pub coordinator: Option<BrokerId>,
     pub error: Option<ItemError>,
+    /// `classic` (DescribeGroups), `consumer` (KIP-848, ConsumerGroupDescribe), `share`
+    /// (KIP-932, ShareGroupDescribe), or the type ListGroups gave a group no API of this client
+    /// describes (`streams`); None when it was not described.
+    pub group_type: Option<String>,
+    /// The group epoch of a consumer or share group (None for a classic group).
+    pub group_epoch: Option<i32>,
+    /// The epoch of the group's target assignment (consumer and share groups).
+    pub assignment_epoch: Option<i32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -868,8 +878,14 @@ pub struct GroupMember {
     pub group_instance_id: Option<String>,
     pub client_id: String,
     pub host: String,
-    /// Decoded from the consumer protocol; empty for other protocol types.
+    /// Decoded from the consumer protocol; empty for other protocol types. For a consumer
+    /// or share group, the partitions the member owns now.
     pub assignment: Vec<TopicPartitions>,
+    /// The partitions the coordinator wants the member to own (consumer groups: equal to
+    /// `assignment` once it reconciled); None where the protocol has no target (classic, share).
+    pub target_assignment: Option<Vec<TopicPartitions>>,
+    /// The member's epoch (consumer and share groups); None for a classic group.
+    pub member_epoch: Option<i32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -63,6 +63,10 @@ pub(crate) fn api_name(key: i16) -> &'static str {
         Ok(ApiKey::AlterClientQuotas) => "AlterClientQuotas",
         Ok(ApiKey::DescribeCluster) => "DescribeCluster",
         Ok(ApiKey::DescribeQuorum) => "DescribeQuorum",
+        Ok(ApiKey::ConsumerGroupDescribe) => "ConsumerGroupDescribe",
+        Ok(ApiKey::ShareGroupDescribe) => "ShareGroupDescribe",
+        Ok(ApiKey::DescribeShareGroupOffsets) => "DescribeShareGroupOffsets",
+        Ok(ApiKey::AlterShareGroupOffsets) => "AlterShareGroupOffsets",
         _ => "Unknown",
     }
 }

@@ -707,6 +707,11 @@ async fn describe_groups_decodes_member_assignments() {
         }),
     )
     .await;
+    // A broker before KIP-848 (no ConsumerGroupDescribe, no ShareGroupDescribe): "gone" stays
+    // as DescribeGroups answered it.
+    for api in [ApiKey::ConsumerGroupDescribe, ApiKey::ShareGroupDescribe] {
+        cluster.state().api_ranges.insert(api as i16, None);
+    }
     let client = Client::connect(fast(&cluster.bootstrap())).await.unwrap();
     let groups = client
         .describe_groups(&["billing".to_string(), "gone".to_string()])
@@ -724,6 +729,78 @@ async fn describe_groups_decodes_member_assignments() {
     assert_eq!(billing.members[0].assignment[0].partitions, vec![0, 1]);
     assert_eq!(groups[1].state, "Dead");
     assert!(groups[1].members.is_empty());
+}
+
+/// A consumer group (KIP-848) on a broker that does not offer ConsumerGroupDescribe: classic
+/// DescribeGroups does not know it, its coordinator lists it, and the answer says which API is
+/// missing (UNSUPPORTED_VERSION) instead of "not found"; a group nobody lists stays not found.
+#[tokio::test]
+async fn a_listed_group_no_offered_api_describes_says_which_api_is_missing_not_that_it_is_unknown()
+{
+    use kafka_protocol::messages::list_groups_response::ListedGroup;
+    use kafka_protocol::messages::{GroupId, ListGroupsResponse};
+    let cluster = FakeCluster::start(
+        2,
+        vec![topic("orders", &[1, 2])],
+        handler(|r, s| {
+            if r.api_key == ApiKey::FindCoordinator as i16 {
+                return Some(find_coordinator_answer(r, s, 2));
+            }
+            if r.api_key == ApiKey::ListGroups as i16 {
+                let mut response = ListGroupsResponse::default();
+                if r.broker == 2 {
+                    let mut g = ListedGroup::default();
+                    g.group_id = GroupId(StrBytes::from_static_str("kip848"));
+                    g.protocol_type = StrBytes::from_static_str("consumer");
+                    g.group_state = StrBytes::from_static_str("Stable");
+                    g.group_type = StrBytes::from_static_str("consumer");
+                    response.groups.push(g);
+                }
+                return Some(answer(r, &response));
+            }
+            if r.api_key != ApiKey::DescribeGroups as i16 {
+                return None;
+            }
+            let req: DescribeGroupsRequest = r.decode();
+            let mut response = DescribeGroupsResponse::default();
+            for g in req.groups {
+                let mut group = DescribedGroup::default();
+                group.group_state = StrBytes::from_static_str("Dead");
+                group.error_code = 69;
+                group.error_message = Some(StrBytes::from_string(if g.0.as_str() == "kip848" {
+                    format!("Group {} is not a classic group.", g.0.as_str())
+                } else {
+                    format!("Group {} not found.", g.0.as_str())
+                }));
+                group.group_id = g;
+                response.groups.push(group);
+            }
+            Some(answer(r, &response))
+        }),
+    )
+    .await;
+    cluster
+        .state()
+        .api_ranges
+        .insert(ApiKey::ConsumerGroupDescribe as i16, None);
+    let client = Client::connect(fast(&cluster.bootstrap())).await.unwrap();
+    let groups = client
+        .describe_groups(&["kip848".to_string(), "nobody".to_string()])
+        .await
+        .unwrap();
+    let kip848 = &groups[0];
+    assert_eq!(kip848.group_type.as_deref(), Some("consumer"));
+    assert_eq!(kip848.state, "Stable", "the listed state");
+    assert_eq!(kip848.coordinator, Some(2));
+    let e = kip848.error.as_ref().expect("not described");
+    assert_eq!(e.name, "UNSUPPORTED_VERSION");
+    assert_eq!(
+        e.message.as_deref(),
+        Some("group kip848 is a consumer group and cannot be described: broker 2 does not offer ConsumerGroupDescribe")
+    );
+    let nobody = groups[1].error.as_ref().expect("unknown");
+    assert_eq!(nobody.name, "GROUP_ID_NOT_FOUND");
+    assert_eq!(nobody.message.as_deref(), Some("Group nobody not found."));
 }
 
 #[tokio::test]

@@ -2555,3 +2555,183 @@ async fn describes_at_a_named_broker_answer_what_any_broker_answers() {
         .await
         .is_err());
 }
+
+/// Groups of every type as Kafka 4.1 shows them: ListGroups names each one's type; classic
+/// DescribeGroups does not know a consumer (KIP-848) or share (KIP-932) group, so each is
+/// described by its own API with its members' epochs, assigned and target partitions; a consumer
+/// group commits and resets offsets like a classic one (refused while members are active), a
+/// share group's backlog starts at its share-partition start offsets; only an empty group can be
+/// deleted, and only a group nobody knows is not found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_group_type_is_described_by_its_own_api_and_only_an_unknown_group_is_not_found() {
+    use ballast_simcluster::state::GroupKind;
+    let sim = start(params(3), 1.0).await;
+    let snapshot = sim.snapshot();
+    let topic = consumed_topics(&snapshot)
+        .into_iter()
+        .next()
+        .expect("a consumed topic");
+    let partitions = snapshot
+        .partitions
+        .iter()
+        .filter(|p| p.topic == topic)
+        .count();
+    sim.add_group("kip848", GroupKind::Consumer, &topic, 2)
+        .expect("a consumer group");
+    sim.add_group("queue", GroupKind::Share, &topic, 1)
+        .expect("a share group");
+    let client = connect(&sim).await;
+
+    let listed = client.list_groups().await.expect("list groups");
+    let kind = |id: &str| {
+        listed.iter().find(|g| g.group_id == id).map(|g| {
+            (
+                g.group_type.clone(),
+                g.protocol_type.clone(),
+                g.state.clone(),
+            )
+        })
+    };
+    let some = |s: &str| Some(s.to_string());
+    assert_eq!(
+        kind("kip848"),
+        Some((some("consumer"), "consumer".into(), some("Stable")))
+    );
+    assert_eq!(
+        kind("queue"),
+        Some((some("share"), "share".into(), some("Stable")))
+    );
+    let classic = listed
+        .iter()
+        .find(|g| g.group_type.as_deref() == Some("classic"))
+        .expect("the scenario's classic groups")
+        .group_id
+        .clone();
+
+    let ids = vec![
+        classic.clone(),
+        "kip848".to_string(),
+        "queue".to_string(),
+        "nobody".to_string(),
+    ];
+    let d = client.describe_groups(&ids).await.expect("describe");
+    assert_eq!(d[0].group_type.as_deref(), Some("classic"));
+    assert_eq!(d[0].group_epoch, None);
+    assert!(d[0].members.iter().all(|m| m.member_epoch.is_none()));
+
+    let kip848 = &d[1];
+    assert!(kip848.error.is_none(), "{kip848:?}");
+    assert_eq!(kip848.group_type.as_deref(), Some("consumer"));
+    assert_eq!(kip848.state, "Stable");
+    assert_eq!(kip848.protocol, "uniform");
+    assert_eq!(kip848.group_epoch, Some(1));
+    assert_eq!(kip848.assignment_epoch, Some(1));
+    assert_eq!(kip848.members.len(), 2);
+    let mut owned: Vec<i32> = Vec::new();
+    for m in &kip848.members {
+        assert_eq!(m.member_epoch, Some(1));
+        assert_eq!(
+            m.target_assignment.as_ref(),
+            Some(&m.assignment),
+            "reconciled"
+        );
+        owned.extend(
+            m.assignment
+                .iter()
+                .flat_map(|a| a.partitions.iter().copied()),
+        );
+    }
+    owned.sort_unstable();
+    assert_eq!(
+        owned,
+        (0..partitions as i32).collect::<Vec<_>>(),
+        "every partition once"
+    );
+
+    let queue = &d[2];
+    assert!(queue.error.is_none(), "{queue:?}");
+    assert_eq!(queue.group_type.as_deref(), Some("share"));
+    assert_eq!(queue.protocol, "simple");
+    assert_eq!(queue.members.len(), 1);
+    assert_eq!(
+        queue.members[0].target_assignment, None,
+        "no target in a share group"
+    );
+
+    let nobody = d[3].error.as_ref().expect("unknown");
+    assert_eq!(nobody.name, "GROUP_ID_NOT_FOUND");
+    assert_eq!(nobody.message.as_deref(), Some("Group nobody not found."));
+
+    // The consumer group commits as it consumes; the share group commits nothing, its start
+    // offsets advance.
+    let (committed, starts) = eventually("offsets of both groups", Duration::from_secs(10), || {
+        let client = client.clone();
+        async move {
+            let c = client
+                .committed_offsets("kip848", None)
+                .await
+                .map_err(|e| e.to_string())?;
+            let s = client
+                .share_group_offsets(&["queue".to_string()])
+                .await
+                .map_err(|e| e.to_string())?;
+            if c.len() == partitions && s[0].offsets.len() == partitions {
+                Ok((c, s))
+            } else {
+                Err(format!("{c:?} {s:?}"))
+            }
+        }
+    })
+    .await;
+    assert!(committed.iter().all(|o| o.offset.is_some()));
+    assert!(starts[0].error.is_none());
+    assert!(starts[0].offsets.iter().all(|o| o.offset.is_some()));
+    assert!(client
+        .committed_offsets("queue", None)
+        .await
+        .expect("offset fetch")
+        .is_empty());
+
+    // Active members: a reset commit and a delete are refused; stopped, both succeed.
+    let reset = [(tp(&topic, 0), 0)];
+    let refused = client
+        .commit_offsets("kip848", &reset)
+        .await
+        .expect("commit");
+    assert_eq!(error_name(&refused[0].error), Some("UNKNOWN_MEMBER_ID"));
+    let refused = client
+        .delete_groups(&["kip848".to_string()])
+        .await
+        .expect("delete");
+    assert_eq!(error_name(&refused[0].error), Some("NON_EMPTY_GROUP"));
+    sim.stop_group("kip848").expect("stop");
+    sim.stop_group("queue").expect("stop");
+    let d = client
+        .describe_groups(&["kip848".to_string()])
+        .await
+        .expect("describe");
+    assert_eq!((d[0].state.as_str(), d[0].members.len()), ("Empty", 0));
+    let done = client
+        .commit_offsets("kip848", &reset)
+        .await
+        .expect("commit");
+    assert!(done[0].error.is_none(), "{done:?}");
+    let share_commit = client
+        .commit_offsets("queue", &reset)
+        .await
+        .expect("commit");
+    assert_eq!(
+        error_name(&share_commit[0].error),
+        Some("GROUP_ID_NOT_FOUND")
+    );
+    let deleted = client
+        .delete_groups(&["kip848".to_string(), "queue".to_string()])
+        .await
+        .expect("delete");
+    assert!(deleted.iter().all(|r| r.error.is_none()), "{deleted:?}");
+    let gone = client
+        .describe_groups(&["kip848".to_string()])
+        .await
+        .expect("describe");
+    assert_eq!(error_name(&gone[0].error), Some("GROUP_ID_NOT_FOUND"));
+}

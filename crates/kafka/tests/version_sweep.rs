@@ -59,8 +59,43 @@ fn handler() -> Handler {
             }
             return Some(answer(r, &response));
         }
+        // Every group unknown to classic DescribeGroups and to ConsumerGroupDescribe (as Kafka 4
+        // answers a share group), so a describe goes on to the typed APIs.
+        if r.api_key == ApiKey::DescribeGroups as i16 {
+            let Ok(req) = DescribeGroupsRequest::decode(&mut r.body.clone(), r.version) else {
+                s.notes.push(format!("DescribeGroups v{} does not decode", r.version));
+                return Some(Reply::Close);
+            };
+            let mut response = DescribeGroupsResponse::default();
+            for g in req.groups {
+                let mut d = describe_groups_response::DescribedGroup::default();
+                d.group_id = g;
+                d.group_state = StrBytes::from_static_str("Dead");
+                d.error_code = 69;
+                response.groups.push(d);
+            }
+            return Some(answer(r, &response));
+        }
+        if r.api_key == ApiKey::ConsumerGroupDescribe as i16 {
+            let Ok(req) = ConsumerGroupDescribeRequest::decode(&mut r.body.clone(), r.version)
+            else {
+                s.notes
+                    .push(format!("ConsumerGroupDescribe v{} does not decode", r.version));
+                return Some(Reply::Close);
+            };
+            let mut response = ConsumerGroupDescribeResponse::default();
+            for g in req.group_ids {
+                let mut d = consumer_group_describe_response::DescribedGroup::default();
+                d.group_id = g;
+                d.error_code = 69;
+                response.groups.push(d);
+            }
+            return Some(answer(r, &response));
+        }
         let notes = &mut s.notes;
         defaults!(r, notes,
+            ShareGroupDescribe => ShareGroupDescribeRequest, ShareGroupDescribeResponse;
+            DescribeShareGroupOffsets => DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse;
             DescribeCluster => DescribeClusterRequest, DescribeClusterResponse;
             DescribeQuorum => DescribeQuorumRequest, DescribeQuorumResponse;
             DescribeLogDirs => DescribeLogDirsRequest, DescribeLogDirsResponse;
@@ -80,7 +115,6 @@ fn handler() -> Handler {
             DescribeClientQuotas => DescribeClientQuotasRequest, DescribeClientQuotasResponse;
             AlterClientQuotas => AlterClientQuotasRequest, AlterClientQuotasResponse;
             ListGroups => ListGroupsRequest, ListGroupsResponse;
-            DescribeGroups => DescribeGroupsRequest, DescribeGroupsResponse;
             OffsetFetch => OffsetFetchRequest, OffsetFetchResponse;
             OffsetCommit => OffsetCommitRequest, OffsetCommitResponse;
             DeleteGroups => DeleteGroupsRequest, DeleteGroupsResponse;
@@ -221,7 +255,14 @@ async fn run(client: &Client, api: ApiKey) -> Result<(), Error> {
             .await
             .map(drop),
         ApiKey::ListGroups => client.list_groups().await.map(drop),
-        ApiKey::DescribeGroups | ApiKey::FindCoordinator => client
+        ApiKey::DescribeShareGroupOffsets => client
+            .share_group_offsets(&["g".to_string()])
+            .await
+            .map(drop),
+        ApiKey::DescribeGroups
+        | ApiKey::FindCoordinator
+        | ApiKey::ConsumerGroupDescribe
+        | ApiKey::ShareGroupDescribe => client
             .describe_groups(&["g".to_string(), "h".to_string()])
             .await
             .map(drop),
@@ -261,7 +302,11 @@ fn client_range(api: ApiKey) -> (i16, i16) {
         ApiKey::OffsetCommit => OffsetCommitRequest::VERSIONS.max,
         _ => v.max,
     };
-    (v.min, max)
+    let min = match api {
+        ApiKey::ShareGroupDescribe => ShareGroupDescribeRequest::VERSIONS.min,
+        _ => v.min,
+    };
+    (min, max)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -288,6 +333,9 @@ async fn every_operation_encodes_every_version_it_may_negotiate() {
         ApiKey::AlterClientQuotas,
         ApiKey::ListGroups,
         ApiKey::DescribeGroups,
+        ApiKey::ConsumerGroupDescribe,
+        ApiKey::ShareGroupDescribe,
+        ApiKey::DescribeShareGroupOffsets,
         ApiKey::FindCoordinator,
         ApiKey::OffsetFetch,
         ApiKey::OffsetCommit,

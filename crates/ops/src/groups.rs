@@ -216,6 +216,13 @@ async fn empty_group(
         if e.name == "GROUP_ID_NOT_FOUND" {
             return Err(unknown());
         }
+        if e.name == "UNSUPPORTED_VERSION" {
+            // The group exists (its coordinator lists it) but nothing describes its members.
+            return Err(OpError::cluster(
+                "group cannot be described",
+                e.message.clone().unwrap_or_else(|| e.to_string()),
+            ));
+        }
         return Err(item_failed(
             &format!("describing consumer group {group}"),
             e,
@@ -520,7 +527,15 @@ async fn plan_reset(
     body: &Reset,
     strategy: Strategy,
 ) -> Result<Vec<PlannedOffset>, OpError> {
-    let (_, committed) = empty_group(ctx, client, group).await?;
+    let (d, committed) = empty_group(ctx, client, group).await?;
+    if d.group_type.as_deref() == Some("share") {
+        return Err(OpError::bad_input(
+            "not supported for share groups",
+            format!(
+                "{group} is a share group (KIP-932): its start offsets are set with AlterShareGroupOffsets, which ballast does not send; kafka-share-groups.sh --reset-offsets does"
+            ),
+        ));
+    }
     let wanted = scope(ctx, client, body, &committed).await?;
     let tps: Vec<TopicPartition> = wanted.iter().map(|(tp, _)| tp.clone()).collect();
     let earliest = offsets_at(ctx, client, &tps, OffsetSpec::Earliest).await?;

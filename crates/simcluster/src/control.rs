@@ -47,6 +47,8 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/brokers/{id}/alive", get(broker_alive))
         .route("/controller", put(move_controller))
         .route("/topics", post(add_topic))
+        .route("/groups", post(add_group))
+        .route("/groups/{id}/stop", post(stop_group))
         .route("/metadata-lag", get(get_metadata_lag).put(put_metadata_lag))
         .route("/topics/{topic}/rates", put(topic_rates))
         .route(
@@ -258,6 +260,52 @@ async fn add_topic(State(s): Sim, b: Result<Json<NewTopic>, JsonRejection>) -> R
     match s.add_topic(&spec) {
         Ok(()) => (StatusCode::CREATED, Json(json!({ "name": spec.name }))).into_response(),
         Err(e) => from_sim(e),
+    }
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewGroup {
+    id: String,
+    /// `classic`, `consumer` (KIP-848), `share` (KIP-932) or `streams` (KIP-1071).
+    #[serde(rename = "type")]
+    kind: String,
+    topic: String,
+    #[serde(default = "one")]
+    members: usize,
+}
+
+fn one() -> usize {
+    1
+}
+
+async fn add_group(State(s): Sim, b: Result<Json<NewGroup>, JsonRejection>) -> Response {
+    let spec = match body(b) {
+        Ok(v) => v,
+        Err(r) => return *r,
+    };
+    let Some(kind) = crate::state::GroupKind::parse(&spec.kind) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("type: classic, consumer, share or streams, not {:?}", spec.kind),
+        );
+    };
+    let mut c = s.lock();
+    match c.add_group(&spec.id, kind, &spec.topic, spec.members) {
+        Ok(()) => (
+            StatusCode::CREATED,
+            Json(json!({ "id": spec.id, "type": kind.as_str() })),
+        )
+            .into_response(),
+        Err(e) => error(StatusCode::BAD_REQUEST, e),
+    }
+}
+
+async fn stop_group(State(s): Sim, Path(id): Path<String>) -> Response {
+    let mut c = s.lock();
+    match c.stop_group(&id) {
+        Ok(()) => Json(json!({ "id": id, "members": 0 })).into_response(),
+        Err(e) => error(StatusCode::NOT_FOUND, e),
     }
 }
 

@@ -661,6 +661,27 @@ impl SimCluster {
         self.shared.add_topic(spec)
     }
 
+    /// A simulated group of `kind` (`classic`, `consumer` for KIP-848, `share` for KIP-932)
+    /// whose `members` consume every partition of `topic` from its log start at the topic's
+    /// consumer rate (`POST /groups`).
+    pub fn add_group(
+        &self,
+        id: &str,
+        kind: state::GroupKind,
+        topic: &str,
+        members: usize,
+    ) -> Result<(), SimError> {
+        let mut c = self.shared.lock();
+        c.add_group(id, kind, topic, members)
+            .map_err(SimError::Invalid)
+    }
+
+    /// The group's members leave, as when its consumers stop: it is Empty and keeps its
+    /// offsets (`POST /groups/{id}/stop`).
+    pub fn stop_group(&self, id: &str) -> Result<(), SimError> {
+        self.shared.lock().stop_group(id).map_err(SimError::Invalid)
+    }
+
     /// Changes [`SimConfig::metadata_lag`] for the changes made from now on.
     pub fn set_metadata_lag(&self, lag: Duration) {
         self.shared.lock().lag.lag_ms = lag_ms(lag);

@@ -441,6 +441,7 @@ pub fn derive_groups(c: &mut Cluster, topic: &str) {
             id.clone(),
             Group {
                 id,
+                kind: crate::state::groups::GroupKind::Classic,
                 protocol_type: "consumer".into(),
                 protocol: "range".into(),
                 generation: 1,

@@ -6,6 +6,7 @@ use std::future::Future;
 
 use ballast_model::{BrokerId, TopicPartition};
 use bytes::{Buf, Bytes};
+use kafka_protocol::messages::describe_share_group_offsets_request::DescribeShareGroupOffsetsRequestGroup;
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
@@ -13,8 +14,9 @@ use kafka_protocol::messages::offset_fetch_request::{
     OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
 };
 use kafka_protocol::messages::{
-    ConsumerProtocolAssignment, DeleteGroupsRequest, DescribeGroupsRequest, ListGroupsRequest,
-    OffsetCommitRequest, OffsetFetchRequest,
+    ConsumerGroupDescribeRequest, ConsumerProtocolAssignment, DeleteGroupsRequest,
+    DescribeGroupsRequest, DescribeShareGroupOffsetsRequest, ListGroupsRequest,
+    OffsetCommitRequest, OffsetFetchRequest, ShareGroupDescribeRequest,
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
@@ -108,25 +110,268 @@ impl Client {
         Ok(groups.into_values().collect())
     }
 
-    /// DescribeGroups through each group's coordinator: state, protocol, members with their
-    /// decoded assignments. One description per group, in order; a group's error (e.g.
-    /// GROUP_AUTHORIZATION_FAILED) is in its `error`. An unknown group is described as `Dead`.
+    /// Every group's description, whatever its type, through each group's coordinator: state,
+    /// protocol, members with their assignments. One description per group, in order; a
+    /// group's error (e.g. GROUP_AUTHORIZATION_FAILED) is in its `error`.
+    ///
+    /// Classic DescribeGroups first. A group it does not know (GROUP_ID_NOT_FOUND: Kafka 4
+    /// answers so for a KIP-848 consumer group, "Group g is not a classic group.") is asked of
+    /// ConsumerGroupDescribe (members with their epochs, assigned and target partitions), then
+    /// of ShareGroupDescribe (KIP-932), where the coordinator offers them. A group none of them
+    /// describes but the coordinator's ListGroups lists (a streams group, or a consumer group on
+    /// a broker that does not offer ConsumerGroupDescribe) is answered with its listed type and
+    /// state and an UNSUPPORTED_VERSION error that says which API is missing: only a group no
+    /// broker knows keeps GROUP_ID_NOT_FOUND.
     pub async fn describe_groups(&self, groups: &[String]) -> Result<Vec<GroupDescription>> {
-        self.per_group(
-            groups,
-            |coordinator, names| self.describe_groups_on(coordinator, names),
-            |g, error| GroupDescription {
-                group_id: g.to_string(),
-                state: String::new(),
-                protocol_type: String::new(),
-                protocol: String::new(),
-                members: Vec::new(),
-                coordinator: None,
-                error: Some(error),
-            },
-            |d| d.error.as_ref().map(|e| e.code),
-        )
-        .await
+        let mut out = self
+            .per_group(
+                groups,
+                |coordinator, names| self.describe_groups_on(coordinator, names),
+                failed_description,
+                |d| d.error.as_ref().map(|e| e.code),
+            )
+            .await?;
+        // Each group's place in `out` (a read of every group names thousands).
+        let index: std::collections::HashMap<String, usize> = out
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.group_id.clone(), i))
+            .collect();
+        // What each further API found missing, by group: "ConsumerGroupDescribe on broker 1".
+        let mut unsupported: BTreeMap<String, Vec<(&'static str, String)>> = BTreeMap::new();
+        for api in [GroupApi::Consumer, GroupApi::Share] {
+            let missing: Vec<String> = out
+                .iter()
+                .filter(|d| not_found(d))
+                .map(|d| d.group_id.clone())
+                .collect();
+            if missing.is_empty() {
+                return Ok(out);
+            }
+            let found = self
+                .per_group(
+                    &missing,
+                    |coordinator, names| self.describe_typed_on(api, coordinator, names),
+                    failed_description,
+                    |d| d.error.as_ref().map(|e| e.code),
+                )
+                .await?;
+            for d in found {
+                match &d.error {
+                    // Not of this type, or not read (the classic answer stands).
+                    Some(e)
+                        if e.code == codes::GROUP_ID_NOT_FOUND || e.code == NETWORK_EXCEPTION =>
+                    {
+                        continue
+                    }
+                    Some(e) if e.code == codes::UNSUPPORTED_VERSION => {
+                        unsupported
+                            .entry(d.group_id.clone())
+                            .or_default()
+                            .push((api.group_type(), e.message.clone().unwrap_or_default()));
+                        continue;
+                    }
+                    _ => {}
+                }
+                if let Some(slot) = index.get(&d.group_id).and_then(|i| out.get_mut(*i)) {
+                    *slot = d;
+                }
+            }
+        }
+        // Still unknown: does its coordinator list it (with a type no API above describes)?
+        let missing: Vec<(String, Option<BrokerId>)> = out
+            .iter()
+            .filter(|d| not_found(d))
+            .map(|d| (d.group_id.clone(), d.coordinator))
+            .collect();
+        let coordinators: BTreeSet<BrokerId> = missing.iter().filter_map(|(_, c)| *c).collect();
+        let mut listed: BTreeMap<String, GroupListing> = BTreeMap::new();
+        for id in coordinators {
+            // A listing that fails leaves the groups as DescribeGroups answered.
+            if let Ok(groups) = self.list_groups_on(&[id]).await {
+                listed.extend(groups.into_iter().map(|g| (g.group_id.clone(), g)));
+            }
+        }
+        for (group, _) in missing {
+            let Some(l) = listed.remove(&group) else {
+                continue;
+            };
+            let kind = l.group_type.clone().unwrap_or_default();
+            let missing_api = unsupported.get(&group).and_then(|apis| {
+                apis.iter()
+                    .find(|(t, _)| t.eq_ignore_ascii_case(&kind))
+                    .map(|(_, why)| why.clone())
+            });
+            let why = missing_api.unwrap_or_else(|| {
+                format!(
+                    "no API this client speaks describes a {} group",
+                    if kind.is_empty() {
+                        "listed"
+                    } else {
+                        kind.as_str()
+                    }
+                )
+            });
+            if let Some(slot) = index.get(&group).and_then(|i| out.get_mut(*i)) {
+                *slot = GroupDescription {
+                    group_id: group.clone(),
+                    state: l.state.clone().unwrap_or_default(),
+                    protocol_type: l.protocol_type.clone(),
+                    protocol: String::new(),
+                    members: Vec::new(),
+                    coordinator: Some(l.coordinator),
+                    error: Some(ItemError {
+                        code: codes::UNSUPPORTED_VERSION,
+                        name: codes::error_name(codes::UNSUPPORTED_VERSION),
+                        message: Some(format!(
+                            "group {group} is a {} group and cannot be described: {why}",
+                            if kind.is_empty() {
+                                "listed"
+                            } else {
+                                kind.as_str()
+                            }
+                        )),
+                    }),
+                    group_type: l.group_type,
+                    group_epoch: None,
+                    assignment_epoch: None,
+                };
+            }
+        }
+        Ok(out)
+    }
+
+    /// ConsumerGroupDescribe or ShareGroupDescribe of `groups` on their coordinator. A
+    /// coordinator that does not offer the API answers each group UNSUPPORTED_VERSION, naming
+    /// the API and the broker.
+    async fn describe_typed_on(
+        &self,
+        api: GroupApi,
+        coordinator: BrokerId,
+        groups: Vec<String>,
+    ) -> Result<Vec<(String, GroupDescription)>> {
+        let conn = self.connection(coordinator).await?;
+        let version = match api {
+            GroupApi::Consumer => conn.version::<ConsumerGroupDescribeRequest>(),
+            GroupApi::Share => conn.version::<ShareGroupDescribeRequest>(),
+        };
+        let version = match version {
+            Ok(v) => v,
+            Err(Error::UnsupportedVersion { api: name, .. }) => {
+                let message = format!("broker {coordinator} does not offer {name}");
+                return Ok(groups
+                    .into_iter()
+                    .map(|g| {
+                        let mut d = failed_description(
+                            &g,
+                            ItemError {
+                                code: codes::UNSUPPORTED_VERSION,
+                                name: codes::error_name(codes::UNSUPPORTED_VERSION),
+                                message: Some(message.clone()),
+                            },
+                        );
+                        d.coordinator = Some(coordinator);
+                        (g, d)
+                    })
+                    .collect());
+            }
+            Err(e) => return Err(e),
+        };
+        let described: Vec<GroupDescription> =
+            match api {
+                GroupApi::Consumer => {
+                    let mut request = ConsumerGroupDescribeRequest::default();
+                    request.group_ids = groups.iter().map(|g| group_id(g)).collect();
+                    let response = conn.send(&request, version).await?;
+                    response
+                        .groups
+                        .into_iter()
+                        .map(|g| {
+                            let mut members: Vec<GroupMember> =
+                                g.members
+                                    .into_iter()
+                                    .map(|m| GroupMember {
+                                        member_id: m.member_id.to_string(),
+                                        group_instance_id: m.instance_id.map(|i| i.to_string()),
+                                        client_id: m.client_id.to_string(),
+                                        host: m.client_host.to_string(),
+                                        assignment: topics_by_name(
+                                            m.assignment.topic_partitions.into_iter().map(|t| {
+                                                (t.topic_name.0.to_string(), t.partitions)
+                                            }),
+                                        ),
+                                        target_assignment: Some(topics_by_name(
+                                            m.target_assignment.topic_partitions.into_iter().map(
+                                                |t| (t.topic_name.0.to_string(), t.partitions),
+                                            ),
+                                        )),
+                                        member_epoch: Some(m.member_epoch),
+                                    })
+                                    .collect();
+                            members.sort_by(|a, b| a.member_id.cmp(&b.member_id));
+                            typed_description(
+                                coordinator,
+                                GroupApi::Consumer.group_type(),
+                                g.group_id.0.to_string(),
+                                g.group_state.to_string(),
+                                g.assignor_name.to_string(),
+                                members,
+                                (g.group_epoch, g.assignment_epoch),
+                                ItemError::from_code(
+                                    g.error_code,
+                                    g.error_message.map(|m| m.to_string()),
+                                ),
+                            )
+                        })
+                        .collect()
+                }
+                GroupApi::Share => {
+                    let mut request = ShareGroupDescribeRequest::default();
+                    request.group_ids = groups.iter().map(|g| group_id(g)).collect();
+                    let response = conn.send(&request, version).await?;
+                    response
+                        .groups
+                        .into_iter()
+                        .map(|g| {
+                            let mut members: Vec<GroupMember> =
+                                g.members
+                                    .into_iter()
+                                    .map(|m| GroupMember {
+                                        member_id: m.member_id.to_string(),
+                                        group_instance_id: None,
+                                        client_id: m.client_id.to_string(),
+                                        host: m.client_host.to_string(),
+                                        assignment: topics_by_name(
+                                            m.assignment.topic_partitions.into_iter().map(|t| {
+                                                (t.topic_name.0.to_string(), t.partitions)
+                                            }),
+                                        ),
+                                        target_assignment: None,
+                                        member_epoch: Some(m.member_epoch),
+                                    })
+                                    .collect();
+                            members.sort_by(|a, b| a.member_id.cmp(&b.member_id));
+                            typed_description(
+                                coordinator,
+                                GroupApi::Share.group_type(),
+                                g.group_id.0.to_string(),
+                                g.group_state.to_string(),
+                                g.assignor_name.to_string(),
+                                members,
+                                (g.group_epoch, g.assignment_epoch),
+                                ItemError::from_code(
+                                    g.error_code,
+                                    g.error_message.map(|m| m.to_string()),
+                                ),
+                            )
+                        })
+                        .collect()
+                }
+            };
+        Ok(described
+            .into_iter()
+            .map(|d| (d.group_id.clone(), d))
+            .collect())
     }
 
     async fn describe_groups_on(
@@ -161,6 +406,8 @@ impl Client {
                         } else {
                             Vec::new()
                         },
+                        target_assignment: None,
+                        member_epoch: None,
                     })
                     .collect();
                 members.sort_by(|a, b| a.member_id.cmp(&b.member_id));
@@ -174,6 +421,9 @@ impl Client {
                         protocol: g.protocol_data.to_string(),
                         members,
                         coordinator: Some(coordinator),
+                        group_type: (g.error_code == 0).then(|| "classic".to_string()),
+                        group_epoch: None,
+                        assignment_epoch: None,
                         error: ItemError::from_code(
                             g.error_code,
                             g.error_message.map(|m| m.to_string()),
@@ -350,6 +600,101 @@ impl Client {
             |o| o.error.as_ref().map(|e| e.code),
         )
         .await
+    }
+
+    /// Every share-partition start offset of each share group of `groups` (KIP-932,
+    /// DescribeShareGroupOffsets): where the group's consumption starts, the offset its backlog
+    /// is counted from. In `GroupOffsets` form: `offset` is the start offset, None where the
+    /// group has not started on the partition. A coordinator that does not offer the API answers
+    /// each group UNSUPPORTED_VERSION naming it.
+    pub async fn share_group_offsets(&self, groups: &[String]) -> Result<Vec<GroupOffsets>> {
+        self.per_group(
+            groups,
+            |coordinator, names| self.share_offsets_on(coordinator, names),
+            |g, error| GroupOffsets {
+                group_id: g.to_string(),
+                offsets: Vec::new(),
+                error: Some(error),
+            },
+            |o| o.error.as_ref().map(|e| e.code),
+        )
+        .await
+    }
+
+    async fn share_offsets_on(
+        &self,
+        coordinator: BrokerId,
+        groups: Vec<String>,
+    ) -> Result<Vec<(String, GroupOffsets)>> {
+        let conn = self.connection(coordinator).await?;
+        let version = match conn.version::<DescribeShareGroupOffsetsRequest>() {
+            Ok(v) => v,
+            Err(Error::UnsupportedVersion { api, .. }) => {
+                let error = ItemError {
+                    code: codes::UNSUPPORTED_VERSION,
+                    name: codes::error_name(codes::UNSUPPORTED_VERSION),
+                    message: Some(format!("broker {coordinator} does not offer {api}")),
+                };
+                return Ok(groups
+                    .into_iter()
+                    .map(|g| {
+                        let o = GroupOffsets {
+                            group_id: g.clone(),
+                            offsets: Vec::new(),
+                            error: Some(error.clone()),
+                        };
+                        (g, o)
+                    })
+                    .collect());
+            }
+            Err(e) => return Err(e),
+        };
+        let mut request = DescribeShareGroupOffsetsRequest::default();
+        request.groups = groups
+            .iter()
+            .map(|g| {
+                let mut rg = DescribeShareGroupOffsetsRequestGroup::default();
+                rg.group_id = group_id(g);
+                rg.topics = None;
+                rg
+            })
+            .collect();
+        let response = conn.send(&request, version).await?;
+        Ok(response
+            .groups
+            .into_iter()
+            .map(|g| {
+                let name = g.group_id.0.to_string();
+                let mut offsets: Vec<CommittedOffset> = g
+                    .topics
+                    .into_iter()
+                    .flat_map(|t| {
+                        let topic = t.topic_name.0.to_string();
+                        t.partitions.into_iter().map(move |p| {
+                            committed(
+                                &topic,
+                                p.partition_index,
+                                p.start_offset,
+                                p.leader_epoch,
+                                None,
+                                p.error_code,
+                            )
+                        })
+                    })
+                    .collect();
+                offsets.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+                let error =
+                    ItemError::from_code(g.error_code, g.error_message.map(|m| m.to_string()));
+                (
+                    name.clone(),
+                    GroupOffsets {
+                        group_id: name,
+                        offsets: if error.is_some() { Vec::new() } else { offsets },
+                        error,
+                    },
+                )
+            })
+            .collect())
     }
 
     /// OffsetFetch of every committed offset of `groups`, all coordinated by `coordinator`.
@@ -670,6 +1015,100 @@ impl Client {
         })
         .await
     }
+}
+
+/// The typed describe APIs tried after DescribeGroups.
+#[derive(Debug, Clone, Copy)]
+enum GroupApi {
+    /// ConsumerGroupDescribe (KIP-848, Kafka 3.7+).
+    Consumer,
+    /// ShareGroupDescribe (KIP-932, Kafka 4.0+).
+    Share,
+}
+
+impl GroupApi {
+    /// The group type ListGroups names for the groups this API describes.
+    fn group_type(self) -> &'static str {
+        match self {
+            GroupApi::Consumer => "consumer",
+            GroupApi::Share => "share",
+        }
+    }
+}
+
+/// A description of `group` that could not be read, for `error`.
+fn failed_description(group: &str, error: ItemError) -> GroupDescription {
+    GroupDescription {
+        group_id: group.to_string(),
+        state: String::new(),
+        protocol_type: String::new(),
+        protocol: String::new(),
+        members: Vec::new(),
+        coordinator: None,
+        error: Some(error),
+        group_type: None,
+        group_epoch: None,
+        assignment_epoch: None,
+    }
+}
+
+/// Whether the group's describe answered that it does not know it: GROUP_ID_NOT_FOUND, or (a
+/// DescribeGroups before v6, which has no error for it) `Dead` with no member and no protocol.
+fn not_found(d: &GroupDescription) -> bool {
+    match &d.error {
+        Some(e) => e.code == codes::GROUP_ID_NOT_FOUND,
+        None => {
+            d.state.eq_ignore_ascii_case("dead")
+                && d.members.is_empty()
+                && d.protocol_type.is_empty()
+        }
+    }
+}
+
+/// A consumer or share group's description.
+#[allow(clippy::too_many_arguments)]
+fn typed_description(
+    coordinator: BrokerId,
+    kind: &str,
+    group: String,
+    state: String,
+    assignor: String,
+    members: Vec<GroupMember>,
+    (group_epoch, assignment_epoch): (i32, i32),
+    error: Option<ItemError>,
+) -> GroupDescription {
+    let known = error.is_none();
+    GroupDescription {
+        group_id: group,
+        state,
+        protocol_type: if known {
+            kind.to_string()
+        } else {
+            String::new()
+        },
+        protocol: assignor,
+        members,
+        coordinator: Some(coordinator),
+        error,
+        group_type: known.then(|| kind.to_string()),
+        group_epoch: known.then_some(group_epoch),
+        assignment_epoch: known.then_some(assignment_epoch),
+    }
+}
+
+/// Topic partitions by topic name, each topic once with its partitions in order.
+fn topics_by_name(items: impl Iterator<Item = (String, Vec<i32>)>) -> Vec<TopicPartitions> {
+    let mut topics: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
+    for (topic, partitions) in items {
+        topics.entry(topic).or_default().extend(partitions);
+    }
+    topics
+        .into_iter()
+        .map(|(topic, partitions)| TopicPartitions {
+            topic,
+            partitions: partitions.into_iter().collect(),
+        })
+        .collect()
 }
 
 fn committed(

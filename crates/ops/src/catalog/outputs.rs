@@ -179,9 +179,12 @@ fn typed() -> Vec<(&'static str, Value)> {
                 "A consumer group with its members",
                 vec![
                     ("groupId", t("string", "")),
-                    ("state", t("string", "")),
+                    ("state", t("string", "Classic: `Stable`, `Empty`, `PreparingRebalance`, ...; consumer (KIP-848) also `Assigning`, `Reconciling`.")),
+                    ("groupType", n("string", "`classic` (DescribeGroups), `consumer` (KIP-848, ConsumerGroupDescribe), `share` (KIP-932, ShareGroupDescribe).")),
+                    ("groupEpoch", n("integer", "Consumer and share groups only.")),
+                    ("assignmentEpoch", n("integer", "The target assignment's epoch; consumer and share groups only.")),
                     ("protocolType", t("string", "")),
-                    ("protocol", t("string", "The assignor (e.g. `range`).")),
+                    ("protocol", t("string", "The assignor (e.g. `range`; `uniform` for a consumer group).")),
                     ("coordinator", n("integer", "")),
                     ("members", rows("rows: fields in docs/api/live.md")),
                     ("totalLag", t("integer", "")),
@@ -548,7 +551,7 @@ fn observed() -> Vec<(&'static str, Value)> {
             obj(
                 "Disk usage by broker and log directory",
                 sample(vec![
-                    ("brokers", rows("`brokerId`, `host`, `rack`, `alive`, `logDirsRead`, `error`, `usedBytes`, `totalBytes`, `usableBytes`, `usedPercent`, `replicaCount`, `assignedReplicas`, `futureReplicas`, `offlineDirs`, and unless `summary`: `dirs[]` (`path`, `error`, `totalBytes`, `usableBytes`, `usedBytes`, `replicaCount`)")),
+                    ("brokers", rows("`brokerId`, `host`, `rack`, `alive`, `logDirsRead`, `error`, `usedBytes`, `totalBytes`, `usableBytes` (its filesystems, each once: log dirs with equal total and usable bytes are one), `filesystems`, `usedPercent`, `replicaCount`, `assignedReplicas`, `futureReplicas`, `offlineDirs`, and unless `summary`: `dirs[]` (`path`, `error`, `totalBytes`, `usableBytes`, `usedBytes`, `replicaCount`)")),
                     ("totals", obj("`usedBytes`, `totalBytes`, `usableBytes` over the brokers read", vec![])),
                     ("topics", rows("unless `summary`: `topic`, `sizeBytes`, `replicaCount`; largest first")),
                     ("totalTopics", t("integer", "")),

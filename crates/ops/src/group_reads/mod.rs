@@ -41,11 +41,16 @@ const TOP_MAX: usize = 100;
 pub struct PartitionLag {
     topic: String,
     partition: i32,
-    /// None when the group has no committed offset for the partition (only assigned).
+    /// None when the group has no committed offset for the partition (only assigned), and
+    /// for a share group, which commits none.
     committed_offset: Option<i64>,
+    /// A share group's share-partition start offset (KIP-932): its backlog is counted from it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_offset: Option<i64>,
     /// The high watermark; None when it could not be read.
     log_end_offset: Option<i64>,
-    /// `logEndOffset - committedOffset`, never below 0; None when either is unknown.
+    /// `logEndOffset - committedOffset` (a share group: `- startOffset`), never below 0; None
+    /// when either is unknown.
     lag: Option<i64>,
     /// The member the partition is assigned to, if any.
     member_id: Option<String>,
@@ -101,7 +106,15 @@ pub struct Member {
     group_instance_id: Option<String>,
     client_id: String,
     host: String,
+    /// The partitions the member owns now.
     assignment: Vec<TopicPartitions>,
+    /// The partitions the coordinator wants it to own (consumer groups, KIP-848); absent where
+    /// the protocol has no target (classic and share groups).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target_assignment: Option<Vec<TopicPartitions>>,
+    /// The member's epoch (consumer and share groups); absent for a classic group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    member_epoch: Option<i32>,
     /// Partitions assigned to this member.
     partitions: usize,
     /// Sum of the lag of the member's partitions.
@@ -113,6 +126,13 @@ pub struct Member {
 pub struct Detail {
     group_id: String,
     state: String,
+    /// `classic`, `consumer` (KIP-848), `share` (KIP-932): the API that described the group.
+    group_type: Option<String>,
+    /// The group epoch and the target assignment's epoch (consumer and share groups).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    group_epoch: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    assignment_epoch: Option<i32>,
     protocol_type: String,
     /// The assignor (e.g. `range`).
     protocol: String,
@@ -213,10 +233,12 @@ fn join_lag(
         }
     }
     let mut rows: BTreeMap<(String, i32), PartitionLag> = BTreeMap::new();
+    let share = description.and_then(|d| d.group_type.as_deref()) == Some("share");
     let row = |topic: &str, partition: i32| PartitionLag {
         topic: topic.to_string(),
         partition,
         committed_offset: None,
+        start_offset: None,
         log_end_offset: None,
         lag: None,
         member_id: None,
@@ -230,7 +252,11 @@ fn join_lag(
         .filter(|c| c.offset.is_some() || c.error.is_some())
     {
         let mut r = row(&c.topic, c.partition);
-        r.committed_offset = c.offset;
+        if share {
+            r.start_offset = c.offset;
+        } else {
+            r.committed_offset = c.offset;
+        }
         r.metadata = c.metadata.clone().filter(|m| !m.is_empty());
         r.error = c.error.as_ref().map(|e| e.to_string());
         rows.insert((c.topic.clone(), c.partition), r);
@@ -250,8 +276,8 @@ fn join_lag(
             Some(Err(e)) if r.error.is_none() => r.error = Some(e.clone()),
             _ => {}
         }
-        if let (Some(end), Some(committed)) = (r.log_end_offset, r.committed_offset) {
-            r.lag = Some((end - committed).max(0));
+        if let (Some(end), Some(from)) = (r.log_end_offset, r.committed_offset.or(r.start_offset)) {
+            r.lag = Some((end - from).max(0));
         }
     }
     rows.into_values().collect()
@@ -307,14 +333,31 @@ async fn read_offsets(
         .describe_groups(groups)
         .await
         .map_err(|e| read_failed(&ctx.kafka, e))?;
+    // A share group commits no offsets: its backlog starts at its share-partition start
+    // offsets (DescribeShareGroupOffsets).
+    let (shares, others): (Vec<&GroupDescription>, Vec<&GroupDescription>) = descriptions
+        .iter()
+        .partition(|d| d.group_type.as_deref() == Some("share"));
+    let shares: Vec<String> = shares.iter().map(|d| d.group_id.clone()).collect();
+    let others: Vec<String> = others.iter().map(|d| d.group_id.clone()).collect();
     // Many groups a request to every coordinator at once (OffsetFetch v8+, Kafka 3.0+).
     let mut fetched: HashMap<String, ballast_kafka::GroupOffsets> = client
-        .committed_offsets_of_groups(groups)
+        .committed_offsets_of_groups(&others)
         .await
         .map_err(|e| read_failed(&ctx.kafka, e))?
         .into_iter()
         .map(|o| (o.group_id.clone(), o))
         .collect();
+    if !shares.is_empty() {
+        fetched.extend(
+            client
+                .share_group_offsets(&shares)
+                .await
+                .map_err(|e| read_failed(&ctx.kafka, e))?
+                .into_iter()
+                .map(|o| (o.group_id.clone(), o)),
+        );
+    }
     let committed: Vec<Result<Vec<CommittedOffset>, String>> = descriptions
         .iter()
         .map(|d| match fetched.remove(&d.group_id) {
@@ -447,9 +490,11 @@ fn row_of(
         group_id: d.group_id.clone(),
         state,
         protocol_type,
-        group_type: listing.and_then(|l| l.group_type.clone()),
+        group_type: listing
+            .and_then(|l| l.group_type.clone())
+            .or_else(|| d.group_type.clone()),
         coordinator: d.coordinator.or(listing.map(|l| l.coordinator)),
-        members: d.members.len(),
+        members: d.error.is_none().then_some(d.members.len()),
         topics,
         total_lag,
         error: d.error.as_ref().map(|e| e.to_string()).or(lag_error),
@@ -478,6 +523,13 @@ async fn describe_one(
     if let Some(e) = &d.error {
         if e.name == "GROUP_ID_NOT_FOUND" {
             return Err(not_found());
+        }
+        if e.name == "UNSUPPORTED_VERSION" {
+            // The group exists (its coordinator lists it) but no API offered describes it.
+            return Err(OpError::cluster(
+                "group cannot be described",
+                e.message.clone().unwrap_or_else(|| e.to_string()),
+            ));
         }
         return Err(OpError::cluster(
             "cluster error",
@@ -692,7 +744,7 @@ fn summary_of(read: &GroupsRead, top: usize) -> Summary {
     let summary_total_lag = rows.iter().filter_map(|r| r.total_lag).sum();
     let groups_with_lag = rows.iter().filter(|r| r.total_lag.unwrap_or(0) > 0).count();
     let groups_without_lag = rows.iter().filter(|r| r.total_lag.is_none()).count();
-    let total_members = rows.iter().map(|r| r.members).sum();
+    let total_members = rows.iter().filter_map(|r| r.members).sum();
     let mut ranked: Vec<&GroupRow> = rows.iter().collect();
     ranked.sort_by(|a, b| {
         b.total_lag
@@ -730,12 +782,17 @@ pub async fn describe_consumer_group(ctx: &Context, group: String) -> Result<Det
                 partitions: m.assignment.iter().map(|a| a.partitions.len()).sum(),
                 lag: offsets.iter().filter(mine).filter_map(|r| r.lag).sum(),
                 assignment: m.assignment.clone(),
+                target_assignment: m.target_assignment.clone(),
+                member_epoch: m.member_epoch,
             }
         })
         .collect();
     Ok(Detail {
         group_id: d.group_id.clone(),
         state: d.state.clone(),
+        group_type: d.group_type.clone(),
+        group_epoch: d.group_epoch,
+        assignment_epoch: d.assignment_epoch,
         protocol_type: d.protocol_type.clone(),
         protocol: d.protocol.clone(),
         coordinator: d.coordinator,
@@ -834,9 +891,14 @@ mod tests {
                     topic: "t".into(),
                     partitions: vec![0, 2],
                 }],
+                target_assignment: None,
+                member_epoch: None,
             }],
             coordinator: Some(1),
             error: None,
+            group_type: Some("classic".into()),
+            group_epoch: None,
+            assignment_epoch: None,
         };
         let ends: HashMap<(String, i32), Result<i64, String>> = [
             (("t".to_string(), 0), Ok(100)),
@@ -906,6 +968,8 @@ mod tests {
                     partitions: ps.clone(),
                 })
                 .collect(),
+            target_assignment: None,
+            member_epoch: None,
         };
         let mut cases = Vec::new();
         for seed in 0..40i64 {
@@ -946,6 +1010,9 @@ mod tests {
                 members,
                 coordinator: Some(1),
                 error: None,
+                group_type: Some("classic".into()),
+                group_epoch: None,
+                assignment_epoch: None,
             };
             let rows = join_lag(Some(&d), &offsets, &ends);
             let topics: BTreeSet<String> = rows.iter().map(|r| r.topic.clone()).collect();

@@ -16,7 +16,8 @@ pub struct GroupRow {
     /// `classic`, `consumer`, ... (Kafka 3.8+); None before.
     pub(crate) group_type: Option<String>,
     pub(crate) coordinator: Option<BrokerId>,
-    pub(crate) members: usize,
+    /// None when the group could not be described (its `error` says why): unknown, not 0.
+    pub(crate) members: Option<usize>,
     /// Topics the group has committed offsets for or is assigned.
     pub(crate) topics: Vec<String>,
     /// Sum of the lag of every partition with a committed offset; None when it could not be read.

@@ -614,6 +614,43 @@ pub struct LogDirsQuery {
     pub limit: Option<usize>,
 }
 
+/// A broker's disk capacity as its log directories show it, each filesystem counted once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Capacity {
+    pub(crate) total_bytes: i64,
+    pub(crate) usable_bytes: i64,
+    /// The filesystems its directories lie on, as far as the sizes tell.
+    pub(crate) filesystems: usize,
+}
+
+/// One broker's capacity from its log directories (DescribeLogDirs v4+, Kafka 3.3+, gives each
+/// directory the total and usable bytes of the filesystem holding it: Java's `FileStore` of the
+/// directory). Several directories on one filesystem each report that filesystem's figures,
+/// so adding them up counts it once per directory ("87.3 MiB of 504 GiB" for two directories
+/// on one 252 GiB disk).
+///
+/// The rule: directories of one broker with the **same total and the same usable bytes** in one
+/// answer are one filesystem, counted once. A broker reads both figures of every directory at
+/// one moment, so two directories on one filesystem show equal figures (the free space of a
+/// filesystem being written to can move between the two reads, and then they count as two: the
+/// sizes cannot tell). Two filesystems of the same size with byte-for-byte the same free space
+/// are not told apart either, and count once. None when a directory gave no sizes (offline, or
+/// a broker before 3.3): unknown, not a smaller figure.
+pub(crate) fn capacity(dirs: &[&ballast_schema::ObservedLogDir]) -> Option<Capacity> {
+    let mut seen: Vec<(i64, i64)> = Vec::with_capacity(dirs.len());
+    for d in dirs {
+        let fs = (d.total_bytes?, d.usable_bytes?);
+        if !seen.contains(&fs) {
+            seen.push(fs);
+        }
+    }
+    Some(Capacity {
+        total_bytes: seen.iter().map(|(t, _)| t).sum(),
+        usable_bytes: seen.iter().map(|(_, u)| u).sum(),
+        filesystems: seen.len(),
+    })
+}
+
 /// The operation `get_cluster_logdirs`: disk use per broker and log directory with the topics
 /// using most space; with a topic and/or broker, their replicas too; as JSON text.
 pub async fn get_cluster_logdirs(ctx: &Context, q: LogDirsQuery) -> Result<Arc<String>, OpError> {
@@ -653,15 +690,10 @@ fn logdirs_body(
                 .iter()
                 .filter(|d| d.broker_id == b.broker_id)
                 .collect();
-            let sum = |f: fn(&ballast_schema::ObservedLogDir) -> Option<i64>| -> Option<i64> {
-                if !b.log_dirs_read {
-                    return None;
-                }
-                dirs.iter().map(|d| f(d)).sum::<Option<i64>>()
-            };
             let used = b.log_dirs_read.then(|| dirs.iter().map(|d| d.used_bytes).sum::<i64>());
-            let total = sum(|d| d.total_bytes);
-            let usable = sum(|d| d.usable_bytes);
+            let capacity = b.log_dirs_read.then(|| capacity(&dirs)).flatten();
+            let total = capacity.map(|c| c.total_bytes);
+            let usable = capacity.map(|c| c.usable_bytes);
             let st = v.brokers.get(&b.broker_id).cloned().unwrap_or_default();
             let mut out = json!({
                 "brokerId": b.broker_id,
@@ -678,6 +710,7 @@ fn logdirs_body(
                 "assignedReplicas": st.replicas,
                 "futureReplicas": st.future_replicas,
                 "offlineDirs": dirs.iter().filter(|d| d.error.is_some()).count(),
+                "filesystems": capacity.map(|c| c.filesystems),
             });
             if !summary {
                 out["dirs"] = json!(dirs
@@ -695,10 +728,27 @@ fn logdirs_body(
             out
         })
         .collect();
+    // Each broker's filesystems counted once (`capacity`), over the brokers whose every
+    // directory gave its sizes.
+    let capacities: Vec<Capacity> = v
+        .raw
+        .brokers
+        .iter()
+        .filter(|b| b.log_dirs_read)
+        .filter_map(|b| {
+            let dirs: Vec<&ballast_schema::ObservedLogDir> = v
+                .raw
+                .log_dirs
+                .iter()
+                .filter(|d| d.broker_id == b.broker_id)
+                .collect();
+            capacity(&dirs)
+        })
+        .collect();
     let totals = json!({
         "usedBytes": v.brokers.values().filter_map(|b| b.disk_bytes).reduce(|a, b| a + b),
-        "totalBytes": v.raw.log_dirs.iter().filter_map(|d| d.total_bytes).reduce(|a, b| a + b),
-        "usableBytes": v.raw.log_dirs.iter().filter_map(|d| d.usable_bytes).reduce(|a, b| a + b),
+        "totalBytes": capacities.iter().map(|c| c.total_bytes).reduce(|a, b| a + b),
+        "usableBytes": capacities.iter().map(|c| c.usable_bytes).reduce(|a, b| a + b),
     });
     let mut out = json!({
         "observedAt": v.observed_at(),
@@ -1152,4 +1202,69 @@ pub async fn get_broker_racks(ctx: &Context) -> Result<Arc<String>, OpError> {
         .to_string()
     });
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ballast_schema::ObservedLogDir;
+
+    const GIB: i64 = 1 << 30;
+
+    fn dir(path: &str, total: Option<i64>, usable: Option<i64>) -> ObservedLogDir {
+        ObservedLogDir {
+            broker_id: 1,
+            path: path.into(),
+            error: None,
+            total_bytes: total,
+            usable_bytes: usable,
+            used_bytes: 0,
+            replicas: 0,
+        }
+    }
+
+    #[test]
+    fn log_dirs_sharing_a_filesystem_count_it_once() {
+        // What Kafka 4.1 answered for two log dirs on one 252 GiB filesystem.
+        let a = dir("/data/a", Some(252 * GIB), Some(200 * GIB));
+        let b = dir("/data/b", Some(252 * GIB), Some(200 * GIB));
+        assert_eq!(
+            capacity(&[&a, &b]),
+            Some(Capacity {
+                total_bytes: 252 * GIB,
+                usable_bytes: 200 * GIB,
+                filesystems: 1
+            })
+        );
+    }
+
+    #[test]
+    fn log_dirs_on_filesystems_of_one_size_with_different_free_space_count_each() {
+        let a = dir("/disk1", Some(500 * GIB), Some(400 * GIB));
+        let b = dir("/disk2", Some(500 * GIB), Some(380 * GIB));
+        let c = dir("/disk3", Some(1000 * GIB), Some(400 * GIB));
+        assert_eq!(
+            capacity(&[&a, &b, &c]),
+            Some(Capacity {
+                total_bytes: 2000 * GIB,
+                usable_bytes: 1180 * GIB,
+                filesystems: 3
+            })
+        );
+    }
+
+    #[test]
+    fn a_log_dir_without_sizes_makes_the_capacity_unknown_not_smaller() {
+        let a = dir("/disk1", Some(500 * GIB), Some(400 * GIB));
+        let offline = dir("/disk2", None, None);
+        assert_eq!(capacity(&[&a, &offline]), None);
+        assert_eq!(
+            capacity(&[]),
+            Some(Capacity {
+                total_bytes: 0,
+                usable_bytes: 0,
+                filesystems: 0
+            })
+        );
+    }
 }

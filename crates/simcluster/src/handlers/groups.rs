@@ -12,13 +12,15 @@ use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseTopic, OffsetFetchResponseTopics,
 };
 use kafka_protocol::messages::{
-    DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
-    ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetFetchRequest, OffsetFetchResponse,
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DeleteGroupsRequest,
+    DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
+    DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse, ListGroupsRequest,
+    ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
+    OffsetFetchResponse, ShareGroupDescribeRequest, ShareGroupDescribeResponse,
 };
 
 use super::{sb, Ctx};
-use crate::state::groups::{self, CommitItem};
+use crate::state::groups::{self, CommitItem, GroupKind};
 use crate::state::{err, Cluster};
 
 /// Whether this broker coordinates the group, or the error to return.
@@ -50,7 +52,7 @@ pub fn list_groups(ctx: &Ctx, req: ListGroupsRequest) -> ListGroupsResponse {
         .values()
         .filter(|g| c.coordinators.get(&g.id) == Some(ctx.broker))
         .filter(|g| states.is_empty() || states.contains(&g.state().to_ascii_lowercase()))
-        .filter(|_| types.is_empty() || types.iter().any(|t| t == "classic"))
+        .filter(|g| types.is_empty() || types.iter().any(|t| t == g.kind.as_str()))
         .map(|g| {
             let mut l = ListedGroup::default();
             l.group_id = sb(g.id.clone()).into();
@@ -59,7 +61,7 @@ pub fn list_groups(ctx: &Ctx, req: ListGroupsRequest) -> ListGroupsResponse {
                 l.group_state = sb(g.state());
             }
             if v >= 5 {
-                l.group_type = sb("classic");
+                l.group_type = sb(g.kind.as_str());
             }
             l
         })
@@ -91,6 +93,15 @@ pub fn describe_groups(ctx: &Ctx, req: DescribeGroupsRequest) -> DescribeGroupsR
                 if v >= 6 {
                     d.error_code = err::GROUP_ID_NOT_FOUND;
                     d.error_message = Some(sb(format!("Group {} not found.", id.as_str())));
+                }
+            }
+            // Kafka 4.1: classic DescribeGroups does not describe a consumer or share group.
+            Some(g) if g.kind != GroupKind::Classic => {
+                d.group_state = sb("Dead");
+                if v >= 6 {
+                    d.error_code = err::GROUP_ID_NOT_FOUND;
+                    d.error_message =
+                        Some(sb(format!("Group {} is not a classic group.", id.as_str())));
                 }
             }
             Some(g) => {
@@ -132,7 +143,8 @@ fn fetch_group(
     group: &str,
     topics: Option<Vec<(String, Vec<i32>)>>,
 ) -> Vec<(String, Vec<Fetched>)> {
-    let g = c.groups.get(group);
+    // A share group's start offsets are no committed offsets (DescribeShareGroupOffsets).
+    let g = c.groups.get(group).filter(|g| g.kind != GroupKind::Share);
     let topics: Vec<(String, Vec<i32>)> = match topics {
         Some(t) => t,
         None => g
@@ -313,6 +325,252 @@ pub fn delete_groups(ctx: &Ctx, req: DeleteGroupsRequest) -> DeleteGroupsRespons
             },
         };
         resp.results.push(r);
+    }
+    resp
+}
+
+/// A consumer or share group's members as ConsumerGroupDescribe/ShareGroupDescribe list them:
+/// (member id, client id, host, epoch, assigned partitions by topic).
+type TypedMember = (String, String, String, i32, Vec<(String, Vec<i32>)>);
+
+/// The group `id` if it is of `kind`, or the error Kafka 4.1 answers: NOT_COORDINATOR on
+/// another broker, GROUP_ID_NOT_FOUND "Group g not found." or "Group g is not a consumer
+/// group." / "... is not a share group.".
+fn typed_group<'c>(
+    c: &'c crate::state::Cluster,
+    broker: i32,
+    id: &str,
+    kind: GroupKind,
+) -> Result<(&'c crate::state::Group, Vec<TypedMember>), (i16, String)> {
+    if let Err(code) = coordinated_here(c, broker, id) {
+        return Err((code, "This is not the correct coordinator.".into()));
+    }
+    let Some(g) = c.groups.get(id) else {
+        return Err((err::GROUP_ID_NOT_FOUND, format!("Group {id} not found.")));
+    };
+    if g.kind != kind {
+        return Err((
+            err::GROUP_ID_NOT_FOUND,
+            format!("Group {id} is not a {} group.", kind.as_str()),
+        ));
+    }
+    let members = g
+        .members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            (
+                m.member_id.clone(),
+                m.client_id.clone(),
+                m.host.clone(),
+                g.generation,
+                c.member_assignment(g, i),
+            )
+        })
+        .collect();
+    Ok((g, members))
+}
+
+/// ConsumerGroupDescribe (KIP-848): a consumer group with its epochs and every member's
+/// assigned and target partitions (the simulated members have reconciled: equal).
+pub fn consumer_group_describe(
+    ctx: &Ctx,
+    req: ConsumerGroupDescribeRequest,
+) -> ConsumerGroupDescribeResponse {
+    use kafka_protocol::messages::consumer_group_describe_response::{
+        Assignment, DescribedGroup, Member, TopicPartitions,
+    };
+    let c = ctx.shared.lock();
+    let assignment = |parts: &[(String, Vec<i32>)]| {
+        let mut a = Assignment::default();
+        a.topic_partitions = parts
+            .iter()
+            .map(|(t, ps)| {
+                let mut tp = TopicPartitions::default();
+                tp.topic_id = c
+                    .topics
+                    .get(t)
+                    .map(|t| super::uuid(t.id))
+                    .unwrap_or_default();
+                tp.topic_name = sb(t.clone()).into();
+                tp.partitions = ps.clone();
+                tp
+            })
+            .collect();
+        a
+    };
+    let mut resp = ConsumerGroupDescribeResponse::default();
+    for id in &req.group_ids {
+        let mut d = DescribedGroup::default();
+        d.group_id = id.clone();
+        match typed_group(&c, ctx.broker, id.as_str(), GroupKind::Consumer) {
+            Err((code, message)) => {
+                d.error_code = code;
+                d.error_message = Some(sb(message));
+            }
+            Ok((g, members)) => {
+                d.group_state = sb(g.state());
+                d.group_epoch = g.generation;
+                d.assignment_epoch = g.generation;
+                d.assignor_name = sb(g.protocol.clone());
+                d.members = members
+                    .into_iter()
+                    .map(|(member, client, host, epoch, parts)| {
+                        let mut m = Member::default();
+                        m.member_id = sb(member);
+                        m.client_id = sb(client);
+                        m.client_host = sb(host);
+                        m.member_epoch = epoch;
+                        m.subscribed_topic_names =
+                            parts.iter().map(|(t, _)| sb(t.clone()).into()).collect();
+                        m.assignment = assignment(&parts);
+                        m.target_assignment = assignment(&parts);
+                        m.member_type = 1;
+                        m
+                    })
+                    .collect();
+            }
+        }
+        resp.groups.push(d);
+    }
+    resp
+}
+
+/// ShareGroupDescribe (KIP-932): a share group with its epochs and every member's partitions.
+pub fn share_group_describe(
+    ctx: &Ctx,
+    req: ShareGroupDescribeRequest,
+) -> ShareGroupDescribeResponse {
+    use kafka_protocol::messages::share_group_describe_response::{
+        Assignment, DescribedGroup, Member, TopicPartitions,
+    };
+    let c = ctx.shared.lock();
+    let mut resp = ShareGroupDescribeResponse::default();
+    for id in &req.group_ids {
+        let mut d = DescribedGroup::default();
+        d.group_id = id.clone();
+        match typed_group(&c, ctx.broker, id.as_str(), GroupKind::Share) {
+            Err((code, message)) => {
+                d.error_code = code;
+                d.error_message = Some(sb(message));
+            }
+            Ok((g, members)) => {
+                d.group_state = sb(g.state());
+                d.group_epoch = g.generation;
+                d.assignment_epoch = g.generation;
+                d.assignor_name = sb(g.protocol.clone());
+                d.members = members
+                    .into_iter()
+                    .map(|(member, client, host, epoch, parts)| {
+                        let mut m = Member::default();
+                        m.member_id = sb(member);
+                        m.client_id = sb(client);
+                        m.client_host = sb(host);
+                        m.member_epoch = epoch;
+                        m.subscribed_topic_names =
+                            parts.iter().map(|(t, _)| sb(t.clone()).into()).collect();
+                        let mut a = Assignment::default();
+                        a.topic_partitions = parts
+                            .iter()
+                            .map(|(t, ps)| {
+                                let mut tp = TopicPartitions::default();
+                                tp.topic_id = c
+                                    .topics
+                                    .get(t)
+                                    .map(|t| super::uuid(t.id))
+                                    .unwrap_or_default();
+                                tp.topic_name = sb(t.clone()).into();
+                                tp.partitions = ps.clone();
+                                tp
+                            })
+                            .collect();
+                        m.assignment = a;
+                        m
+                    })
+                    .collect();
+            }
+        }
+        resp.groups.push(d);
+    }
+    resp
+}
+
+/// DescribeShareGroupOffsets: each share-partition's start offset (-1 where the group has not
+/// started on the partition), every partition it has one for when no topic is named.
+pub fn describe_share_group_offsets(
+    ctx: &Ctx,
+    req: DescribeShareGroupOffsetsRequest,
+) -> DescribeShareGroupOffsetsResponse {
+    use kafka_protocol::messages::describe_share_group_offsets_response::{
+        DescribeShareGroupOffsetsResponseGroup, DescribeShareGroupOffsetsResponsePartition,
+        DescribeShareGroupOffsetsResponseTopic,
+    };
+    let c = ctx.shared.lock();
+    let mut resp = DescribeShareGroupOffsetsResponse::default();
+    for rg in &req.groups {
+        let mut out = DescribeShareGroupOffsetsResponseGroup::default();
+        out.group_id = rg.group_id.clone();
+        let id = rg.group_id.as_str();
+        let group = match typed_group(&c, ctx.broker, id, GroupKind::Share) {
+            Ok((g, _)) => g,
+            Err((code, message)) => {
+                out.error_code = code;
+                out.error_message = Some(sb(message));
+                resp.groups.push(out);
+                continue;
+            }
+        };
+        let wanted: Vec<(String, Vec<i32>)> = match &rg.topics {
+            Some(ts) => ts
+                .iter()
+                .map(|t| (t.topic_name.to_string(), t.partitions.clone()))
+                .collect(),
+            None => group
+                .offsets
+                .iter()
+                .map(|(t, slots)| {
+                    let ps = slots
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, s)| s.is_some())
+                        .map(|(i, _)| i as i32)
+                        .collect();
+                    (t.clone(), ps)
+                })
+                .collect(),
+        };
+        out.topics = wanted
+            .into_iter()
+            .map(|(t, ps)| {
+                let mut rt = DescribeShareGroupOffsetsResponseTopic::default();
+                rt.topic_id = c
+                    .topics
+                    .get(&t)
+                    .map(|x| super::uuid(x.id))
+                    .unwrap_or_default();
+                rt.partitions = ps
+                    .into_iter()
+                    .map(|p| {
+                        let mut rp = DescribeShareGroupOffsetsResponsePartition::default();
+                        rp.partition_index = p;
+                        match group.committed(&t, p) {
+                            Some(cm) => {
+                                rp.start_offset = cm.offset.floor() as i64;
+                                rp.leader_epoch = cm.leader_epoch;
+                            }
+                            None => {
+                                rp.start_offset = -1;
+                                rp.leader_epoch = -1;
+                            }
+                        }
+                        rp
+                    })
+                    .collect();
+                rt.topic_name = sb(t).into();
+                rt
+            })
+            .collect();
+        resp.groups.push(out);
     }
     resp
 }

@@ -107,6 +107,9 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::AlterClientQuotas, 0, 1),
     (ApiKey::DescribeCluster, 0, 2),
     (ApiKey::DescribeQuorum, 0, 2),
+    (ApiKey::ConsumerGroupDescribe, 0, 1),
+    (ApiKey::ShareGroupDescribe, 1, 1),
+    (ApiKey::DescribeShareGroupOffsets, 0, 0),
 ];
 
 /// The advertised (api key, min, max) triples.
@@ -281,6 +284,9 @@ fn dispatch(
         ApiKey::OffsetFetch => call!(groups::offset_fetch),
         ApiKey::OffsetCommit => call!(groups::offset_commit),
         ApiKey::DeleteGroups => call!(groups::delete_groups),
+        ApiKey::ConsumerGroupDescribe => call!(groups::consumer_group_describe),
+        ApiKey::ShareGroupDescribe => call!(groups::share_group_describe),
+        ApiKey::DescribeShareGroupOffsets => call!(groups::describe_share_group_offsets),
         ApiKey::SaslHandshake => {
             let req = decode(body, v)?;
             let resp = sasl::handshake(ctx, conn, req);
@@ -378,6 +384,16 @@ mod tests {
                         roundtrip::<OffsetCommitRequest, OffsetCommitResponse>(v)
                     }
                     ApiKey::OffsetFetch => roundtrip::<OffsetFetchRequest, OffsetFetchResponse>(v),
+                    ApiKey::ConsumerGroupDescribe => {
+                        roundtrip::<ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse>(v)
+                    }
+                    ApiKey::ShareGroupDescribe => {
+                        roundtrip::<ShareGroupDescribeRequest, ShareGroupDescribeResponse>(v)
+                    }
+                    ApiKey::DescribeShareGroupOffsets => roundtrip::<
+                        DescribeShareGroupOffsetsRequest,
+                        DescribeShareGroupOffsetsResponse,
+                    >(v),
                     _ => {}
                 }
             }

@@ -33,9 +33,48 @@ pub struct SimGroup {
     pub subscriptions: Vec<(String, f64)>,
 }
 
+/// A group's type, as Kafka 4.1's ListGroups names it (v5+ `groupType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GroupKind {
+    /// The classic protocol (JoinGroup/SyncGroup); DescribeGroups describes it.
+    #[default]
+    Classic,
+    /// KIP-848 (`group.protocol=consumer`): ConsumerGroupDescribe describes it; DescribeGroups
+    /// answers GROUP_ID_NOT_FOUND "Group g is not a classic group." (Kafka 4.1).
+    Consumer,
+    /// KIP-932: ShareGroupDescribe describes it; it commits no offsets.
+    Share,
+    /// KIP-1071 (Kafka 4.1 early access): listed; described by StreamsGroupDescribe, which the
+    /// simulator does not offer (nor does ballast's client speak it).
+    Streams,
+}
+
+impl GroupKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GroupKind::Classic => "classic",
+            GroupKind::Consumer => "consumer",
+            GroupKind::Share => "share",
+            GroupKind::Streams => "streams",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<GroupKind> {
+        match s.to_ascii_lowercase().as_str() {
+            "classic" => Some(GroupKind::Classic),
+            "consumer" => Some(GroupKind::Consumer),
+            "share" => Some(GroupKind::Share),
+            "streams" => Some(GroupKind::Streams),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Group {
     pub id: String,
+    /// The group's type; a group made by an offset commit is classic.
+    pub kind: GroupKind,
     pub protocol_type: String,
     pub protocol: String,
     pub generation: i32,
@@ -200,6 +239,8 @@ impl Cluster {
         items: Vec<CommitItem>,
     ) -> Vec<(String, i32, i16)> {
         let group_error = match self.groups.get(group_id) {
+            // A share group commits no offsets (Kafka 4.1 answers so).
+            Some(g) if g.kind == GroupKind::Share => Some(err::GROUP_ID_NOT_FOUND),
             Some(g) if !g.members.is_empty() => {
                 if !g.members.iter().any(|m| m.member_id == member_id) {
                     Some(err::UNKNOWN_MEMBER_ID)
@@ -242,6 +283,7 @@ impl Cluster {
             .entry(group_id.to_string())
             .or_insert_with(|| Group {
                 id: group_id.to_string(),
+                kind: GroupKind::Classic,
                 protocol_type: String::new(),
                 protocol: String::new(),
                 generation: 0,
@@ -262,6 +304,72 @@ impl Cluster {
             results.push((item.topic, item.partition, err::NONE));
         }
         results
+    }
+
+    /// A simulated group of `kind` whose `members` consume every partition of `topic` at the
+    /// topic's consumer rate, from its log start (a share group's start offset advances so).
+    /// Errors: an existing group id, an unknown topic, no member.
+    pub fn add_group(
+        &mut self,
+        id: &str,
+        kind: GroupKind,
+        topic: &str,
+        members: usize,
+    ) -> Result<(), String> {
+        if id.is_empty() || self.groups.contains_key(id) {
+            return Err(format!("group {id:?} exists or is empty"));
+        }
+        if !self.topics.contains_key(topic) {
+            return Err(format!("unknown topic {topic}"));
+        }
+        if members == 0 || members > 100 {
+            return Err("members: 1 to 100".into());
+        }
+        let seed = crate::util::fnv1a(&[id.as_bytes()]);
+        let members = (0..members)
+            .map(|m| {
+                let tag = crate::util::mix64(seed ^ m as u64);
+                Member {
+                    // KIP-848 member ids are 22-character base64 UUIDs chosen by the client.
+                    member_id: format!("{:016x}{:06x}", tag, m),
+                    client_id: format!("{id}-client-{m}"),
+                    host: format!("/10.1.0.{}", 10 + m),
+                }
+            })
+            .collect();
+        let (protocol_type, protocol) = match kind {
+            GroupKind::Classic => ("consumer", "range"),
+            GroupKind::Consumer => ("consumer", "uniform"),
+            GroupKind::Share => ("share", "simple"),
+            GroupKind::Streams => ("streams", ""),
+        };
+        self.groups.insert(
+            id.to_string(),
+            Group {
+                id: id.to_string(),
+                kind,
+                protocol_type: protocol_type.into(),
+                protocol: protocol.into(),
+                generation: 1,
+                members,
+                offsets: BTreeMap::new(),
+                sim: Some(SimGroup {
+                    subscriptions: vec![(topic.to_string(), 1.0)],
+                }),
+            },
+        );
+        Ok(())
+    }
+
+    /// The group's members leave (its consumers stopped): it is Empty, its offsets stay.
+    pub fn stop_group(&mut self, id: &str) -> Result<(), String> {
+        let g = self
+            .groups
+            .get_mut(id)
+            .ok_or_else(|| format!("unknown group {id}"))?;
+        g.members.clear();
+        g.generation += 1;
+        Ok(())
     }
 
     /// DeleteGroups: NON_EMPTY_GROUP while members exist.

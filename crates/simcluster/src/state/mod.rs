@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use kafka_protocol::protocol::StrBytes;
 
 pub use self::acls::Acl;
-pub use self::groups::{Committed, Group, Member};
+pub use self::groups::{Committed, Group, GroupKind, Member};
 pub use self::log::StoredLog;
 pub use self::reassign::{MoveRecord, MoveState, MoveTruth, Reassignment};
 

@@ -251,9 +251,10 @@ pub fn report<'a>(
             });
         }
     }
-    // Brokers in scope with no lagging follower still get a row.
-    for (id, st) in &v.brokers {
-        if broker.is_none_or(|b| b == *id) && st.replicas > 0 {
+    // Every broker in scope gets a row, as the spec's `broker_lag[]` lists brokers: one with no
+    // lagging follower, or holding no follower replica at all, with 0 replicas.
+    for id in v.brokers.keys() {
+        if broker.is_none_or(|b| b == *id) {
             brokers.entry(*id).or_insert_with(|| BrokerLag::empty(*id));
         }
     }

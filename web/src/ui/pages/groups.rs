@@ -95,6 +95,7 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
         ),
         &[
             "Group",
+            "Type",
             "State",
             "Protocol",
             "Members",
@@ -114,6 +115,7 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
         }
         table.row(vec![
             Cell::t(id.clone()).link(format!("/ui/groups/{}", enc(&id))),
+            Cell::t(group_type(&g["groupType"])),
             Cell::t(st.clone()).class(state_class(&st)),
             Cell::t(human::s(g, "protocolType")),
             Cell::n(human::text(&g["members"])),
@@ -134,6 +136,18 @@ pub async fn list(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
     )
 }
 
+/// A group's type as the dashboard names it: the protocol it speaks (KIP-848 and KIP-932 named).
+fn group_type(t: &Value) -> String {
+    match t.as_str() {
+        Some("classic") => "classic".into(),
+        Some("consumer") => "consumer (KIP-848)".into(),
+        Some("share") => "share (KIP-932)".into(),
+        Some("streams") => "streams (KIP-1071)".into(),
+        Some(other) => other.to_string(),
+        None => fmt::UNKNOWN.to_string(),
+    }
+}
+
 /// `GET /ui/groups/{group}`.
 pub async fn page(ctx: Ctx, Path(group): Path<String>) -> Response {
     group_page(ctx, group, ResetForm::default(), None).await
@@ -149,8 +163,17 @@ async fn group_page(ctx: Ctx, group: String, form: ResetForm, plan: Option<Plan>
         Err(p) => return ctx.problem_page("Consumer group", "groups", &p).await,
     };
     let st = human::s(&g, "state");
+    let epochs = match (fmt::i(&g, "groupEpoch"), fmt::i(&g, "assignmentEpoch")) {
+        (Some(group), Some(assignment)) => {
+            format!("group {group}, target assignment {assignment}")
+        }
+        _ => "none (classic protocol: generations)".to_string(),
+    };
+    let consumer_protocol = g["groupType"] == "consumer";
     let facts = vec![
+        fact("Type", group_type(&g["groupType"])),
         fact("State", st.clone()).class(state_class(&st)),
+        fact("Epochs", epochs),
         fact(
             "Protocol",
             format!(
@@ -166,27 +189,54 @@ async fn group_page(ctx: Ctx, group: String, form: ResetForm, plan: Option<Plan>
         fact("Members", fmt::arr(&g, "members").len().to_string()),
         fact("Total lag", fmt::opt(fmt::f(&g, "totalLag"), fmt::count)),
     ];
-    let mut members = Table::new("Members", &["Member", "Client", "Host", "Assigned", "Lag"])
+    let columns: &[&str] = if consumer_protocol {
+        &[
+            "Member", "Epoch", "Client", "Host", "Assigned", "Target", "Lag",
+        ]
+    } else {
+        &["Member", "Client", "Host", "Assigned", "Lag"]
+    };
+    let mut members = Table::new("Members", columns)
         .empty("No active member: the group is empty (offsets can be reset).");
-    for m in fmt::arr(&g, "members") {
-        let assigned = fmt::arr(m, "assignment")
-            .iter()
+    let partitions = |list: &Value| {
+        list.as_array()
             .map(|a| {
-                format!(
-                    "{} [{}]",
-                    human::s(a, "topic"),
-                    human::ids(&a["partitions"])
-                )
+                a.iter()
+                    .map(|a| {
+                        format!(
+                            "{} [{}]",
+                            human::s(a, "topic"),
+                            human::ids(&a["partitions"])
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
             })
-            .collect::<Vec<_>>()
-            .join("; ");
-        members.row(vec![
-            Cell::t(human::s(m, "memberId")).class("mono wrap"),
+            .unwrap_or_default()
+    };
+    for m in fmt::arr(&g, "members") {
+        let assigned = partitions(&m["assignment"]);
+        let mut row = vec![Cell::t(human::s(m, "memberId")).class("mono wrap")];
+        if consumer_protocol {
+            row.push(Cell::n(human::text(&m["memberEpoch"])));
+        }
+        row.extend([
             Cell::t(human::s(m, "clientId")),
             Cell::t(human::s(m, "host")),
-            Cell::t(assigned).class("wrap"),
-            Cell::n(fmt::opt(fmt::f(m, "lag"), fmt::count)),
+            Cell::t(assigned.clone()).class("wrap"),
         ]);
+        if consumer_protocol {
+            let target = partitions(&m["targetAssignment"]);
+            // A member still reconciling owns other partitions than its target.
+            let cell = Cell::t(if target == assigned {
+                "= assigned".to_string()
+            } else {
+                target
+            });
+            row.push(cell.class("wrap"));
+        }
+        row.push(Cell::n(fmt::opt(fmt::f(m, "lag"), fmt::count)));
+        members.row(row);
     }
     let mut topics = Table::new(
         "Lag per topic",
@@ -203,11 +253,23 @@ async fn group_page(ctx: Ctx, group: String, form: ResetForm, plan: Option<Plan>
             Cell::n(fmt::opt(fmt::f(t, "maxLag"), fmt::count)),
         ]);
     }
+    let share = g["groupType"] == "share";
     let mut offsets = Table::new(
         "Lag per partition",
-        &["Partition", "Committed", "Log end", "Lag", "Member"],
+        &[
+            "Partition",
+            // A share group commits no offset: its backlog starts at the share-partition start.
+            if share { "Start offset" } else { "Committed" },
+            "Log end",
+            "Lag",
+            "Member",
+        ],
     )
-    .empty("No committed offset.");
+    .empty(if share {
+        "No share-partition start offset yet."
+    } else {
+        "No committed offset."
+    });
     for o in fmt::arr(&g, "offsets") {
         let mut member = Cell::t(human::s(o, "clientId"));
         let error = human::s(o, "error");
@@ -220,7 +282,11 @@ async fn group_page(ctx: Ctx, group: String, form: ResetForm, plan: Option<Plan>
                 human::s(o, "topic"),
                 human::text(&o["partition"])
             )),
-            Cell::n(human::text(&o["committedOffset"])),
+            Cell::n(human::text(if share {
+                &o["startOffset"]
+            } else {
+                &o["committedOffset"]
+            })),
             Cell::n(human::text(&o["logEndOffset"])),
             Cell::n(fmt::opt(fmt::f(o, "lag"), fmt::count)),
             member,

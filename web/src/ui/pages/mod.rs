@@ -30,6 +30,8 @@ pub fn state_class(state: &str) -> &'static str {
         | "Active"
         | "PreparingRebalance"
         | "CompletingRebalance"
+        | "Assigning"
+        | "Reconciling"
         | "maintenance"
         | "partial"
         | "starting"
