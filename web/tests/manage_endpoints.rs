@@ -937,7 +937,10 @@ async fn a_streams_group_is_listed_as_one_and_never_answered_as_unknown() {
     assert_eq!(row["state"], "Stable", "{row}");
     assert_eq!(row["members"], Value::Null, "{row}");
     assert!(
-        row["error"].as_str().unwrap_or_default().contains("streams group"),
+        row["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("streams group"),
         "{row}"
     );
     for (status, body) in [

@@ -1034,9 +1034,14 @@ async fn loads_still_being_measured_read_measuring_never_no_traffic_on_the_overv
             .has("producer message rate (1 of 2 readings)");
         assert!(!page.body.contains("No traffic"), "{path}:\n{}", page.body);
     }
-    bed.get("/ui/proposals/current")
-        .await
-        .has("measuring (1 of 2 readings)");
+    let page = bed.get("/ui/proposals/current").await;
+    page.has("measuring (1 of 2 readings)")
+        .has("being measured");
+    assert!(
+        !page.body.contains("0 msg/s"),
+        "an unknown rate is not shown as 0:\n{}",
+        page.body
+    );
 }
 
 #[tokio::test]

@@ -63,7 +63,8 @@ fn handler() -> Handler {
         // answers a share group), so a describe goes on to the typed APIs.
         if r.api_key == ApiKey::DescribeGroups as i16 {
             let Ok(req) = DescribeGroupsRequest::decode(&mut r.body.clone(), r.version) else {
-                s.notes.push(format!("DescribeGroups v{} does not decode", r.version));
+                s.notes
+                    .push(format!("DescribeGroups v{} does not decode", r.version));
                 return Some(Reply::Close);
             };
             let mut response = DescribeGroupsResponse::default();
@@ -79,8 +80,10 @@ fn handler() -> Handler {
         if r.api_key == ApiKey::ConsumerGroupDescribe as i16 {
             let Ok(req) = ConsumerGroupDescribeRequest::decode(&mut r.body.clone(), r.version)
             else {
-                s.notes
-                    .push(format!("ConsumerGroupDescribe v{} does not decode", r.version));
+                s.notes.push(format!(
+                    "ConsumerGroupDescribe v{} does not decode",
+                    r.version
+                ));
                 return Some(Reply::Close);
             };
             let mut response = ConsumerGroupDescribeResponse::default();

@@ -1,10 +1,11 @@
 //! Reading proposals: the answer a person or an agent can use, built once per check and served
 //! from memory.
 //!
-//! A proposal's plan never changes for its id (a new plan is a new proposal); its check time
-//! and decision change with every reading. So the plan is parsed once per id ([`Prepared`]: its
-//! moves, their sort orders, the totals per cost class) and each answer is rendered once per
-//! check ([`Prepared::rendered`], keyed by the check). A request reads one small row (the
+//! A proposal's moves never change for its id (a new plan is a new proposal); its check time,
+//! decision and figures (its moves assessed on each reading) change with every reading. So the
+//! plan is parsed once per check ([`Prepared`]: its moves, their sort orders, the totals per cost
+//! class, keyed by id and check time) and each answer is rendered once per check
+//! ([`Prepared::rendered`], keyed by the check). A request reads one small row (the
 //! proposal's head: id, times, decision) and serves the rendered text.
 //!
 //! The proposal answer carries the summary (decision, fair shares, per-load before and after,
@@ -43,6 +44,8 @@ pub const MOVE_SORTS: [&str; 3] = ["plan", "bytes", "partition"];
 /// what is derived from them.
 pub struct Prepared {
     pub id: String,
+    /// The check whose plan and detail these are (`checked_at_ms`).
+    pub checked_at_ms: i64,
     /// The stored plan with `moves` taken out.
     pub plan: Value,
     pub detail: Value,
@@ -104,7 +107,7 @@ impl<T> ByCheck<T> {
 }
 
 impl Prepared {
-    fn new(id: String, mut plan: Value, detail: Value) -> Prepared {
+    fn new(id: String, checked_at_ms: i64, mut plan: Value, detail: Value) -> Prepared {
         let moves = match plan.as_object_mut().and_then(|o| o.remove("moves")) {
             Some(Value::Array(moves)) => moves,
             _ => Vec::new(),
@@ -127,6 +130,7 @@ impl Prepared {
         );
         Prepared {
             id,
+            checked_at_ms,
             plan,
             detail,
             moves,
@@ -206,9 +210,11 @@ struct Slot {
 }
 
 impl Slot {
-    fn find(&self, id: &str) -> Option<Arc<Prepared>> {
+    fn find(&self, id: &str, checked_at_ms: i64) -> Option<Arc<Prepared>> {
         let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        kept.iter().find(|p| p.id == id).cloned()
+        kept.iter()
+            .find(|p| p.id == id && p.checked_at_ms == checked_at_ms)
+            .cloned()
     }
 
     fn keep(&self, p: Arc<Prepared>) {
@@ -244,19 +250,20 @@ pub async fn load(
         return Ok(None);
     };
     let slot = slot(ctx.store.path());
-    if let Some(p) = slot.find(&head.id) {
+    if let Some(p) = slot.find(&head.id, head.checked_at_ms) {
         return Ok(Some((head, p)));
     }
     // One request parses a plan; the others wait for it rather than parse it again.
     let _guard = slot.loading.lock().await;
-    if let Some(p) = slot.find(&head.id) {
+    if let Some(p) = slot.find(&head.id, head.checked_at_ms) {
         return Ok(Some((head, p)));
     }
     let id = head.id.clone();
+    let checked = head.checked_at_ms;
     let parsed = ctx
         .db(move |s| {
             Ok(s.proposal_plan(&id)?
-                .map(|(plan, detail)| Prepared::new(id, plan, detail)))
+                .map(|(plan, detail)| Prepared::new(id, checked, plan, detail)))
         })
         .await?;
     Ok(parsed.map(|p| {

@@ -287,7 +287,10 @@ async fn add_group(State(s): Sim, b: Result<Json<NewGroup>, JsonRejection>) -> R
     let Some(kind) = crate::state::GroupKind::parse(&spec.kind) else {
         return error(
             StatusCode::BAD_REQUEST,
-            format!("type: classic, consumer, share or streams, not {:?}", spec.kind),
+            format!(
+                "type: classic, consumer, share or streams, not {:?}",
+                spec.kind
+            ),
         );
     };
     let mut c = s.lock();

@@ -218,6 +218,11 @@ pub fn fair_share_table(p: &Value, threshold: f64, after: bool) -> Table {
             Cell::t(state.clone()).class(state_class(&state)),
         ];
         for (name, _, long) in LOADS {
+            // A load still being measured is unknown: no value, no distance, no bar.
+            if loads[name]["measuring"].is_object() {
+                row.push(Cell::t("unknown").class("load").sub("being measured"));
+                continue;
+            }
             let value = share[lkey][name].as_f64();
             let distance = share[dkey][name].as_f64();
             let fair = loads[name]["fairShare"].as_f64();

@@ -486,6 +486,19 @@ fn loads_table(p: &Value) -> Table {
         } else {
             ("within bounds", "ok")
         };
+        if measuring.is_object() {
+            // Unknown until measured: no figure is shown as if it were zero.
+            t.row(vec![
+                Cell::t(long),
+                Cell::n("unknown"),
+                Cell::t(status.0).class(status.1),
+                Cell::n("—"),
+                Cell::n("—"),
+                Cell::n("—"),
+                Cell::t("—"),
+            ]);
+            continue;
+        }
         t.row(vec![
             Cell::t(long),
             Cell::n(fmt::load_value(name, fmt::f(l, "fairShare"))),
