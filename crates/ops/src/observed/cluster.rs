@@ -222,6 +222,7 @@ fn cluster_summary(v: &View) -> Value {
         "metadataMode": facts.metadata_mode,
         "kafkaVersion": kafka_version(facts),
         "quorum": facts.quorum,
+        "controllers": crate::quorum::controllers(&v.raw, v.quorum.as_ref()),
         "observedAt": v.observed_at(),
         "sampleDurationMs": facts.sample_duration_ms,
         "historySeconds": (v.sampled_at_ms() - v.raw.cluster.first_sampled_at_ms).max(0) / 1000,
@@ -824,8 +825,10 @@ fn health_status(v: &View) -> &'static str {
         && facts.controller_source.as_deref() != Some("unknown"))
         || !v.offline.is_empty()
         || !v.under_min_isr.is_empty()
-        || v.alive.len() * 2 <= v.raw.brokers.len();
+        || v.alive.len() * 2 <= v.raw.brokers.len()
+        || v.quorum.as_ref().is_some_and(|q| q.status == "critical");
     let degraded = v.alive.len() < v.raw.brokers.len()
+        || v.quorum.as_ref().is_some_and(|q| q.status != "healthy")
         || !v.under_replicated.is_empty()
         || !v.bad_dirs.is_empty();
     if critical {
@@ -846,7 +849,40 @@ fn health_counts(v: &View) -> Value {
         "underReplicatedPartitions": v.under_replicated.len(),
         "underMinIsrPartitions": v.under_min_isr.len(),
         "atMinIsrPartitions": v.at_min_isr.len(),
+        "quorum": quorum_summary(v),
     })
+}
+
+/// The quorum's health in a health answer: null off KRaft or when it was not read.
+fn quorum_summary(v: &View) -> Value {
+    match &v.quorum {
+        Some(q) => json!({
+            "status": q.status,
+            "text": q.text,
+            "leaderId": q.leader_id,
+            "voters": q.voters,
+            "votersUp": q.voters_up,
+            "votersUnknown": q.voters_unknown,
+            "votersDown": q.voters_down,
+            "down": q.nodes.iter().filter(|n| n.up == Some(false)).map(|n| json!({"id": n.id, "role": n.role, "reason": n.down_reason})).collect::<Vec<_>>(),
+        }),
+        None => Value::Null,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/v1/cluster/controllers
+
+/// The operation `get_cluster_controllers`: every voter and observer of the KRaft metadata
+/// quorum (id, role, endpoints, leader, lag, fetch and catch-up times, up) with the quorum's
+/// health; on ZooKeeper the controller broker. JSON text, rendered once per reading.
+pub async fn get_cluster_controllers(ctx: &Context) -> Result<Arc<String>, OpError> {
+    let v = view::require(ctx).await?;
+    Ok(v.rendered("controllers", || {
+        let mut c = crate::quorum::controllers(&v.raw, v.quorum.as_ref());
+        c["observedAt"] = json!(v.observed_at());
+        c.to_string()
+    }))
 }
 
 /// The operation `get_cluster_health`: `critical`, `degraded` or `healthy`, with the partitions
@@ -914,6 +950,7 @@ fn health_body(v: &View, n: usize) -> String {
         "observedAt": v.observed_at(),
         "controllerId": v.raw.cluster.facts.controller_id,
         "controllerSource": v.raw.cluster.facts.controller_source,
+        "quorum": quorum_summary(v),
         "brokers": {
             "total": v.raw.brokers.len(),
             "alive": v.alive.len(),
