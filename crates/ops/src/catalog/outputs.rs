@@ -505,7 +505,8 @@ fn observed() -> Vec<(&'static str, Value)> {
                     ("controllerSource", n("string", "`quorum` (KRaft: DescribeQuorum's leader), `metadata` (ZooKeeper: Metadata's controller id), `unknown` (KRaft, DescribeQuorum could not be read)")),
                     ("metadataMode", n("string", "`kraft` (the brokers offer DescribeQuorum) or `zookeeper`; null before a sample read it")),
                     ("kafkaVersion", json!({"type": ["object", "null"], "description": "The Apache Kafka releases the brokers' ApiVersions fit (release markers: crates/kafka/README.md); null before a sample read it", "properties": {"min": n("string", "oldest release it can be, e.g. `3.5`; null: older than 2.4"), "max": n("string", "newest release it can be (inclusive), e.g. `3.6`; null: newer than every known marker"), "text": t("string", "e.g. `3.5 to 3.6`, `4.1 or newer`")}})),
-                    ("quorum", json!({"type": ["object", "null"], "description": "KRaft only: the metadata quorum as DescribeQuorum reported it: `leaderId`, `leaderEpoch`, `highWatermark`, `voters[]` and `observers[]` (`id`, `logEndOffset`, `lag` = records behind the leader's log end offset, `lastFetchMs`, `lastCaughtUpMs`)"})),
+                    ("quorum", json!({"type": ["object", "null"], "description": "KRaft only: the metadata quorum as DescribeQuorum reported it: `leaderId`, `leaderEpoch`, `highWatermark`, `voters[]` and `observers[]` (`id`, `logEndOffset`, `lag` = records behind the leader's log end offset, `lastFetchMs`, `lastCaughtUpMs`, `fetchAgeMs`/`caughtUpAgeMs` = how long before the leader's answer), `nodes[]` (DescribeQuorum v2, Kafka 3.9+: each voter's listeners)"})),
+                    ("controllers", r("Controllers")),
                     ("observedAt", t("string", "when the sample was taken")),
                     ("ageMs", t("integer", "how old it is")),
                     ("sampleDurationMs", t("integer", "how long reading the cluster took")),
@@ -560,11 +561,25 @@ fn observed() -> Vec<(&'static str, Value)> {
             ),
         ),
         (
+            "Controllers",
+            obj(
+                "Controllers as nodes: on KRaft every voter and observer of the metadata quorum; on ZooKeeper the controller broker",
+                vec![
+                    ("metadataMode", n("string", "`kraft` or `zookeeper`")),
+                    ("controllerId", n("integer", "the active controller")),
+                    ("controllerSource", n("string", "`quorum`, `metadata` or `unknown`")),
+                    ("quorum", json!({"type": ["object", "null"], "description": "KRaft: `status`, `text`, `leaderId`, `leaderEpoch`, `highWatermark`, `voters`, `votersUp`, `votersUnknown`, `votersDown`, `fetchTimeoutMs`; null on ZooKeeper"})),
+                    ("nodes", rows("`id`, `role` (`controller`: a voter that is no broker; `broker`: an observer, or on ZooKeeper the controller broker; `both`: a voter that is also a broker), `voter`, `leader`, `endpoints[]` (`listener`, `host`, `port`: a voter's from DescribeQuorum v2, a broker's from Metadata), `logEndOffset`, `lag` (records behind the leader), `lastFetchMs`, `fetchAgeMs`, `lastCaughtUpMs`, `caughtUpAgeMs`, `up` (voters: fetching and caught up within `BALLAST_QUORUM_FETCH_TIMEOUT`; null when not known), `downReason`")),
+                ],
+            ),
+        ),
+        (
             "ClusterHealth",
             obj(
                 "Broker and partition health",
                 sample(vec![
-                    ("status", one_of(&["critical", "degraded", "healthy"], "`critical` includes no active controller (not an unknown one)")),
+                    ("status", one_of(&["critical", "degraded", "healthy"], "`critical` includes no active controller (not an unknown one) and a metadata quorum with fewer than a majority of its voters up; `degraded` a voter down")),
+                    ("quorum", json!({"type": ["object", "null"], "description": "KRaft only (null on ZooKeeper or when DescribeQuorum could not be read): `status`, `text` (\"quorum: 2 of 3 voters\"), `leaderId`, `voters`, `votersUp`, `votersUnknown` (no fetch times: DescribeQuorum v0), `votersDown` (ids), `down[]` (`id`, `role`, `reason`). A voter is down when it has not fetched from the quorum leader, or not caught up with it, within `BALLAST_QUORUM_FETCH_TIMEOUT` of the leader's answer"})),
                     ("controllerId", n("integer", "The active controller: on KRaft the leader of the metadata quorum (DescribeQuorum; what `kafka-metadata-quorum.sh describe --status` prints as `LeaderId`), on ZooKeeper Metadata's controller id; null when there is none or it is unknown (`controllerSource`).")),
                     ("controllerSource", n("string", "`quorum`, `metadata` or `unknown`, as in `ClusterInfo`")),
                     ("observedAt", t("string", "")),
