@@ -128,7 +128,7 @@ pub fn assess(raw: &ObservedView, fetch_timeout_ms: i64) -> Option<Quorum> {
                     Some(false),
                     Some(format!(
                         "last fetched {} s before the leader's answer",
-                        f / 1000
+                        (f + 500) / 1000
                     )),
                 ),
                 (_, None) => (
@@ -139,7 +139,7 @@ pub fn assess(raw: &ObservedView, fetch_timeout_ms: i64) -> Option<Quorum> {
                     Some(false),
                     Some(format!(
                         "last caught up {} s before the leader's answer",
-                        c / 1000
+                        (c + 500) / 1000
                     )),
                 ),
                 _ => (Some(true), None),
