@@ -1277,3 +1277,44 @@ async fn an_answer_with_its_age_has_a_weak_tag_of_its_reading_and_is_a_304_until
     assert_eq!(after.status(), 200);
     assert_ne!(after.headers()["etag"].to_str().unwrap(), tag);
 }
+
+#[tokio::test]
+async fn partitions_below_min_isr_with_no_eligible_leader_replica_are_at_risk_of_an_unclean_election(
+) {
+    let h = Harness::with_fixture().await;
+    // Without DescribeTopicPartitions (ELR not reported) the risk is not known, not zero.
+    let d = h.data("/api/v1/cluster/health").await;
+    assert_eq!(d["partitions"]["eligibleLeaderReplicasReported"], false);
+    assert_eq!(d["partitions"]["uncleanElectionRisk"], Value::Null);
+    assert_eq!(
+        d["underMinIsrPartitions"][0]["eligibleLeaderReplicas"],
+        Value::Null
+    );
+    let topic = d["underMinIsrPartitions"][0]["topic"].clone();
+    let partition = d["underMinIsrPartitions"][0]["partition"].clone();
+
+    // ELR reported, none for the partition below min ISR: at risk.
+    let mut w = fixture(now_ms(), false);
+    w.cluster.detail =
+        serde_json::json!({"eligibleLeaderReplicas": {"reported": true, "partitions": []}});
+    h.store.write_observed(&w).unwrap();
+    let d = h.data("/api/v1/cluster/health").await;
+    assert_eq!(d["partitions"]["eligibleLeaderReplicasReported"], true);
+    assert_eq!(d["partitions"]["uncleanElectionRisk"], 1);
+    assert_eq!(d["uncleanElectionRiskPartitions"][0]["topic"], topic);
+    assert_eq!(
+        d["underMinIsrPartitions"][0]["eligibleLeaderReplicas"],
+        serde_json::json!([])
+    );
+
+    // An eligible leader replica (3) keeps it safe: no risk, and the row names it.
+    let mut w = fixture(now_ms(), false);
+    w.cluster.detail = serde_json::json!({"eligibleLeaderReplicas": {"reported": true, "partitions": [[topic, partition, [3], []]]}});
+    h.store.write_observed(&w).unwrap();
+    let d = h.data("/api/v1/cluster/health").await;
+    assert_eq!(d["partitions"]["uncleanElectionRisk"], 0, "{d}");
+    assert_eq!(
+        d["underMinIsrPartitions"][0]["eligibleLeaderReplicas"],
+        serde_json::json!([3])
+    );
+}

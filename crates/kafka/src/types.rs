@@ -1237,6 +1237,20 @@ impl QuorumDescription {
     }
 }
 
+/// One partition as DescribeTopicPartitions (KIP-966) reports it: its ISR and eligible leader
+/// replicas (replicas out of the ISR that Kafka still counts as safe leaders, kept while the ISR
+/// is below `min.insync.replicas`). None: the field was null in the answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionElr {
+    pub topic: String,
+    pub partition: i32,
+    pub leader: Option<BrokerId>,
+    pub isr: Vec<BrokerId>,
+    pub eligible_leader_replicas: Option<Vec<BrokerId>>,
+    pub last_known_elr: Option<Vec<BrokerId>>,
+}
+
 /// How the cluster keeps its metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -2,7 +2,7 @@
 //! (`get_cluster_overview`, `/cluster/comprehensive`), log dirs (`get_cluster_logdirs`), health
 //! (`get_cluster_health`), the partition list and the racks (`get_broker_racks`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use ballast_model::{BrokerId, Load};
@@ -895,13 +895,72 @@ pub async fn get_cluster_health(ctx: &Context, q: HealthQuery) -> Result<Arc<Str
     Ok(Arc::new(health_body(&v, limit(q.limit, 100, 10_000))))
 }
 
+/// Each partition's eligible leader replicas and last known ELR (JSON id lists).
+pub type ElrMap = HashMap<(String, i32), (Value, Value)>;
+
+/// Eligible leader replicas (KIP-966) of the reading, by partition: None where the brokers do
+/// not report them (DescribeTopicPartitions not offered, before Kafka 3.8) or the read failed;
+/// a partition not in the map has none.
+pub fn eligible_leader_replicas(v: &View) -> Option<ElrMap> {
+    let e = v.raw.cluster.facts.detail.get("eligibleLeaderReplicas")?;
+    if e.get("reported") != Some(&Value::Bool(true)) {
+        return None;
+    }
+    Some(
+        e.get("partitions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|row| {
+                let topic = row.get(0)?.as_str()?.to_string();
+                let partition = row.get(1)?.as_i64()? as i32;
+                Some((
+                    (topic, partition),
+                    (row.get(2)?.clone(), row.get(3)?.clone()),
+                ))
+            })
+            .collect(),
+    )
+}
+
+/// Partitions below `min.insync.replicas` with no eligible leader replica: a leader lost now
+/// leaves only an unclean election (None where ELR is not reported).
+fn unclean_election_risk(
+    v: &View,
+    elr: Option<&ElrMap>,
+) -> Option<Vec<usize>> {
+    let elr = elr?;
+    Some(
+        v.under_min_isr
+            .iter()
+            .copied()
+            .filter(|i| {
+                let p = v.partition(*i);
+                elr.get(&(p.topic.to_string(), p.partition))
+                    .is_none_or(|(e, _)| e.as_array().is_none_or(|a| a.is_empty()))
+            })
+            .collect(),
+    )
+}
+
 fn health_body(v: &View, n: usize) -> String {
+    let elr = eligible_leader_replicas(v);
+    let risk = unclean_election_risk(v, elr.as_ref());
     let rows = |list: &[usize]| -> Vec<Value> {
         list.iter()
             .take(n)
             .map(|i| {
                 let p = v.partition(*i);
+                let (eligible, last_known) = match &elr {
+                    None => (Value::Null, Value::Null),
+                    Some(m) => m
+                        .get(&(p.topic.to_string(), p.partition))
+                        .cloned()
+                        .unwrap_or((json!([]), json!([]))),
+                };
                 json!({
+                    "eligibleLeaderReplicas": eligible,
+                    "lastKnownElr": last_known,
                     "topic": p.topic,
                     "partition": p.partition,
                     "leader": p.leader,
@@ -964,8 +1023,11 @@ fn health_body(v: &View, n: usize) -> String {
             "underReplicatedByReassignment": by_reassignment(v),
             "underMinIsr": v.under_min_isr.len(),
             "atMinIsr": v.at_min_isr.len(),
+            "eligibleLeaderReplicasReported": elr.is_some(),
+            "uncleanElectionRisk": risk.as_ref().map(Vec::len),
         },
         "offlinePartitions": rows(&v.offline),
+        "uncleanElectionRiskPartitions": risk.as_deref().map(rows),
         "underReplicatedPartitions": rows(&v.under_replicated),
         "underMinIsrPartitions": rows(&v.under_min_isr),
         "atMinIsrPartitions": rows(&v.at_min_isr),

@@ -290,6 +290,19 @@ fn health_facts(h: &Value) -> Vec<Fact> {
             ),
         ),
         fact(
+            "Unclean-election risk",
+            match fmt::i(parts, "uncleanElectionRisk") {
+                Some(0) => "none: every partition below min ISR has an eligible leader replica (KIP-966)".to_string(),
+                Some(n) => format!("{n} partitions below min ISR with no eligible leader replica"),
+                None => "not known (the brokers do not report eligible leader replicas)".to_string(),
+            },
+        )
+        .class(if fmt::i(parts, "uncleanElectionRisk").unwrap_or(0) > 0 {
+            "bad"
+        } else {
+            ""
+        }),
+        fact(
             "Rack assessment",
             format!(
                 "{} · {} partitions not rack-aware",
