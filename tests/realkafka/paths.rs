@@ -204,6 +204,32 @@ pub fn read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller(kaf
         health["quorum"]["text"], "quorum: 3 of 3 voters",
         "{health}"
     );
+    // Eligible leader replicas (KIP-966): reported where the brokers offer
+    // DescribeTopicPartitions (3.8+); what Kafka's feature says beside it.
+    let features = kafka
+        .tool("kafka-features")
+        .args(["--bootstrap-server", &kafka.bootstrap, "describe"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let elr_feature = features
+        .lines()
+        .find(|l| l.contains("eligible.leader.replicas"))
+        .unwrap_or("no eligible.leader.replicas.version feature")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let newer = kafka.version.as_str() >= "3.8";
+    assert_eq!(
+        health["partitions"]["eligibleLeaderReplicasReported"], newer,
+        "{health}"
+    );
+    say(&format!(
+        "real Kafka {}:   ELR reported: {}, unclean-election risk: {}; kafka-features describe: {elr_feature}",
+        kafka.version,
+        health["partitions"]["eligibleLeaderReplicasReported"],
+        health["partitions"]["uncleanElectionRisk"]
+    ));
     say(&format!(
         "real Kafka {}:   controllers {ours:?}; kafka-metadata-quorum describe --replication:\n{}",
         kafka.version,

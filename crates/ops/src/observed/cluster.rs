@@ -925,10 +925,7 @@ pub fn eligible_leader_replicas(v: &View) -> Option<ElrMap> {
 
 /// Partitions below `min.insync.replicas` with no eligible leader replica: a leader lost now
 /// leaves only an unclean election (None where ELR is not reported).
-fn unclean_election_risk(
-    v: &View,
-    elr: Option<&ElrMap>,
-) -> Option<Vec<usize>> {
+fn unclean_election_risk(v: &View, elr: Option<&ElrMap>) -> Option<Vec<usize>> {
     let elr = elr?;
     Some(
         v.under_min_isr
