@@ -102,6 +102,20 @@ impl Sim {
             .expect("move the quorum leader");
     }
 
+    /// Dedicated controllers `ids` vote in the metadata quorum; the brokers observe it.
+    pub fn dedicated_controllers(&self, ids: &[i32]) {
+        self.cluster()
+            .set_dedicated_controllers(ids)
+            .expect("dedicated controllers");
+    }
+
+    /// Stops or starts dedicated controller `id`.
+    pub fn controller_up(&self, id: i32, up: bool) {
+        self.cluster()
+            .set_controller_up(id, up)
+            .expect("a dedicated controller");
+    }
+
     pub fn add_broker(&self) -> i32 {
         self.runtime
             .block_on(self.cluster().add_broker(None))

@@ -16,6 +16,7 @@ mod mcp;
 mod observed;
 mod oidc;
 mod plan;
+mod quorum;
 mod real_provider;
 mod realized;
 mod rolling;

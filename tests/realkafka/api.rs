@@ -63,6 +63,15 @@ impl Ballast {
         self.send(self.http.get(self.service.url(path)))
     }
 
+    /// The body of a GET as text (`/metrics`); empty when it fails.
+    pub fn get_text(&self, path: &str) -> String {
+        self.http
+            .get(self.service.url(path))
+            .send()
+            .and_then(|r| r.text())
+            .unwrap_or_default()
+    }
+
     /// POST with `body` as JSON; `Value::Null` sends no body.
     pub fn post(&self, path: &str, body: &Value) -> (u16, Value) {
         let req = self.http.post(self.service.url(path));

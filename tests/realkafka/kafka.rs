@@ -1,5 +1,7 @@
-//! A real Apache Kafka cluster on loopback, started once per version for the whole suite: three
-//! KRaft nodes in combined mode (broker + controller), racks r1–r3, two log dirs per node, the
+//! A real Apache Kafka cluster on loopback, started once per version for the whole suite, as
+//! production KRaft clusters run: Kafka 4.1.0 with three dedicated controllers
+//! (`process.roles=controller`, ids 101–103) and three brokers (ids 1–3); 3.5.1 with three nodes
+//! in combined mode (broker + controller). Brokers have racks r1–r3 and two log dirs each; the
 //! StandardAuthorizer with super users for ballast (`User:ANONYMOUS` on the plaintext listener,
 //! `User:ballast` over SASL), from a binary distribution (`../shared/kafka/`, or
 //! `BALLAST_TEST_KAFKA_HOME`).
@@ -126,6 +128,9 @@ impl Certs {
 /// One node of the cluster.
 pub struct Node {
     pub id: i32,
+    /// `process.roles`: a broker, a controller (a voter of the metadata quorum), or both.
+    pub broker: bool,
+    pub controller: bool,
     pub rack: String,
     pub port: u16,
     pub controller_port: u16,
@@ -320,13 +325,30 @@ impl Kafka {
             .keep();
         std::fs::create_dir_all(dir.join("pids")).map_err(|e| e.to_string())?;
         let mut nodes = Vec::new();
-        let mut ports = free_ports(12).into_iter();
-        let mut port = move || ports.next().expect("12 ports for 3 nodes");
-        for id in 1..=3 {
+        let mut ports = free_ports(24).into_iter();
+        let mut port = move || ports.next().expect("24 ports for 6 nodes");
+        // 4.1.0 as production runs it: three dedicated controllers (101–103) beside the three
+        // brokers; 3.5.1 in combined mode.
+        let dedicated = version == V4_1;
+        let ids: Vec<(i32, bool, bool)> = if dedicated {
+            vec![
+                (101, false, true),
+                (102, false, true),
+                (103, false, true),
+                (1, true, false),
+                (2, true, false),
+                (3, true, false),
+            ]
+        } else {
+            vec![(1, true, true), (2, true, true), (3, true, true)]
+        };
+        for (id, broker, controller) in ids {
             let node_dir = dir.join(format!("node{id}"));
             nodes.push(Node {
                 id,
-                rack: format!("r{id}"),
+                broker,
+                controller,
+                rack: format!("r{}", id % 100),
                 port: port(),
                 controller_port: port(),
                 sasl_ssl_port: port(),
@@ -338,17 +360,50 @@ impl Kafka {
         let certs = Certs::make(&dir.join("certs"))?;
         let voters = nodes
             .iter()
+            .filter(|n| n.controller)
             .map(|n| format!("{}@127.0.0.1:{}", n.id, n.controller_port))
             .collect::<Vec<_>>()
             .join(",");
         for n in &nodes {
             std::fs::create_dir_all(n.config.parent().unwrap_or(&dir))
                 .map_err(|e| e.to_string())?;
+            if !n.broker {
+                // A dedicated controller: only its CONTROLLER listener and the metadata log.
+                let config = format!(
+                    "process.roles=controller\n\
+                     node.id={id}\n\
+                     controller.quorum.voters={voters}\n\
+                     listeners=CONTROLLER://127.0.0.1:{cport}\n\
+                     listener.security.protocol.map=CONTROLLER:PLAINTEXT\n\
+                     controller.listener.names=CONTROLLER\n\
+                     log.dirs={a}\n\
+                     num.network.threads=2\n\
+                     num.io.threads=2\n\
+                     background.threads=2\n\
+                     authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n\
+                     super.users=User:ANONYMOUS;User:ballast;User:CN=ballast\n",
+                    id = n.id,
+                    cport = n.controller_port,
+                    a = n.log_dirs[0].display(),
+                );
+                std::fs::write(&n.config, config).map_err(|e| e.to_string())?;
+                continue;
+            }
+            let roles = if n.controller {
+                "broker,controller"
+            } else {
+                "broker"
+            };
+            let controller_listener = if n.controller {
+                format!(",CONTROLLER://127.0.0.1:{}", n.controller_port)
+            } else {
+                String::new()
+            };
             let config = format!(
-                "process.roles=broker,controller\n\
+                "process.roles={roles}\n\
                  node.id={id}\n\
                  controller.quorum.voters={voters}\n\
-                 listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport},SASL_SSL://127.0.0.1:{sport},SSL://127.0.0.1:{tport}\n\
+                 listeners=PLAINTEXT://127.0.0.1:{port}{controller_listener},SASL_SSL://127.0.0.1:{sport},SSL://127.0.0.1:{tport}\n\
                  advertised.listeners=PLAINTEXT://127.0.0.1:{port},SASL_SSL://127.0.0.1:{sport},SSL://127.0.0.1:{tport}\n\
                  listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL\n\
                  sasl.enabled.mechanisms=SCRAM-SHA-512\n\
@@ -383,7 +438,6 @@ impl Kafka {
                 tport = n.ssl_port,
                 keystore = certs.broker_keystore.display(),
                 ca = certs.ca.display(),
-                cport = n.controller_port,
                 rack = n.rack,
                 a = n.log_dirs[0].display(),
                 b = n.log_dirs[1].display(),
@@ -392,16 +446,19 @@ impl Kafka {
         }
         let bootstrap = nodes
             .iter()
+            .filter(|n| n.broker)
             .map(|n| format!("127.0.0.1:{}", n.port))
             .collect::<Vec<_>>()
             .join(",");
         let sasl_ssl_bootstrap = nodes
             .iter()
+            .filter(|n| n.broker)
             .map(|n| format!("127.0.0.1:{}", n.sasl_ssl_port))
             .collect::<Vec<_>>()
             .join(",");
         let ssl_bootstrap = nodes
             .iter()
+            .filter(|n| n.broker)
             .map(|n| format!("127.0.0.1:{}", n.ssl_port))
             .collect::<Vec<_>>()
             .join(",");
@@ -455,7 +512,12 @@ impl Kafka {
         }
         kafka.wait_brokers(3, Duration::from_secs(240))?;
         say(&format!(
-            "real Kafka {version}: 3 KRaft nodes ready in {:.0} s at {} ({})",
+            "real Kafka {version}: {} ready in {:.0} s at {} ({})",
+            if dedicated {
+                "3 dedicated KRaft controllers (101-103) and 3 brokers"
+            } else {
+                "3 KRaft nodes (broker and controller)"
+            },
             started.elapsed().as_secs_f64(),
             kafka.bootstrap,
             kafka.home.display()
@@ -518,6 +580,39 @@ impl Kafka {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The nodes that are brokers (all of them in combined mode).
+    pub fn brokers(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.iter().filter(|n| n.broker)
+    }
+
+    /// Whether node `id` is a broker (a dedicated controller is not).
+    pub fn is_broker(&self, id: i32) -> bool {
+        self.nodes.iter().any(|n| n.id == id && n.broker)
+    }
+
+    /// Kafka's own view of the quorum's voters: `kafka-metadata-quorum.sh describe --status
+    /// --replication` as printed, with each replica's `NodeId`, `LogEndOffset`, `Lag`,
+    /// `LastFetchTimestamp` and `Status` parsed from the replication table.
+    pub fn quorum_replication(&self) -> (String, Vec<BTreeMap<String, String>>) {
+        let status = self.run_tool("kafka-metadata-quorum", &["describe", "--status"]);
+        let table = self.run_tool("kafka-metadata-quorum", &["describe", "--replication"]);
+        let mut lines = table.lines().filter(|l| !l.trim().is_empty());
+        let header: Vec<String> = lines
+            .next()
+            .map(|h| h.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default();
+        let rows = lines
+            .map(|l| {
+                header
+                    .iter()
+                    .cloned()
+                    .zip(l.split_whitespace().map(str::to_string))
+                    .collect()
+            })
+            .collect();
+        (format!("{status}{table}"), rows)
+    }
+
     pub fn node(&self, id: i32) -> &Node {
         self.nodes
             .iter()
@@ -539,11 +634,16 @@ impl Kafka {
                     format!("start-{id}.sh"),
                     format!(
                         "#!/bin/sh\n\
-                         KAFKA_HEAP_OPTS='-Xmx512m -Xms512m' KAFKA_JMX_OPTS=' ' LOG_DIR='{dir}/node{id}-logs' \\\n\
+                         KAFKA_HEAP_OPTS='{heap}' KAFKA_JMX_OPTS=' ' LOG_DIR='{dir}/node{id}-logs' \\\n\
                          setsid '{home}/bin/kafka-server-start.sh' '{cfg}' >>'{dir}/node{id}.out' 2>&1 </dev/null &\n\
                          echo $! >'{dir}/pids/{id}'\n",
                         home = self.home.display(),
                         cfg = n.config.display(),
+                        heap = if n.broker {
+                            "-Xmx512m -Xms512m"
+                        } else {
+                            "-Xmx384m -Xms384m"
+                        },
                     ),
                 ),
                 (

@@ -46,6 +46,7 @@ const FULL: &[SuitePath] = paths![
     self_healing_moves_replicas_off_a_broker_stopped_past_its_grace,
     rolling_restart_through_agents_restarts_the_quorum_leader_last_with_no_partition_offline,
     secure_listeners_serve_reads_and_a_throttled_move_and_name_a_failed_authentication,
+    a_stopped_controller_shows_in_health_as_2_of_3_voters_and_recovers,
 ];
 
 /// The read side, a throttled apply, a move whose destination stops (where it was first seen

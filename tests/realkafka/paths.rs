@@ -37,7 +37,7 @@ fn throttles_in_kafka(kafka: &Kafka, topics: &BTreeSet<String>) -> Vec<String> {
             }
         }
     }
-    for n in &kafka.nodes {
+    for n in kafka.brokers() {
         for (k, v) in kafka.broker_configs(n.id) {
             if RATES.contains(&k.as_str()) {
                 found.push(format!("broker {}: {k}={v}", n.id));
@@ -163,7 +163,156 @@ pub fn read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller(kaf
             "kafka-metadata-quorum says LeaderId {leader}: {cluster}"
         );
     }
+
+    // Controllers are nodes: every voter and observer Kafka's replication table lists, with
+    // its role and the leader, and the quorum healthy.
+    let (shown, table) = kafka.quorum_replication();
+    ballast.fresh_sample();
+    let controllers = ballast.ok(ballast.get("/api/v1/cluster/controllers"));
+    let ours: BTreeSet<(i64, String, bool)> = controllers["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|n| {
+            (
+                n["id"].as_i64().unwrap_or(-1),
+                n["role"].as_str().unwrap_or_default().to_string(),
+                n["leader"] == true,
+            )
+        })
+        .collect();
+    let theirs: BTreeSet<(i64, String, bool)> = table
+        .iter()
+        .map(|r| {
+            let id: i64 = r.get("NodeId").and_then(|v| v.parse().ok()).unwrap_or(-2);
+            let status = r.get("Status").cloned().unwrap_or_default();
+            let voter = status != "Observer";
+            let role = match (voter, kafka.is_broker(id as i32)) {
+                (true, true) => "both",
+                (true, false) => "controller",
+                (false, _) => "broker",
+            };
+            (id, role.to_string(), status == "Leader")
+        })
+        .collect();
+    assert_eq!(
+        ours, theirs,
+        "kafka-metadata-quorum:\n{shown}\nballast: {controllers}"
+    );
+    let health = ballast.ok(ballast.get("/api/v1/cluster/health"));
+    assert_eq!(
+        health["quorum"]["text"], "quorum: 3 of 3 voters",
+        "{health}"
+    );
+    // Eligible leader replicas (KIP-966): reported where the brokers offer
+    // DescribeTopicPartitions (3.8+); what Kafka's feature says beside it.
+    let features = kafka
+        .tool("kafka-features")
+        .args(["--bootstrap-server", &kafka.bootstrap, "describe"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let elr_feature = features
+        .lines()
+        .find(|l| l.contains("eligible.leader.replicas"))
+        .unwrap_or("no eligible.leader.replicas.version feature")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let newer = kafka.version.as_str() >= "3.8";
+    assert_eq!(
+        health["partitions"]["eligibleLeaderReplicasReported"], newer,
+        "{health}"
+    );
+    say(&format!(
+        "real Kafka {}:   ELR reported: {}, unclean-election risk: {}; kafka-features describe: {elr_feature}",
+        kafka.version,
+        health["partitions"]["eligibleLeaderReplicasReported"],
+        health["partitions"]["uncleanElectionRisk"]
+    ));
+    say(&format!(
+        "real Kafka {}:   controllers {ours:?}; kafka-metadata-quorum describe --replication:\n{}",
+        kafka.version,
+        shown.trim_end()
+    ));
     delete_topics(kafka, &[&t]);
+}
+
+/// A dedicated controller stopped: health is degraded and says "quorum: 2 of 3 voters", the
+/// voter's metric is 0; started again, the quorum is whole. Checked against
+/// `kafka-metadata-quorum.sh describe --status --replication`.
+pub fn a_stopped_controller_shows_in_health_as_2_of_3_voters_and_recovers(kafka: &Kafka) {
+    let Some(voter) = ({
+        let leader = kafka.quorum_leader();
+        kafka
+            .nodes
+            .iter()
+            .find(|n| n.controller && !n.broker && n.id != leader)
+            .map(|n| n.id)
+    }) else {
+        say(&format!(
+            "real Kafka {}:   no dedicated controller in this bed: nothing to stop",
+            kafka.version
+        ));
+        return;
+    };
+    let ballast = Ballast::start(kafka, &[("BALLAST_QUORUM_FETCH_TIMEOUT", "5s")]);
+    let started = Instant::now();
+    kafka.stop_node(voter);
+    let health = wait_for(
+        Duration::from_secs(60),
+        "health degraded by the stopped voter",
+        || {
+            let _ = ballast.post("/api/v1/cluster/refresh-metadata", &Value::Null);
+            std::thread::sleep(Duration::from_millis(500));
+            let h = ballast.ok(ballast.get("/api/v1/cluster/health"));
+            (h["quorum"]["votersDown"] == json!([voter])).then_some(h)
+        },
+    );
+    assert_eq!(health["status"], "degraded", "{health}");
+    assert_eq!(
+        health["quorum"]["text"], "quorum: 2 of 3 voters",
+        "{health}"
+    );
+    let (shown, table) = kafka.quorum_replication();
+    let row = table
+        .iter()
+        .find(|r| r.get("NodeId").map(String::as_str) == Some(voter.to_string().as_str()))
+        .cloned()
+        .unwrap_or_default();
+    let metrics = ballast.get_text("/metrics");
+    assert!(
+        metrics.contains(&format!(
+            "ballast_quorum_voter_up{{node_id=\"{voter}\",role=\"controller\"}} 0"
+        )),
+        "voter {voter} down in /metrics"
+    );
+    say(&format!(
+        "real Kafka {}:   controller {voter} stopped: ballast health {} \"{}\" after {:.0} s; Kafka's row for it: {row:?}\n{}",
+        kafka.version,
+        health["status"],
+        health["quorum"]["text"].as_str().unwrap_or_default(),
+        started.elapsed().as_secs_f64(),
+        shown.trim_end()
+    ));
+    kafka.start_node(voter).expect("start the controller again");
+    let back = Instant::now();
+    let health = wait_for(Duration::from_secs(90), "the quorum whole again", || {
+        let _ = ballast.post("/api/v1/cluster/refresh-metadata", &Value::Null);
+        std::thread::sleep(Duration::from_millis(500));
+        let h = ballast.ok(ballast.get("/api/v1/cluster/health"));
+        (h["quorum"]["text"] == "quorum: 3 of 3 voters").then_some(h)
+    });
+    assert_eq!(health["status"], "healthy", "{health}");
+    let (shown, _) = kafka.quorum_replication();
+    say(&format!(
+        "real Kafka {}:   controller {voter} started again: ballast health {} \"{}\" after {:.0} s\n{}",
+        kafka.version,
+        health["status"],
+        health["quorum"]["text"].as_str().unwrap_or_default(),
+        back.elapsed().as_secs_f64(),
+        shown.trim_end()
+    ));
 }
 
 pub fn proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_executor_and_leaves_no_throttle(
@@ -247,7 +396,7 @@ pub fn proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_ex
             }
         }
         if seen_throttle {
-            for n in &kafka.nodes {
+            for n in kafka.brokers() {
                 let rates = kafka.broker_configs(n.id);
                 for k in RATES {
                     if let Some(v) = rates.get(k) {
@@ -1171,11 +1320,22 @@ pub fn rolling_restart_through_agents_restarts_the_quorum_leader_last_with_no_pa
     let id = roll["data"]["id"].as_str().expect("id").to_string();
     let order = int_list(&roll["data"]["brokers"]);
     assert_eq!(order.len(), 3, "{roll}");
-    assert_eq!(
-        order.last().copied(),
-        Some(leader),
-        "the active quorum leader ({leader}, kafka-metadata-quorum) last: {order:?}"
-    );
+    let leader_is_broker = kafka.is_broker(leader);
+    if leader_is_broker {
+        assert_eq!(
+            order.last().copied(),
+            Some(leader),
+            "the active quorum leader ({leader}, kafka-metadata-quorum) last: {order:?}"
+        );
+    } else {
+        // Dedicated controllers: the quorum leader is no broker and has no agent; the brokers
+        // go in id order.
+        assert_eq!(
+            order,
+            vec![1, 2, 3],
+            "brokers in id order, the quorum leader ({leader}) a dedicated controller: {roll}"
+        );
+    }
 
     // While it runs: no partition of the topic ever without a leader (Kafka's view), and a
     // reassignment is refused.
@@ -1225,8 +1385,13 @@ pub fn rolling_restart_through_agents_restarts_the_quorum_leader_last_with_no_pa
             .then_some(v)
     });
     say(&format!(
-        "real Kafka {}:   roll order {order:?} (quorum leader {leader} last), {readings} readings with no offline partition, completed in {:.0} s; after: {view:?}",
+        "real Kafka {}:   roll order {order:?} ({}), {readings} readings with no offline partition, completed in {:.0} s; after: {view:?}",
         kafka.version,
+        if leader_is_broker {
+            format!("quorum leader {leader} last")
+        } else {
+            format!("quorum leader {leader}, a dedicated controller, not a broker")
+        },
         started.elapsed().as_secs_f64()
     ));
     delete_topics(kafka, &[&t]);

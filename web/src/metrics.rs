@@ -651,6 +651,9 @@ fn view_metrics(v: &observed_view::View, registry: &Registry) -> Result<(), ApiE
     ] {
         partitions.with_label_values(&[label]).set(n as f64);
     }
+    if let Some(q) = &v.quorum {
+        quorum_metrics(q, registry)?;
+    }
     let facts = &v.raw.cluster.facts;
     gauge(
         registry,
@@ -689,6 +692,54 @@ fn view_metrics(v: &observed_view::View, registry: &Registry) -> Result<(), ApiE
         .with_label_values(&["offsets"])
         .set(v.coverage.offsets);
     coverage.with_label_values(&["rates"]).set(v.coverage.rates);
+    Ok(())
+}
+
+/// The KRaft metadata quorum: per voter whether it is up and its lag, the voters up and in all.
+/// A voter whose state is not known (no fetch times) has no `up` series.
+fn quorum_metrics(q: &ballast_ops::quorum::Quorum, registry: &Registry) -> Result<(), ApiError> {
+    let up = gauge_vec(
+        registry,
+        "ballast_quorum_voter_up",
+        "1 while a metadata-quorum voter fetches from the quorum leader and is caught up with it within BALLAST_QUORUM_FETCH_TIMEOUT (the leader always), 0 when it does not",
+        &["node_id", "role"],
+    )?;
+    let lag = gauge_vec(
+        registry,
+        "ballast_quorum_voter_lag_records",
+        "records a metadata-quorum voter is behind the quorum leader's log end offset",
+        &["node_id", "role"],
+    )?;
+    let age = gauge_vec(
+        registry,
+        "ballast_quorum_voter_fetch_age_seconds",
+        "seconds between a metadata-quorum voter's last fetch and the quorum leader's answer",
+        &["node_id", "role"],
+    )?;
+    for n in q.nodes.iter().filter(|n| n.voter) {
+        let id = n.id.to_string();
+        let labels = [id.as_str(), n.role];
+        if let Some(u) = n.up {
+            up.with_label_values(&labels).set(f64::from(u8::from(u)));
+        }
+        if let Some(l) = n.lag {
+            lag.with_label_values(&labels).set(l as f64);
+        }
+        if let Some(a) = n.fetch_age_ms {
+            age.with_label_values(&labels).set(a as f64 / 1000.0);
+        }
+    }
+    let voters = gauge_vec(
+        registry,
+        "ballast_quorum_voters",
+        "metadata-quorum voters by state: total, up, down (unknown ones are in total only)",
+        &["state"],
+    )?;
+    voters.with_label_values(&["total"]).set(q.voters as f64);
+    voters.with_label_values(&["up"]).set(q.voters_up as f64);
+    voters
+        .with_label_values(&["down"])
+        .set(q.voters_down.len() as f64);
     Ok(())
 }
 

@@ -1373,3 +1373,44 @@ async fn a_brokers_capacity_counts_a_filesystem_shared_by_log_dirs_once() {
     assert_eq!(d["totals"]["totalBytes"], 20 * TIB);
     assert_eq!(d["totals"]["usableBytes"], 14 * TIB);
 }
+
+#[tokio::test]
+async fn partitions_below_min_isr_with_no_eligible_leader_replica_are_at_risk_of_an_unclean_election(
+) {
+    let h = Harness::with_fixture().await;
+    // Without DescribeTopicPartitions (ELR not reported) the risk is not known, not zero.
+    let d = h.data("/api/v1/cluster/health").await;
+    assert_eq!(d["partitions"]["eligibleLeaderReplicasReported"], false);
+    assert_eq!(d["partitions"]["uncleanElectionRisk"], Value::Null);
+    assert_eq!(
+        d["underMinIsrPartitions"][0]["eligibleLeaderReplicas"],
+        Value::Null
+    );
+    let topic = d["underMinIsrPartitions"][0]["topic"].clone();
+    let partition = d["underMinIsrPartitions"][0]["partition"].clone();
+
+    // ELR reported, none for the partition below min ISR: at risk.
+    let mut w = fixture(now_ms(), false);
+    w.cluster.detail =
+        serde_json::json!({"eligibleLeaderReplicas": {"reported": true, "partitions": []}});
+    h.store.write_observed(&w).unwrap();
+    let d = h.data("/api/v1/cluster/health").await;
+    assert_eq!(d["partitions"]["eligibleLeaderReplicasReported"], true);
+    assert_eq!(d["partitions"]["uncleanElectionRisk"], 1);
+    assert_eq!(d["uncleanElectionRiskPartitions"][0]["topic"], topic);
+    assert_eq!(
+        d["underMinIsrPartitions"][0]["eligibleLeaderReplicas"],
+        serde_json::json!([])
+    );
+
+    // An eligible leader replica (3) keeps it safe: no risk, and the row names it.
+    let mut w = fixture(now_ms(), false);
+    w.cluster.detail = serde_json::json!({"eligibleLeaderReplicas": {"reported": true, "partitions": [[topic, partition, [3], []]]}});
+    h.store.write_observed(&w).unwrap();
+    let d = h.data("/api/v1/cluster/health").await;
+    assert_eq!(d["partitions"]["uncleanElectionRisk"], 0, "{d}");
+    assert_eq!(
+        d["underMinIsrPartitions"][0]["eligibleLeaderReplicas"],
+        serde_json::json!([3])
+    );
+}

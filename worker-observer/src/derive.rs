@@ -295,6 +295,7 @@ impl History {
             metadata_mode,
             kafka_version,
             quorum,
+            elr: _,
             brokers,
             addresses,
             topics,

@@ -72,6 +72,36 @@ pub fn windows(timing: &ballast_config::Timing) -> derive::Windows {
 }
 
 /// Resident and peak resident memory of this process in bytes (Linux; zeros elsewhere).
+/// What the sample learnt of eligible leader replicas (KIP-966), for the view: `reported`
+/// (the brokers answer DescribeTopicPartitions), `error`, and the partitions whose ELR or last
+/// known ELR is not empty (`[topic, partition, elr, lastKnownElr]`); null where not offered.
+fn elr_detail(elr: Option<&Result<Vec<ballast_kafka::PartitionElr>, String>>) -> serde_json::Value {
+    match elr {
+        None => serde_json::Value::Null,
+        Some(Err(e)) => json!({"reported": false, "error": e}),
+        Some(Ok(list)) => {
+            let rows: Vec<serde_json::Value> = list
+                .iter()
+                .filter(|p| {
+                    p.eligible_leader_replicas
+                        .as_ref()
+                        .is_some_and(|l| !l.is_empty())
+                        || p.last_known_elr.as_ref().is_some_and(|l| !l.is_empty())
+                })
+                .map(|p| {
+                    json!([
+                        p.topic,
+                        p.partition,
+                        p.eligible_leader_replicas.clone().unwrap_or_default(),
+                        p.last_known_elr.clone().unwrap_or_default()
+                    ])
+                })
+                .collect();
+            json!({"reported": true, "partitions": rows})
+        }
+    }
+}
+
 pub fn memory() -> (u64, u64) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| -> u64 {
@@ -166,6 +196,7 @@ pub async fn tick_planned(
             "observerRssBytes": rss,
             "observerPeakRssBytes": peak,
             "groupsError": sample.groups_error,
+            "eligibleLeaderReplicas": elr_detail(sample.elr.as_ref()),
         }),
         ..ballast_schema::ClusterFacts::default()
     };

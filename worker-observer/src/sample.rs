@@ -39,6 +39,9 @@ pub struct Sample {
     pub kafka_version: Option<KafkaVersionRange>,
     /// The KRaft metadata quorum (None off KRaft or when it could not be read).
     pub quorum: Option<ballast_kafka::QuorumDescription>,
+    /// Eligible leader replicas (KIP-966) by DescribeTopicPartitions: None where the brokers do
+    /// not offer it (before Kafka 3.8, ZooKeeper), Err when it failed.
+    pub elr: Option<Result<Vec<ballast_kafka::PartitionElr>, String>>,
     /// Brokers in the metadata: id and rack.
     pub brokers: BTreeMap<BrokerId, Option<String>>,
     /// Host and port of every broker in the metadata.
@@ -280,6 +283,14 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
                 s.controller_source = "unknown";
             }
         }
+        s.elr = match client.describe_topic_partitions(&[]).await {
+            Ok(list) => Some(Ok(list)),
+            Err(ballast_kafka::Error::UnsupportedVersion { .. }) => None,
+            Err(e) => {
+                warn!(error = %e, "eligible leader replicas not read");
+                Some(Err(e.to_string()))
+            }
+        };
     }
     for b in &meta.brokers {
         s.brokers.insert(b.id, b.rack.clone());

@@ -532,6 +532,8 @@ pub struct Timing {
     pub partition_readings_interval: Duration,
     /// `BALLAST_READY_STALE_AFTER`
     pub ready_stale_after: Duration,
+    /// `BALLAST_QUORUM_FETCH_TIMEOUT`
+    pub quorum_fetch_timeout: Duration,
     /// `BALLAST_HEARTBEAT_INTERVAL`
     pub heartbeat_interval: Duration,
     /// `BALLAST_EXECUTOR_INTERVAL`
@@ -997,6 +999,7 @@ fn read_timing(r: &mut Reader) -> Timing {
         readings_retention: positive("BALLAST_READINGS_RETENTION"),
         partition_readings_interval: positive("BALLAST_PARTITION_READINGS_INTERVAL"),
         ready_stale_after: positive("BALLAST_READY_STALE_AFTER"),
+        quorum_fetch_timeout: positive("BALLAST_QUORUM_FETCH_TIMEOUT"),
         heartbeat_interval: positive("BALLAST_HEARTBEAT_INTERVAL"),
         executor_interval: positive("BALLAST_EXECUTOR_INTERVAL"),
         slot_lease_ttl: positive("BALLAST_SLOT_LEASE_TTL"),

@@ -645,6 +645,12 @@ pub static SETTINGS: &[SettingSpec] = &[
         "/api/v1/ready answers 503 when the broker view is older than this",
     ),
     setting(
+        "BALLAST_QUORUM_FETCH_TIMEOUT",
+        Some("10s"),
+        "timing",
+        "a KRaft metadata-quorum voter that has not fetched from the quorum leader, or not caught up with it, for this long counts as down in health",
+    ),
+    setting(
         "BALLAST_HEARTBEAT_INTERVAL",
         Some("5s"),
         "timing",

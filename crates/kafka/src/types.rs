@@ -1189,6 +1189,25 @@ pub struct QuorumDescription {
     pub voters: Vec<QuorumReplica>,
     /// Brokers that replicate the metadata log without voting (KRaft brokers in separate mode).
     pub observers: Vec<QuorumReplica>,
+    /// The voters' endpoints (DescribeQuorum v2, Kafka 3.9+; empty before), by id.
+    pub nodes: Vec<QuorumNode>,
+}
+
+/// A voter's endpoints as DescribeQuorum v2 names them (its controller listeners).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuorumNode {
+    pub id: BrokerId,
+    pub listeners: Vec<QuorumListener>,
+}
+
+/// One listener of a quorum node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuorumListener {
+    pub name: String,
+    pub host: String,
+    pub port: u16,
 }
 
 /// One voter or observer of the metadata quorum.
@@ -1205,6 +1224,12 @@ pub struct QuorumReplica {
     pub last_fetch_ms: Option<i64>,
     /// When it last caught up with the leader, ms since the epoch (v1+).
     pub last_caught_up_ms: Option<i64>,
+    /// How long before the answer it last fetched: the leader's own timestamp in the same answer
+    /// (Kafka reports the leader's current time as its own fetch time) minus this replica's, so
+    /// no clock of ours is compared with the leader's (None: either time unknown).
+    pub fetch_age_ms: Option<i64>,
+    /// How long before the answer it was last caught up, measured as `fetch_age_ms`.
+    pub caught_up_age_ms: Option<i64>,
 }
 
 impl QuorumDescription {
@@ -1226,6 +1251,20 @@ impl QuorumDescription {
             .max()
             .unwrap_or(0)
     }
+}
+
+/// One partition as DescribeTopicPartitions (KIP-966) reports it: its ISR and eligible leader
+/// replicas (replicas out of the ISR that Kafka still counts as safe leaders, kept while the ISR
+/// is below `min.insync.replicas`). None: the field was null in the answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionElr {
+    pub topic: String,
+    pub partition: i32,
+    pub leader: Option<BrokerId>,
+    pub isr: Vec<BrokerId>,
+    pub eligible_leader_replicas: Option<Vec<BrokerId>>,
+    pub last_known_elr: Option<Vec<BrokerId>>,
 }
 
 /// How the cluster keeps its metadata.

@@ -62,6 +62,7 @@ pub(crate) fn api_name(key: i16) -> &'static str {
         Ok(ApiKey::DescribeClientQuotas) => "DescribeClientQuotas",
         Ok(ApiKey::AlterClientQuotas) => "AlterClientQuotas",
         Ok(ApiKey::DescribeCluster) => "DescribeCluster",
+        Ok(ApiKey::DescribeTopicPartitions) => "DescribeTopicPartitions",
         Ok(ApiKey::DescribeQuorum) => "DescribeQuorum",
         Ok(ApiKey::ConsumerGroupDescribe) => "ConsumerGroupDescribe",
         Ok(ApiKey::ShareGroupDescribe) => "ShareGroupDescribe",

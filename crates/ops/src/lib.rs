@@ -15,6 +15,8 @@
 //! - `flight`: live reads shared in flight and served again while fresh (`group_reads`: the
 //!   consumer groups, their summary, one group and its lag).
 //! - `kept`: agents' answers kept once per reading, read or check, as values and written.
+//! - `quorum`: controllers as nodes: the metadata quorum's voters and observers of a reading,
+//!   with the quorum's health (a voter that does not fetch is down).
 //! - `readback`: a change read back once every broker shows it.
 //! - `cluster`: the cluster's errors in an operation's words.
 //! - `schema`: JSON Schema pieces of the input types (enums, patterns, distinct ids).
@@ -51,6 +53,7 @@ pub mod payload;
 pub mod pipeline;
 pub mod proposal_view;
 pub mod proposals;
+pub mod quorum;
 pub mod quota_reads;
 pub mod quotas;
 pub mod readback;

@@ -153,6 +153,45 @@ pub async fn upgrade_agent(
     }
 }
 
+/// Why a roll naming dedicated controllers (voters of the metadata quorum that are no broker) is
+/// refused, in those words: whether an agent runs on each, and that a roll restarts brokers.
+fn controllers_refusal(controllers: &[i32], has_agent: impl Fn(i32) -> bool) -> OpError {
+    let (with, without): (Vec<i32>, Vec<i32>) = controllers.iter().partition(|id| has_agent(**id));
+    let list = |ids: &[i32]| {
+        ids.iter()
+            .map(i32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut why = Vec::new();
+    if !without.is_empty() {
+        why.push(if without.len() == 1 {
+            format!(
+                "node {} is a controller (a voter of the metadata quorum, not a broker) and no agent runs on it",
+                without[0]
+            )
+        } else {
+            format!(
+                "nodes {} are controllers (voters of the metadata quorum, not brokers) and no agent runs on them",
+                list(&without)
+            )
+        });
+    }
+    if !with.is_empty() {
+        why.push(format!(
+            "controller(s) {} have an agent, but a rolling restart restarts brokers only: restart a controller with its own service manager, one at a time, while every voter is caught up",
+            list(&with)
+        ));
+    }
+    conflict(
+        "controllers are not rolled",
+        format!(
+            "{}; leave them out of `brokers` to roll the brokers",
+            why.join("; ")
+        ),
+    )
+}
+
 /// The operation `start_rolling_restart`: the brokers asked (default all), the active controller
 /// last, each with a running agent; takes the mutation slot (409 while a reassignment or another
 /// roll runs); audited `rolling_restart.start`.
@@ -170,16 +209,19 @@ pub async fn start_rolling_restart(
     })?;
     // The active controller: on KRaft the metadata quorum's leader (Metadata's controller id is
     // a broker the answering broker picks), on ZooKeeper Metadata's.
-    let controller = client
-        .active_controller()
-        .await
-        .map_err(|e| {
-            OpError::unavailable(
-                "the active controller could not be read; nothing was changed",
-                ballast_runtime::error_chain(&e),
-            )
-        })?
-        .id;
+    let active = client.active_controller().await.map_err(|e| {
+        OpError::unavailable(
+            "the active controller could not be read; nothing was changed",
+            ballast_runtime::error_chain(&e),
+        )
+    })?;
+    let controller = active.id;
+    // Dedicated controllers: voters of the metadata quorum that are no broker.
+    let voters: BTreeSet<i32> = active
+        .quorum
+        .iter()
+        .flat_map(|q| q.voters.iter().map(|v| v.id))
+        .collect();
     let known: BTreeSet<i32> = md.brokers.iter().map(|b| b.id).collect();
     let wanted: Vec<i32> = match &body.brokers {
         Some(list) => {
@@ -197,6 +239,20 @@ pub async fn start_rolling_restart(
                 ));
             }
             let unknown: Vec<i32> = set.difference(&known).copied().collect();
+            let controllers: Vec<i32> = unknown
+                .iter()
+                .copied()
+                .filter(|id| voters.contains(id))
+                .collect();
+            if !controllers.is_empty() {
+                let now = ctx.clock.now_ms();
+                let agents = ctx.db(|s| s.agents()).await?;
+                return Err(controllers_refusal(&controllers, |id| {
+                    agents
+                        .iter()
+                        .any(|a| a.heartbeat.broker_id == id && agent_up(ctx, a, now))
+                }));
+            }
             if !unknown.is_empty() {
                 return Err(OpError::bad_input(
                     "invalid brokers",
@@ -289,6 +345,31 @@ pub async fn request_roll(
             "rolling restart not found",
             format!("no rolling restart {id}"),
         )),
+    }
+}
+
+#[cfg(test)]
+mod controller_tests {
+    use super::controllers_refusal;
+
+    #[test]
+    fn a_roll_naming_a_controller_without_an_agent_says_it_is_a_controller_with_no_agent() {
+        let e = controllers_refusal(&[101], |_| false);
+        let text = format!("{e:?}");
+        assert!(
+            text.contains("node 101 is a controller (a voter of the metadata quorum, not a broker) and no agent runs on it"),
+            "{text}"
+        );
+        assert!(!text.contains("not registered"), "{text}");
+        let e = controllers_refusal(&[101, 102], |id| id == 102);
+        let text = format!("{e:?}");
+        assert!(text.contains("node 101 is a controller"), "{text}");
+        assert!(
+            text.contains(
+                "controller(s) 102 have an agent, but a rolling restart restarts brokers only"
+            ),
+            "{text}"
+        );
     }
 }
 

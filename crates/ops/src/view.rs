@@ -165,6 +165,9 @@ pub struct View {
     /// Answers shaped once per view as values, for a door that takes values (MCP), by a key
     /// naming them.
     pub shaped: Mutex<HashMap<&'static str, Arc<crate::kept::Kept>>>,
+    /// The metadata quorum of the reading, assessed with `BALLAST_QUORUM_FETCH_TIMEOUT` when the
+    /// view is loaded (None off KRaft, when it was not read, or before [`View::with_quorum`]).
+    pub quorum: Option<crate::quorum::Quorum>,
 }
 
 fn fraction(part: u32, whole: u32) -> f64 {
@@ -188,6 +191,12 @@ impl View {
                 )
             })
             .collect()
+    }
+
+    /// The view with its quorum assessed (`BALLAST_QUORUM_FETCH_TIMEOUT` in ms).
+    pub fn with_quorum(mut self, fetch_timeout_ms: i64) -> View {
+        self.quorum = crate::quorum::assess(&self.raw, fetch_timeout_ms);
+        self
     }
 
     pub fn build(raw: ObservedView) -> View {
@@ -505,6 +514,7 @@ impl View {
         }
 
         View {
+            quorum: None,
             generation: raw.cluster.generation,
             offline,
             under_replicated,
@@ -636,8 +646,10 @@ fn slot(path: &std::path::Path) -> Arc<Slot> {
     slots.entry(path.to_path_buf()).or_default().clone()
 }
 
-fn load(store: &Store) -> Result<Option<View>, StoreError> {
-    Ok(store.observed_view()?.map(View::build))
+fn load(store: &Store, fetch_timeout_ms: i64) -> Result<Option<View>, StoreError> {
+    Ok(store
+        .observed_view()?
+        .map(|raw| View::build(raw).with_quorum(fetch_timeout_ms)))
 }
 
 /// How long the request that finds a new reading waits for it to load before it is answered
@@ -687,7 +699,8 @@ pub async fn current(ctx: &Context) -> Result<Option<Arc<View>>, OpError> {
 
 /// Loads the latest reading and keeps it as the current view.
 async fn load_into(ctx: &Context, slot: &Slot) -> Result<Option<Arc<View>>, OpError> {
-    match ctx.db(load).await? {
+    let timeout = ctx.config.timing.quorum_fetch_timeout.as_millis() as i64;
+    match ctx.db(move |s| load(s, timeout)).await? {
         Some(view) => {
             let view = Arc::new(view);
             slot.set(view.clone());

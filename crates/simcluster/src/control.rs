@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 use tokio::task::JoinHandle;
 
 use crate::{scenario, truth, NewTopic, RatesUpdate, Shared, SimError};
@@ -46,6 +46,9 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/brokers/{id}/restart", post(restart_broker))
         .route("/brokers/{id}/alive", get(broker_alive))
         .route("/controller", put(move_controller))
+        .route("/controllers", put(set_controllers))
+        .route("/controllers/{id}/stop", post(stop_controller))
+        .route("/controllers/{id}/start", post(start_controller))
         .route("/topics", post(add_topic))
         .route("/groups", post(add_group))
         .route("/groups/{id}/stop", post(stop_group))
@@ -230,6 +233,62 @@ async fn move_controller(
             Json(json!({ "controller": c.controller, "controllerEpoch": c.controller_epoch }))
                 .into_response()
         }
+        Err(e) => from_sim(e),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DedicatedControllers {
+    ids: Vec<i32>,
+}
+
+/// Dedicated controllers (`{"ids": [101, 102, 103]}`): they vote, the brokers observe.
+async fn set_controllers(
+    State(s): Sim,
+    b: Result<Json<DedicatedControllers>, JsonRejection>,
+) -> Response {
+    let spec = match body(b) {
+        Ok(v) => v,
+        Err(r) => return *r,
+    };
+    match s.set_dedicated_controllers(&spec.ids) {
+        Ok(()) => controllers_json(&s),
+        Err(e) => from_sim(e),
+    }
+}
+
+fn controllers_json(s: &Shared) -> Response {
+    let c = s.lock();
+    let voters: Vec<Value> = c
+        .dedicated_controllers
+        .iter()
+        .map(|(id, v)| json!({"id": id, "up": v.up, "downSinceMs": v.down_since}))
+        .collect();
+    Json(json!({
+        "controller": c.controller,
+        "controllerEpoch": c.controller_epoch,
+        "controllers": voters,
+    }))
+    .into_response()
+}
+
+/// A dedicated controller stopped: it stops fetching from the quorum leader.
+async fn stop_controller(State(s): Sim, Path(id): Path<String>) -> Response {
+    controller_up(&s, &id, false)
+}
+
+async fn start_controller(State(s): Sim, Path(id): Path<String>) -> Response {
+    controller_up(&s, &id, true)
+}
+
+fn controller_up(s: &Shared, id: &str, up: bool) -> Response {
+    let id = match broker_id(id) {
+        Ok(id) => id,
+        Err(r) => return *r,
+    };
+    match s.set_controller_up(id, up) {
+        Ok(()) => controllers_json(s),
         Err(e) => from_sim(e),
     }
 }

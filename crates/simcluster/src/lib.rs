@@ -215,9 +215,49 @@ impl Shared {
         Ok(())
     }
 
+    /// Dedicated controllers `ids` (101–103 as production runs them) become the quorum's voters,
+    /// the brokers its observers; the first leads.
+    pub fn set_dedicated_controllers(&self, ids: &[BrokerId]) -> Result<(), SimError> {
+        let mut c = self.lock();
+        if ids.is_empty() || ids.iter().any(|id| c.brokers.contains_key(id)) {
+            return Err(SimError::Invalid(
+                "dedicated controllers need ids of their own, none a broker's".into(),
+            ));
+        }
+        c.set_dedicated_controllers(ids);
+        tracing::info!(?ids, leader = c.controller, "dedicated controllers");
+        Ok(())
+    }
+
+    /// Stops or starts dedicated controller `id` (a voter down: it stops fetching).
+    pub fn set_controller_up(&self, id: BrokerId, up: bool) -> Result<(), SimError> {
+        let mut c = self.lock();
+        let now = c.now_ms;
+        if !c.set_controller_up(id, up, now) {
+            return Err(SimError::Invalid(format!(
+                "{id} is not a dedicated controller"
+            )));
+        }
+        tracing::info!(
+            controller = id,
+            up,
+            leader = c.controller,
+            "controller state"
+        );
+        Ok(())
+    }
+
     /// Moves the quorum's leadership (the active controller) to broker `id`, which must be up.
     pub fn move_controller(&self, id: BrokerId) -> Result<(), SimError> {
         let mut c = self.lock();
+        if c.dedicated_controllers.contains_key(&id) {
+            if !c.move_controller(id) {
+                return Err(SimError::Invalid(format!(
+                    "controller {id} is down and cannot lead the quorum"
+                )));
+            }
+            return Ok(());
+        }
         if !c.brokers.contains_key(&id) {
             return Err(SimError::UnknownBroker(id));
         }
@@ -640,6 +680,16 @@ impl SimCluster {
     /// Moves the KRaft quorum's leadership (the active controller) to broker `id` (up).
     pub fn move_controller(&self, id: BrokerId) -> Result<(), SimError> {
         self.shared.move_controller(id)
+    }
+
+    /// Dedicated controllers `ids` become the quorum's voters, the brokers its observers.
+    pub fn set_dedicated_controllers(&self, ids: &[BrokerId]) -> Result<(), SimError> {
+        self.shared.set_dedicated_controllers(ids)
+    }
+
+    /// Stops or starts a dedicated controller.
+    pub fn set_controller_up(&self, id: BrokerId, up: bool) -> Result<(), SimError> {
+        self.shared.set_controller_up(id, up)
     }
 
     /// Adds an empty broker listening on the next port; returns its id.

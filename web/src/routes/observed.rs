@@ -37,6 +37,7 @@ use crate::{ApiError, AppState};
     cluster::logdirs,
     cluster::health,
     lag::follower_lag,
+    cluster::controllers,
     cluster::partitions,
     cluster::racks,
     history::all,
@@ -56,6 +57,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/cluster/comprehensive", get(cluster::comprehensive))
         .route("/api/v1/cluster/logdirs", get(cluster::logdirs))
         .route("/api/v1/cluster/health", get(cluster::health))
+        .route("/api/v1/cluster/controllers", get(cluster::controllers))
         .route("/api/v1/cluster/follower-lag", get(lag::follower_lag))
         .route("/api/v1/partitions", get(cluster::partitions))
         .route("/api/v1/brokers/racks", get(cluster::racks))

@@ -3,6 +3,7 @@
 mod acls;
 mod cluster;
 mod configs;
+mod elr;
 mod groups;
 mod quorum;
 mod quotas;

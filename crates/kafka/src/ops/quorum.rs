@@ -2,13 +2,14 @@
 //! brokers' ApiVersions answers say about the Kafka they run.
 
 use kafka_protocol::messages::describe_quorum_request::{PartitionData, TopicData};
-use kafka_protocol::messages::describe_quorum_response::ReplicaState;
+use kafka_protocol::messages::describe_quorum_response::{Node, ReplicaState};
 use kafka_protocol::messages::DescribeQuorumRequest;
 
 use crate::client::{topic_name, Client};
 use crate::error::{Error, Result};
 use crate::types::{
-    ActiveController, BrokerSoftware, MetadataMode, QuorumDescription, QuorumReplica,
+    ActiveController, BrokerSoftware, MetadataMode, QuorumDescription, QuorumListener, QuorumNode,
+    QuorumReplica,
 };
 use crate::versions::{infer_kafka_version, metadata_mode, DESCRIBE_QUORUM};
 
@@ -57,14 +58,16 @@ impl Client {
                     partition.error_message.map(|m| m.to_string()),
                 ));
             }
-            Ok(quorum_from_wire(
+            let mut quorum = quorum_from_wire(
                 partition.leader_id.0,
                 partition.leader_epoch,
                 partition.high_watermark,
                 &partition.current_voters,
                 &partition.observers,
                 version >= 1,
-            ))
+            );
+            quorum.nodes = nodes_from_wire(&response.nodes);
+            Ok(quorum)
         })
         .await
     }
@@ -114,8 +117,31 @@ impl Client {
     }
 }
 
+/// The voters' endpoints of a v2 answer, by id.
+fn nodes_from_wire(nodes: &[Node]) -> Vec<QuorumNode> {
+    let mut out: Vec<QuorumNode> = nodes
+        .iter()
+        .map(|n| QuorumNode {
+            id: n.node_id.0,
+            listeners: n
+                .listeners
+                .iter()
+                .map(|l| QuorumListener {
+                    name: l.name.to_string(),
+                    host: l.host.to_string(),
+                    port: l.port,
+                })
+                .collect(),
+        })
+        .collect();
+    out.sort_by_key(|n| n.id);
+    out
+}
+
 /// The typed quorum from DescribeQuorum's partition fields; lag is the leader's log end offset
-/// minus the replica's (as `kafka-metadata-quorum.sh` computes it), never below 0.
+/// minus the replica's (as `kafka-metadata-quorum.sh` computes it), never below 0. Fetch and
+/// catch-up ages are measured against the leader's own timestamps in the same answer (Kafka
+/// reports its current time as the leader's fetch time).
 fn quorum_from_wire(
     leader_id: i32,
     leader_epoch: i32,
@@ -129,9 +155,20 @@ fn quorum_from_wire(
         .find(|r| r.replica_id.0 == leader_id)
         .map(|r| r.log_end_offset)
         .filter(|o| *o >= 0);
+    let leader_now = voters
+        .iter()
+        .find(|r| r.replica_id.0 == leader_id)
+        .map(|r| r.last_fetch_timestamp)
+        .filter(|t| times && *t >= 0);
+    let age = |t: i64| match leader_now {
+        Some(now) if times && t >= 0 => Some((now - t).max(0)),
+        _ => None,
+    };
     let replica = |r: &ReplicaState| {
         let end = (r.log_end_offset >= 0).then_some(r.log_end_offset);
         QuorumReplica {
+            fetch_age_ms: age(r.last_fetch_timestamp),
+            caught_up_age_ms: age(r.last_caught_up_timestamp),
             id: r.replica_id.0,
             log_end_offset: end,
             lag: match (leader_end, end) {
@@ -153,6 +190,7 @@ fn quorum_from_wire(
         high_watermark,
         voters,
         observers,
+        nodes: Vec::new(),
     }
 }
 
@@ -185,6 +223,44 @@ mod tests {
         assert_eq!(q.replica(4).and_then(|r| r.lag), Some(5));
         assert_eq!(q.max_follower_lag(), 10);
         assert_eq!(q.replica(2).and_then(|r| r.last_fetch_ms), Some(3));
+    }
+
+    #[test]
+    fn fetch_and_catch_up_ages_are_measured_against_the_leaders_own_time_in_the_answer() {
+        // The leader (1) reports its own current time (10_000) as its fetch time; voter 3
+        // last fetched 7 s before it; voter 2 is unknown to a newly elected leader (-1).
+        let voters = [state(1, 100, 10_000), state(2, -1, -1), state(3, 90, 3_000)];
+        let q = quorum_from_wire(1, 7, 100, &voters, &[], true);
+        assert_eq!(q.replica(1).and_then(|r| r.fetch_age_ms), Some(0));
+        assert_eq!(q.replica(3).and_then(|r| r.fetch_age_ms), Some(7_000));
+        assert_eq!(q.replica(3).and_then(|r| r.caught_up_age_ms), Some(7_000));
+        assert_eq!(q.replica(2).and_then(|r| r.fetch_age_ms), None);
+        // Without a leader there is no time to measure against.
+        let q = quorum_from_wire(-1, 7, 100, &voters, &[], true);
+        assert!(q.voters.iter().all(|r| r.fetch_age_ms.is_none()));
+    }
+
+    #[test]
+    fn a_v2_answer_names_each_voters_endpoints() {
+        use kafka_protocol::messages::describe_quorum_response::Listener;
+        let mut l = Listener::default();
+        l.name = "CONTROLLER".into();
+        l.host = "10.0.0.1".into();
+        l.port = 9093;
+        let mut n = Node::default();
+        n.node_id = BrokerId(101);
+        n.listeners = vec![l];
+        let nodes = nodes_from_wire(&[n]);
+        assert_eq!(nodes.len(), 1);
+        assert_eq!(nodes[0].id, 101);
+        assert_eq!(
+            nodes[0].listeners,
+            vec![QuorumListener {
+                name: "CONTROLLER".into(),
+                host: "10.0.0.1".into(),
+                port: 9093
+            }]
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! (`get_cluster_overview`, `/cluster/comprehensive`), log dirs (`get_cluster_logdirs`), health
 //! (`get_cluster_health`), the partition list and the racks (`get_broker_racks`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use ballast_model::{BrokerId, Load};
@@ -222,6 +222,7 @@ fn cluster_summary(v: &View) -> Value {
         "metadataMode": facts.metadata_mode,
         "kafkaVersion": kafka_version(facts),
         "quorum": facts.quorum,
+        "controllers": crate::quorum::controllers(&v.raw, v.quorum.as_ref()),
         "observedAt": v.observed_at(),
         "sampleDurationMs": facts.sample_duration_ms,
         "historySeconds": (v.sampled_at_ms() - v.raw.cluster.first_sampled_at_ms).max(0) / 1000,
@@ -874,8 +875,10 @@ fn health_status(v: &View) -> &'static str {
         && facts.controller_source.as_deref() != Some("unknown"))
         || !v.offline.is_empty()
         || !v.under_min_isr.is_empty()
-        || v.alive.len() * 2 <= v.raw.brokers.len();
+        || v.alive.len() * 2 <= v.raw.brokers.len()
+        || v.quorum.as_ref().is_some_and(|q| q.status == "critical");
     let degraded = v.alive.len() < v.raw.brokers.len()
+        || v.quorum.as_ref().is_some_and(|q| q.status != "healthy")
         || !v.under_replicated.is_empty()
         || !v.bad_dirs.is_empty();
     if critical {
@@ -896,7 +899,40 @@ fn health_counts(v: &View) -> Value {
         "underReplicatedPartitions": v.under_replicated.len(),
         "underMinIsrPartitions": v.under_min_isr.len(),
         "atMinIsrPartitions": v.at_min_isr.len(),
+        "quorum": quorum_summary(v),
     })
+}
+
+/// The quorum's health in a health answer: null off KRaft or when it was not read.
+fn quorum_summary(v: &View) -> Value {
+    match &v.quorum {
+        Some(q) => json!({
+            "status": q.status,
+            "text": q.text,
+            "leaderId": q.leader_id,
+            "voters": q.voters,
+            "votersUp": q.voters_up,
+            "votersUnknown": q.voters_unknown,
+            "votersDown": q.voters_down,
+            "down": q.nodes.iter().filter(|n| n.up == Some(false)).map(|n| json!({"id": n.id, "role": n.role, "reason": n.down_reason})).collect::<Vec<_>>(),
+        }),
+        None => Value::Null,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/v1/cluster/controllers
+
+/// The operation `get_cluster_controllers`: every voter and observer of the KRaft metadata
+/// quorum (id, role, endpoints, leader, lag, fetch and catch-up times, up) with the quorum's
+/// health; on ZooKeeper the controller broker. JSON text, rendered once per reading.
+pub async fn get_cluster_controllers(ctx: &Context) -> Result<Arc<String>, OpError> {
+    let v = view::require(ctx).await?;
+    Ok(v.rendered("controllers", || {
+        let mut c = crate::quorum::controllers(&v.raw, v.quorum.as_ref());
+        c["observedAt"] = json!(v.observed_at());
+        c.to_string()
+    }))
 }
 
 /// The operation `get_cluster_health`: `critical`, `degraded` or `healthy`, with the partitions
@@ -909,13 +945,69 @@ pub async fn get_cluster_health(ctx: &Context, q: HealthQuery) -> Result<Arc<Str
     Ok(Arc::new(health_body(&v, limit(q.limit, 100, 10_000))))
 }
 
+/// Each partition's eligible leader replicas and last known ELR (JSON id lists).
+pub type ElrMap = HashMap<(String, i32), (Value, Value)>;
+
+/// Eligible leader replicas (KIP-966) of the reading, by partition: None where the brokers do
+/// not report them (DescribeTopicPartitions not offered, before Kafka 3.8) or the read failed;
+/// a partition not in the map has none.
+pub fn eligible_leader_replicas(v: &View) -> Option<ElrMap> {
+    let e = v.raw.cluster.facts.detail.get("eligibleLeaderReplicas")?;
+    if e.get("reported") != Some(&Value::Bool(true)) {
+        return None;
+    }
+    Some(
+        e.get("partitions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|row| {
+                let topic = row.get(0)?.as_str()?.to_string();
+                let partition = row.get(1)?.as_i64()? as i32;
+                Some((
+                    (topic, partition),
+                    (row.get(2)?.clone(), row.get(3)?.clone()),
+                ))
+            })
+            .collect(),
+    )
+}
+
+/// Partitions below `min.insync.replicas` with no eligible leader replica: a leader lost now
+/// leaves only an unclean election (None where ELR is not reported).
+fn unclean_election_risk(v: &View, elr: Option<&ElrMap>) -> Option<Vec<usize>> {
+    let elr = elr?;
+    Some(
+        v.under_min_isr
+            .iter()
+            .copied()
+            .filter(|i| {
+                let p = v.partition(*i);
+                elr.get(&(p.topic.to_string(), p.partition))
+                    .is_none_or(|(e, _)| e.as_array().is_none_or(|a| a.is_empty()))
+            })
+            .collect(),
+    )
+}
+
 fn health_body(v: &View, n: usize) -> String {
+    let elr = eligible_leader_replicas(v);
+    let risk = unclean_election_risk(v, elr.as_ref());
     let rows = |list: &[usize]| -> Vec<Value> {
         list.iter()
             .take(n)
             .map(|i| {
                 let p = v.partition(*i);
+                let (eligible, last_known) = match &elr {
+                    None => (Value::Null, Value::Null),
+                    Some(m) => m
+                        .get(&(p.topic.to_string(), p.partition))
+                        .cloned()
+                        .unwrap_or((json!([]), json!([]))),
+                };
                 json!({
+                    "eligibleLeaderReplicas": eligible,
+                    "lastKnownElr": last_known,
                     "topic": p.topic,
                     "partition": p.partition,
                     "leader": p.leader,
@@ -964,6 +1056,7 @@ fn health_body(v: &View, n: usize) -> String {
         "observedAt": v.observed_at(),
         "controllerId": v.raw.cluster.facts.controller_id,
         "controllerSource": v.raw.cluster.facts.controller_source,
+        "quorum": quorum_summary(v),
         "brokers": {
             "total": v.raw.brokers.len(),
             "alive": v.alive.len(),
@@ -977,8 +1070,11 @@ fn health_body(v: &View, n: usize) -> String {
             "underReplicatedByReassignment": by_reassignment(v),
             "underMinIsr": v.under_min_isr.len(),
             "atMinIsr": v.at_min_isr.len(),
+            "eligibleLeaderReplicasReported": elr.is_some(),
+            "uncleanElectionRisk": risk.as_ref().map(Vec::len),
         },
         "offlinePartitions": rows(&v.offline),
+        "uncleanElectionRiskPartitions": risk.as_deref().map(rows),
         "underReplicatedPartitions": rows(&v.under_replicated),
         "underMinIsrPartitions": rows(&v.under_min_isr),
         "atMinIsrPartitions": rows(&v.at_min_isr),

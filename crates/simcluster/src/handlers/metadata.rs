@@ -261,7 +261,8 @@ pub fn init_producer_id(ctx: &Ctx, req: InitProducerIdRequest) -> InitProducerId
 }
 
 /// DescribeQuorum: the KRaft metadata quorum (`__cluster_metadata` partition 0). Every broker is
-/// a voter (combined mode); the leader is the active controller, stable until it stops or the
+/// a voter (combined mode), or, with dedicated controllers, those vote and the brokers observe;
+/// the leader is the active controller, stable until it stops or the
 /// control API moves it. Up voters are caught up with the leader's log end offset (it grows
 /// with time, a record every 500 ms); a stopped voter keeps the offset it had when it stopped,
 /// so its lag grows.
@@ -288,25 +289,33 @@ pub fn describe_quorum(ctx: &Ctx, req: DescribeQuorumRequest) -> DescribeQuorumR
             pd.leader_id = KBrokerId(c.controller);
             pd.leader_epoch = c.controller_epoch;
             pd.high_watermark = if c.controller >= 0 { end } else { -1 };
-            pd.current_voters = c
+            let state = |id: i32, up: bool, down_since: Option<i64>| {
+                let mut r = ReplicaState::default();
+                r.replica_id = KBrokerId(id);
+                let at = if up { now } else { down_since.unwrap_or(now) };
+                r.log_end_offset = c.metadata_offset(at);
+                if v >= 1 {
+                    r.last_fetch_timestamp = at;
+                    r.last_caught_up_timestamp = at;
+                }
+                r
+            };
+            let brokers: Vec<ReplicaState> = c
                 .brokers
                 .values()
-                .map(|b| {
-                    let mut r = ReplicaState::default();
-                    r.replica_id = KBrokerId(b.id);
-                    let at = if b.up {
-                        now
-                    } else {
-                        b.down_since.unwrap_or(now)
-                    };
-                    r.log_end_offset = c.metadata_offset(at);
-                    if v >= 1 {
-                        r.last_fetch_timestamp = at;
-                        r.last_caught_up_timestamp = at;
-                    }
-                    r
-                })
+                .map(|b| state(b.id, b.up, b.down_since))
                 .collect();
+            if c.dedicated_controllers.is_empty() {
+                pd.current_voters = brokers;
+            } else {
+                // Dedicated controllers vote; the brokers observe the metadata log.
+                pd.current_voters = c
+                    .dedicated_controllers
+                    .iter()
+                    .map(|(id, voter)| state(*id, voter.up, voter.down_since))
+                    .collect();
+                pd.observers = brokers;
+            }
         }
         let mut td = TopicData::default();
         td.topic_name = t.topic_name.clone();
@@ -314,20 +323,26 @@ pub fn describe_quorum(ctx: &Ctx, req: DescribeQuorumRequest) -> DescribeQuorumR
         resp.topics.push(td);
     }
     if v >= 2 {
-        resp.nodes = c
-            .brokers
-            .values()
-            .map(|b| {
-                let mut l = Listener::default();
-                l.name = sb("CONTROLLER");
-                l.host = sb(c.host.clone());
-                l.port = b.port;
-                let mut n = Node::default();
-                n.node_id = KBrokerId(b.id);
-                n.listeners = vec![l];
-                n
-            })
-            .collect();
+        let node = |id: i32, port: u16| {
+            let mut l = Listener::default();
+            l.name = sb("CONTROLLER");
+            l.host = sb(c.host.clone());
+            l.port = port;
+            let mut n = Node::default();
+            n.node_id = KBrokerId(id);
+            n.listeners = vec![l];
+            n
+        };
+        resp.nodes = if c.dedicated_controllers.is_empty() {
+            c.brokers.values().map(|b| node(b.id, b.port)).collect()
+        } else {
+            // A dedicated controller has no listener of the simulator's: Kafka's default
+            // controller port names it.
+            c.dedicated_controllers
+                .keys()
+                .map(|id| node(*id, 9093))
+                .collect()
+        };
     }
     resp
 }

@@ -257,6 +257,13 @@ pub struct Topic {
 }
 
 /// The model of one simulated cluster.
+/// A dedicated controller: whether it runs, and since when it is stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Voter {
+    pub up: bool,
+    pub down_since: Option<i64>,
+}
+
 #[derive(Debug)]
 pub struct Cluster {
     pub cluster_id: String,
@@ -274,6 +281,10 @@ pub struct Cluster {
     pub controller: BrokerId,
     /// The quorum's leader epoch: grows with every election.
     pub controller_epoch: i32,
+    /// Dedicated controllers (`process.roles=controller`), by id: voters of the metadata quorum
+    /// that are no broker; the brokers then observe the quorum. Empty: combined mode, every
+    /// broker a voter.
+    pub dedicated_controllers: BTreeMap<BrokerId, Voter>,
     /// Metadata and DescribeCluster answers so far: picks the controller id they report (on
     /// KRaft a live broker the answering broker picks at random, not the active controller).
     pub controller_answers: u64,
@@ -339,6 +350,7 @@ impl Cluster {
             quotas: Default::default(),
             controller: -1,
             controller_epoch: 0,
+            dedicated_controllers: BTreeMap::new(),
             controller_answers: 0,
             link_speed,
             now_ms: now,
@@ -451,9 +463,53 @@ impl Cluster {
                 configs: BTreeMap::new(),
             },
         );
-        if self.controller < 0 || !self.is_up(self.controller) {
+        if self.controller < 0 || !self.voter_up(self.controller) {
             self.elect_controller();
         }
+    }
+
+    /// Whether voter `id` runs: a dedicated controller's own state, else its broker's.
+    pub fn voter_up(&self, id: BrokerId) -> bool {
+        if self.dedicated_controllers.is_empty() {
+            self.is_up(id)
+        } else {
+            self.dedicated_controllers.get(&id).is_some_and(|v| v.up)
+        }
+    }
+
+    /// Replaces the voters by dedicated controllers `ids` (all up); the first leads, in a new
+    /// epoch.
+    pub fn set_dedicated_controllers(&mut self, ids: &[BrokerId]) {
+        self.dedicated_controllers = ids
+            .iter()
+            .map(|id| {
+                (
+                    *id,
+                    Voter {
+                        up: true,
+                        down_since: None,
+                    },
+                )
+            })
+            .collect();
+        self.controller = -1;
+        self.elect_controller();
+    }
+
+    /// Stops (`up` false) or starts a dedicated controller; a stopped leader hands the quorum's
+    /// leadership to another voter that is up. False when `id` is no dedicated controller.
+    pub fn set_controller_up(&mut self, id: BrokerId, up: bool, now: i64) -> bool {
+        let Some(v) = self.dedicated_controllers.get_mut(&id) else {
+            return false;
+        };
+        if v.up != up {
+            v.up = up;
+            v.down_since = if up { None } else { Some(now) };
+        }
+        if !up && self.controller == id || self.controller < 0 {
+            self.elect_controller();
+        }
+        true
     }
 
     pub fn is_up(&self, id: BrokerId) -> bool {
@@ -465,7 +521,22 @@ impl Cluster {
     }
 
     fn elect_controller(&mut self) {
-        let id = self.alive_brokers().map(|b| b.id).next().unwrap_or(-1);
+        let id = if self.dedicated_controllers.is_empty() {
+            self.alive_brokers().map(|b| b.id).next().unwrap_or(-1)
+        } else {
+            // A leader needs a majority of the voters up.
+            let up: Vec<BrokerId> = self
+                .dedicated_controllers
+                .iter()
+                .filter(|(_, v)| v.up)
+                .map(|(id, _)| *id)
+                .collect();
+            if up.len() * 2 > self.dedicated_controllers.len() {
+                up[0]
+            } else {
+                -1
+            }
+        };
         self.controller = id;
         if id >= 0 {
             self.controller_epoch += 1;
@@ -474,7 +545,7 @@ impl Cluster {
 
     /// Makes broker `id` (up) the quorum leader, the active controller, in a new epoch.
     pub fn move_controller(&mut self, id: BrokerId) -> bool {
-        if !self.is_up(id) {
+        if !self.voter_up(id) {
             return false;
         }
         if self.controller != id {

@@ -1,4 +1,5 @@
 //! `/api/v1/cluster`, `/cluster/comprehensive`, `/cluster/logdirs`, `/cluster/health`,
+//! `/cluster/controllers`,
 //! `/partitions` and `/brokers/racks`: REST adapters of `ballast_ops::observed::cluster`.
 
 use axum::extract::State;
@@ -96,6 +97,25 @@ pub async fn health(
     Query(q): Query<HealthQuery>,
 ) -> Result<Response, ApiError> {
     Ok(ok_shared(&get_cluster_health(&state, q).await?))
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/cluster/controllers",
+    tag = "cluster",
+    operation_id = "getClusterControllers",
+    summary = "Controllers as nodes",
+    description = "On KRaft every voter and observer of the metadata quorum (id, role controller/broker/both, endpoints, leader, lag, time since its last fetch and catch-up, up), with the quorum's health (`quorum: 2 of 3 voters`); on ZooKeeper the controller broker. No query parameters.",
+    responses(
+        (status = 200, description = "Controllers as nodes", body = ref("Controllers")),
+        (status = 503, description = "No current sample of the cluster (`cluster data unavailable`)"),
+    )
+)]
+pub async fn controllers(
+    State(state): State<AppState>,
+    Query(_): Query<NoQuery>,
+) -> Result<Response, ApiError> {
+    Ok(ok_shared(&get_cluster_controllers(&state).await?))
 }
 
 #[utoipa::path(

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{fair_share_table, state_class, BalanceStatus};
 use crate::ui::fmt;
 use crate::ui::human;
-use crate::ui::{fact, render, Ctx, Fact, Layout, Notice, Table};
+use crate::ui::{fact, render, Cell, Ctx, Fact, Layout, Notice, Table};
 
 #[derive(Template)]
 #[template(path = "overview.html")]
@@ -18,6 +18,7 @@ struct Overview {
     cards: Vec<Fact>,
     cluster_notice: Option<Notice>,
     health: Vec<Fact>,
+    controllers: Option<Table>,
     balance: BalanceStatus,
     loads: Option<Table>,
     proposal: Vec<Fact>,
@@ -45,6 +46,10 @@ pub async fn page(ctx: Ctx) -> Response {
         Ok(h) => health_facts(h),
         Err(p) => vec![fact("health", p.message()).class("bad")],
     };
+    let controllers = cluster
+        .as_ref()
+        .ok()
+        .map(|c| controllers_table(&c["controllers"]));
     let balance = BalanceStatus::of(&proposal);
     let (loads, proposal_facts) = match &proposal {
         Ok(p) => (
@@ -71,6 +76,7 @@ pub async fn page(ctx: Ctx) -> Response {
             cards,
             cluster_notice,
             health,
+            controllers,
             balance,
             loads,
             proposal: proposal_facts,
@@ -81,12 +87,87 @@ pub async fn page(ctx: Ctx) -> Response {
     )
 }
 
-/// The active controller; "unknown" when the quorum could not be read.
+/// The active controller; "unknown" when the quorum could not be read. An id that is in no
+/// broker list says what it is: a dedicated controller (a voter of the metadata quorum).
 fn controller_text(c: &Value) -> String {
     if c["controllerId"].is_null() && c["controllerSource"] == "unknown" {
         return "unknown".into();
     }
-    human::text(&c["controllerId"])
+    let id = &c["controllerId"];
+    let role = fmt::arr(&c["controllers"], "nodes")
+        .iter()
+        .find(|n| &n["id"] == id)
+        .and_then(|n| n["role"].as_str());
+    match role {
+        Some("controller") => format!("{} (dedicated controller)", human::text(id)),
+        Some("both") => format!("{} (broker and controller)", human::text(id)),
+        _ => human::text(id),
+    }
+}
+
+/// Every voter and observer of the metadata quorum (on ZooKeeper the controller broker): role,
+/// endpoint, leader, lag, last fetch and catch-up, up or down with why.
+fn controllers_table(c: &Value) -> Table {
+    let mut t = Table::new(
+        "Controllers and the metadata quorum",
+        &[
+            "Node",
+            "Role",
+            "Endpoint",
+            "Leader",
+            "Lag (records)",
+            "Last fetch",
+            "Caught up",
+            "State",
+        ],
+    );
+    t.empty = "No controller known yet.".into();
+    let ago = |v: &Value| match v.as_f64() {
+        Some(ms) => format!(
+            "{} before the leader's answer",
+            fmt::duration_s(ms / 1000.0)
+        ),
+        None => String::new(),
+    };
+    for n in fmt::arr(c, "nodes") {
+        let role = match n["role"].as_str() {
+            Some("controller") => "controller (voter)",
+            Some("both") => "broker and controller (voter)",
+            Some("broker") if n["voter"] == true => "broker (voter)",
+            Some("broker") if c["quorum"].is_null() => "broker (ZooKeeper controller)",
+            Some("broker") => "broker (observer)",
+            _ => "",
+        };
+        let endpoints = fmt::arr(n, "endpoints")
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} {}:{}",
+                    human::s(e, "listener"),
+                    human::s(e, "host"),
+                    human::text(&e["port"])
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (state, class) = match n["up"].as_bool() {
+            Some(true) => ("up".to_string(), "ok"),
+            Some(false) => (format!("down: {}", human::s(n, "downReason")), "bad"),
+            None if n["voter"] == true => ("not known".to_string(), ""),
+            None => (String::new(), ""),
+        };
+        t.row(vec![
+            Cell::t(human::text(&n["id"])),
+            Cell::t(role),
+            Cell::t(endpoints),
+            Cell::t(if n["leader"] == true { "leader" } else { "" }),
+            Cell::n(human::text(&n["lag"])),
+            Cell::t(ago(&n["fetchAgeMs"])),
+            Cell::t(ago(&n["caughtUpAgeMs"])),
+            Cell::t(state).class(class),
+        ]);
+    }
+    t
 }
 
 /// "3.5 to 3.6, KRaft": the release range and the metadata mode.
@@ -160,7 +241,27 @@ fn health_facts(h: &Value) -> Vec<Fact> {
     let status = human::s(h, "status");
     let parts = &h["partitions"];
     let mut facts = vec![
-        fact("Status", status.clone()).class(state_class(&status)),
+        fact(
+            "Status",
+            match (h["quorum"]["status"].as_str(), h["quorum"]["text"].as_str()) {
+                (Some(q), Some(text)) if q != "healthy" => format!("{status} · {text}"),
+                _ => status.clone(),
+            },
+        )
+        .class(state_class(&status)),
+        fact(
+            "Metadata quorum",
+            match h["quorum"]["text"].as_str() {
+                Some(text) => text.to_string(),
+                None => "no KRaft quorum (ZooKeeper) or not read".to_string(),
+            },
+        )
+        .class(match h["quorum"]["status"].as_str() {
+            Some("healthy") => "ok",
+            Some("degraded") => "warn",
+            Some("critical") => "bad",
+            _ => "",
+        }),
         fact(
             "Brokers down",
             match fmt::arr(&h["brokers"], "down") {
@@ -188,6 +289,19 @@ fn health_facts(h: &Value) -> Vec<Fact> {
                 human::text(&parts["atMinIsr"])
             ),
         ),
+        fact(
+            "Unclean-election risk",
+            match fmt::i(parts, "uncleanElectionRisk") {
+                Some(0) => "none: every partition below min ISR has an eligible leader replica (KIP-966)".to_string(),
+                Some(n) => format!("{n} partitions below min ISR with no eligible leader replica"),
+                None => "not known (the brokers do not report eligible leader replicas)".to_string(),
+            },
+        )
+        .class(if fmt::i(parts, "uncleanElectionRisk").unwrap_or(0) > 0 {
+            "bad"
+        } else {
+            ""
+        }),
         fact(
             "Rack assessment",
             format!(
