@@ -210,6 +210,18 @@ async fn probe(c: &mut Client, api: ApiKey, v: i16) -> std::io::Result<()> {
             r.topics = vec![t];
             send!(r)
         }
+        ApiKey::ConsumerGroupDescribe => {
+            let mut r = ConsumerGroupDescribeRequest::default();
+            r.group_ids = vec![GroupId(sb("quiet-group"))];
+            send!(r)
+        }
+        ApiKey::ShareGroupDescribe => {
+            let mut r = ShareGroupDescribeRequest::default();
+            r.group_ids = vec![GroupId(sb("quiet-group"))];
+            send!(r)
+        }
+        ApiKey::DescribeShareGroupOffsets => send!(DescribeShareGroupOffsetsRequest::default()),
+        ApiKey::DescribeTopicPartitions => send!(DescribeTopicPartitionsRequest::default()),
         other => panic!("no probe for {other:?}"),
     }
 }
