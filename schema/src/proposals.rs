@@ -492,6 +492,19 @@ impl Store {
             .optional()?)
     }
 
+    /// The current proposal's moves as the stored JSON text (its plan's `moves`), without
+    /// reading its detail or the rest of its plan; None before the first proposal.
+    pub fn current_proposal_moves(&self) -> Result<Option<String>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT json(json_extract(plan, '$.moves')) FROM proposals WHERE current = 1",
+        )?;
+        Ok(stmt
+            .query_row([], |r| r.get::<_, Option<String>>(0))
+            .optional()?
+            .flatten())
+    }
+
     /// Summary rows (no plan, no detail), newest first.
     pub fn proposals(&self, limit: u64, offset: u64) -> Result<ProposalPage, StoreError> {
         let limit = to_i64("limit", limit)?;

@@ -177,3 +177,17 @@ fn a_detail_given_as_json_text_is_stored_as_that_json_and_text_that_is_not_json_
         serde_json::from_str::<serde_json::Value>(text).unwrap()
     );
 }
+
+#[test]
+fn the_current_proposals_moves_are_read_without_its_detail() {
+    let (_dir, store) = fresh_store();
+    assert_eq!(store.current_proposal_moves().unwrap(), None);
+    let mut p = proposal("p-1", "f", "d1", 2);
+    p.plan = json!({"moves": [{"topic": "t", "partition": 0}, {"topic": "t", "partition": 1}]});
+    store.save_proposal_held(&p, 1_000, 200, HOLD).unwrap();
+    let text = store.current_proposal_moves().unwrap().expect("moves");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+        p.plan["moves"]
+    );
+}

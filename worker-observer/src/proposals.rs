@@ -497,11 +497,11 @@ pub struct Planned {
     pub timings: Vec<(&'static str, u64)>,
 }
 
-/// The moves of the current proposal, as stored.
+/// The moves of the current proposal, as stored (its detail is not read).
 fn current_moves(store: &Store) -> Result<Option<Vec<PlannedMove>>, StoreError> {
     Ok(store
-        .current_proposal()?
-        .and_then(|p| serde_json::from_value(p.plan["moves"].clone()).ok()))
+        .current_proposal_moves()?
+        .and_then(|text| serde_json::from_str(&text).ok()))
 }
 
 /// Plans the view of `parts` at `now_ms` (cooldowns and maintenance read from `store`, the

@@ -35,11 +35,20 @@ pub fn pass(store: &Store, rate_window_ms: i64) -> Result<usize, StoreError> {
     if due.is_empty() {
         return Ok(0);
     }
+    // What is due at the latest reading, from its cluster row alone: the whole view is read
+    // only when a part is written (not at every tick of the rate window an operation waits).
+    let Some(cluster) = store.observed_cluster()? else {
+        return Ok(0);
+    };
+    let parts = due_parts(&due, cluster.facts.sampled_at_ms, rate_window_ms);
+    if parts.is_empty() {
+        return Ok(0);
+    }
     let Some(reading) = ballast_runtime::realized::reading_from_store(store)? else {
         return Ok(0);
     };
     let mut written = 0;
-    for (id, part) in due_parts(&due, reading.reading_at_ms, rate_window_ms) {
+    for (id, part) in parts {
         if store.record_realized(&id, part, &reading)? {
             tracing::info!(operation = %id, part = ?part, "realized loads read");
             written += 1;
