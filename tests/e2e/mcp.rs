@@ -462,15 +462,18 @@ fn the_demo_gives_two_identities_one_asks_over_mcp_and_only_the_other_approves()
         .spawn()
         .expect("start demo");
     let base = format!("http://127.0.0.1:{port}");
-    let up = (0..150).any(|_| {
+    // Management opens once the demo's trial starts, which waits for the observer's first
+    // reading of the simulated cluster (a loaded CI machine takes seconds).
+    let up = (0..300).any(|_| {
         std::thread::sleep(Duration::from_millis(200));
-        reqwest::blocking::get(format!("{base}/api/v1/health"))
-            .is_ok_and(|r| r.status().is_success())
+        reqwest::blocking::get(format!("{base}/api/v1/license"))
+            .and_then(|r| r.json::<Value>())
+            .is_ok_and(|body| body["data"]["state"] == "trial")
     });
     let agent = data.join("demo-agent.token");
     let reviewer = data.join("demo-reviewer.token");
     let result = std::panic::catch_unwind(|| {
-        assert!(up, "the demo answered");
+        assert!(up, "the demo answered with its trial started");
         // The dashboard and the API stay open without credentials.
         let page = reqwest::blocking::get(format!("{base}/ui")).expect("dashboard");
         assert_eq!(page.status(), 200);
