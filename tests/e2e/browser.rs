@@ -677,3 +677,86 @@ fn the_chat_panel_streams_an_answer_shows_tool_cards_and_approves_a_change_in_ch
         Duration::from_secs(10),
     );
 }
+
+/// Issue 42: the topic lifecycle forms, each previewed before it changes anything, on the
+/// demo's simulated cluster: create a topic (topics page), add partitions, change the
+/// replication factor, delete it (topic page). The cluster is read through the API after each.
+#[test]
+fn the_topic_forms_preview_then_create_grow_re_replicate_and_delete_a_topic_in_chromium() {
+    let Some(chromium) = cdp::find_chromium() else {
+        eprintln!(
+            "SKIPPED browser test: no chromium on PATH (Debian: apt-get install chromium; scripts/test installs it), or set BALLAST_CHROMIUM"
+        );
+        return;
+    };
+    let demo = Demo::start_with(free_port(), &[("BALLAST_THROTTLE_RATE_MB", "100")]);
+    wait_for(Duration::from_secs(60), "the demo's trial", || {
+        let l = demo.api("/api/v1/license")?;
+        (l["state"] == "trial").then_some(())
+    });
+    let partitions = |demo: &Demo| -> Option<usize> {
+        demo.api("/api/v1/topics/browser-made/watermarks")
+            .and_then(|w| w["partitions"].as_array().map(Vec::len))
+    };
+    let mut b = Browser::start(&chromium);
+    b.goto(&demo.url("/ui/topics"));
+    b.fill("#new-name", "browser-made");
+    b.fill("#new-partitions", "6");
+    b.fill("#new-rf", "3");
+    b.fill("#new-configs", "retention.ms=7200000");
+    b.click_and_wait("#create-preview");
+    let text = b.text();
+    assert!(
+        text.contains("Placement") && text.contains("Leaders and replicas per broker"),
+        "{text}"
+    );
+    assert!(text.contains("nothing was created yet"), "{text}");
+    assert_eq!(partitions(&demo), None, "a preview creates nothing");
+    b.screenshot(&screenshot_dir().join("30-topic-create-preview.png"));
+    b.click_and_wait("#change-confirm");
+    assert!(b.url().ends_with("/ui/topics/browser-made"), "{}", b.url());
+    assert_eq!(partitions(&demo), Some(6));
+
+    b.fill("#add-count", "9");
+    b.click_and_wait("#add-preview");
+    assert!(b.text().contains("Cannot be undone"), "{}", b.text());
+    b.click_and_wait("#change-confirm");
+    assert_eq!(partitions(&demo), Some(9));
+
+    // The preview plans on the latest reading: once it shows the nine partitions.
+    wait_for(
+        Duration::from_secs(30),
+        "a reading of the nine partitions",
+        || {
+            let p = demo.api("/api/v1/partitions?topic=browser-made")?;
+            (p["partitions"].as_array()?.len() == 9).then_some(())
+        },
+    );
+    b.goto(&demo.url("/ui/topics/browser-made"));
+    b.fill("#rf-value", "2");
+    b.click_and_wait("#rf-preview");
+    let text = b.text();
+    assert!(text.contains("Moves (throttled reassignments"), "{text}");
+    b.screenshot(&screenshot_dir().join("31-topic-rf-preview.png"));
+    b.click_and_wait("#change-confirm");
+    let url = b.url();
+    let op = url.rsplit('/').next().expect("operation page").to_string();
+    assert!(op.starts_with("op-"), "{url}");
+    wait_for(
+        Duration::from_secs(60),
+        "the replication-factor change",
+        || {
+            let r = demo.api(&format!("/api/v1/reassignments/{op}"))?;
+            (r["state"] == "Completed").then_some(())
+        },
+    );
+
+    b.goto(&demo.url("/ui/topics/browser-made"));
+    b.click_and_wait("#delete-preview");
+    let text = b.text();
+    assert!(text.contains("Disk freed (every replica)"), "{text}");
+    b.screenshot(&screenshot_dir().join("32-topic-delete-preview.png"));
+    b.click_and_wait("#change-confirm");
+    assert!(b.url().ends_with("/ui/topics"), "{}", b.url());
+    assert_eq!(partitions(&demo), None, "deleted");
+}

@@ -36,12 +36,16 @@ use crate::{ApiError, ApiOk, ApiResult, AppState, LicenseCode, LicenseError};
 /// entity paths), whether or not this build serves it yet, plus the management routes ballast
 /// adds beyond the spec ([`BEYOND_SPEC`]): the gate answers for the table, not for the router, so
 /// a licensed route is never reachable without a license.
-static LICENSED_ROUTES: [(Method, &str); 37] = [
+static LICENSED_ROUTES: [(Method, &str); 41] = [
     // cluster
     (Method::POST, "/api/v1/cluster/refresh-metadata"),
     // topics and configuration
     (Method::PUT, "/api/v1/topics/{topic}/config"),
     (Method::PUT, "/api/v1/topics/config/bulk"),
+    (Method::POST, "/api/v1/topics"),
+    (Method::DELETE, "/api/v1/topics/{topic}"),
+    (Method::POST, "/api/v1/topics/{topic}/partitions"),
+    (Method::PUT, "/api/v1/topics/{topic}/replication-factor"),
     // proposals
     (Method::POST, "/api/v1/proposals/{proposalId}/apply"),
     (Method::POST, "/api/v1/proposals/current/apply"),
@@ -97,8 +101,12 @@ static LICENSED_ROUTES: [(Method, &str); 37] = [
 ];
 
 /// The licensed routes that are ballast's own (management features the spec does not list).
-pub const BEYOND_SPEC: [(Method, &str); 6] = [
+pub const BEYOND_SPEC: [(Method, &str); 10] = [
     (Method::PUT, "/api/v1/reassignments/throttle"),
+    (Method::POST, "/api/v1/topics"),
+    (Method::DELETE, "/api/v1/topics/{topic}"),
+    (Method::POST, "/api/v1/topics/{topic}/partitions"),
+    (Method::PUT, "/api/v1/topics/{topic}/replication-factor"),
     (Method::POST, "/api/v1/rolling-restarts"),
     (Method::POST, "/api/v1/rolling-restarts/{id}/pause"),
     (Method::POST, "/api/v1/rolling-restarts/{id}/resume"),

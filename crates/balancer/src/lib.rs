@@ -19,6 +19,7 @@ pub mod decision;
 mod fixtures;
 pub mod instances;
 mod model;
+pub mod placement;
 mod plan;
 mod policy;
 mod proof;

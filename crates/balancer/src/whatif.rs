@@ -14,6 +14,7 @@ use ballast_model::{BrokerId, BrokerState, CostClass, Load};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
+use crate::placement::{self, Resizing, Tallies};
 use crate::plan::{Loads, StructuralLimit};
 use crate::{apply_plan, distance_pct, plan, Policy};
 
@@ -601,63 +602,6 @@ fn valid_topic_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
 }
 
-/// Per-broker counts that steer where new replicas go.
-#[derive(Default, Clone, Copy)]
-struct Counts {
-    replicas: u64,
-    leaders: u64,
-    disk: u64,
-}
-
-#[derive(Default)]
-struct Tallies {
-    all: HashMap<BrokerId, Counts>,
-    topic: HashMap<BrokerId, Counts>,
-}
-
-impl Tallies {
-    fn of(snap: &Snapshot, topic: &str) -> Tallies {
-        let mut t = Tallies::default();
-        for p in &snap.partitions {
-            let same = p.topic == topic;
-            for r in &p.replicas {
-                let lead = p.leader == Some(*r);
-                t.add(*r, lead, p.size_bytes, same);
-            }
-        }
-        t
-    }
-
-    fn add(&mut self, b: BrokerId, leader: bool, size: u64, same_topic: bool) {
-        let bump = |c: &mut Counts| {
-            c.replicas += 1;
-            c.leaders += u64::from(leader);
-            c.disk = c.disk.saturating_add(size);
-        };
-        bump(self.all.entry(b).or_default());
-        if same_topic {
-            bump(self.topic.entry(b).or_default());
-        }
-    }
-
-    fn remove(&mut self, b: BrokerId, size: u64) {
-        for map in [&mut self.all, &mut self.topic] {
-            if let Some(c) = map.get_mut(&b) {
-                c.replicas = c.replicas.saturating_sub(1);
-                c.disk = c.disk.saturating_sub(size);
-            }
-        }
-    }
-
-    fn all(&self, b: BrokerId) -> Counts {
-        self.all.get(&b).copied().unwrap_or_default()
-    }
-
-    fn topic(&self, b: BrokerId) -> Counts {
-        self.topic.get(&b).copied().unwrap_or_default()
-    }
-}
-
 /// The cluster as the scenarios change it.
 struct Work {
     snap: Snapshot,
@@ -1010,34 +954,6 @@ impl Work {
         }
     }
 
-    /// The best broker for a new replica of a partition held by `holders`: a rack the partition
-    /// does not use yet, then the fewest replicas (for a leader: leaders) of the topic, then of
-    /// the cluster, then the least disk, then the lowest id.
-    fn pick(
-        eligible: &[BrokerId],
-        holders: &[BrokerId],
-        racks: &HashMap<BrokerId, Option<String>>,
-        tallies: &Tallies,
-        leader: bool,
-    ) -> Option<BrokerId> {
-        let rack = |b: &BrokerId| racks.get(b).and_then(|r| r.as_deref());
-        eligible
-            .iter()
-            .filter(|b| !holders.contains(b))
-            .min_by_key(|b| {
-                let r = rack(b);
-                let rack_used = r.is_some() && holders.iter().any(|h| rack(h) == r);
-                let (t, a) = (tallies.topic(**b), tallies.all(**b));
-                let (first, second) = if leader {
-                    (t.leaders, a.leaders)
-                } else {
-                    (t.replicas, a.replicas)
-                };
-                (rack_used, first, t.replicas, second, a.disk, **b)
-            })
-            .copied()
-    }
-
     fn change_rf(&mut self, i: usize, topic: &str, rf: i64) -> Result<(), InputError> {
         if !self.has_topic(topic) {
             return Err(InputError::new(
@@ -1046,66 +962,14 @@ impl Work {
             ));
         }
         let rf = self.check_rf(i, rf)?;
-        let eligible = self.eligible();
-        let eligible_set: BTreeSet<BrokerId> = eligible.iter().copied().collect();
-        let racks = self.racks();
-        let rack = |b: &BrokerId| racks.get(b).cloned().flatten();
-        let mut tallies = Tallies::of(&self.snap, topic);
-        let (mut added, mut dropped, mut touched, mut short) = (0usize, 0usize, 0usize, 0usize);
-        let mut min_isr = 1i64;
-        let mut old_rfs = BTreeSet::new();
-        for p in self.snap.partitions.iter_mut().filter(|p| p.topic == topic) {
-            min_isr = min_isr.max(i64::from(p.min_insync_replicas));
-            old_rfs.insert(p.replicas.len());
-            let mut isr: Vec<BrokerId> = p.isr_or_replicas().to_vec();
-            let before = p.replicas.len();
-            while p.replicas.len() < rf {
-                match Work::pick(&eligible, &p.replicas, &racks, &tallies, false) {
-                    Some(b) => {
-                        p.replicas.push(b);
-                        isr.push(b);
-                        tallies.add(b, false, p.size_bytes, true);
-                        added += 1;
-                    }
-                    None => {
-                        short += 1;
-                        break;
-                    }
-                }
-            }
-            while p.replicas.len() > rf {
-                // Drop a follower: on a broker that takes no load first, then one whose rack
-                // keeps another replica, then the broker with the most replicas of the topic,
-                // then the last in the list.
-                let leader = p.leader.filter(|l| p.replicas.contains(l));
-                let victim = p
-                    .replicas
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, b)| Some(**b) != leader)
-                    .max_by_key(|(pos, b)| {
-                        let r = rack(b);
-                        let shared =
-                            r.is_some() && p.replicas.iter().any(|o| o != *b && rack(o) == r);
-                        (
-                            !eligible_set.contains(b),
-                            shared,
-                            tallies.topic(**b).replicas,
-                            *pos,
-                        )
-                    })
-                    .map(|(pos, b)| (pos, *b));
-                let Some((pos, b)) = victim else { break };
-                p.replicas.remove(pos);
-                isr.retain(|r| *r != b);
-                tallies.remove(b, p.size_bytes);
-                dropped += 1;
-            }
-            if p.replicas.len() != before {
-                touched += 1;
-            }
-            p.isr = Some(isr);
-        }
+        let Resizing {
+            added,
+            dropped,
+            touched,
+            short,
+            min_isr,
+            old_rfs,
+        } = placement::resize(&mut self.snap, topic, None, rf, None);
         self.rf_topics.insert(topic.to_string());
         self.rf_warnings(i, topic, rf, min_isr);
         let from = old_rfs
@@ -1262,7 +1126,8 @@ impl Work {
             let mut replicas: Vec<BrokerId> = Vec::with_capacity(rf);
             while replicas.len() < rf {
                 let leader = replicas.is_empty();
-                let Some(b) = Work::pick(&eligible, &replicas, &racks, &tallies, leader) else {
+                let Some(b) = placement::pick(&eligible, &replicas, &racks, &tallies, leader, None)
+                else {
                     break;
                 };
                 tallies.add(b, leader, size, true);

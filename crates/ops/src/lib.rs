@@ -65,6 +65,7 @@ pub mod simulation;
 pub mod time;
 pub mod tokens;
 pub mod topic_configs;
+pub mod topic_lifecycle;
 pub mod view;
 
 pub use actor::Actor;

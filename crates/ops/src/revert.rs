@@ -73,6 +73,8 @@ enum Plan {
         before: BTreeMap<TopicPartition, Vec<BrokerId>>,
         after: BTreeMap<TopicPartition, Vec<BrokerId>>,
     },
+    /// A topic ballast created: reverted by deleting it.
+    TopicCreate { topic: String, partitions: usize },
 }
 
 /// The live values of what a plan touches.
@@ -84,6 +86,9 @@ enum Current {
     Acl(Vec<bool>),
     /// None: the partition no longer exists.
     Reassignment(BTreeMap<TopicPartition, Option<Vec<BrokerId>>>),
+    /// The topic's partition count, None when it no longer exists; the consumer groups with
+    /// committed offsets on it (as last read).
+    TopicCreate(Option<usize>, Vec<String>),
 }
 
 /// One value a revert looks at.
@@ -147,7 +152,7 @@ fn conflict(error: &str, details: impl Into<String>) -> OpError {
     OpError::conflict(error, details)
 }
 
-const REVERTIBLE: &str = "topics.config.update, topics.config.bulk_update, quotas.update, quotas.delete, acls.create, acls.update, acls.delete, reassignments.apply, audit.revert";
+const REVERTIBLE: &str = "topics.config.update, topics.config.bulk_update, topics.create, topics.replication_factor, quotas.update, quotas.delete, acls.create, acls.update, acls.delete, reassignments.apply, audit.revert";
 
 /// The kind of a revertible action; `audit.revert` events name theirs in `summary.kind`.
 fn kind_of(e: &AuditEvent) -> Result<&'static str, OpError> {
@@ -160,8 +165,24 @@ fn kind_of(e: &AuditEvent) -> Result<&'static str, OpError> {
         "topics.config.update" | "topics.config.bulk_update" => "topicConfig",
         "quotas.update" | "quotas.delete" => "quota",
         "acls.create" | "acls.update" | "acls.delete" => "acl",
-        "reassignments.apply" => "reassignment",
+        "reassignments.apply" | "topics.replication_factor" => "reassignment",
+        "topics.create" => "topicCreate",
+        "topics.delete" => {
+            return Err(not_revertible(
+                "a deleted topic cannot be restored: its messages are gone (the event keeps its configs and assignment; create it again with POST /api/v1/topics)",
+            ))
+        }
+        "topics.partitions.add" => {
+            return Err(not_revertible(
+                "added partitions cannot be removed: Kafka cannot lower a topic's partition count",
+            ))
+        }
         "audit.revert" => match e.summary.get("kind").and_then(Value::as_str) {
+            Some("topicCreate") => {
+                return Err(not_revertible(
+                    "this revert deleted a topic; a deleted topic's messages cannot be restored",
+                ))
+            }
             Some("topicConfig") => "topicConfig",
             Some("quota") => "quota",
             Some("acl") => "acl",
@@ -253,6 +274,22 @@ fn plan_of(e: &AuditEvent, kind: &str) -> Result<Plan, OpError> {
             }
             Ok(Plan::Reassignment { before, after })
         }
+        "topicCreate" => {
+            let topic = after
+                .get("topic")
+                .and_then(Value::as_str)
+                .ok_or_else(|| malformed(e, "the topic"))?;
+            let partitions = after
+                .get("assignment")
+                .and_then(Value::as_array)
+                .ok_or_else(|| malformed(e, "the topic's assignment"))?
+                .len();
+            let _ = before;
+            Ok(Plan::TopicCreate {
+                topic: topic.to_string(),
+                partitions,
+            })
+        }
         _ => Err(not_revertible(format!("unknown kind {kind}"))),
     }
 }
@@ -295,6 +332,7 @@ fn kind_name(p: &Plan) -> &'static str {
         Plan::Quota { .. } => "quota",
         Plan::Acl { .. } => "acl",
         Plan::Reassignment { .. } => "reassignment",
+        Plan::TopicCreate { .. } => "topicCreate",
     }
 }
 
@@ -327,6 +365,30 @@ async fn read_current(state: &Ops, client: &Client, plan: &Plan) -> Result<Curre
         }
         Plan::Quota { entity, .. } => Current::Quota(quotas::read(state, client, entity).await?),
         Plan::Acl { affected, .. } => Current::Acl(acls::present(state, client, affected).await?),
+        Plan::TopicCreate { topic, .. } => {
+            let metadata = client
+                .metadata(Some(std::slice::from_ref(topic)))
+                .await
+                .map_err(|e| crate::cluster::change_failed(&state.kafka, e))?;
+            let partitions = metadata
+                .topic(topic)
+                .filter(|t| t.error.is_none())
+                .map(|t| t.partitions.len());
+            let mut groups: Vec<String> = crate::view::current(state)
+                .await?
+                .map(|v| {
+                    v.raw
+                        .group_offsets
+                        .iter()
+                        .filter(|o| &o.topic == topic)
+                        .map(|o| o.group_id.clone())
+                        .collect()
+                })
+                .unwrap_or_default();
+            groups.sort();
+            groups.dedup();
+            Current::TopicCreate(partitions, groups)
+        }
         Plan::Reassignment { after, .. } => {
             let topics: Vec<String> = after
                 .keys()
@@ -404,6 +466,14 @@ fn items(plan: &Plan, current: &Current) -> Vec<Item> {
                 revert_to: json!({ "present": before.contains(b) }),
             })
             .collect(),
+        (Plan::TopicCreate { topic, partitions }, Current::TopicCreate(now, groups)) => {
+            vec![Item {
+                item: json!({ "topic": topic }),
+                audited: json!({ "exists": true, "partitions": partitions, "consumerGroups": [] }),
+                current: json!({ "exists": now.is_some(), "partitions": now, "consumerGroups": groups }),
+                revert_to: json!({ "exists": false, "partitions": null, "consumerGroups": [] }),
+            }]
+        }
         (Plan::Reassignment { before, after }, Current::Reassignment(now)) => after
             .iter()
             .map(|(tp, replicas)| Item {
@@ -687,6 +757,7 @@ fn resources_of(plan: &Plan) -> Vec<Resource> {
         Plan::Quota { entity, .. } => vec![Resource::QuotaEntity(quotas::path_of(entity))],
         Plan::Acl { .. } => vec![Resource::Acls],
         Plan::Reassignment { .. } => vec![Resource::ReassignmentSlot],
+        Plan::TopicCreate { topic, .. } => vec![Resource::Topic(topic.clone())],
     }
 }
 
@@ -695,6 +766,9 @@ fn current_json(plan: &Plan, current: &Current) -> Value {
     match (plan, current) {
         (Plan::TopicConfig { .. }, Current::TopicConfig(now)) => configs::to_json(now),
         (Plan::Quota { entity, .. }, Current::Quota(now)) => quotas::to_json(entity, now),
+        (Plan::TopicCreate { topic, .. }, Current::TopicCreate(now, _)) => {
+            json!({ "topic": topic, "exists": now.is_some(), "partitions": now })
+        }
         (Plan::Acl { affected, .. }, Current::Acl(now)) => acls::to_json(
             &affected
                 .iter()
@@ -764,6 +838,19 @@ async fn apply(
             let expected = affected.iter().map(|b| before.contains(b)).collect();
             let after = acls::read_back(state, client, affected, expected).await;
             Ok((current_json(plan, &Current::Acl(after.value)), after.note))
+        }
+        (Plan::TopicCreate { topic, .. }, Current::TopicCreate(Some(_), _)) => {
+            let results = client
+                .delete_topics(std::slice::from_ref(topic))
+                .await
+                .map_err(|e| crate::cluster::change_failed(&state.kafka, e))?;
+            if let Some(e) = results.iter().find_map(|r| r.error.as_ref()) {
+                return Err(crate::cluster::item_failed(
+                    &format!("deleting topic {topic}"),
+                    e,
+                ));
+            }
+            Ok((json!({ "topic": topic, "exists": false }), None))
         }
         _ => Err(OpError::internal(
             "revert failed",

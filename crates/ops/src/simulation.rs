@@ -52,7 +52,7 @@ pub fn throttle_from(stored: Option<&str>, configured_mb: u64, max_mb: u64) -> T
     }
 }
 
-async fn throttle(ctx: &Context) -> Result<Throttle, OpError> {
+pub(crate) async fn throttle(ctx: &Context) -> Result<Throttle, OpError> {
     let stored = ctx.db(|s| s.setting(THROTTLE_RATE_KEY)).await?;
     let t = &ctx.config.throttle;
     Ok(throttle_from(stored.as_deref(), t.rate_mb, t.max_rate_mb))

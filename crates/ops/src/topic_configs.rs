@@ -99,7 +99,10 @@ fn config_value(topic: &str, key: &str, v: &Value) -> Result<Option<String>, OpE
     }
 }
 
-fn requested(topic: &str, configs: &BTreeMap<String, Value>) -> Result<Overrides, OpError> {
+pub(crate) fn requested(
+    topic: &str,
+    configs: &BTreeMap<String, Value>,
+) -> Result<Overrides, OpError> {
     crate::names::topic(topic).map_err(|why| OpError::bad_input("invalid request", why))?;
     if configs.is_empty() {
         return Err(OpError::bad_input(
@@ -184,6 +187,21 @@ pub async fn read_overrides(
         .describe_config(&ConfigResource::Topic(topic.to_string()))
         .await?;
     Ok(overrides_of(&entries, keys))
+}
+
+/// Every override the topic has (its dynamic topic configs), as the cluster reports them now.
+pub async fn all_overrides(
+    client: &Client,
+    topic: &str,
+) -> ballast_kafka::Result<BTreeMap<String, String>> {
+    let entries = client
+        .describe_config(&ConfigResource::Topic(topic.to_string()))
+        .await?;
+    Ok(entries
+        .into_iter()
+        .filter(|e| e.source == ConfigSource::DynamicTopicConfig)
+        .filter_map(|e| Some((e.name, e.value?)))
+        .collect())
 }
 
 /// The topic's own overrides of `keys` among described `entries`.

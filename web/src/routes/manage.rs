@@ -18,6 +18,7 @@ pub(crate) mod cluster;
 pub(crate) mod configs;
 pub(crate) mod groups;
 pub(crate) mod quotas;
+pub(crate) mod topics;
 
 use axum::routing::{delete, post, put};
 use axum::Router;
@@ -30,6 +31,10 @@ use crate::{ApiError, AppState};
 #[openapi(paths(
     configs::update,
     configs::bulk_update,
+    topics::create,
+    topics::partitions,
+    topics::replication_factor,
+    topics::delete,
     groups::reset_offsets,
     groups::delete,
     quotas::put_default_pair,
@@ -56,6 +61,16 @@ pub fn routes() -> Router<AppState> {
         // topics and configuration
         .route("/api/v1/topics/{topic}/config", put(configs::update))
         .route("/api/v1/topics/config/bulk", put(configs::bulk_update))
+        .route("/api/v1/topics", post(topics::create))
+        .route("/api/v1/topics/{topic}", delete(topics::delete))
+        .route(
+            "/api/v1/topics/{topic}/partitions",
+            post(topics::partitions),
+        )
+        .route(
+            "/api/v1/topics/{topic}/replication-factor",
+            put(topics::replication_factor),
+        )
         // consumer groups
         .route(
             "/api/v1/consumer-groups/{group}/reset-offsets",

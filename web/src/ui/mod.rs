@@ -55,6 +55,16 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/brokers/{id}/maintenance", post(brokers::maintenance))
         .route("/ui/history", get(brokers::history))
         .route("/ui/topics", get(topics::list))
+        .route("/ui/topics/create", post(topic_change::create))
+        .route(
+            "/ui/topics/{topic}/partitions",
+            post(topic_change::partitions),
+        )
+        .route(
+            "/ui/topics/{topic}/replication-factor",
+            post(topic_change::replication_factor),
+        )
+        .route("/ui/topics/{topic}/delete", post(topic_change::delete))
         .route("/ui/topics/{topic}", get(topics::page))
         .route("/ui/topics/{topic}/messages", get(topics::messages))
         .route("/ui/topics/{topic}/config", post(topics::config))

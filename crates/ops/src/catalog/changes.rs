@@ -1188,3 +1188,176 @@ pub(super) fn revert_audit_event(ctx: Context, caller: Caller, input: Value) -> 
         }
     })
 }
+
+// ------------------------------------------------------------------------- topic lifecycle
+
+/// A partition count to reach.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AddPartitionsInput {
+    /// The topic.
+    pub topic: String,
+    /// The new total number of partitions (more than it has: Kafka cannot remove partitions).
+    pub count: i64,
+    /// Check and place only; add nothing.
+    #[serde(default)]
+    pub validate_only: bool,
+}
+
+/// A replication factor to reach.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReplicationFactorInput {
+    /// The topic.
+    pub topic: String,
+    /// The replication factor wanted (1 to 16; not below min.insync.replicas + 1 when lowering).
+    pub replication_factor: i64,
+    /// Only these partitions (default: every partition of the topic).
+    #[serde(default)]
+    pub partitions: Option<Vec<i32>>,
+    /// Plan only; queue nothing.
+    #[serde(default)]
+    pub validate_only: bool,
+}
+
+/// A topic to delete.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DeleteTopicInput {
+    /// The topic.
+    pub topic: String,
+    /// Delete although consumer groups have committed offsets on it.
+    #[serde(default)]
+    pub force: Option<bool>,
+    /// Say what would be deleted; delete nothing.
+    #[serde(default)]
+    pub validate_only: Option<bool>,
+}
+
+fn only_checking(validate_only: bool) -> &'static str {
+    if validate_only {
+        "check only, change nothing: "
+    } else {
+        ""
+    }
+}
+
+pub(super) fn check_create_topic(input: &Value) -> Result<String, ToolError> {
+    let i: crate::topic_lifecycle::CreateTopic = parse(input)?;
+    need("name", &i.name)?;
+    Ok(format!(
+        "{}create topic {} with {} partition(s), replication factor {}{}",
+        only_checking(i.validate_only),
+        i.name,
+        i.partitions,
+        i.replication_factor,
+        if i.configs.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " and configs {}",
+                i.configs.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        }
+    ))
+}
+
+pub(super) fn create_topic(ctx: Context, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: crate::topic_lifecycle::CreateTopic = parse(&input)?;
+        answer(crate::topic_lifecycle::create_topic(&ctx, &caller.actor(), i).await)
+    })
+}
+
+pub(super) fn check_add_partitions(input: &Value) -> Result<String, ToolError> {
+    let i: AddPartitionsInput = parse(input)?;
+    need("topic", &i.topic)?;
+    Ok(format!(
+        "{}raise topic {} to {} partitions (cannot be undone: Kafka cannot remove partitions)",
+        only_checking(i.validate_only),
+        i.topic,
+        i.count
+    ))
+}
+
+pub(super) fn add_partitions(ctx: Context, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: AddPartitionsInput = parse(&input)?;
+        let body = crate::topic_lifecycle::AddPartitions {
+            count: i.count,
+            validate_only: i.validate_only,
+        };
+        answer(crate::topic_lifecycle::add_partitions(&ctx, &caller.actor(), i.topic, body).await)
+    })
+}
+
+pub(super) fn check_replication_factor(input: &Value) -> Result<String, ToolError> {
+    let i: ReplicationFactorInput = parse(input)?;
+    need("topic", &i.topic)?;
+    let which = match &i.partitions {
+        Some(p) => format!("partitions {p:?} of topic {}", i.topic),
+        None => format!("every partition of topic {}", i.topic),
+    };
+    Ok(format!(
+        "{}change the replication factor of {which} to {} (throttled reassignments)",
+        only_checking(i.validate_only),
+        i.replication_factor
+    ))
+}
+
+pub(super) fn change_replication_factor(ctx: Context, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: ReplicationFactorInput = parse(&input)?;
+        let validate_only = i.validate_only;
+        let body = crate::topic_lifecycle::ChangeReplicationFactor {
+            replication_factor: i.replication_factor,
+            partitions: i.partitions,
+            validate_only,
+        };
+        let started = answer(
+            crate::topic_lifecycle::change_replication_factor(
+                &ctx,
+                &caller.actor(),
+                i.topic,
+                Default::default(),
+                body,
+            )
+            .await,
+        )?;
+        if validate_only {
+            return Ok(started);
+        }
+        redistribution_done(
+            &ctx,
+            started,
+            "every partition is at that replication factor already",
+        )
+        .await
+    })
+}
+
+pub(super) fn check_delete_topic(input: &Value) -> Result<String, ToolError> {
+    let i: DeleteTopicInput = parse(input)?;
+    need("topic", &i.topic)?;
+    Ok(format!(
+        "{}delete topic {} and every message in it (cannot be undone){}",
+        only_checking(i.validate_only.unwrap_or(false)),
+        i.topic,
+        if i.force.unwrap_or(false) {
+            ", even if consumer groups have committed offsets on it"
+        } else {
+            ""
+        }
+    ))
+}
+
+pub(super) fn delete_topic(ctx: Context, caller: Caller, input: Value) -> OpFuture {
+    boxed(async move {
+        let i: DeleteTopicInput = parse(&input)?;
+        let q = crate::topic_lifecycle::DeleteTopic {
+            force: i.force,
+            validate_only: i.validate_only,
+        };
+        answer(crate::topic_lifecycle::delete_topic(&ctx, &caller.actor(), i.topic, q).await)
+    })
+}

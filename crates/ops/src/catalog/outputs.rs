@@ -62,7 +62,98 @@ pub fn all() -> Vec<(&'static str, Value)> {
     out.extend(simulation());
     out.extend(observed());
     out.extend(typed());
+    out.extend(topic_lifecycle());
     out
+}
+
+/// The answers of the topic lifecycle (`crate::topic_lifecycle`, docs/api/topics.md).
+fn topic_lifecycle() -> Vec<(&'static str, Value)> {
+    let assignment = || rows("the new partitions' replicas, leader first: {partition, replicas}");
+    let brokers = || {
+        rows("every broker's leader and replica count before and after: {brokerId, state, leadersBefore, leadersAfter, replicasBefore, replicasAfter}; disk and rates do not change until data arrives")
+    };
+    let audit = || {
+        n(
+            "object",
+            "the audit event: {auditEventId, auditError when it was lost}; only once changed",
+        )
+    };
+    vec![
+        (
+            "TopicCreated",
+            obj(
+                "A topic's placement, and whether it was created",
+                vec![
+                    ("topic", t("string", "")),
+                    ("partitions", t("integer", "")),
+                    ("replicationFactor", t("integer", "")),
+                    ("configs", t("object", "the overrides it is created with")),
+                    ("assignment", assignment()),
+                    ("brokers", brokers()),
+                    ("validateOnly", t("boolean", "checked and placed only")),
+                    ("created", t("boolean", "")),
+                    ("audit", audit()),
+                ],
+            ),
+        ),
+        (
+            "PartitionsAdded",
+            obj(
+                "The new partitions' placement, and whether they were added",
+                vec![
+                    ("topic", t("string", "")),
+                    ("partitionsBefore", t("integer", "")),
+                    ("partitionsAfter", t("integer", "")),
+                    ("replicationFactor", t("integer", "of the new partitions: the topic's")),
+                    ("assignment", assignment()),
+                    ("brokers", brokers()),
+                    ("validateOnly", t("boolean", "")),
+                    ("added", t("boolean", "")),
+                    ("revertible", t("boolean", "always false: Kafka cannot remove partitions")),
+                    ("audit", audit()),
+                ],
+            ),
+        ),
+        (
+            "ReplicationFactorChange",
+            obj(
+                "A replication-factor change: the plan, and the operation that runs it",
+                vec![
+                    ("topic", t("string", "")),
+                    ("replicationFactor", t("integer", "the factor asked for")),
+                    ("partitions", n("array", "the partitions named; null: every partition")),
+                    ("moves", rows("{partition, replicasBefore, replicasAfter}")),
+                    ("totalMoves", t("integer", "")),
+                    ("estimatedBytes", t("integer", "bytes the added replicas copy (each partition's size as last read, once per added replica)")),
+                    ("throttleBytesPerSec", t("number", "the replication throttle the moves run under")),
+                    ("estimatedSeconds", n("number", "estimatedBytes over the throttle; null without a throttle")),
+                    ("brokers", brokers()),
+                    ("validateOnly", t("boolean", "")),
+                    ("started", t("boolean", "an operation was queued")),
+                    ("operationId", t("string", "the queued operation (GET /api/v1/reassignments/{id}), when started")),
+                    ("message", t("string", "why nothing was queued, when nothing changes")),
+                ],
+            ),
+        ),
+        (
+            "TopicDeleted",
+            obj(
+                "What a topic deletion loses, and whether it was deleted",
+                vec![
+                    ("topic", t("string", "")),
+                    ("partitions", t("integer", "")),
+                    ("sizeBytes", n("integer", "one replica of every partition, as last read; null while a size is unread")),
+                    ("replicaBytes", n("integer", "every replica: the disk freed")),
+                    ("sizeReadAt", t("string", "when the sizes were read")),
+                    ("consumerGroups", arr(json!({"type": "string"}), "groups with committed offsets on it, as last read")),
+                    ("validateOnly", t("boolean", "")),
+                    ("deleted", t("boolean", "")),
+                    ("revertible", t("boolean", "always false: the messages are gone")),
+                    ("audit", audit()),
+                ],
+            ),
+        ),
+    ]
 }
 
 /// The answer schema named `name`.

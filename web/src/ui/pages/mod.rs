@@ -12,6 +12,7 @@ pub mod security;
 pub mod simulate;
 pub mod system;
 pub mod tokens;
+pub mod topic_change;
 pub mod topics;
 
 use serde_json::Value;
