@@ -453,6 +453,27 @@ fn relocate(model: &mut Model, t: &Targets, cap: Option<usize>) -> u64 {
         let mut sets: Vec<Vec<(f64, u32, Bx, Bx)>> = Vec::new();
         if pass == 0 {
             sets.extend(singles.iter().map(|&s| vec![s]));
+            // Exchanges: both halves go back, one copy from any broker does what they did
+            // ([`unswap`] tries only the giver's partitions).
+            let copy = |pi: u32| {
+                let p = &model.parts[pi as usize];
+                let (added, removed) = (p.added(), p.removed());
+                match (added.as_slice(), removed.as_slice()) {
+                    (&[c], &[a]) => Some((p.size, pi, a, c)),
+                    _ => None,
+                }
+            };
+            let mut pairs: Vec<Vec<(f64, u32, Bx, Bx)>> = units(model)
+                .into_iter()
+                .filter(|u| u.len == 2)
+                .filter_map(|u| Some(vec![copy(u.parts[0])?, copy(u.parts[1])?]))
+                .collect();
+            pairs.sort_by(|x, y| {
+                (y[0].0 + y[1].0)
+                    .total_cmp(&(x[0].0 + x[1].0))
+                    .then(x[0].1.cmp(&y[0].1))
+            });
+            sets.extend(pairs);
         } else {
             // Pairs among the largest copies only: their number grows with the square.
             let largest = &singles[..singles.len().min(RELOCATE_PAIRED)];
@@ -651,7 +672,10 @@ fn relocate(model: &mut Model, t: &Targets, cap: Option<usize>) -> u64 {
                 touched.sort_unstable();
                 touched.dedup();
                 let before = total(&mut touched.iter().map(|&x| current_excess(model, t, x)));
-                let why = model.parts[set[0].1 as usize].why;
+                let why = match model.parts[set[0].1 as usize].why {
+                    Some(Why::Exchange { load, .. }) => Some(Why::Load(load)),
+                    why => why,
+                };
                 for (i, &(_, pi, _, _)) in set.iter().enumerate() {
                     let l = if i == 0 {
                         l0

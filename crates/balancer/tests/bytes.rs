@@ -161,6 +161,8 @@ fn eight_broker_instances_of_every_kind_copy_at_most_1_15_times_the_bound_where_
         (0, Kind::HotBroker, 500, 3),
         (2, Kind::Random, 500, 8),
         (2, Kind::Leaders, 1000, 7),
+        (2, Kind::Leaders, 500, 2),
+        (2, Kind::Random, 1000, 9),
     ] {
         let s = generate(&Spec {
             racks,
