@@ -87,7 +87,9 @@ pub fn prune(model: &mut Model, t: &Targets, cap: Option<usize>) -> u64 {
     }
     let unswapped = unswap(model, t);
     let shrunk = shrink(model, t, cap);
-    restored + unswapped + shrunk + unswap(model, t)
+    let unswapped_again = unswap(model, t);
+    let relocated = relocate(model, t, cap);
+    restored + unswapped + shrunk + unswapped_again + relocated
 }
 
 /// Partitions of the giving broker tried in place of one exchange, at most.
@@ -362,6 +364,347 @@ fn shrink(model: &mut Model, t: &Targets, cap: Option<usize>) -> u64 {
     replaced
 }
 
+/// Partitions tried in place of one copy (or two) by [`relocate`], at most.
+const RELOCATE_TRIES: usize = 24;
+
+/// Destinations tried for a copy whose own destination does not need it, at most.
+const RELOCATE_DESTS: usize = 4;
+
+/// Partitions looked at and `keeps_targets` calls [`relocate`] makes at most over a plan: it
+/// runs after the search on every cluster, and on large ones its tries would cost more than
+/// they save.
+const RELOCATE_BUDGET: usize = 50_000;
+
+/// Partitions of a cluster [`relocate`] looks at, at most: beyond, its setup (the snapshot's
+/// topic spread, every partition by size) costs a fifth of a second or more (200x300000) and
+/// it saved nothing there (the same bytes to 0.01 GB on every kind, seed 1).
+const RELOCATE_MAX_PARTITIONS: usize = 50_000;
+
+/// Copies paired by [`relocate`], the largest, at most (pairs grow with the square).
+const RELOCATE_PAIRED: usize = 48;
+
+/// Whether a partition has copied nothing (a leadership change at most), so a copy of it is
+/// one copy of its size.
+fn uncopied(q: &crate::model::Part) -> bool {
+    !q.frozen && q.leader.is_some() && q.replicas.iter().all(|r| q.original_replicas.contains(r))
+}
+
+/// A copy (or two copies) replaced by one copy of a smaller partition, from any broker to any
+/// broker, with every rule still kept. [`shrink`] replaces a copy only by a partition of its own source making the same trip; the
+/// search's whole-partition steps also leave:
+///
+/// - a copy onto a broker that had to take disk, from a broker that did not have to give: any
+///   broker may send the replacement;
+/// - a copy off a broker that had to give, onto one that did not have to take: it may land on
+///   any broker with room;
+/// - two copies where one partition does what both did: from the same broker (`leaders` 8x500
+///   seed 2, four racks: 95 and 60 MB off broker 4, which had to give 136 MB), or one flow from
+///   the broker that must give to the one that must take where the search made two through
+///   others (`random` 8x2000 seed 8, two racks);
+/// - partitions skipped because their leadership changed: a leadership change copies
+///   nothing, so such a partition is as good a replacement as any;
+/// - a copy taken back that returns a topic's spread to where the snapshot had it: the rule
+///   is that the plan leaves no topic worse spread than it found it.
+///
+/// Largest units first, replacements smallest first; deterministic. Returns how many copies
+/// it replaced.
+fn relocate(model: &mut Model, t: &Targets, cap: Option<usize>) -> u64 {
+    if !t.counted[DISK] || model.parts.len() > RELOCATE_MAX_PARTITIONS {
+        return 0;
+    }
+    let nb = model.nb();
+    let high = t.fair[DISK] * (1.0 + t.threshold / 100.0);
+    let low = t.fair[DISK] * (1.0 - t.threshold / 100.0);
+    let mut budget = RELOCATE_BUDGET;
+    let mut replaced = 0;
+    // Every partition by size, sorted when first needed; one copied since is skipped.
+    let mut by_size: Option<Vec<(f64, u32)>> = None;
+    let mut changed = model.parts.iter().filter(|p| p.changed()).count();
+    // Each broker's partitions by size, sorted when first needed (a partition that moved away
+    // since is skipped when tried: it no longer holds the broker's replica).
+    let mut by_broker: Vec<Option<Vec<(f64, u32)>>> = vec![None; nb];
+    let snapshot = snapshot_excess(model, t);
+    // What the summed excess may still grow by before it passes the snapshot's.
+    let total = |v: &mut dyn Iterator<Item = Excess>| {
+        v.fold((0, 0, 0), |a, e| (a.0 + e.0, a.1 + e.1, a.2 + e.2))
+    };
+    let snap_total = total(&mut snapshot.iter().copied());
+    let now_total = total(&mut (0..model.topics.len()).map(|x| current_excess(model, t, x)));
+    let mut room = (
+        snap_total.0 - now_total.0,
+        snap_total.1 - now_total.1,
+        snap_total.2 - now_total.2,
+    );
+    for pass in 0..2 {
+        // Single copies (pass 0), then pairs of copies (pass 1).
+        let mut singles: Vec<(f64, u32, Bx, Bx)> = units(model)
+            .into_iter()
+            .filter(|u| u.len == 1)
+            .filter_map(|u| {
+                let p = &model.parts[u.parts[0] as usize];
+                let (added, removed) = (p.added(), p.removed());
+                match (added.as_slice(), removed.as_slice()) {
+                    (&[c], &[a]) => Some((p.size, u.parts[0], a, c)),
+                    _ => None,
+                }
+            })
+            .collect();
+        singles.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+        let mut sets: Vec<Vec<(f64, u32, Bx, Bx)>> = Vec::new();
+        if pass == 0 {
+            sets.extend(singles.iter().map(|&s| vec![s]));
+            // Exchanges: both halves go back, one copy from any broker does what they did
+            // ([`unswap`] tries only the giver's partitions).
+            let copy = |pi: u32| {
+                let p = &model.parts[pi as usize];
+                let (added, removed) = (p.added(), p.removed());
+                match (added.as_slice(), removed.as_slice()) {
+                    (&[c], &[a]) => Some((p.size, pi, a, c)),
+                    _ => None,
+                }
+            };
+            let mut pairs: Vec<Vec<(f64, u32, Bx, Bx)>> = units(model)
+                .into_iter()
+                .filter(|u| u.len == 2)
+                .filter_map(|u| Some(vec![copy(u.parts[0])?, copy(u.parts[1])?]))
+                .collect();
+            pairs.sort_by(|x, y| {
+                (y[0].0 + y[1].0)
+                    .total_cmp(&(x[0].0 + x[1].0))
+                    .then(x[0].1.cmp(&y[0].1))
+            });
+            sets.extend(pairs);
+        } else {
+            // Pairs among the largest copies only: their number grows with the square.
+            let largest = &singles[..singles.len().min(RELOCATE_PAIRED)];
+            for (i, &x) in largest.iter().enumerate() {
+                for &y in &largest[i + 1..] {
+                    sets.push(vec![x, y]);
+                }
+            }
+            sets.sort_by(|x, y| {
+                (y[0].0 + y[1].0)
+                    .total_cmp(&(x[0].0 + x[1].0))
+                    .then(x[0].1.cmp(&y[0].1))
+                    .then(x[1].1.cmp(&y[1].1))
+            });
+        }
+        for set in &sets {
+            if budget == 0 {
+                break;
+            }
+            if set.iter().any(|&(_, pi, a, c)| {
+                let p = &model.parts[pi as usize];
+                !(p.added() == [c] && p.removed() == [a])
+            }) {
+                continue;
+            }
+            let bytes: f64 = set.iter().map(|s| s.0).sum();
+            // Disk of every broker once the set goes back.
+            let after = |b: Bx| {
+                let mut v = model.loads[b as usize][DISK];
+                for &(size, _, a, c) in set {
+                    if a == b {
+                        v += size;
+                    }
+                    if c == b {
+                        v -= size;
+                    }
+                }
+                v
+            };
+            // Sources and destinations: a broker that must give (take) after the set goes
+            // back must be the replacement's source (destination).
+            let mut froms: Vec<Bx> = Vec::new();
+            let mut tos: Vec<Bx> = Vec::new();
+            for &(_, _, a, c) in set {
+                if !froms.contains(&a) {
+                    froms.push(a);
+                }
+                if !tos.contains(&c) {
+                    tos.push(c);
+                }
+            }
+            let give: Vec<Bx> = froms.iter().copied().filter(|&a| after(a) > high).collect();
+            let take: Vec<Bx> = tos.iter().copied().filter(|&c| after(c) < low).collect();
+            if give.len() > 1 || take.len() > 1 {
+                continue;
+            }
+            let lo = give
+                .first()
+                .map_or(0.0, |&a| after(a) - high)
+                .max(take.first().map_or(0.0, |&c| low - after(c)));
+            if lo >= bytes {
+                continue;
+            }
+            let dests: Vec<Bx> = match take.first() {
+                Some(&c) => vec![c],
+                None => {
+                    let mut d: Vec<Bx> = (0..nb as Bx)
+                        .filter(|&d| t.eligible[d as usize] && after(d) < high)
+                        .collect();
+                    d.sort_by(|&x, &y| after(x).total_cmp(&after(y)).then(x.cmp(&y)));
+                    d.truncate(RELOCATE_DESTS);
+                    for &c in tos.iter().rev() {
+                        if let Some(i) = d.iter().position(|&x| x == c) {
+                            d.remove(i);
+                        }
+                        d.insert(0, c);
+                    }
+                    d
+                }
+            };
+            let leader_of = |pi: u32| {
+                let p = &model.parts[pi as usize];
+                let mut v: Vec<Option<Bx>> = vec![p.original_leader];
+                if cap.is_none_or(|cap| changed < cap) {
+                    if let Some(l) = p.leader.filter(|l| p.original_replicas.contains(l)) {
+                        if !v.contains(&Some(l)) {
+                            v.push(Some(l));
+                        }
+                    }
+                }
+                v
+            };
+            let firsts = leader_of(set[0].1);
+            let back = |l0: Option<Bx>| -> Vec<Change> {
+                set.iter()
+                    .enumerate()
+                    .map(|(i, &(_, pi, _, _))| {
+                        let p = &model.parts[pi as usize];
+                        let l = if i == 0 { l0 } else { p.original_leader };
+                        (pi, p.original_replicas, l)
+                    })
+                    .collect()
+            };
+            // The giver's partitions by size where one must give, else every partition.
+            let list: &[(f64, u32)] = match give.first() {
+                Some(&a) => by_broker[a as usize].get_or_insert_with(|| {
+                    let mut v: Vec<(f64, u32)> = model.broker_parts[a as usize]
+                        .iter()
+                        .map(|&qi| (model.parts[qi as usize].size, qi))
+                        .collect();
+                    v.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+                    v
+                }),
+                None => by_size.get_or_insert_with(|| {
+                    let mut v: Vec<(f64, u32)> = model
+                        .parts
+                        .iter()
+                        .enumerate()
+                        .map(|(pi, p)| (p.size, pi as u32))
+                        .collect();
+                    v.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+                    v
+                }),
+            };
+            let start = list.partition_point(|x| x.0 < lo);
+            let mut tries = 0;
+            let mut found: Option<(Option<Bx>, u32, Bx, Bx)> = None;
+            'scan: for &(size, ri) in &list[start..] {
+                if size >= bytes || tries >= RELOCATE_TRIES || budget == 0 {
+                    break;
+                }
+                // Every partition looked at costs as a rule check does.
+                budget -= 1;
+                if set.iter().any(|s| s.1 == ri) {
+                    continue;
+                }
+                let r = &model.parts[ri as usize];
+                if !uncopied(r) {
+                    continue;
+                }
+                let sources: Vec<Bx> = match give.first() {
+                    Some(&a) => {
+                        if !r.holds(a) {
+                            continue;
+                        }
+                        vec![a]
+                    }
+                    None => r.replicas.iter().copied().collect(),
+                };
+                let mut tried = false;
+                for &g in &sources {
+                    for &d in &dests {
+                        if r.holds(d) || after(d) + size > high.max(model.loads[d as usize][DISK]) {
+                            continue;
+                        }
+                        if after(g) - size < low.min(model.loads[g as usize][DISK]) {
+                            continue;
+                        }
+                        let Some(at) = r.replicas.position(g) else {
+                            continue;
+                        };
+                        let mut moved = r.replicas;
+                        moved.set(at, d);
+                        if model.rack_spread(moved.as_slice())
+                            < model.rack_spread(r.replicas.as_slice())
+                        {
+                            continue;
+                        }
+                        let leader = if r.leader == Some(g) {
+                            moved.first().copied()
+                        } else {
+                            r.leader
+                        };
+                        tried = true;
+                        for &l0 in &firsts {
+                            budget = budget.saturating_sub(1);
+                            let mut changes = back(l0);
+                            changes.push((ri, moved, leader));
+                            if keeps_targets_within(model, t, &changes, Some((&snapshot, room))) {
+                                found = Some((l0, ri, g, d));
+                                break 'scan;
+                            }
+                        }
+                    }
+                }
+                if tried {
+                    tries += 1;
+                }
+            }
+            if let Some((l0, ri, g, d)) = found {
+                let mut touched: Vec<usize> = set
+                    .iter()
+                    .map(|s| model.parts[s.1 as usize].topic as usize)
+                    .collect();
+                touched.push(model.parts[ri as usize].topic as usize);
+                touched.sort_unstable();
+                touched.dedup();
+                let before = total(&mut touched.iter().map(|&x| current_excess(model, t, x)));
+                let why = match model.parts[set[0].1 as usize].why {
+                    Some(Why::Exchange { load, .. }) => Some(Why::Load(load)),
+                    why => why,
+                };
+                for (i, &(_, pi, _, _)) in set.iter().enumerate() {
+                    let l = if i == 0 {
+                        l0
+                    } else {
+                        model.parts[pi as usize].original_leader
+                    };
+                    if l != model.parts[pi as usize].original_leader {
+                        changed += 1;
+                    }
+                    model.restore(pi, l);
+                }
+                if !model.parts[ri as usize].changed() {
+                    changed += 1;
+                }
+                model.apply_replica_move(ri, g, d);
+                model.parts[ri as usize].why = why;
+                let after = total(&mut touched.iter().map(|&x| current_excess(model, t, x)));
+                room = (
+                    room.0 - (after.0 - before.0),
+                    room.1 - (after.1 - before.1),
+                    room.2 - (after.2 - before.2),
+                );
+                replaced += 1;
+            }
+        }
+    }
+    replaced
+}
+
 /// Bytes a partition's current placement copies (its replicas not in the snapshot's list).
 fn copied(model: &Model, pi: u32) -> f64 {
     let p = &model.parts[pi as usize];
@@ -372,6 +715,9 @@ fn copied(model: &Model, pi: u32) -> f64 {
 fn units(model: &Model) -> Vec<Unit> {
     let mut out = Vec::new();
     for (pi, p) in model.parts.iter().enumerate() {
+        if !p.changed() {
+            continue;
+        }
         let pi = pi as u32;
         let bytes = copied(model, pi);
         if bytes <= 0.0 {
@@ -430,6 +776,78 @@ type Change = (u32, Slots, Option<Bx>);
 /// floors respected, rack spread not reduced, topic spread caps not exceeded, and only brokers
 /// that take load get replicas.
 fn keeps_targets(model: &Model, t: &Targets, changes: &[Change]) -> bool {
+    keeps_targets_within(model, t, changes, None)
+}
+
+/// Replicas beyond a topic's replica cap, leaders beyond its leader cap (summed over eligible
+/// brokers), and brokers over its replica cap.
+type Excess = (i64, i64, i64);
+
+/// Replicas and leaders beyond the caps per topic in the snapshot's placement, summed over
+/// eligible brokers: what "topic spread never worse" is measured against.
+fn snapshot_excess(model: &Model, t: &Targets) -> Vec<Excess> {
+    let nb = model.nb();
+    let nt = model.topics.len();
+    let mut reps = vec![0i64; nt * nb];
+    let mut leads = vec![0i64; nt * nb];
+    for p in &model.parts {
+        let topic = p.topic as usize;
+        for &r in p.original_replicas.iter() {
+            reps[topic * nb + r as usize] += 1;
+        }
+        if let Some(l) = p.original_leader {
+            leads[topic * nb + l as usize] += 1;
+        }
+    }
+    (0..nt)
+        .map(|topic| {
+            let (rcap, lcap) = (
+                i64::from(model.replica_cap(topic, t.eligible_count)),
+                i64::from(model.leader_cap(topic, t.eligible_count)),
+            );
+            let mut e = (0, 0, 0);
+            for b in 0..nb {
+                if !t.eligible[b] {
+                    continue;
+                }
+                e.0 += (reps[topic * nb + b] - rcap).max(0);
+                e.1 += (leads[topic * nb + b] - lcap).max(0);
+                e.2 += i64::from(reps[topic * nb + b] > rcap);
+            }
+            e
+        })
+        .collect()
+}
+
+/// The topic's replicas and leaders beyond the caps now, summed over eligible brokers, and the
+/// brokers over its replica cap.
+fn current_excess(model: &Model, t: &Targets, topic: usize) -> Excess {
+    let nb = model.nb();
+    let (rcap, lcap) = (
+        i64::from(model.replica_cap(topic, t.eligible_count)),
+        i64::from(model.leader_cap(topic, t.eligible_count)),
+    );
+    let mut e = (0, 0, 0);
+    for b in 0..nb {
+        if !t.eligible[b] {
+            continue;
+        }
+        e.0 += (i64::from(model.topic_replicas[topic * nb + b]) - rcap).max(0);
+        e.1 += (i64::from(model.topic_leaders[topic * nb + b]) - lcap).max(0);
+        e.2 += i64::from(i64::from(model.topic_replicas[topic * nb + b]) > rcap);
+    }
+    e
+}
+
+/// [`keeps_targets`], where a topic's spread may also grow back up to where the snapshot had
+/// it (`snapshot`, from [`snapshot_excess`]): the rule is that the plan leaves no topic worse
+/// spread than it found it, and a copy taken back returns a partition to where it was.
+fn keeps_targets_within(
+    model: &Model,
+    t: &Targets,
+    changes: &[Change],
+    snapshot: Option<(&[Excess], Excess)>,
+) -> bool {
     let nb = model.nb();
     let mut loads: Vec<(Bx, [f64; 7])> = Vec::new();
     let mut topics: Vec<(usize, Bx, i64, i64)> = Vec::new();
@@ -489,6 +907,8 @@ fn keeps_targets(model: &Model, t: &Targets, changes: &[Change]) -> bool {
     // brokers involved do not grow (a broker may go over a cap only while another is relieved
     // of the same excess, as in the search).
     let mut excess: Vec<(usize, i64, i64)> = Vec::new();
+    // Brokers newly over a topic's replica cap, less those no longer over it.
+    let mut pairs = 0i64;
     for &(topic, b, r, l) in &topics {
         let (rcap, lcap) = (
             i64::from(model.replica_cap(topic, t.eligible_count)),
@@ -499,6 +919,9 @@ fn keeps_targets(model: &Model, t: &Targets, changes: &[Change]) -> bool {
             i64::from(model.topic_leaders[topic * nb + b as usize]),
         );
         let over = |c: i64, cap: i64| (c - cap).max(0);
+        if t.eligible[b as usize] {
+            pairs += i64::from(rc + r > rcap) - i64::from(rc > rcap);
+        }
         let dr = over(rc + r, rcap) - over(rc, rcap);
         let dl = over(lc + l, lcap) - over(lc, lcap);
         match excess.iter_mut().find(|(x, _, _)| *x == topic) {
@@ -509,7 +932,25 @@ fn keeps_targets(model: &Model, t: &Targets, changes: &[Change]) -> bool {
             None => excess.push((topic, dr, dl)),
         }
     }
-    if excess.iter().any(|&(_, dr, dl)| dr > 0 || dl > 0) {
+    let grows = |&(topic, dr, dl): &(usize, i64, i64)| {
+        if dr <= 0 && dl <= 0 {
+            return false;
+        }
+        let Some((snap, _)) = snapshot else {
+            return true;
+        };
+        let (er, el, _) = current_excess(model, t, topic);
+        let (sr, sl, _) = snap[topic];
+        (dr > 0 && er + dr > sr.max(er)) || (dl > 0 && el + dl > sl.max(el))
+    };
+    // Summed over topics, the excess grows only up to the snapshot's (`room`).
+    let total_grows = snapshot.is_some_and(|(_, room)| {
+        let (dr, dl) = excess
+            .iter()
+            .fold((0, 0), |(r, l), &(_, dr, dl)| (r + dr, l + dl));
+        dr > room.0.max(0) || dl > room.1.max(0) || pairs > room.2.max(0)
+    });
+    if total_grows || excess.iter().any(grows) {
         return false;
     }
     for (b, dv) in &loads {
@@ -623,6 +1064,38 @@ mod tests {
         assert_eq!(m.parts[6].why, Some(Why::Load(DISK as u8)));
         assert_eq!(m.loads[0][DISK], 107.0);
         assert_eq!(m.loads[1][DISK], 100.0);
+    }
+
+    #[test]
+    fn two_copies_one_partition_can_replace_are_replaced_by_it() {
+        // Fair share 1000 (950 to 1050). Broker 1 held 1105 and must give at least 55; broker
+        // 2 held 940 and must take at least 10. The search moved 50 to broker 2 and 60 to
+        // broker 3 (110 copied). Neither comes back alone (broker 1 at 1055, or broker 2 at
+        // 940), and broker 1 has no smaller partition for either trip; its 95 to broker 2 does
+        // what both did (1010 and 1035) and copies 95.
+        let mut m = model(
+            3,
+            &[
+                (&[1], 900),
+                (&[2], 940),
+                (&[3], 955),
+                (&[1], 50),
+                (&[1], 60),
+                (&[1], 95),
+            ],
+        );
+        disk_move(&mut m, 3, 0, 1);
+        disk_move(&mut m, 4, 0, 2);
+        let t = disk_targets(&m);
+        assert_eq!(prune(&mut m, &t, None), 1);
+        let changed: Vec<bool> = m.parts.iter().map(|p| p.changed()).collect();
+        assert_eq!(changed, [false, false, false, false, false, true]);
+        assert_eq!(m.parts[5].replicas.as_slice(), &[1]);
+        assert_eq!(m.parts[5].why, Some(Why::Load(DISK as u8)));
+        assert_eq!(
+            [m.loads[0][DISK], m.loads[1][DISK], m.loads[2][DISK]],
+            [1010.0, 1035.0, 955.0]
+        );
     }
 
     #[test]
