@@ -47,6 +47,7 @@ const FULL: &[SuitePath] = paths![
     rolling_restart_through_agents_restarts_the_quorum_leader_last_with_no_partition_offline,
     secure_listeners_serve_reads_and_a_throttled_move_and_name_a_failed_authentication,
     a_stopped_controller_shows_in_health_as_2_of_3_voters_and_recovers,
+    topic_lifecycle_creates_grows_re_replicates_and_deletes_as_kafka_shows,
 ];
 
 /// The read side, a throttled apply, a move whose destination stops (where it was first seen
@@ -56,6 +57,7 @@ const OLDER: &[SuitePath] = paths![
     proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_executor_and_leaves_no_throttle,
     a_move_whose_destination_broker_is_stopped_reads_stalled_naming_it_and_completes_once_it_returns,
     rolling_restart_through_agents_restarts_the_quorum_leader_last_with_no_partition_offline,
+    topic_lifecycle_creates_grows_re_replicates_and_deletes_as_kafka_shows,
 ];
 
 // One test per version: the two clusters run side by side (two test threads), each version's

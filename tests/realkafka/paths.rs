@@ -2043,3 +2043,192 @@ impl Drop for KillChild {
         let _ = self.0.wait();
     }
 }
+
+/// Issue 42: a topic created, grown, re-replicated up and down (throttled) and deleted through
+/// ballast, each step checked with Kafka's own view: the Admin API (`kafka_tool.py`) for the
+/// placement, `kafka-configs.sh` for the configs and the throttles during the move,
+/// `kafka-topics.sh` for the list. The new topic's placement is what the planner then leaves
+/// alone.
+pub fn topic_lifecycle_creates_grows_re_replicates_and_deletes_as_kafka_shows(kafka: &Kafka) {
+    let t = topic(kafka, "lifecycle");
+    let v = &kafka.version;
+    let ballast = Ballast::start(kafka, &[("BALLAST_THROTTLE_RATE_MB", "1")]);
+    ballast.fresh_sample();
+    let replicas_of = |rows: &Value| -> BTreeMap<i32, Vec<i32>> {
+        rows.as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| {
+                (
+                    r["partition"].as_i64().expect("partition") as i32,
+                    r["replicas"]
+                        .as_array()
+                        .expect("replicas")
+                        .iter()
+                        .map(|b| b.as_i64().expect("id") as i32)
+                        .collect(),
+                )
+            })
+            .collect()
+    };
+    let in_kafka = |kafka: &Kafka| -> BTreeMap<i32, Vec<i32>> {
+        kafka
+            .partitions(&t)
+            .into_iter()
+            .map(|p| (p.partition, p.replicas))
+            .collect()
+    };
+    // Create: exactly the placement answered, with its config.
+    let created = ballast.ok(ballast.post(
+        "/api/v1/topics",
+        &json!({"name": t, "partitions": 6, "replicationFactor": 2, "configs": {"retention.ms": "7200000"}}),
+    ));
+    let answered = replicas_of(&created["assignment"]);
+    let shown = wait_for(Duration::from_secs(30), "Kafka shows the topic", || {
+        let now = in_kafka(kafka);
+        (now.len() == 6).then_some(now)
+    });
+    assert_eq!(shown, answered, "Kafka's placement is the one answered");
+    assert_eq!(
+        kafka
+            .topic_configs(&t)
+            .get("retention.ms")
+            .map(String::as_str),
+        Some("7200000")
+    );
+    say(&format!(
+        "real Kafka {v}:   created {t}: Kafka shows {shown:?}"
+    ));
+    // Kafka's own refusals come back naming the field; nothing is created.
+    let (status, exists) = ballast.post(
+        "/api/v1/topics",
+        &json!({"name": t, "partitions": 1, "replicationFactor": 1}),
+    );
+    assert_eq!(status, 409, "{exists}");
+    let (status, wide) = ballast.post(
+        "/api/v1/topics",
+        &json!({"name": format!("{t}-wide"), "partitions": 1, "replicationFactor": 4}),
+    );
+    assert_eq!(status, 400, "{wide}");
+    assert!(wide.to_string().contains("replicationFactor"), "{wide}");
+
+    // The planner, run on the cluster with the new topic in view, moves none of its replicas.
+    let plan = wait_for(
+        Duration::from_secs(60),
+        "a plan that sees the topic",
+        || {
+            let (status, p) = ballast.post(
+                "/api/v1/what-if/simulate",
+                &json!({"scenarios": [{"type": "scaleTraffic", "factor": 1, "topic": t}]}),
+            );
+            (status == 200).then_some(p)
+        },
+    );
+    let moved = plan["data"]["moves"]
+        .as_array()
+        .expect("moves")
+        .iter()
+        .filter(|m| m["topic"] == t.as_str())
+        .count();
+    assert_eq!(moved, 0, "the planner would move the new topic: {plan}");
+    say(&format!(
+        "real Kafka {v}:   the plan of the cluster with {t} in view moves 0 of its replicas ({} moves in all)",
+        plan["data"]["movement"]["moves"]
+    ));
+
+    // Grow to 8 partitions: Kafka holds the two new ones where ballast answered.
+    let grown = ballast.ok(ballast.post(
+        &format!("/api/v1/topics/{t}/partitions"),
+        &json!({"count": 8}),
+    ));
+    let added = replicas_of(&grown["assignment"]);
+    let now = wait_for(Duration::from_secs(30), "Kafka shows 8 partitions", || {
+        let now = in_kafka(kafka);
+        (now.len() == 8).then_some(now)
+    });
+    for (p, r) in &added {
+        assert_eq!(now.get(p), Some(r), "partition {p}");
+    }
+    let (status, lower) = ballast.post(
+        &format!("/api/v1/topics/{t}/partitions"),
+        &json!({"count": 4}),
+    );
+    assert_eq!(status, 400, "{lower}");
+
+    // Up to replication factor 3, throttled: during the move Kafka holds throttles on the topic.
+    kafka.produce(&t, 8, 16.0);
+    ballast.fresh_sample();
+    let up = ballast.ok(ballast.put(
+        &format!("/api/v1/topics/{t}/replication-factor"),
+        &json!({"replicationFactor": 3}),
+    ));
+    let id = up["operationId"].as_str().expect("operation").to_string();
+    let topics: BTreeSet<String> = [t.clone()].into();
+    let during = wait_for(
+        Duration::from_secs(60),
+        "throttles on the moving replicas",
+        || {
+            let found = throttles_in_kafka(kafka, &topics);
+            (!found.is_empty()).then_some(found)
+        },
+    );
+    say(&format!(
+        "real Kafka {v}:   during the replication-factor change Kafka holds {during:?}"
+    ));
+    let record = ballast.wait_operation(&id, Duration::from_secs(240));
+    assert_eq!(record["state"], "Completed", "{record}");
+    let three = in_kafka(kafka);
+    assert!(three.values().all(|r| r.len() == 3), "{three:?}");
+    for (p, r) in &now {
+        assert_eq!(
+            &three[p][..2],
+            &r[..],
+            "partition {p} keeps its replicas, leader first"
+        );
+    }
+    let described = kafka.run_tool("kafka-topics", &["--describe", "--topic", &t]);
+    assert!(described.contains("ReplicationFactor: 3"), "{described}");
+    wait_for(Duration::from_secs(30), "no throttle left", || {
+        throttles_in_kafka(kafka, &topics).is_empty().then_some(())
+    });
+
+    // Down to 2 for two partitions; the leaders stay; below the floor is refused.
+    let down = ballast.ok(ballast.put(
+        &format!("/api/v1/topics/{t}/replication-factor"),
+        &json!({"replicationFactor": 2, "partitions": [0, 1]}),
+    ));
+    let record = ballast.wait_operation(
+        down["operationId"].as_str().expect("operation"),
+        Duration::from_secs(120),
+    );
+    assert_eq!(record["state"], "Completed", "{record}");
+    let after = kafka.partitions(&t);
+    for p in after.iter().filter(|p| p.partition < 2) {
+        assert_eq!(p.replicas.len(), 2, "{p:?}");
+        assert_eq!(p.replicas[0], three[&p.partition][0], "{p:?}");
+    }
+    let (status, floor) = ballast.put(
+        &format!("/api/v1/topics/{t}/replication-factor"),
+        &json!({"replicationFactor": 1}),
+    );
+    assert_eq!(status, 400, "{floor}");
+    say(&format!(
+        "real Kafka {v}:   replication factor 2 -> 3 -> 2 (partitions 0, 1) as Kafka shows; 1 refused (the floor)"
+    ));
+
+    // Delete: what is lost is answered, then Kafka no longer lists it.
+    let gone = ballast.ok(ballast.delete(&format!("/api/v1/topics/{t}")));
+    assert_eq!(gone["deleted"], true, "{gone}");
+    wait_for(
+        Duration::from_secs(30),
+        "Kafka no longer lists the topic",
+        || {
+            let list = kafka.run_tool("kafka-topics", &["--list"]);
+            (!list.lines().any(|l| l.trim() == t)).then_some(())
+        },
+    );
+    say(&format!(
+        "real Kafka {v}:   deleted {t} ({} bytes a replica, as last read)",
+        gone["sizeBytes"]
+    ));
+}
