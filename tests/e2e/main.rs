@@ -22,3 +22,4 @@ mod realized;
 mod rolling;
 mod supervisor;
 mod support;
+mod tiered;
