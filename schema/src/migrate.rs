@@ -92,6 +92,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0014_realized",
         sql: include_str!("../migrations/0014_realized.sql"),
     },
+    Migration {
+        version: 15,
+        name: "0015_tiered",
+        sql: include_str!("../migrations/0015_tiered.sql"),
+    },
 ];
 
 /// The schema version this code reads and writes: the newest migration.

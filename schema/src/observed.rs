@@ -112,6 +112,9 @@ pub struct ObservedTopic {
     pub retention_ms: Option<i64>,
     pub retention_bytes: Option<i64>,
     pub cleanup_policy: Option<String>,
+    /// `remote.storage.enable` (tiered storage, KIP-405); None when not read.
+    #[serde(default)]
+    pub remote_storage: Option<bool>,
 }
 
 /// Rolling rates of a partition, averaged over `window_ms`.
@@ -144,6 +147,11 @@ pub struct ObservedPartition {
     /// Size averaged over the rate window (compacted topics: the median, their steady size).
     pub avg_size_bytes: Option<f64>,
     pub earliest_offset: Option<i64>,
+    /// A tiered topic's partition: the first offset in its leader's local log (ListOffsets
+    /// EARLIEST_LOCAL); the offsets from `earliest_offset` up to it are held only remotely.
+    /// None when the topic is not tiered or the offset was not read.
+    #[serde(default)]
+    pub local_start_offset: Option<i64>,
     pub latest_offset: Option<i64>,
     /// When `latest_offset` was read.
     pub offsets_at_ms: Option<i64>,
@@ -767,7 +775,8 @@ impl Store {
                 let mut stmt = tx.prepare_cached(
                     "INSERT INTO cluster_topics (name, topic_id, partitions, replication_factor,
                         internal, compacted, min_insync, retention_ms, retention_bytes,
-                        cleanup_policy) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                        cleanup_policy, remote_storage)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
                      ON CONFLICT DO NOTHING",
                 )?;
                 for t in &w.topics {
@@ -781,7 +790,8 @@ impl Store {
                         t.min_insync,
                         t.retention_ms,
                         t.retention_bytes,
-                        t.cleanup_policy
+                        t.cleanup_policy,
+                        t.remote_storage
                     ])?;
                 }
                 rows += w.topics.len() as u64;
@@ -792,9 +802,9 @@ impl Store {
                         replicas, isr, offline_replicas, adding, removing, size_bytes,
                         avg_size_bytes, earliest_offset, latest_offset, offsets_at_ms,
                         produced_total, consumed_total, producer_msg_rate, producer_byte_rate,
-                        consumer_msg_rate, consumer_byte_rate, rate_window_ms)
+                        consumer_msg_rate, consumer_byte_rate, rate_window_ms, local_start_offset)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                        ?16, ?17, ?18, ?19, ?20, ?21)
+                        ?16, ?17, ?18, ?19, ?20, ?21, ?22)
                      ON CONFLICT DO NOTHING",
                 )?;
                 for p in &w.partitions {
@@ -821,6 +831,7 @@ impl Store {
                         r.map(|r| r.consumer_msg_rate),
                         r.map(|r| r.consumer_byte_rate),
                         r.map(|r| r.window_ms),
+                        p.local_start_offset,
                     ])?;
                 }
                 rows += w.partitions.len() as u64;
@@ -1038,7 +1049,7 @@ impl Store {
             let topics = tx
                 .prepare_cached(
                     "SELECT name, topic_id, partitions, replication_factor, internal, compacted,
-                        min_insync, retention_ms, retention_bytes, cleanup_policy
+                        min_insync, retention_ms, retention_bytes, cleanup_policy, remote_storage
                      FROM cluster_topics ORDER BY name",
                 )?
                 .query_map([], |r| {
@@ -1053,6 +1064,7 @@ impl Store {
                         retention_ms: r.get(7)?,
                         retention_bytes: r.get(8)?,
                         cleanup_policy: r.get(9)?,
+                        remote_storage: r.get(10)?,
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
@@ -1062,7 +1074,7 @@ impl Store {
                         offline_replicas, adding, removing, size_bytes, avg_size_bytes,
                         earliest_offset, latest_offset, offsets_at_ms, produced_total,
                         consumed_total, producer_msg_rate, producer_byte_rate, consumer_msg_rate,
-                        consumer_byte_rate, rate_window_ms
+                        consumer_byte_rate, rate_window_ms, local_start_offset
                      FROM cluster_partitions ORDER BY topic, partition",
                 )?
                 .query_map([], |r| {
@@ -1095,6 +1107,7 @@ impl Store {
                         size_bytes: r.get(9)?,
                         avg_size_bytes: r.get(10)?,
                         earliest_offset: r.get(11)?,
+                        local_start_offset: r.get(21)?,
                         latest_offset: r.get(12)?,
                         offsets_at_ms: r.get(13)?,
                         produced_total: r.get(14)?,

@@ -41,6 +41,7 @@ fn partition(topic: &str, p: i32, latest: i64) -> ObservedPartition {
         size_bytes: Some(1000),
         avg_size_bytes: Some(990.5),
         earliest_offset: Some(0),
+        local_start_offset: None,
         latest_offset: Some(latest),
         offsets_at_ms: Some(1),
         produced_total: latest,
@@ -90,6 +91,7 @@ fn sample(at: i64, topics: &[&str]) -> ObservedWrite {
             retention_ms: Some(7 * DAY),
             retention_bytes: None,
             cleanup_policy: Some("delete".into()),
+            remote_storage: Some(false),
         });
         w.partitions.push(partition(t, 0, 100));
         for b in [1, 2] {

@@ -116,6 +116,21 @@ impl Sim {
             .expect("a dedicated controller");
     }
 
+    /// Adds a topic (as the control API's `POST /topics` does).
+    pub fn add_topic(&self, spec: &ballast_simcluster::NewTopic) {
+        self.cluster().add_topic(spec).expect("add a topic");
+    }
+
+    /// Each partition's first local offset, local size and remote bytes (tiered storage).
+    pub fn tiered_logs(&self) -> std::collections::BTreeMap<(String, i32), (i64, u64, u64)> {
+        self.cluster().tiered_logs()
+    }
+
+    /// Each partition's log start and end offsets.
+    pub fn log_offsets(&self) -> std::collections::BTreeMap<(String, i32), (i64, i64)> {
+        self.cluster().log_offsets()
+    }
+
     pub fn add_broker(&self) -> i32 {
         self.runtime
             .block_on(self.cluster().add_broker(None))

@@ -23,3 +23,4 @@ mod rolling;
 mod supervisor;
 mod support;
 mod topics;
+mod tiered;

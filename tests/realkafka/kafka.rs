@@ -357,6 +357,9 @@ impl Kafka {
                 log_dirs: [node_dir.join("data-a"), node_dir.join("data-b")],
             });
         }
+        // Tiered storage (4.1.0): its plugin compiles while the certificates are made and the
+        // nodes formatted.
+        let tiered = crate::tiered::prepare(version, &dir, &home);
         let certs = Certs::make(&dir.join("certs"))?;
         let voters = nodes
             .iter()
@@ -386,6 +389,7 @@ impl Kafka {
                     cport = n.controller_port,
                     a = n.log_dirs[0].display(),
                 );
+                let config = config + &tiered.controller_properties;
                 std::fs::write(&n.config, config).map_err(|e| e.to_string())?;
                 continue;
             }
@@ -442,6 +446,7 @@ impl Kafka {
                 a = n.log_dirs[0].display(),
                 b = n.log_dirs[1].display(),
             );
+            let config = config + &tiered.properties;
             std::fs::write(&n.config, config).map_err(|e| e.to_string())?;
         }
         let bootstrap = nodes
@@ -506,6 +511,7 @@ impl Kafka {
                 ));
             }
         }
+        tiered.ready()?;
         let started = Instant::now();
         for n in &kafka.nodes {
             kafka.start_node(n.id)?;

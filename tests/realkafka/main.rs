@@ -16,6 +16,7 @@ mod support;
 mod api;
 mod kafka;
 mod paths;
+mod tiered;
 
 use kafka::{suite, SuitePath, V3_5, V4_1};
 
@@ -48,6 +49,7 @@ const FULL: &[SuitePath] = paths![
     secure_listeners_serve_reads_and_a_throttled_move_and_name_a_failed_authentication,
     a_stopped_controller_shows_in_health_as_2_of_3_voters_and_recovers,
     topic_lifecycle_creates_grows_re_replicates_and_deletes_as_kafka_shows,
+    tiered_topic_disk_and_move_cost_are_local_bytes_and_remote_offsets_are_kafkas,
 ];
 
 /// The read side, a throttled apply, a move whose destination stops (where it was first seen

@@ -2231,4 +2231,231 @@ pub fn topic_lifecycle_creates_grows_re_replicates_and_deletes_as_kafka_shows(ka
         "real Kafka {v}:   deleted {t} ({} bytes a replica, as last read)",
         gone["sizeBytes"]
     ));
+/// Each broker's size of `topic`-0 as `kafka-log-dirs.sh --describe` reports it (DescribeLogDirs:
+/// the local log only), by broker.
+fn tiered_local_sizes(kafka: &Kafka, topic: &str) -> BTreeMap<i32, u64> {
+    let out = kafka.run_tool("kafka-log-dirs", &["--describe", "--topic-list", topic]);
+    let doc: Value = out
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or(Value::Null);
+    let mut sizes = BTreeMap::new();
+    for b in doc["brokers"].as_array().into_iter().flatten() {
+        for d in b["logDirs"].as_array().into_iter().flatten() {
+            for p in d["partitions"].as_array().into_iter().flatten() {
+                if p["partition"] == format!("{topic}-0") && p["isFuture"] == false {
+                    if let (Some(id), Some(size)) = (b["broker"].as_i64(), p["size"].as_u64()) {
+                        sizes.insert(id as i32, size);
+                    }
+                }
+            }
+        }
+    }
+    sizes
+}
+
+/// `topic`-0's offset as `kafka-get-offsets.sh --time <time>` prints it (`-2` log start, `-4`
+/// earliest local, `-1` log end).
+fn tiered_offset(kafka: &Kafka, topic: &str, time: &str) -> Option<i64> {
+    let out = kafka.run_tool(
+        "kafka-get-offsets",
+        &["--topic", topic, "--partitions", "0", "--time", time],
+    );
+    out.lines()
+        .find_map(|l| l.trim().strip_prefix(&format!("{topic}:0:")))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Bytes of the segments the test's remote storage holds for `topic`-0 (the `.log` files): all,
+/// and those wholly below `local_start` (held only remotely).
+fn tiered_remote_bytes(kafka: &Kafka, topic: &str, local_start: i64) -> (u64, u64) {
+    let dir = crate::tiered::remote_dir(&kafka.dir).join(format!("{topic}-0"));
+    let (mut all, mut only) = (0, 0);
+    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".log") else {
+            continue;
+        };
+        let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+        all += size;
+        let end: Option<i64> = stem.split('-').nth(1).and_then(|v| v.parse().ok());
+        if end.is_some_and(|end| end < local_start) {
+            only += size;
+        }
+    }
+    (all, only)
+}
+
+/// Tiered storage (KIP-405) on real Kafka: a topic with `remote.storage.enable` whose closed
+/// segments the broker offloads (to the suite's own folder-backed storage plugin) and deletes
+/// locally beyond `local.retention.bytes`. Ballast's partition size and each replica's size are
+/// the local bytes `kafka-log-dirs.sh` reports; its log start and first local offset are what
+/// `kafka-get-offsets.sh --time -2/-4` (and confluent-kafka's low watermark) say, so its remote
+/// offsets are Kafka's; its remote byte figure is labelled an estimate and is printed beside the
+/// bytes the storage holds. A throttled move of the tiered replica is predicted to copy the
+/// local bytes, and the new replica holds exactly the leader's local bytes when it completes.
+pub fn tiered_topic_disk_and_move_cost_are_local_bytes_and_remote_offsets_are_kafkas(
+    kafka: &Kafka,
+) {
+    if !crate::tiered::jar(&kafka.dir).exists() {
+        say(&format!(
+            "real Kafka {}: SKIPPED tiered topic: tiered storage is off on this bed",
+            kafka.version
+        ));
+        return;
+    }
+    let t = topic(kafka, "tiered");
+    kafka.create_topic(
+        &t,
+        &[&[1, 2]],
+        &[
+            ("remote.storage.enable", "true"),
+            ("segment.bytes", "1048576"),
+            ("local.retention.bytes", "2097152"),
+        ],
+    );
+    kafka.produce(&t, 1, 8.0);
+    // Kafka offloads closed segments, then deletes the local ones beyond local.retention.bytes
+    // on both replicas: wait until two reads a second apart agree.
+    let offloaded = Instant::now();
+    let mut last = None;
+    let (log_start, local_start, log_end, sizes) = wait_for(
+        Duration::from_secs(120),
+        "segments offloaded and deleted locally",
+        || {
+            let now = (
+                tiered_offset(kafka, &t, "-2")?,
+                tiered_offset(kafka, &t, "-4")?,
+                tiered_offset(kafka, &t, "-1")?,
+                tiered_local_sizes(kafka, &t),
+            );
+            let settled = now.1 > now.0
+                && now.3.len() == 2
+                && now.3.values().all(|s| *s <= 3 * 1_048_576)
+                && last.as_ref() == Some(&now);
+            last = Some(now.clone());
+            if !settled {
+                std::thread::sleep(Duration::from_millis(700));
+            }
+            settled.then_some(now)
+        },
+    );
+    let leader_local = sizes[&1];
+    let watermarks = kafka.truth(&["watermarks", &t, "1"]);
+    assert_eq!(
+        watermarks[format!("{t}:0")]["low"],
+        log_start,
+        "{watermarks}"
+    );
+    let (remote_all, remote_only) = tiered_remote_bytes(kafka, &t, local_start);
+    assert!(
+        remote_only > 0,
+        "nothing offloaded below offset {local_start}"
+    );
+    say(&format!(
+        "real Kafka {}:   {t}-0 after {:.0} s: kafka-get-offsets log start {log_start}, earliest local (-4) {local_start}, end {log_end}; kafka-log-dirs local sizes {sizes:?}; remote storage {remote_all} bytes, {remote_only} of them below the earliest local offset",
+        kafka.version,
+        offloaded.elapsed().as_secs_f64(),
+    ));
+
+    let ballast = Ballast::start(kafka, &[("BALLAST_THROTTLE_RATE_MB", "1")]);
+    let row = wait_for(
+        Duration::from_secs(60),
+        "ballast reads the tiered partition",
+        || {
+            let (_, body) = ballast.get(&format!("/api/v1/partitions?topic={t}"));
+            let row = body["data"]["partitions"][0].clone();
+            (row["localStartOffset"] == local_start && row["sizeBytes"] == leader_local)
+                .then_some(row)
+        },
+    );
+    assert_eq!(row["remoteStorage"], true, "{row}");
+    assert_eq!(row["earliestOffset"], log_start, "{row}");
+    assert_eq!(row["latestOffset"], log_end, "{row}");
+    assert_eq!(row["remoteOffsets"], local_start - log_start, "{row}");
+    let estimate = row["remoteBytesEstimate"].as_u64().expect("an estimate");
+    let (_, dirs) = ballast.get(&format!("/api/v1/cluster/logdirs?topic={t}"));
+    let replica_sizes: BTreeMap<i32, u64> = dirs["data"]["partitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| Some((r["brokerId"].as_i64()? as i32, r["sizeBytes"].as_u64()?)))
+        .collect();
+    assert_eq!(replica_sizes, sizes, "{dirs}");
+    let (_, search) = ballast.post(
+        "/api/v1/topics/search",
+        &json!({ "query": t, "match": "exact" }),
+    );
+    let topic_row = &search["data"]["topics"][0];
+    assert_eq!(topic_row["sizeBytes"], leader_local, "{topic_row}");
+    assert_eq!(
+        topic_row["replicaBytes"],
+        sizes.values().sum::<u64>(),
+        "{topic_row}"
+    );
+    assert!(
+        topic_row["remoteBytesBasis"]
+            .as_str()
+            .is_some_and(|b| b.contains("reports no remote size")),
+        "{topic_row}"
+    );
+    let off = (estimate as f64 - remote_only as f64).abs() / remote_only as f64;
+    assert!(
+        off < 0.1,
+        "estimate {estimate} vs {remote_only} held only remotely"
+    );
+    say(&format!(
+        "real Kafka {}:   ballast: sizeBytes {} (local), replicas {replica_sizes:?}, earliestOffset {}, localStartOffset {}, remoteOffsets {}, remoteBytesEstimate {estimate} (the storage holds {remote_only} below the earliest local offset: {:+.1}%)",
+        kafka.version,
+        row["sizeBytes"],
+        row["earliestOffset"],
+        row["localStartOffset"],
+        row["remoteOffsets"],
+        (estimate as f64 / remote_only as f64 - 1.0) * 100.0,
+    ));
+
+    // A throttled move of the tiered replica on broker 1 to broker 3: predicted to copy the
+    // local bytes, and the new replica holds exactly those.
+    let (status, body) = ballast.post(
+        &format!("/api/v1/topics/{t}/partitions/0/redistribute"),
+        &json!({ "replicas": [3, 2] }),
+    );
+    assert_eq!(status, 200, "{body}");
+    let id = body["data"]["operationId"]
+        .as_str()
+        .expect("operationId")
+        .to_string();
+    let (_, record) = ballast.get(&format!("/api/v1/reassignments/{id}"));
+    let predicted = record["data"]["partitions"][0]["bytesTotal"].clone();
+    assert_eq!(predicted, leader_local, "{record}");
+    let done = ballast.wait_operation(&id, Duration::from_secs(180));
+    assert_eq!(done["state"], "Completed", "{done}");
+    let view = kafka.partitions(&t);
+    assert_eq!(view[0].replicas, [3, 2], "{view:?}");
+    let after = wait_for(
+        Duration::from_secs(30),
+        "kafka-log-dirs shows broker 3",
+        || {
+            let s = tiered_local_sizes(kafka, &t);
+            s.contains_key(&3).then_some(s)
+        },
+    );
+    assert_eq!(
+        after[&3], leader_local,
+        "copied {after:?}, local {leader_local}"
+    );
+    let copied_from = tiered_offset(kafka, &t, "-4");
+    say(&format!(
+        "real Kafka {}:   throttled move [1,2]->[3,2]: ballast predicted {predicted} bytes to copy (the local size; local + remote would be {}), bytesDone {}; kafka-log-dirs: broker 3 holds {} bytes (= the leader's local {leader_local}); earliest local now {copied_from:?}",
+        kafka.version,
+        leader_local + remote_only,
+        done["partitions"][0]["bytesDone"],
+        after[&3],
+    ));
+    let topics: BTreeSet<String> = [t.clone()].into();
+    wait_for(Duration::from_secs(30), "no throttle left", || {
+        throttles_in_kafka(kafka, &topics).is_empty().then_some(())
+    });
+    delete_topics(kafka, &[&t]);
 }

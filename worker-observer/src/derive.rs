@@ -375,7 +375,10 @@ impl History {
             }
 
             let earliest = place.earliest;
-            let messages = match (earliest, h.latest) {
+            let earliest_local = place.earliest_local;
+            // The size is the local log's (DescribeLogDirs): bytes per message are counted over
+            // the messages it holds, from a tiered partition's first local offset.
+            let messages = match (earliest_local.or(earliest), h.latest) {
                 (Some(e), Some(l)) if l > e => Some((l - e) as f64),
                 _ => None,
             };
@@ -473,6 +476,7 @@ impl History {
                 size_bytes: size,
                 avg_size_bytes: avg_size,
                 earliest_offset: earliest,
+                local_start_offset: earliest_local,
                 latest_offset: h.latest,
                 offsets_at_ms: h.offsets_at_ms,
                 produced_total: h.produced,
@@ -500,6 +504,7 @@ impl History {
                 retention_ms: meta.retention_ms,
                 retention_bytes: meta.retention_bytes,
                 cleanup_policy: meta.cleanup_policy,
+                remote_storage: meta.remote_storage,
                 name,
             });
         }

@@ -940,6 +940,7 @@ mod tests {
             size_bytes: size,
             avg_size_bytes: None,
             earliest_offset: None,
+            local_start_offset: None,
             latest_offset: None,
             offsets_at_ms: None,
             produced_total: 0,

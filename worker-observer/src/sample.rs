@@ -15,11 +15,12 @@ use ballast_model::{BrokerId, BrokerState, TopicPartition};
 use tracing::warn;
 
 /// The topic settings a sample reads (DescribeConfigs of these keys only, no synonyms).
-const TOPIC_SETTINGS: [&str; 4] = [
+const TOPIC_SETTINGS: [&str; 5] = [
     "cleanup.policy",
     "min.insync.replicas",
     "retention.ms",
     "retention.bytes",
+    "remote.storage.enable",
 ];
 
 /// What one pass over the cluster saw.
@@ -103,6 +104,8 @@ pub struct TopicMeta {
     pub retention_ms: Option<i64>,
     pub retention_bytes: Option<i64>,
     pub cleanup_policy: Option<String>,
+    /// `remote.storage.enable` (tiered storage, KIP-405); None when not read.
+    pub remote_storage: Option<bool>,
 }
 
 /// A partition as one sample saw it: its placement from the metadata and what the other reads
@@ -117,6 +120,11 @@ pub struct Placement {
     /// Log start and log end offsets (ListOffsets earliest and latest); None when not read.
     pub earliest: Option<i64>,
     pub latest: Option<i64>,
+    /// A tiered topic's partition: the first offset in the leader's local log (ListOffsets
+    /// EARLIEST_LOCAL, -4); None when the topic is not tiered or it was not read. The offsets
+    /// from `earliest` up to it are held only in remote storage, and the sizes in `logs`
+    /// (DescribeLogDirs) count the local log only.
+    pub earliest_local: Option<i64>,
     /// Every current replica its brokers reported in their log dirs, in broker order (a
     /// broker may still report a replica it no longer holds in the metadata).
     pub logs: Vec<(BrokerId, ReplicaLog)>,
@@ -134,6 +142,7 @@ impl Placement {
             offline_replicas: Vec::new(),
             earliest: None,
             latest: None,
+            earliest_local: None,
             logs: Vec::new(),
             reassigning: None,
         }
@@ -153,6 +162,13 @@ impl Placement {
             Ok(i) => self.logs[i].1 = log,
             Err(i) => self.logs.insert(i, (broker, log)),
         }
+    }
+
+    /// The messages the sizes in `logs` hold: from the first local offset (a tiered topic's
+    /// earliest-local, else the log start) to the log end. None when an offset was not read.
+    pub fn local_messages(&self) -> Option<i64> {
+        let start = self.earliest_local.or(self.earliest)?;
+        Some((self.latest? - start).max(0))
     }
 
     /// The size of the partition: its leader's replica, else the largest replica read.
@@ -478,6 +494,9 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
                         }
                         "retention.ms" => meta.retention_ms = v.parse().ok(),
                         "retention.bytes" => meta.retention_bytes = v.parse().ok(),
+                        "remote.storage.enable" => {
+                            meta.remote_storage = Some(v.trim().eq_ignore_ascii_case("true"))
+                        }
                         _ => {}
                     }
                 }
@@ -500,6 +519,42 @@ pub async fn take(client: &Client, now_ms: i64) -> Result<Sample, ballast_kafka:
             }
         }
         Err(e) => warn!(error = %e, "reassignments not listed"),
+    }
+    // Tiered topics (known once their configs are read): where each partition's local log
+    // starts (ListOffsets EARLIEST_LOCAL), so the remote offsets are told apart from the local
+    // ones. Only their partitions are asked, after the other reads.
+    let tiered: Vec<TopicPartition> = keys
+        .iter()
+        .filter(|tp| {
+            s.topics
+                .get(&tp.topic)
+                .is_some_and(|t| t.remote_storage == Some(true))
+        })
+        .cloned()
+        .collect();
+    if !tiered.is_empty() {
+        let local_sent = Instant::now();
+        match client
+            .list_offsets(&tiered, OffsetSpec::EarliestLocal)
+            .await
+        {
+            Ok(listed) => {
+                for o in listed {
+                    if let (None, Some(offset)) = (&o.error, o.offset) {
+                        if let Some(p) = at
+                            .get(&(o.topic.as_str(), o.partition))
+                            .and_then(|i| parts.get_mut(*i))
+                        {
+                            p.earliest_local = Some(offset);
+                        }
+                    } else if let Some(e) = &o.error {
+                        warn!(topic = %o.topic, partition = o.partition, error = %e, "earliest local offset not read");
+                    }
+                }
+            }
+            Err(e) => warn!(error = %e, "earliest local offsets not read"),
+        }
+        timings.push(("localOffsets", local_sent.elapsed().as_millis() as u64));
     }
     drop(at);
     s.partitions = keys.into_iter().zip(parts).collect();
@@ -633,10 +688,9 @@ pub fn snapshot(first: &Sample, second: &Sample, taken_at: String) -> Snapshot {
         referenced.extend(place.replicas.iter().copied());
         // A partition's size is its leader's replica size, else the largest replica.
         let size = place.size().unwrap_or(0);
-        let messages = match (place.earliest, place.latest) {
-            (Some(e), Some(l)) if l > e => (l - e) as f64,
-            _ => 0.0,
-        };
+        // The size is the local log's (DescribeLogDirs): bytes per message over the messages
+        // it holds, not over those a tiered topic keeps only remotely.
+        let messages = place.local_messages().unwrap_or(0) as f64;
         let bytes_per_msg = if messages > 0.0 {
             size as f64 / messages
         } else {
@@ -747,6 +801,30 @@ mod tests {
         // 1,000,000 bytes over 11,000 messages.
         assert!((p.producer_byte_rate - 100.0 * 1_000_000.0 / 11_000.0).abs() < 1e-6);
         assert_eq!(p.size_bytes, 1_000_000);
+    }
+
+    #[test]
+    fn a_tiered_partitions_disk_is_its_local_log_and_bytes_per_message_count_local_messages() {
+        // 1,000,000 local bytes (DescribeLogDirs) hold offsets 9,000..11,000; 0..9,000 are
+        // remote only. The planner's size is the local one, and a message is 500 bytes.
+        let tiered = |at_ms, latest| {
+            let mut s = sample(at_ms, latest, 0);
+            if let Some(p) = s.partitions.get_mut(&tp(0)) {
+                p.earliest_local = Some(9_000);
+            }
+            s
+        };
+        let snap = snapshot(&tiered(0, 10_000), &tiered(10_000, 11_000), "now".into());
+        let p = &snap.partitions[0];
+        assert_eq!(p.size_bytes, 1_000_000);
+        assert_eq!(p.producer_msg_rate, 100.0);
+        assert!((p.producer_byte_rate - 100.0 * 500.0).abs() < 1e-6);
+        let mut place = Placement::new(vec![1], Some(1), vec![1]);
+        place.earliest = Some(0);
+        place.latest = Some(11_000);
+        assert_eq!(place.local_messages(), Some(11_000));
+        place.earliest_local = Some(9_000);
+        assert_eq!(place.local_messages(), Some(2_000));
     }
 
     #[test]

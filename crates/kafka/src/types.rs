@@ -167,6 +167,10 @@ pub enum OffsetSpec {
     Latest,
     /// The first offset whose timestamp is at or after this many ms since the epoch.
     Timestamp(i64),
+    /// The first offset still in the broker's local log (EARLIEST_LOCAL_TIMESTAMP, -4:
+    /// ListOffsets v8+, Kafka 3.6+). For a tiered topic (KIP-405) the offsets from the log
+    /// start up to this one are held only in remote storage; otherwise it is the log start.
+    EarliestLocal,
 }
 
 impl OffsetSpec {
@@ -175,6 +179,15 @@ impl OffsetSpec {
             OffsetSpec::Earliest => -2,
             OffsetSpec::Latest => -1,
             OffsetSpec::Timestamp(ms) => ms,
+            OffsetSpec::EarliestLocal => -4,
+        }
+    }
+
+    /// The lowest ListOffsets version that carries this lookup.
+    pub(crate) fn min_version(self) -> i16 {
+        match self {
+            OffsetSpec::EarliestLocal => 8,
+            _ => 0,
         }
     }
 }

@@ -440,6 +440,73 @@ async fn describe_log_dirs_reports_every_replica_on_its_broker_with_the_simulate
 // offsets
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn earliest_local_offset_of_a_tiered_partition_is_past_its_log_start_and_its_log_dirs_size_is_local(
+) {
+    // Simulated time nearly stands still, so the logs do not grow between the reads.
+    let sim = start(params(3), 0.001).await;
+    // 10 MB per partition at 1,000 bytes a message, 2 MB of it kept locally.
+    sim.add_topic(&ballast_simcluster::NewTopic {
+        name: "tiered".into(),
+        partitions: 2,
+        replication_factor: 2,
+        size_bytes: 10_000_000,
+        producer_msg_rate: 10.0,
+        producer_byte_rate: 10_000.0,
+        consumer_msg_rate: 0.0,
+        consumer_byte_rate: 0.0,
+        configs: BTreeMap::from([
+            ("remote.storage.enable".to_string(), "true".to_string()),
+            ("local.retention.bytes".to_string(), "2000000".to_string()),
+        ]),
+    })
+    .expect("a tiered topic");
+    let client = connect(&sim).await;
+    let tps = vec![tp("tiered", 0), tp("tiered", 1)];
+    let start = client
+        .list_offsets(&tps, OffsetSpec::Earliest)
+        .await
+        .expect("earliest");
+    let local = client
+        .list_offsets(&tps, OffsetSpec::EarliestLocal)
+        .await
+        .expect("earliest local");
+    let truth = sim.tiered_logs();
+    for ((tp, s), l) in tps.iter().zip(&start).zip(&local) {
+        assert!(l.error.is_none(), "{l:?}");
+        assert_eq!(s.offset, Some(0), "{s:?}");
+        let (local_start, local_size, remote) = truth[&(tp.topic.clone(), tp.partition)];
+        assert_eq!(l.offset, Some(local_start), "{l:?}");
+        assert_eq!(local_start, 8_000, "8 MB of 1,000-byte messages are remote");
+        assert_eq!((local_size, remote), (2_000_000, 8_000_000));
+    }
+    // DescribeLogDirs reports the local log only.
+    let dirs = client.describe_all_log_dirs().await.expect("log dirs");
+    let sizes: Vec<i64> = dirs
+        .iter()
+        .filter_map(|(_, d)| d.as_ref().ok())
+        .flat_map(|d| d.dirs.iter().flat_map(|dir| dir.replicas.iter()))
+        .filter(|r| r.topic == "tiered")
+        .map(|r| r.size)
+        .collect();
+    assert_eq!(sizes, vec![2_000_000; 4]);
+    // A topic without remote storage: the first local offset is the log start.
+    let snapshot = sim.snapshot();
+    let other = partitions_of(&snapshot)
+        .into_iter()
+        .find(|p| p.topic != "tiered")
+        .expect("another topic");
+    let start = client
+        .list_offsets(std::slice::from_ref(&other), OffsetSpec::Earliest)
+        .await
+        .expect("earliest");
+    let local = client
+        .list_offsets(std::slice::from_ref(&other), OffsetSpec::EarliestLocal)
+        .await
+        .expect("earliest local");
+    assert_eq!(start[0].offset, local[0].offset);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_offsets_earliest_latest_and_by_timestamp_agree_with_the_log() {
     let sim = start(params(3), 1.0).await;
     let client = connect(&sim).await;

@@ -237,6 +237,7 @@ mod planned_tests {
             size_bytes: None,
             avg_size_bytes: None,
             earliest_offset: None,
+            local_start_offset: None,
             latest_offset: None,
             offsets_at_ms: None,
             produced_total: 0,

@@ -488,6 +488,7 @@ impl Shared {
             })
             .collect();
         c.insert_topic(&spec.name, spec.configs.clone(), parts);
+        c.apply_tiering(&spec.name);
         scenario::derive_groups(&mut c, &spec.name);
         Ok(())
     }
@@ -775,6 +776,28 @@ impl SimCluster {
                     (
                         (t.name.clone(), i as i32),
                         (p.log_start_offset(), p.high_watermark()),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Every partition's log as tiered storage (KIP-405) splits it, by (topic, partition): the
+    /// first local offset (ListOffsets -4), the local size (what DescribeLogDirs reports) and
+    /// the bytes held only remotely (which Kafka reports to no client).
+    pub fn tiered_logs(&self) -> BTreeMap<(String, i32), (i64, u64, u64)> {
+        let c = self.shared.lock();
+        c.topics
+            .values()
+            .flat_map(|t| {
+                t.partitions.iter().enumerate().map(|(i, p)| {
+                    (
+                        (t.name.clone(), i as i32),
+                        (
+                            p.local_start_offset(),
+                            p.size.max(0.0) as u64,
+                            p.remote_bytes().max(0.0) as u64,
+                        ),
                     )
                 })
             })

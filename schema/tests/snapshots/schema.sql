@@ -221,7 +221,7 @@ CREATE TABLE cluster_partitions (
     producer_byte_rate REAL,
     consumer_msg_rate  REAL,
     consumer_byte_rate REAL,
-    rate_window_ms     INTEGER,
+    rate_window_ms     INTEGER, local_start_offset INTEGER,
     PRIMARY KEY (topic, partition)
 ) WITHOUT ROWID;
 
@@ -275,7 +275,7 @@ CREATE TABLE cluster_topics (
     retention_ms       INTEGER,
     retention_bytes    INTEGER,
     cleanup_policy     TEXT
-) WITHOUT ROWID;
+, remote_storage INTEGER) WITHOUT ROWID;
 
 -- table consumer_group_offsets on consumer_group_offsets
 CREATE TABLE consumer_group_offsets (

@@ -380,6 +380,7 @@ pub fn fixture(at_ms: i64, first: bool) -> ObservedWrite {
                 }
                 .into(),
             ),
+            remote_storage: Some(false),
         });
     }
     for p in &parts {
@@ -411,6 +412,7 @@ pub fn fixture(at_ms: i64, first: bool) -> ObservedWrite {
             size_bytes: p.leader.map(|_| p.size),
             avg_size_bytes: p.leader.map(|_| p.size as f64),
             earliest_offset: Some(0),
+            local_start_offset: None,
             latest_offset: Some(1_000_000),
             offsets_at_ms: Some(at_ms),
             produced_total: 1_000,

@@ -298,6 +298,23 @@ impl Client {
     ) -> Result<Vec<ListedOffset>> {
         let conn = self.connection(leader).await?;
         let version = conn.version::<ListOffsetsRequest>()?;
+        if version < spec.min_version() {
+            // The broker cannot answer this lookup (EARLIEST_LOCAL needs ListOffsets v8,
+            // Kafka 3.6+): each partition says so rather than receiving another offset.
+            return Ok(partitions
+                .iter()
+                .map(|tp| {
+                    failed(
+                        tp,
+                        codes::UNSUPPORTED_VERSION,
+                        Some(format!(
+                            "ListOffsets v{version}: this lookup needs v{} or newer",
+                            spec.min_version()
+                        )),
+                    )
+                })
+                .collect());
+        }
         let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
         for tp in partitions {
             by_topic.entry(&tp.topic).or_default().push(tp.partition);

@@ -630,7 +630,7 @@ fn observed() -> Vec<(&'static str, Value)> {
                 sample(vec![
                     ("cluster", r("ClusterInfo")),
                     ("brokers", rows("`id`, `host`, `port`, `rack`, `alive`, `isController` (the active controller: on KRaft the metadata quorum's leader), `firstSeenAt`, `lastSeenAt`, `logDirsRead`, `logDirsError`, `leaders`, `followers`, `replicas`, `futureReplicas`, `diskBytes`, `loads`, `activityScore`")),
-                    ("topics", rows("`name`, `topicId`, `internal`, `compacted`, `partitionCount`, `replicationFactor`, `minInsyncReplicas`, `retentionMs`, `retentionBytes`, `cleanupPolicy`, `sizeBytes`, `replicaBytes`, the four rates, `underReplicatedPartitions`, `offlinePartitions`, `underMinIsrPartitions`, `activityScore`, and `partitions[]` unless `summary=true`; the page's topics without `summary`")),
+                    ("topics", rows("`name`, `topicId`, `internal`, `compacted`, `partitionCount`, `replicationFactor`, `minInsyncReplicas`, `retentionMs`, `retentionBytes`, `cleanupPolicy`, `remoteStorage`, `sizeBytes`, `replicaBytes` (local bytes for a tiered topic), `remoteOffsets`, `remoteBytesEstimate`, `remoteBytesBasis` (tiered topics: how the estimate is made), the four rates, `underReplicatedPartitions`, `offlinePartitions`, `underMinIsrPartitions`, `activityScore`, and `partitions[]` unless `summary=true`; the page's topics without `summary`")),
                     ("consumerGroups", obj("`total`, `byState`, `groups[]` (`groupId`, `state`, `protocolType`, `members`, `coordinator`, `offsetsRead`, `partitions`, `totalLag`)", vec![])),
                     ("health", obj("`status`, `brokersAlive`, `brokersDown`, `offlinePartitions`, `underReplicatedPartitions`, `underMinIsrPartitions`, `atMinIsrPartitions`", vec![])),
                     ("rackAssessment", obj("as in `GET /api/v1/brokers/racks`", vec![])),
@@ -716,7 +716,7 @@ fn observed() -> Vec<(&'static str, Value)> {
                     ("total", t("integer", "")),
                     ("offset", t("integer", "")),
                     ("count", t("integer", "")),
-                    ("partitions", rows(&format!("`topic`, `partition`, `leader`, `leaderEpoch`, `replicas`, `isr`, `offlineReplicas`, `addingReplicas`, `removingReplicas`, `preferredLeader`, `leaderIsPreferred`, `underReplicated`, `underMinIsr`, `atMinIsr`, `offline`, `minInsyncReplicas`, `rackAware`, `sizeBytes`, `avgSizeBytes`, `earliestOffset`, `latestOffset`, `messages`, {RATES}, `rateWindowSeconds`, `followerLagBytes` (sum of the followers' bytes behind the leader), `activityScore`"))),
+                    ("partitions", rows(&format!("`topic`, `partition`, `leader`, `leaderEpoch`, `replicas`, `isr`, `offlineReplicas`, `addingReplicas`, `removingReplicas`, `preferredLeader`, `leaderIsPreferred`, `underReplicated`, `underMinIsr`, `atMinIsr`, `offline`, `minInsyncReplicas`, `rackAware`, `sizeBytes` (a tiered topic's: the local log), `avgSizeBytes`, `earliestOffset`, `latestOffset`, `messages`, `remoteStorage`, `localStartOffset` (ListOffsets earliest-local), `remoteOffsets` (held only remotely), `remoteBytesEstimate` (an estimate: Kafka reports no remote size), {RATES}, `rateWindowSeconds`, `followerLagBytes` (sum of the followers' bytes behind the leader), `activityScore`"))),
                 ]),
             ),
         ),

@@ -44,6 +44,10 @@ pub enum Field {
     EarliestOffset,
     LatestOffset,
     Messages,
+    RemoteStorage,
+    LocalStartOffset,
+    RemoteOffsets,
+    RemoteBytesEstimate,
     ProducerMsgRate,
     ProducerByteRate,
     ConsumerMsgRate,
@@ -53,7 +57,7 @@ pub enum Field {
     ActivityScore,
 }
 
-pub const FIELDS: [(&str, Field); 29] = [
+pub const FIELDS: [(&str, Field); 33] = [
     ("topic", Field::Topic),
     ("partition", Field::Partition),
     ("leader", Field::Leader),
@@ -76,6 +80,10 @@ pub const FIELDS: [(&str, Field); 29] = [
     ("earliestOffset", Field::EarliestOffset),
     ("latestOffset", Field::LatestOffset),
     ("messages", Field::Messages),
+    ("remoteStorage", Field::RemoteStorage),
+    ("localStartOffset", Field::LocalStartOffset),
+    ("remoteOffsets", Field::RemoteOffsets),
+    ("remoteBytesEstimate", Field::RemoteBytesEstimate),
     ("producerMsgRate", Field::ProducerMsgRate),
     ("producerByteRate", Field::ProducerByteRate),
     ("consumerMsgRate", Field::ConsumerMsgRate),
@@ -152,6 +160,16 @@ impl Serialize for PartRow<'_> {
                         .zip(p.latest_offset)
                         .map(|(e, l)| (l - e).max(0)),
                 )?,
+                Field::RemoteStorage => {
+                    m.serialize_entry(name, &self.v.raw.topics[st.topic].remote_storage)?
+                }
+                Field::LocalStartOffset => m.serialize_entry(name, &p.local_start_offset)?,
+                Field::RemoteOffsets => {
+                    m.serialize_entry(name, &tier_of(self.v, self.i).remote_offsets)?
+                }
+                Field::RemoteBytesEstimate => {
+                    m.serialize_entry(name, &tier_of(self.v, self.i).remote_bytes_estimate)?
+                }
                 Field::ProducerMsgRate => {
                     m.serialize_entry(name, &rates.map(|r| r.producer_msg_rate))?
                 }
@@ -173,6 +191,76 @@ impl Serialize for PartRow<'_> {
         }
         m.end()
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// tiered topics (KIP-405)
+
+/// What of a partition is held only in remote storage, as far as Kafka tells a client.
+/// DescribeLogDirs reports the local log only (`sizeBytes`); ListOffsets tells the log start
+/// (-2) from the first local offset (-4), so the offsets `[earliestOffset, localStartOffset)`
+/// are remote. Kafka's Admin API gives no remote byte size: `remote_bytes_estimate` is the
+/// remote offsets times the local log's bytes per offset, an estimate with that basis.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tier {
+    /// 0 for a topic without remote storage; None when unknown (configs or offsets not read).
+    pub remote_offsets: Option<i64>,
+    /// 0 for a topic without remote storage; None when unknown or when the local log holds no
+    /// message to take bytes per offset from.
+    pub remote_bytes_estimate: Option<i64>,
+}
+
+/// The basis of every `remoteBytesEstimate`, as the answers say it.
+pub const REMOTE_BYTES_BASIS: &str =
+    "remote offsets x the local log's bytes per offset (Kafka's Admin API reports no remote size)";
+
+pub fn tier_of(v: &View, i: usize) -> Tier {
+    let p = v.partition(i);
+    match v.raw.topics[v.parts[i].topic].remote_storage {
+        Some(false) => Tier {
+            remote_offsets: Some(0),
+            remote_bytes_estimate: Some(0),
+        },
+        None => Tier::default(),
+        Some(true) => {
+            let remote = p
+                .local_start_offset
+                .zip(p.earliest_offset)
+                .map(|(local, start)| (local - start).max(0));
+            let local_messages = p
+                .latest_offset
+                .zip(p.local_start_offset)
+                .map(|(end, local)| end - local);
+            let estimate = match (remote, local_messages, p.size_bytes) {
+                (Some(0), _, _) => Some(0),
+                (Some(r), Some(m), Some(size)) if m > 0 => {
+                    Some((r as f64 * size as f64 / m as f64).round() as i64)
+                }
+                _ => None,
+            };
+            Tier {
+                remote_offsets: remote,
+                remote_bytes_estimate: estimate,
+            }
+        }
+    }
+}
+
+/// A topic's sums of [`Tier`]: None when any partition's is unknown.
+pub fn topic_tier(v: &View, t: usize) -> Tier {
+    let mut sum = Tier {
+        remote_offsets: Some(0),
+        remote_bytes_estimate: Some(0),
+    };
+    for i in v.topics[t].partitions.clone() {
+        let p = tier_of(v, i);
+        sum.remote_offsets = sum.remote_offsets.zip(p.remote_offsets).map(|(a, b)| a + b);
+        sum.remote_bytes_estimate = sum
+            .remote_bytes_estimate
+            .zip(p.remote_bytes_estimate)
+            .map(|(a, b)| a + b);
+    }
+    sum
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -352,8 +440,12 @@ pub struct TopicOut<'a> {
     retention_ms: Option<i64>,
     retention_bytes: Option<i64>,
     cleanup_policy: Option<&'a str>,
+    remote_storage: Option<bool>,
     size_bytes: Option<i64>,
     replica_bytes: Option<i64>,
+    remote_offsets: Option<i64>,
+    remote_bytes_estimate: Option<i64>,
+    remote_bytes_basis: Option<&'static str>,
     producer_msg_rate: Option<f64>,
     producer_byte_rate: Option<f64>,
     consumer_msg_rate: Option<f64>,
@@ -369,6 +461,7 @@ pub struct TopicOut<'a> {
 pub fn topic_out<'a>(v: &'a View, t: usize, rows: Option<&'a [Field]>) -> TopicOut<'a> {
     let topic = &v.raw.topics[t];
     let st = &v.topics[t];
+    let tier = topic_tier(v, t);
     TopicOut {
         name: &topic.name,
         topic_id: topic.topic_id.as_deref(),
@@ -380,8 +473,12 @@ pub fn topic_out<'a>(v: &'a View, t: usize, rows: Option<&'a [Field]>) -> TopicO
         retention_ms: topic.retention_ms,
         retention_bytes: topic.retention_bytes,
         cleanup_policy: topic.cleanup_policy.as_deref(),
+        remote_storage: topic.remote_storage,
         size_bytes: st.size_bytes,
         replica_bytes: st.replica_bytes,
+        remote_offsets: tier.remote_offsets,
+        remote_bytes_estimate: tier.remote_bytes_estimate,
+        remote_bytes_basis: (topic.remote_storage == Some(true)).then_some(REMOTE_BYTES_BASIS),
         producer_msg_rate: st.producer_msg_rate,
         producer_byte_rate: st.producer_byte_rate,
         consumer_msg_rate: st.consumer_msg_rate,

@@ -396,8 +396,17 @@ pub fn list_offsets(ctx: &Ctx, req: ListOffsetsRequest) -> ListOffsetsResponse {
                     let hw = p.high_watermark();
                     let start = p.log_start_offset();
                     match rp.timestamp {
-                        -1 | -5 => pr.offset = hw,
-                        -2 | -4 => pr.offset = start,
+                        -1 => pr.offset = hw,
+                        -2 => pr.offset = start,
+                        // EARLIEST_LOCAL (v8+): a tiered partition's first local offset.
+                        -4 if v >= 8 => pr.offset = p.local_start_offset(),
+                        // LATEST_TIERED (v9+): the last offset offloaded, -1 when none.
+                        -5 if v >= 9 => {
+                            let local = p.local_start_offset();
+                            if local > start {
+                                pr.offset = local - 1;
+                            }
+                        }
                         -3 => {
                             if let Some((o, t)) = p.max_timestamp_offset(now) {
                                 pr.offset = o;

@@ -127,6 +127,11 @@ pub struct Extra {
     pub stored: StoredLog,
     /// Replicas moved to another log dir with AlterReplicaLogDirs: (broker, dir index).
     pub dir_overrides: Vec<(BrokerId, u8)>,
+    /// A tiered topic (`remote.storage.enable`, KIP-405): the bytes offloaded to remote storage
+    /// and no longer in the brokers' local logs (not in `Partition::size`), and the first offset
+    /// still local (ListOffsets EARLIEST_LOCAL).
+    pub remote_bytes: f64,
+    pub local_start: Option<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -154,6 +159,52 @@ impl Partition {
 
     pub fn log_start_offset(&self) -> i64 {
         (self.log_start.floor() as i64).min(self.high_watermark())
+    }
+
+    /// The first offset in the local log (ListOffsets -4): a tiered partition's local start,
+    /// else the log start.
+    pub fn local_start_offset(&self) -> i64 {
+        let local = self
+            .extra
+            .as_ref()
+            .and_then(|e| e.local_start)
+            .map_or(self.log_start_offset(), |l| l.floor() as i64);
+        local
+            .max(self.log_start_offset())
+            .min(self.high_watermark())
+    }
+
+    /// Bytes held only in remote storage (0 unless the topic is tiered).
+    pub fn remote_bytes(&self) -> f64 {
+        self.extra.as_ref().map_or(0.0, |e| e.remote_bytes)
+    }
+
+    /// Splits a tiered partition's log (`size` + remote bytes) into its local part, at most
+    /// `local_retention_bytes` (when not negative, as `local.retention.bytes`), and the part
+    /// offloaded to remote storage, which moves the first local offset up.
+    pub fn tier(&mut self, local_retention_bytes: i64) {
+        let remote = self.remote_bytes();
+        let total = self.size + remote;
+        let local = if local_retention_bytes >= 0 {
+            total.min(local_retention_bytes as f64)
+        } else {
+            total
+        };
+        if local >= total {
+            // Everything is local (again): nothing held only remotely.
+            if let Some(e) = self.extra.as_mut() {
+                e.remote_bytes = 0.0;
+                e.local_start = None;
+            }
+            return;
+        }
+        let msg_bytes = self.rates.msg_bytes();
+        let start = self.log_start;
+        let end = self.log_end;
+        self.size = local;
+        let e = self.extra_mut();
+        e.remote_bytes = total - local;
+        e.local_start = Some((start + (total - local) / msg_bytes).min(end));
     }
 
     pub fn extra_mut(&mut self) -> &mut Extra {
@@ -925,6 +976,15 @@ impl Cluster {
                 .get("retention.ms")
                 .and_then(|v| v.parse::<i64>().ok())
                 .unwrap_or(defaults.retention_ms);
+            let tiered = topic
+                .configs
+                .get("remote.storage.enable")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+            let local_retention = topic
+                .configs
+                .get("local.retention.bytes")
+                .and_then(|v| v.parse::<i64>().ok())
+                .unwrap_or(-2);
             for p in topic.partitions.iter_mut() {
                 let msgs = p.rates.producer_msg * dt;
                 let bytes = p.rates.producer_byte * dt;
@@ -936,6 +996,13 @@ impl Cluster {
                     // A compacted topic holds its steady size: old versions go as new come.
                     continue;
                 }
+                // A tiered log's retention counts its remote part too; the split into local
+                // and remote follows below.
+                let remote = if tiered { p.remote_bytes() } else { 0.0 };
+                if let Some(e) = p.extra.as_mut().filter(|_| remote > 0.0) {
+                    e.remote_bytes = 0.0;
+                }
+                p.size += remote;
                 let before = p.size;
                 p.size += bytes;
                 let mut excess = 0.0;
@@ -960,7 +1027,34 @@ impl Cluster {
                         extra.stored.trim_before(p.log_start.floor() as i64);
                     }
                 }
+                if tiered {
+                    p.tier(local_retention);
+                }
             }
+        }
+    }
+
+    /// Offloads the part of each partition of a tiered topic (`remote.storage.enable=true`)
+    /// beyond its `local.retention.bytes` to remote storage at once, as Kafka's remote log
+    /// manager does segment by segment.
+    pub fn apply_tiering(&mut self, topic: &str) {
+        let Some(t) = self.topics.get_mut(topic) else {
+            return;
+        };
+        if !t
+            .configs
+            .get("remote.storage.enable")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        {
+            return;
+        }
+        let local_retention = t
+            .configs
+            .get("local.retention.bytes")
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or(-2);
+        for p in t.partitions.iter_mut() {
+            p.tier(local_retention);
         }
     }
 

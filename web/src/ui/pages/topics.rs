@@ -307,13 +307,18 @@ async fn topic_page(
             ),
         ),
         fact(
-            "Size",
+            if t["remoteStorage"] == Value::Bool(true) {
+                "Size on brokers (local)"
+            } else {
+                "Size"
+            },
             format!(
                 "{} (all replicas {})",
                 fmt::opt(fmt::f(&t, "sizeBytes"), fmt::bytes),
                 fmt::opt(fmt::f(&t, "replicaBytes"), fmt::bytes)
             ),
         ),
+        fact("Remote storage", remote_storage(&t)),
         fact(
             "Produce",
             format!(
@@ -639,6 +644,21 @@ fn config_table(c: &Value) -> Table {
     t
 }
 
+/// A topic's remote storage (KIP-405) in words: off, or the offsets held only remotely and the
+/// estimate of their bytes with its basis (Kafka reports no remote size to a client).
+fn remote_storage(t: &Value) -> String {
+    match t["remoteStorage"] {
+        Value::Bool(false) => "off".to_string(),
+        Value::Bool(true) => format!(
+            "on (tiered): {} offsets held only remotely · about {} (estimate: {})",
+            human::text(&t["remoteOffsets"]),
+            fmt::opt(fmt::f(t, "remoteBytesEstimate"), fmt::bytes),
+            human::s(t, "remoteBytesBasis")
+        ),
+        _ => fmt::UNKNOWN.to_string(),
+    }
+}
+
 fn partitions_table(p: &Value) -> Table {
     let caption = if fmt::i(p, "count") < fmt::i(p, "total") {
         format!(
@@ -686,6 +706,23 @@ fn partitions_table(p: &Value) -> Table {
                 human::ids(&r["removingReplicas"])
             ));
         }
+        let mut size = Cell::n(fmt::opt(fmt::f(r, "sizeBytes"), fmt::bytes));
+        let mut offsets = Cell::n(format!(
+            "{} – {}",
+            human::text(&r["earliestOffset"]),
+            human::text(&r["latestOffset"])
+        ));
+        if r["remoteStorage"] == Value::Bool(true) {
+            size = size.sub(format!(
+                "local · remote about {}",
+                fmt::opt(fmt::f(r, "remoteBytesEstimate"), fmt::bytes)
+            ));
+            offsets = offsets.sub(format!(
+                "local from {} · {} remote only",
+                human::text(&r["localStartOffset"]),
+                human::text(&r["remoteOffsets"])
+            ));
+        }
         let mut leader = Cell::t(human::text(&r["leader"]));
         if r["leaderIsPreferred"] == Value::Bool(false) {
             leader = leader.sub(format!("preferred {}", human::text(&r["preferredLeader"])));
@@ -696,12 +733,8 @@ fn partitions_table(p: &Value) -> Table {
             replicas,
             Cell::t(human::ids(&r["isr"])),
             Cell::t(health).class(state_class(class)),
-            Cell::n(fmt::opt(fmt::f(r, "sizeBytes"), fmt::bytes)),
-            Cell::n(format!(
-                "{} – {}",
-                human::text(&r["earliestOffset"]),
-                human::text(&r["latestOffset"])
-            )),
+            size,
+            offsets,
             Cell::n(fmt::opt(fmt::f(r, "producerMsgRate"), fmt::msg_rate)),
             Cell::n(fmt::opt(fmt::f(r, "consumerMsgRate"), fmt::msg_rate)),
             Cell::n(fmt::opt(fmt::f(r, "followerLagBytes"), fmt::bytes)),
