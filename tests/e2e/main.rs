@@ -22,5 +22,5 @@ mod realized;
 mod rolling;
 mod supervisor;
 mod support;
-mod topics;
 mod tiered;
+mod topics;

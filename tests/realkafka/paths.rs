@@ -2231,6 +2231,8 @@ pub fn topic_lifecycle_creates_grows_re_replicates_and_deletes_as_kafka_shows(ka
         "real Kafka {v}:   deleted {t} ({} bytes a replica, as last read)",
         gone["sizeBytes"]
     ));
+}
+
 /// Each broker's size of `topic`-0 as `kafka-log-dirs.sh --describe` reports it (DescribeLogDirs:
 /// the local log only), by broker.
 fn tiered_local_sizes(kafka: &Kafka, topic: &str) -> BTreeMap<i32, u64> {
