@@ -87,10 +87,16 @@ pub fn read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller(kaf
     assert_eq!(cluster["clusterId"], truth["clusterId"], "{cluster}");
     assert_eq!(cluster["brokers"]["total"], 3, "{cluster}");
     assert_eq!(cluster["brokers"]["alive"], 3, "{cluster}");
-    // What Kafka it talks to: KRaft, and a release range holding the distribution's version.
-    assert_eq!(cluster["metadataMode"], "kraft", "{cluster}");
+    // What Kafka it talks to: KRaft (or ZooKeeper on that bed), and a release range holding the
+    // distribution's version.
+    let mode = if kafka.zookeeper.is_some() {
+        "zookeeper"
+    } else {
+        "kraft"
+    };
+    assert_eq!(cluster["metadataMode"], mode, "{cluster}");
     let release: Vec<u32> = kafka
-        .version
+        .release
         .split('.')
         .take(2)
         .filter_map(|x| x.parse().ok())
@@ -152,6 +158,12 @@ pub fn read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller(kaf
         config.to_string().contains("7200000"),
         "retention.ms override in {config}"
     );
+
+    if kafka.zookeeper.is_some() {
+        the_controller_is_the_broker_in_zookeepers_controller_node(kafka, &ballast);
+        delete_topics(kafka, &[&t]);
+        return;
+    }
 
     // The controller is the metadata quorum's leader, on every read.
     for _ in 0..3 {
@@ -219,7 +231,7 @@ pub fn read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller(kaf
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    let newer = kafka.version.as_str() >= "3.8";
+    let newer = kafka.release.as_str() >= "3.8";
     assert_eq!(
         health["partitions"]["eligibleLeaderReplicasReported"], newer,
         "{health}"
@@ -236,6 +248,78 @@ pub fn read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller(kaf
         shown.trim_end()
     ));
     delete_topics(kafka, &[&t]);
+}
+
+/// On ZooKeeper the controller is the broker whose id `/controller` holds (read with
+/// `zookeeper-shell.sh get /controller`), on every read; the controllers view lists that broker
+/// alone, as the leader with the `broker` role, and no quorum: Kafka has none
+/// (`kafka-metadata-quorum.sh` fails: the brokers do not offer DescribeQuorum); health does not
+/// claim eligible leader replicas.
+fn the_controller_is_the_broker_in_zookeepers_controller_node(kafka: &Kafka, ballast: &Ballast) {
+    let mut shown = String::new();
+    for _ in 0..3 {
+        let (controller, line) = kafka.zookeeper_controller();
+        ballast.fresh_sample();
+        let cluster = ballast.ok(ballast.get("/api/v1/cluster"));
+        assert_eq!(
+            cluster["controllerId"], controller,
+            "ZooKeeper's /controller is {line}: {cluster}"
+        );
+        shown = line;
+    }
+    let (controller, _) = kafka.zookeeper_controller();
+    ballast.fresh_sample();
+    let controllers = ballast.ok(ballast.get("/api/v1/cluster/controllers"));
+    let nodes: Vec<(i64, String, bool)> = controllers["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|n| {
+            (
+                n["id"].as_i64().unwrap_or(-1),
+                n["role"].as_str().unwrap_or_default().to_string(),
+                n["leader"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        nodes,
+        vec![(i64::from(controller), "broker".to_string(), true)],
+        "{controllers}"
+    );
+    assert_eq!(controllers["metadataMode"], "zookeeper", "{controllers}");
+    assert_eq!(controllers["quorum"], Value::Null, "{controllers}");
+    let quorum_tool = kafka
+        .tool("kafka-metadata-quorum")
+        .args([
+            "--bootstrap-server",
+            &kafka.bootstrap,
+            "describe",
+            "--status",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("kafka-metadata-quorum");
+    assert!(
+        !quorum_tool.status.success(),
+        "kafka-metadata-quorum describes no quorum on ZooKeeper: {}",
+        String::from_utf8_lossy(&quorum_tool.stdout)
+    );
+    let why = String::from_utf8_lossy(&quorum_tool.stderr)
+        .lines()
+        .find(|l| l.contains("Exception"))
+        .unwrap_or_default()
+        .to_string();
+    let health = ballast.ok(ballast.get("/api/v1/cluster/health"));
+    assert_eq!(health["quorum"], Value::Null, "{health}");
+    assert_eq!(
+        health["partitions"]["eligibleLeaderReplicasReported"], false,
+        "{health}"
+    );
+    say(&format!(
+        "real Kafka {}:   ballast's controller {controller} = ZooKeeper's /controller {shown}; controllers {nodes:?}; kafka-metadata-quorum describe --status: {why}",
+        kafka.version
+    ));
 }
 
 /// A dedicated controller stopped: health is degraded and says "quorum: 2 of 3 voters", the
