@@ -1042,6 +1042,24 @@ impl Kafka {
         self.run_tool("kafka-reassign-partitions", &args);
     }
 
+    /// Kafka's own description of `topic`'s partitions (`kafka-topics.sh --describe`): each
+    /// partition line's `Key: value` fields (`Partition`, `Leader`, `Replicas`, `Isr`, and from
+    /// Kafka 3.8 `Elr` and `LastKnownElr`), with the tool's output as printed.
+    pub fn describe_partitions(&self, topic: &str) -> (String, Vec<BTreeMap<String, String>>) {
+        let out = self.run_tool("kafka-topics", &["--describe", "--topic", topic]);
+        let rows = out
+            .lines()
+            .filter(|l| l.contains("Partition:"))
+            .map(|l| {
+                l.split('\t')
+                    .filter_map(|f| f.split_once(':'))
+                    .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                    .collect()
+            })
+            .collect();
+        (out, rows)
+    }
+
     /// The controller as ZooKeeper holds it: the broker id in `/controller`
     /// (`zookeeper-shell.sh 127.0.0.1:PORT get /controller`), with the tool's line as printed.
     pub fn zookeeper_controller(&self) -> (i32, String) {

@@ -49,6 +49,7 @@ const FULL: &[SuitePath] = paths![
     rolling_restart_through_agents_restarts_the_quorum_leader_last_with_no_partition_offline,
     secure_listeners_serve_reads_and_a_throttled_move_and_name_a_failed_authentication,
     a_stopped_controller_shows_in_health_as_2_of_3_voters_and_recovers,
+    partition_rows_show_the_eligible_leader_replicas_kafka_reports_while_a_broker_is_down,
 ];
 
 /// The read side, a throttled apply, a move whose destination stops (where it was first seen

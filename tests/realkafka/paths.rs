@@ -152,6 +152,10 @@ pub fn read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller(kaf
         assert_eq!(isr, kisr, "{row} vs {p:?}");
     }
 
+    // Eligible leader replicas (KIP-966) in the rows: what `kafka-topics.sh --describe` prints
+    // as `Elr` and `LastKnownElr` where Kafka reports them (3.8+), unknown (null) where not.
+    elr_rows_agree_with_kafka_topics_describe(kafka, &ballast, &t);
+
     // The topic's configuration with its source.
     let config = ballast.ok(ballast.get(&format!("/api/v1/topics/{t}/config")));
     assert!(
@@ -247,6 +251,130 @@ pub fn read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller(kaf
         kafka.version,
         shown.trim_end()
     ));
+    delete_topics(kafka, &[&t]);
+}
+
+/// The rows' `eligibleLeaderReplicas` and `lastKnownElr` of `topic` (`GET /api/v1/partitions`)
+/// against `kafka-topics.sh --describe`: equal where Kafka prints `Elr`/`LastKnownElr`, null
+/// (unknown, not empty) where it prints neither. Returns the rows' ELR by partition.
+fn elr_rows_agree_with_kafka_topics_describe(
+    kafka: &Kafka,
+    ballast: &Ballast,
+    topic: &str,
+) -> BTreeMap<i64, (Value, Value)> {
+    let (shown, theirs) = kafka.describe_partitions(topic);
+    let rows = ballast.ok(ballast.get(&format!(
+        "/api/v1/partitions?topic={topic}&fields=isr,eligibleLeaderReplicas,lastKnownElr"
+    )));
+    let mut ours = BTreeMap::new();
+    for row in rows["partitions"].as_array().into_iter().flatten() {
+        let p = row["partition"].as_i64().unwrap_or(-1);
+        let k = theirs
+            .iter()
+            .find(|r| r.get("Partition").and_then(|v| v.parse::<i64>().ok()) == Some(p))
+            .unwrap_or_else(|| panic!("partition {p} in kafka-topics --describe:\n{shown}"));
+        for (field, key) in [
+            ("eligibleLeaderReplicas", "Elr"),
+            ("lastKnownElr", "LastKnownElr"),
+        ] {
+            match k.get(key) {
+                Some(list) => {
+                    let mut want: Vec<i32> = list
+                        .split(',')
+                        .filter_map(|x| x.trim().parse().ok())
+                        .collect();
+                    want.sort_unstable();
+                    assert_eq!(
+                        row[field].as_array().map(|_| int_list(&row[field])),
+                        Some(want),
+                        "{field} of {topic}-{p}: kafka-topics says {key}: {list:?}; row {row}\n{shown}"
+                    );
+                }
+                None => assert_eq!(
+                    row[field],
+                    Value::Null,
+                    "kafka-topics prints no {key}: unknown, not empty; row {row}\n{shown}"
+                ),
+            }
+        }
+        ours.insert(
+            p,
+            (
+                row["eligibleLeaderReplicas"].clone(),
+                row["lastKnownElr"].clone(),
+            ),
+        );
+    }
+    assert_eq!(ours.len(), theirs.len(), "{rows}\n{shown}");
+    say(&format!(
+        "real Kafka {}:   ELR rows of {topic} {:?} = kafka-topics --describe:\n{}",
+        kafka.version,
+        ours.values()
+            .map(|(e, l)| format!("elr {e} lastKnown {l}"))
+            .collect::<Vec<_>>(),
+        shown.trim_end()
+    ));
+    ours
+}
+
+/// Eligible leader replicas while a broker is down (KIP-966, on by default in a new Kafka 4.1
+/// cluster): a topic whose `min.insync.replicas` is its replication factor loses broker 3 from
+/// its ISR when broker 3 stops; Kafka then names 3 as eligible (`kafka-topics.sh --describe`'s
+/// `Elr`), and the partition rows say the same; once broker 3 is back in the ISR the ELR is empty
+/// on both sides.
+pub fn partition_rows_show_the_eligible_leader_replicas_kafka_reports_while_a_broker_is_down(
+    kafka: &Kafka,
+) {
+    let t = topic(kafka, "elr");
+    kafka.create_topic(
+        &t,
+        &[&[1, 2, 3], &[2, 3, 1]],
+        &[("min.insync.replicas", "3")],
+    );
+    let ballast = Ballast::start(kafka, &[]);
+    let started = Instant::now();
+    kafka.stop_node(3);
+    let elr_of_3 = || {
+        let (_, rows) = kafka.describe_partitions(&t);
+        rows.len() == 2
+            && rows
+                .iter()
+                .all(|r| r.get("Elr").map(String::as_str) == Some("3"))
+    };
+    wait_for(Duration::from_secs(60), "Kafka naming 3 eligible", || {
+        elr_of_3().then_some(())
+    });
+    let shown = wait_for(Duration::from_secs(30), "rows naming 3 eligible", || {
+        ballast.fresh_sample();
+        let rows = elr_rows_agree_with_kafka_topics_describe(kafka, &ballast, &t);
+        rows.values().all(|(e, _)| *e == json!([3])).then_some(rows)
+    });
+    say(&format!(
+        "real Kafka {}:   broker 3 stopped: rows' ELR {shown:?} after {:.0} s",
+        kafka.version,
+        started.elapsed().as_secs_f64()
+    ));
+    kafka.start_node(3).expect("start broker 3 again");
+    kafka
+        .wait_brokers(3, Duration::from_secs(120))
+        .expect("broker 3 back");
+    wait_for(
+        Duration::from_secs(90),
+        "broker 3 back in every ISR",
+        || {
+            kafka
+                .partitions(&t)
+                .iter()
+                .all(|p| p.isr.len() == 3)
+                .then_some(())
+        },
+    );
+    ballast.fresh_sample();
+    let rows = elr_rows_agree_with_kafka_topics_describe(kafka, &ballast, &t);
+    assert!(
+        rows.values().all(|(e, _)| *e == json!([])),
+        "no ELR once the ISR is whole: {rows:?}"
+    );
     delete_topics(kafka, &[&t]);
 }
 

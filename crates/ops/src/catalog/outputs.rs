@@ -625,7 +625,7 @@ fn observed() -> Vec<(&'static str, Value)> {
                     ("total", t("integer", "")),
                     ("offset", t("integer", "")),
                     ("count", t("integer", "")),
-                    ("partitions", rows(&format!("`topic`, `partition`, `leader`, `leaderEpoch`, `replicas`, `isr`, `offlineReplicas`, `addingReplicas`, `removingReplicas`, `preferredLeader`, `leaderIsPreferred`, `underReplicated`, `underMinIsr`, `atMinIsr`, `offline`, `minInsyncReplicas`, `rackAware`, `sizeBytes`, `avgSizeBytes`, `earliestOffset`, `latestOffset`, `messages`, {RATES}, `rateWindowSeconds`, `followerLagBytes` (sum of the followers' bytes behind the leader), `activityScore`"))),
+                    ("partitions", rows(&format!("`topic`, `partition`, `leader`, `leaderEpoch`, `replicas`, `isr`, `eligibleLeaderReplicas` and `lastKnownElr` (KIP-966, DescribeTopicPartitions: broker ids; null where the cluster does not report ELR, before Kafka 3.8 or on ZooKeeper), `offlineReplicas`, `addingReplicas`, `removingReplicas`, `preferredLeader`, `leaderIsPreferred`, `underReplicated`, `underMinIsr`, `atMinIsr`, `offline`, `minInsyncReplicas`, `rackAware`, `sizeBytes`, `avgSizeBytes`, `earliestOffset`, `latestOffset`, `messages`, {RATES}, `rateWindowSeconds`, `followerLagBytes` (sum of the followers' bytes behind the leader), `activityScore`"))),
                 ]),
             ),
         ),
