@@ -1,10 +1,11 @@
-//! A real Apache Kafka cluster on loopback, started once per version for the whole suite, as
-//! production KRaft clusters run: Kafka 4.1.0 with three dedicated controllers
+//! A real Apache Kafka cluster on loopback, started once per bed for the whole suite, as
+//! production clusters run: Kafka 4.1.0 with three dedicated controllers
 //! (`process.roles=controller`, ids 101–103) and three brokers (ids 1–3); 3.5.1 with three nodes
-//! in combined mode (broker + controller). Brokers have racks r1–r3 and two log dirs each; the
+//! in combined mode (broker + controller); 3.5.1 in ZooKeeper mode (the distribution's ZooKeeper
+//! 3.6.4 and three brokers, `3.5.1-zk`). Brokers have racks r1–r3 and two log dirs each; the
 //! StandardAuthorizer with super users for ballast (`User:ANONYMOUS` on the plaintext listener,
-//! `User:ballast` over SASL), from a binary distribution (`../shared/kafka/`, or
-//! `BALLAST_TEST_KAFKA_HOME`).
+//! `User:ballast` over SASL; on ZooKeeper the AclAuthorizer and the plaintext listener only),
+//! from a binary distribution (`../shared/kafka/`, or `BALLAST_TEST_KAFKA_HOME`).
 //!
 //! The nodes run in process groups of their own; a watchdog shell kills them and removes their
 //! files when the test process is gone, however it ends (statics are never dropped).
@@ -23,6 +24,13 @@ use serde_json::Value;
 /// throttled apply and the rolling restart.
 pub const V4_1: &str = "4.1.0";
 pub const V3_5: &str = "3.5.1";
+/// Kafka 3.5.1 with its metadata in ZooKeeper: the read side, a throttled apply and the groups.
+pub const V3_5_ZK: &str = "3.5.1-zk";
+
+/// The distribution's version of a bed (`3.5.1-zk` runs 3.5.1).
+fn release_of(bed: &str) -> &str {
+    bed.strip_suffix("-zk").unwrap_or(bed)
+}
 
 /// The SCRAM-SHA-512 user created at format time (a super user).
 pub const SCRAM_USER: &str = "ballast";
@@ -142,7 +150,13 @@ pub struct Node {
 }
 
 pub struct Kafka {
+    /// The bed: the distribution's version, `-zk` after it for the ZooKeeper-mode bed (the name
+    /// in every line the suite prints and in its topics' names).
     pub version: String,
+    /// The distribution's version (`3.5.1`).
+    pub release: String,
+    /// ZooKeeper's client port on the ZooKeeper-mode bed (its metadata there); None on KRaft.
+    pub zookeeper: Option<u16>,
     pub home: PathBuf,
     pub dir: PathBuf,
     pub bootstrap: String,
@@ -168,7 +182,7 @@ fn repo_root() -> PathBuf {
         .unwrap_or_default()
 }
 
-/// Where the distribution of `version` is, or why the suite cannot run it.
+/// Where the distribution of bed `version` is, or why the suite cannot run it.
 fn locate(version: &str) -> Result<PathBuf, String> {
     if let Ok(home) = std::env::var("BALLAST_TEST_KAFKA_HOME") {
         if version != V4_1 {
@@ -186,12 +200,13 @@ fn locate(version: &str) -> Result<PathBuf, String> {
             ))
         };
     }
+    let release = release_of(version);
     let home = repo_root()
         .join("../shared/kafka")
-        .join(format!("kafka_2.13-{version}"));
+        .join(format!("kafka_2.13-{release}"));
     if !home.join("bin/kafka-server-start.sh").is_file() {
         return Err(format!(
-            "no Kafka {version} distribution at {} (set BALLAST_TEST_KAFKA_HOME to use another)",
+            "no Kafka {release} distribution at {} (set BALLAST_TEST_KAFKA_HOME to use another)",
             home.display()
         ));
     }
@@ -260,6 +275,16 @@ pub fn suite(version: &str, paths: &[SuitePath]) {
             failed.push(*name);
         }
     }
+    // Its cluster is done: its JVMs no longer take the cores the other beds' paths use.
+    if let Some(Ok(kafka)) = CLUSTERS.get().and_then(|m| {
+        m.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(version)
+            .copied()
+    }) {
+        let _held = kafka.hold();
+        kafka.kill_all();
+    }
     say(&format!(
         "real Kafka {version}: {} of {} paths passed in {:.0} s",
         chosen.len() - failed.len(),
@@ -292,6 +317,21 @@ fn path(version: &str, name: &str, f: fn(&Kafka)) {
         started.elapsed().as_secs_f64()
     ));
 }
+
+/// What every broker's configuration holds, KRaft or ZooKeeper.
+const BROKER_COMMON: &str = "num.partitions=1\n\
+     default.replication.factor=3\n\
+     min.insync.replicas=1\n\
+     offsets.topic.replication.factor=2\n\
+     offsets.topic.num.partitions=6\n\
+     transaction.state.log.replication.factor=2\n\
+     transaction.state.log.min.isr=1\n\
+     group.initial.rebalance.delay.ms=0\n\
+     auto.create.topics.enable=false\n\
+     num.network.threads=2\n\
+     num.io.threads=2\n\
+     background.threads=2\n\
+     num.recovery.threads.per.data.dir=1\n";
 
 /// `n` distinct free loopback ports: every listener is held until all are taken, so the system
 /// cannot hand the same port out twice.
@@ -328,8 +368,9 @@ impl Kafka {
         let mut ports = free_ports(24).into_iter();
         let mut port = move || ports.next().expect("24 ports for 6 nodes");
         // 4.1.0 as production runs it: three dedicated controllers (101–103) beside the three
-        // brokers; 3.5.1 in combined mode.
+        // brokers; 3.5.1 in combined mode, or three brokers beside ZooKeeper.
         let dedicated = version == V4_1;
+        let zookeeper = (version == V3_5_ZK).then(&mut port);
         let ids: Vec<(i32, bool, bool)> = if dedicated {
             vec![
                 (101, false, true),
@@ -339,6 +380,8 @@ impl Kafka {
                 (2, true, false),
                 (3, true, false),
             ]
+        } else if zookeeper.is_some() {
+            vec![(1, true, false), (2, true, false), (3, true, false)]
         } else {
             vec![(1, true, true), (2, true, true), (3, true, true)]
         };
@@ -370,6 +413,29 @@ impl Kafka {
         for n in &nodes {
             std::fs::create_dir_all(n.config.parent().unwrap_or(&dir))
                 .map_err(|e| e.to_string())?;
+            if let Some(zk) = zookeeper {
+                // A ZooKeeper-mode broker: `broker.id`, `zookeeper.connect`, no `process.roles`;
+                // the plaintext listener only (no path of this bed speaks SASL or SSL).
+                let config = format!(
+                    "broker.id={id}\n\
+                     zookeeper.connect=127.0.0.1:{zk}\n\
+                     listeners=PLAINTEXT://127.0.0.1:{port}\n\
+                     advertised.listeners=PLAINTEXT://127.0.0.1:{port}\n\
+                     broker.rack={rack}\n\
+                     log.dirs={a},{b}\n\
+                     {common}\
+                     authorizer.class.name=kafka.security.authorizer.AclAuthorizer\n\
+                     super.users=User:ANONYMOUS\n",
+                    id = n.id,
+                    port = n.port,
+                    rack = n.rack,
+                    a = n.log_dirs[0].display(),
+                    b = n.log_dirs[1].display(),
+                    common = BROKER_COMMON,
+                );
+                std::fs::write(&n.config, config).map_err(|e| e.to_string())?;
+                continue;
+            }
             if !n.broker {
                 // A dedicated controller: only its CONTROLLER listener and the metadata log.
                 let config = format!(
@@ -421,19 +487,7 @@ impl Kafka {
                  inter.broker.listener.name=PLAINTEXT\n\
                  broker.rack={rack}\n\
                  log.dirs={a},{b}\n\
-                 num.partitions=1\n\
-                 default.replication.factor=3\n\
-                 min.insync.replicas=1\n\
-                 offsets.topic.replication.factor=2\n\
-                 offsets.topic.num.partitions=6\n\
-                 transaction.state.log.replication.factor=2\n\
-                 transaction.state.log.min.isr=1\n\
-                 group.initial.rebalance.delay.ms=0\n\
-                 auto.create.topics.enable=false\n\
-                 num.network.threads=2\n\
-                 num.io.threads=2\n\
-                 background.threads=2\n\
-                 num.recovery.threads.per.data.dir=1\n\
+                 {common}\
                  authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n\
                  super.users=User:ANONYMOUS;User:ballast;User:CN=ballast\n",
                 id = n.id,
@@ -445,6 +499,7 @@ impl Kafka {
                 rack = n.rack,
                 a = n.log_dirs[0].display(),
                 b = n.log_dirs[1].display(),
+                common = BROKER_COMMON,
             );
             let config = config + &tiered.properties;
             std::fs::write(&n.config, config).map_err(|e| e.to_string())?;
@@ -469,6 +524,8 @@ impl Kafka {
             .join(",");
         let kafka = Kafka {
             version: version.to_string(),
+            release: release_of(version).to_string(),
+            zookeeper,
             home,
             dir,
             bootstrap,
@@ -480,6 +537,41 @@ impl Kafka {
         };
         kafka.watchdog()?;
         kafka.write_scripts()?;
+        let started = Instant::now();
+        if let Some(zk) = zookeeper {
+            // ZooKeeper first: a broker gives up when it cannot reach it within 18 s.
+            let data = kafka.dir.join("zookeeper");
+            std::fs::create_dir_all(&data).map_err(|e| e.to_string())?;
+            std::fs::write(
+                kafka.dir.join("zookeeper.properties"),
+                format!(
+                    "dataDir={}\nclientPort={zk}\nclientPortAddress=127.0.0.1\nmaxClientCnxns=0\nadmin.enableServer=false\n",
+                    data.display()
+                ),
+            )
+            .map_err(|e| e.to_string())?;
+            kafka.run_script("start", "zk")?;
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while std::net::TcpStream::connect(("127.0.0.1", zk)).is_err() {
+                if Instant::now() > deadline {
+                    return Err(format!(
+                        "ZooKeeper did not listen on 127.0.0.1:{zk} in 60 s"
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            for n in &kafka.nodes {
+                kafka.start_node(n.id)?;
+            }
+            kafka.wait_brokers(3, Duration::from_secs(240))?;
+            say(&format!(
+                "real Kafka {version}: ZooKeeper (127.0.0.1:{zk}) and 3 brokers (ZooKeeper mode) ready in {:.0} s at {} ({})",
+                started.elapsed().as_secs_f64(),
+                kafka.bootstrap,
+                kafka.home.display()
+            ));
+            return Ok(kafka);
+        }
         let id = cluster_id();
         let formats: Vec<_> = kafka
             .nodes
@@ -550,6 +642,19 @@ impl Kafka {
             .spawn()
             .map(|_| ())
             .map_err(|e| format!("watchdog: {e}"))
+    }
+
+    /// Kills every process of the cluster (SIGKILL to each process group): the suite is done
+    /// with it. The watchdog removes its files when the test process ends.
+    fn kill_all(&self) {
+        let script = format!(
+            "for f in '{dir}'/pids/*; do [ -f \"$f\" ] && kill -s KILL -- -\"$(cat \"$f\")\" 2>/dev/null; rm -f \"$f\"; done",
+            dir = self.dir.display()
+        );
+        let _ = Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .status();
     }
 
     fn hold(&self) -> MutexGuard<'_, ()> {
@@ -632,8 +737,33 @@ impl Kafka {
     /// restart and status commands, as it would run `systemctl restart kafka`.
     fn write_scripts(&self) -> Result<(), String> {
         use std::os::unix::fs::PermissionsExt;
-        for n in &self.nodes {
-            let id = n.id;
+        // Each node, and ZooKeeper (`zk`) on the ZooKeeper-mode bed: (id, start script, config, heap).
+        let mut processes: Vec<(String, &str, PathBuf, &str)> = self
+            .nodes
+            .iter()
+            .map(|n| {
+                let heap = if n.broker {
+                    "-Xmx512m -Xms512m"
+                } else {
+                    "-Xmx384m -Xms384m"
+                };
+                (
+                    n.id.to_string(),
+                    "kafka-server-start.sh",
+                    n.config.clone(),
+                    heap,
+                )
+            })
+            .collect();
+        if self.zookeeper.is_some() {
+            processes.push((
+                "zk".into(),
+                "zookeeper-server-start.sh",
+                self.dir.join("zookeeper.properties"),
+                "-Xmx256m -Xms256m",
+            ));
+        }
+        for (id, start, cfg, heap) in processes {
             let dir = self.dir.display();
             let scripts = [
                 (
@@ -641,15 +771,10 @@ impl Kafka {
                     format!(
                         "#!/bin/sh\n\
                          KAFKA_HEAP_OPTS='{heap}' KAFKA_JMX_OPTS=' ' LOG_DIR='{dir}/node{id}-logs' \\\n\
-                         setsid '{home}/bin/kafka-server-start.sh' '{cfg}' >>'{dir}/node{id}.out' 2>&1 </dev/null &\n\
+                         setsid '{home}/bin/{start}' '{cfg}' >>'{dir}/node{id}.out' 2>&1 </dev/null &\n\
                          echo $! >'{dir}/pids/{id}'\n",
                         home = self.home.display(),
-                        cfg = n.config.display(),
-                        heap = if n.broker {
-                            "-Xmx512m -Xms512m"
-                        } else {
-                            "-Xmx384m -Xms384m"
-                        },
+                        cfg = cfg.display(),
                     ),
                 ),
                 (
@@ -686,12 +811,13 @@ impl Kafka {
     }
 
     /// A node's script (`start`, `stop`, `restart`, `status`).
-    pub fn script(&self, what: &str, id: i32) -> PathBuf {
+    pub fn script(&self, what: &str, id: impl std::fmt::Display) -> PathBuf {
         self.dir.join(format!("{what}-{id}.sh"))
     }
 
-    fn run_script(&self, what: &str, id: i32) -> Result<(), String> {
-        let status = Command::new(self.script(what, id))
+    fn run_script(&self, what: &str, id: impl std::fmt::Display) -> Result<(), String> {
+        let id = id.to_string();
+        let status = Command::new(self.script(what, &id))
             .stdin(Stdio::null())
             .status()
             .map_err(|e| format!("{what}-{id}.sh: {e}"))?;
@@ -716,6 +842,13 @@ impl Kafka {
 
     /// Starts every node that is not running and waits for three brokers.
     pub fn ensure_all_up(&self) -> Result<(), String> {
+        if self.zookeeper.is_some() && self.run_script("status", "zk").is_err() {
+            say(&format!(
+                "real Kafka {}: ZooKeeper was stopped: starting it",
+                self.version
+            ));
+            self.run_script("start", "zk")?;
+        }
         for n in &self.nodes {
             if self.run_script("status", n.id).is_err() {
                 say(&format!(
@@ -913,6 +1046,46 @@ impl Kafka {
             args.extend(["--throttle", rate.as_str()]);
         }
         self.run_tool("kafka-reassign-partitions", &args);
+    }
+
+    /// Kafka's own description of `topic`'s partitions (`kafka-topics.sh --describe`): each
+    /// partition line's `Key: value` fields (`Partition`, `Leader`, `Replicas`, `Isr`, and from
+    /// Kafka 3.8 `Elr` and `LastKnownElr`), with the tool's output as printed.
+    pub fn describe_partitions(&self, topic: &str) -> (String, Vec<BTreeMap<String, String>>) {
+        let out = self.run_tool("kafka-topics", &["--describe", "--topic", topic]);
+        let rows = out
+            .lines()
+            .filter(|l| l.contains("Partition:"))
+            .map(|l| {
+                l.split('\t')
+                    .filter_map(|f| f.split_once(':'))
+                    .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                    .collect()
+            })
+            .collect();
+        (out, rows)
+    }
+
+    /// The controller as ZooKeeper holds it: the broker id in `/controller`
+    /// (`zookeeper-shell.sh 127.0.0.1:PORT get /controller`), with the tool's line as printed.
+    pub fn zookeeper_controller(&self) -> (i32, String) {
+        let zk = self.zookeeper.expect("the ZooKeeper-mode bed");
+        let out = self
+            .tool("zookeeper-shell")
+            .args([&format!("127.0.0.1:{zk}"), "get", "/controller"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("zookeeper-shell: {e}"));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with('{'))
+            .unwrap_or_else(|| panic!("no /controller in zookeeper-shell's output: {text}"));
+        let id = serde_json::from_str::<Value>(line)
+            .ok()
+            .and_then(|v| v["brokerid"].as_i64())
+            .unwrap_or_else(|| panic!("no brokerid in /controller: {line}"));
+        (id as i32, line.trim().to_string())
     }
 
     /// The active controller as the metadata quorum says (`kafka-metadata-quorum.sh`).

@@ -1,13 +1,15 @@
-//! The real-Kafka suite: the real `ballast` binary against a real Apache Kafka cluster (three
-//! KRaft nodes on loopback, `kafka.rs`), every cluster-changing path checked with Kafka's own
-//! view (confluent-kafka's Admin API through `kafka_tool.py`, or the distribution's tools), never
-//! with ballast's answers.
+//! The real-Kafka suite: the real `ballast` binary against real Apache Kafka clusters on
+//! loopback (`kafka.rs`: 4.1.0 with dedicated controllers, 3.5.1 KRaft, 3.5.1 on ZooKeeper),
+//! every cluster-changing path checked with Kafka's own view (confluent-kafka's Admin API
+//! through `kafka_tool.py`, or the distribution's tools), never with ballast's answers.
 //!
-//! One cluster per version serves the whole suite; a path holds its cluster while it runs and
-//! uses topics and groups of its own. Kafka 4.1.0 gets every path but one, 3.5.1 the read side,
-//! a throttled apply, a move whose destination broker stops, and the rolling restart. Without Java or a distribution each path says on
-//! stderr what it skipped and why, and passes. Each path prints `real Kafka <version>: <path>
-//! ok (<seconds> s)` when it passed, so CI's output is the suite's report.
+//! One cluster per bed serves the whole suite; a path holds its cluster while it runs and uses
+//! topics and groups of its own. Kafka 4.1.0 gets every path but one, 3.5.1 the read side, a
+//! throttled apply, a move whose destination broker stops, and the rolling restart; 3.5.1 on
+//! ZooKeeper the read side, a throttled apply and a classic group. Without Java or a
+//! distribution each path says on stderr what it skipped and why, and passes. Each path prints
+//! `real Kafka <bed>: <path> ok (<seconds> s)` when it passed, so CI's output is the suite's
+//! report.
 
 #[allow(dead_code)]
 #[path = "../e2e/support.rs"]
@@ -18,7 +20,7 @@ mod kafka;
 mod paths;
 mod tiered;
 
-use kafka::{suite, SuitePath, V3_5, V4_1};
+use kafka::{suite, SuitePath, V3_5, V3_5_ZK, V4_1};
 
 /// A path of the suite: its name (what it proves) and its function.
 macro_rules! paths {
@@ -50,6 +52,7 @@ const FULL: &[SuitePath] = paths![
     a_stopped_controller_shows_in_health_as_2_of_3_voters_and_recovers,
     topic_lifecycle_creates_grows_re_replicates_and_deletes_as_kafka_shows,
     tiered_topic_disk_and_move_cost_are_local_bytes_and_remote_offsets_are_kafkas,
+    partition_rows_show_the_eligible_leader_replicas_kafka_reports_while_a_broker_is_down,
 ];
 
 /// The read side, a throttled apply, a move whose destination stops (where it was first seen
@@ -62,9 +65,19 @@ const OLDER: &[SuitePath] = paths![
     topic_lifecycle_creates_grows_re_replicates_and_deletes_as_kafka_shows,
 ];
 
-// One test per version: the two clusters run side by side (two test threads), each version's
-// paths one after another on its own cluster. `BALLAST_REALKAFKA_PATHS=part,part` runs only
-// the paths whose names contain one of the parts.
+/// The read side (the controller as ZooKeeper's `/controller` holds it), a throttled apply and
+/// a classic group's offsets reset and deleted, against Kafka 3.5.1 in ZooKeeper mode.
+const ZOOKEEPER: &[SuitePath] = paths![
+    read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller,
+    proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_executor_and_leaves_no_throttle,
+    consumer_group_offset_reset_and_delete_are_what_kafka_shows,
+];
+
+// One test per bed: the clusters run side by side (as many at once as test threads), each
+// bed's paths one after another on its own cluster. The test harness starts tests in the
+// order of their names: 4.1.0 (the longest) sorts before the ZooKeeper bed, so with two
+// threads (CI's two cores) 4.1.0 and 3.5.1 start at once and the ZooKeeper bed follows 3.5.1.
+// `BALLAST_REALKAFKA_PATHS=part,part` runs only the paths whose names contain one of the parts.
 
 #[test]
 fn kafka_4_1_every_cluster_changing_path_agrees_with_kafkas_own_view() {
@@ -74,4 +87,9 @@ fn kafka_4_1_every_cluster_changing_path_agrees_with_kafkas_own_view() {
 #[test]
 fn kafka_3_5_read_side_throttled_apply_and_rolling_restart_agree_with_kafkas_own_view() {
     suite(V3_5, OLDER);
+}
+
+#[test]
+fn kafka_zookeeper_3_5_read_side_throttled_apply_and_groups_agree_with_kafkas_own_view() {
+    suite(V3_5_ZK, ZOOKEEPER);
 }

@@ -87,10 +87,16 @@ pub fn read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller(kaf
     assert_eq!(cluster["clusterId"], truth["clusterId"], "{cluster}");
     assert_eq!(cluster["brokers"]["total"], 3, "{cluster}");
     assert_eq!(cluster["brokers"]["alive"], 3, "{cluster}");
-    // What Kafka it talks to: KRaft, and a release range holding the distribution's version.
-    assert_eq!(cluster["metadataMode"], "kraft", "{cluster}");
+    // What Kafka it talks to: KRaft (or ZooKeeper on that bed), and a release range holding the
+    // distribution's version.
+    let mode = if kafka.zookeeper.is_some() {
+        "zookeeper"
+    } else {
+        "kraft"
+    };
+    assert_eq!(cluster["metadataMode"], mode, "{cluster}");
     let release: Vec<u32> = kafka
-        .version
+        .release
         .split('.')
         .take(2)
         .filter_map(|x| x.parse().ok())
@@ -146,12 +152,22 @@ pub fn read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller(kaf
         assert_eq!(isr, kisr, "{row} vs {p:?}");
     }
 
+    // Eligible leader replicas (KIP-966) in the rows: what `kafka-topics.sh --describe` prints
+    // as `Elr` and `LastKnownElr` where Kafka reports them (3.8+), unknown (null) where not.
+    elr_rows_agree_with_kafka_topics_describe(kafka, &ballast, &t);
+
     // The topic's configuration with its source.
     let config = ballast.ok(ballast.get(&format!("/api/v1/topics/{t}/config")));
     assert!(
         config.to_string().contains("7200000"),
         "retention.ms override in {config}"
     );
+
+    if kafka.zookeeper.is_some() {
+        the_controller_is_the_broker_in_zookeepers_controller_node(kafka, &ballast);
+        delete_topics(kafka, &[&t]);
+        return;
+    }
 
     // The controller is the metadata quorum's leader, on every read.
     for _ in 0..3 {
@@ -219,7 +235,7 @@ pub fn read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller(kaf
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    let newer = kafka.version.as_str() >= "3.8";
+    let newer = kafka.release.as_str() >= "3.8";
     assert_eq!(
         health["partitions"]["eligibleLeaderReplicasReported"], newer,
         "{health}"
@@ -236,6 +252,202 @@ pub fn read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller(kaf
         shown.trim_end()
     ));
     delete_topics(kafka, &[&t]);
+}
+
+/// The rows' `eligibleLeaderReplicas` and `lastKnownElr` of `topic` (`GET /api/v1/partitions`)
+/// against `kafka-topics.sh --describe`: equal where Kafka prints `Elr`/`LastKnownElr`, null
+/// (unknown, not empty) where it prints neither. Returns the rows' ELR by partition.
+fn elr_rows_agree_with_kafka_topics_describe(
+    kafka: &Kafka,
+    ballast: &Ballast,
+    topic: &str,
+) -> BTreeMap<i64, (Value, Value)> {
+    let (shown, theirs) = kafka.describe_partitions(topic);
+    let rows = ballast.ok(ballast.get(&format!(
+        "/api/v1/partitions?topic={topic}&fields=isr,eligibleLeaderReplicas,lastKnownElr"
+    )));
+    let mut ours = BTreeMap::new();
+    for row in rows["partitions"].as_array().into_iter().flatten() {
+        let p = row["partition"].as_i64().unwrap_or(-1);
+        let k = theirs
+            .iter()
+            .find(|r| r.get("Partition").and_then(|v| v.parse::<i64>().ok()) == Some(p))
+            .unwrap_or_else(|| panic!("partition {p} in kafka-topics --describe:\n{shown}"));
+        for (field, key) in [
+            ("eligibleLeaderReplicas", "Elr"),
+            ("lastKnownElr", "LastKnownElr"),
+        ] {
+            match k.get(key) {
+                Some(list) => {
+                    let mut want: Vec<i32> = list
+                        .split(',')
+                        .filter_map(|x| x.trim().parse().ok())
+                        .collect();
+                    want.sort_unstable();
+                    assert_eq!(
+                        row[field].as_array().map(|_| int_list(&row[field])),
+                        Some(want),
+                        "{field} of {topic}-{p}: kafka-topics says {key}: {list:?}; row {row}\n{shown}"
+                    );
+                }
+                None => assert_eq!(
+                    row[field],
+                    Value::Null,
+                    "kafka-topics prints no {key}: unknown, not empty; row {row}\n{shown}"
+                ),
+            }
+        }
+        ours.insert(
+            p,
+            (
+                row["eligibleLeaderReplicas"].clone(),
+                row["lastKnownElr"].clone(),
+            ),
+        );
+    }
+    assert_eq!(ours.len(), theirs.len(), "{rows}\n{shown}");
+    say(&format!(
+        "real Kafka {}:   ELR rows of {topic} {:?} = kafka-topics --describe:\n{}",
+        kafka.version,
+        ours.values()
+            .map(|(e, l)| format!("elr {e} lastKnown {l}"))
+            .collect::<Vec<_>>(),
+        shown.trim_end()
+    ));
+    ours
+}
+
+/// Eligible leader replicas while a broker is down (KIP-966, on by default in a new Kafka 4.1
+/// cluster): a topic whose `min.insync.replicas` is its replication factor loses broker 3 from
+/// its ISR when broker 3 stops; Kafka then names 3 as eligible (`kafka-topics.sh --describe`'s
+/// `Elr`), and the partition rows say the same; once broker 3 is back in the ISR the ELR is empty
+/// on both sides.
+pub fn partition_rows_show_the_eligible_leader_replicas_kafka_reports_while_a_broker_is_down(
+    kafka: &Kafka,
+) {
+    let t = topic(kafka, "elr");
+    kafka.create_topic(
+        &t,
+        &[&[1, 2, 3], &[2, 3, 1]],
+        &[("min.insync.replicas", "3")],
+    );
+    let ballast = Ballast::start(kafka, &[]);
+    let started = Instant::now();
+    kafka.stop_node(3);
+    let elr_of_3 = || {
+        let (_, rows) = kafka.describe_partitions(&t);
+        rows.len() == 2
+            && rows
+                .iter()
+                .all(|r| r.get("Elr").map(String::as_str) == Some("3"))
+    };
+    wait_for(Duration::from_secs(60), "Kafka naming 3 eligible", || {
+        elr_of_3().then_some(())
+    });
+    let shown = wait_for(Duration::from_secs(30), "rows naming 3 eligible", || {
+        ballast.fresh_sample();
+        let rows = elr_rows_agree_with_kafka_topics_describe(kafka, &ballast, &t);
+        rows.values().all(|(e, _)| *e == json!([3])).then_some(rows)
+    });
+    say(&format!(
+        "real Kafka {}:   broker 3 stopped: rows' ELR {shown:?} after {:.0} s",
+        kafka.version,
+        started.elapsed().as_secs_f64()
+    ));
+    kafka.start_node(3).expect("start broker 3 again");
+    kafka
+        .wait_brokers(3, Duration::from_secs(120))
+        .expect("broker 3 back");
+    wait_for(
+        Duration::from_secs(90),
+        "broker 3 back in every ISR",
+        || {
+            kafka
+                .partitions(&t)
+                .iter()
+                .all(|p| p.isr.len() == 3)
+                .then_some(())
+        },
+    );
+    ballast.fresh_sample();
+    let rows = elr_rows_agree_with_kafka_topics_describe(kafka, &ballast, &t);
+    assert!(
+        rows.values().all(|(e, _)| *e == json!([])),
+        "no ELR once the ISR is whole: {rows:?}"
+    );
+    delete_topics(kafka, &[&t]);
+}
+
+/// On ZooKeeper the controller is the broker whose id `/controller` holds (read with
+/// `zookeeper-shell.sh get /controller`), on every read; the controllers view lists that broker
+/// alone, as the leader with the `broker` role, and no quorum: Kafka has none
+/// (`kafka-metadata-quorum.sh` fails: the brokers do not offer DescribeQuorum); health does not
+/// claim eligible leader replicas.
+fn the_controller_is_the_broker_in_zookeepers_controller_node(kafka: &Kafka, ballast: &Ballast) {
+    let mut shown = String::new();
+    for _ in 0..3 {
+        let (controller, line) = kafka.zookeeper_controller();
+        ballast.fresh_sample();
+        let cluster = ballast.ok(ballast.get("/api/v1/cluster"));
+        assert_eq!(
+            cluster["controllerId"], controller,
+            "ZooKeeper's /controller is {line}: {cluster}"
+        );
+        shown = line;
+    }
+    let (controller, _) = kafka.zookeeper_controller();
+    ballast.fresh_sample();
+    let controllers = ballast.ok(ballast.get("/api/v1/cluster/controllers"));
+    let nodes: Vec<(i64, String, bool)> = controllers["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|n| {
+            (
+                n["id"].as_i64().unwrap_or(-1),
+                n["role"].as_str().unwrap_or_default().to_string(),
+                n["leader"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        nodes,
+        vec![(i64::from(controller), "broker".to_string(), true)],
+        "{controllers}"
+    );
+    assert_eq!(controllers["metadataMode"], "zookeeper", "{controllers}");
+    assert_eq!(controllers["quorum"], Value::Null, "{controllers}");
+    let quorum_tool = kafka
+        .tool("kafka-metadata-quorum")
+        .args([
+            "--bootstrap-server",
+            &kafka.bootstrap,
+            "describe",
+            "--status",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("kafka-metadata-quorum");
+    assert!(
+        !quorum_tool.status.success(),
+        "kafka-metadata-quorum describes no quorum on ZooKeeper: {}",
+        String::from_utf8_lossy(&quorum_tool.stdout)
+    );
+    let why = String::from_utf8_lossy(&quorum_tool.stderr)
+        .lines()
+        .find(|l| l.contains("Exception"))
+        .unwrap_or_default()
+        .to_string();
+    let health = ballast.ok(ballast.get("/api/v1/cluster/health"));
+    assert_eq!(health["quorum"], Value::Null, "{health}");
+    assert_eq!(
+        health["partitions"]["eligibleLeaderReplicasReported"], false,
+        "{health}"
+    );
+    say(&format!(
+        "real Kafka {}:   ballast's controller {controller} = ZooKeeper's /controller {shown}; controllers {nodes:?}; kafka-metadata-quorum describe --status: {why}",
+        kafka.version
+    ));
 }
 
 /// A dedicated controller stopped: health is degraded and says "quorum: 2 of 3 voters", the

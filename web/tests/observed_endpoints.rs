@@ -1414,3 +1414,46 @@ async fn partitions_below_min_isr_with_no_eligible_leader_replica_are_at_risk_of
         serde_json::json!([3])
     );
 }
+
+#[tokio::test]
+async fn partition_rows_show_eligible_leader_replicas_where_reported_and_null_where_not() {
+    let h = Harness::with_fixture().await;
+    // Not reported (no DescribeTopicPartitions: before Kafka 3.8, ZooKeeper): unknown, not empty.
+    let d = h
+        .data("/api/v1/partitions?topic=orders&fields=eligibleLeaderReplicas,lastKnownElr")
+        .await;
+    let row = d["partitions"][0].clone();
+    assert_eq!(row["eligibleLeaderReplicas"], Value::Null, "{row}");
+    assert_eq!(row["lastKnownElr"], Value::Null, "{row}");
+    let partition = row["partition"].clone();
+
+    // Reported: the partition's lists, and empty lists for the partitions that have none.
+    let mut w = fixture(now_ms(), false);
+    w.cluster.detail = serde_json::json!({"eligibleLeaderReplicas": {"reported": true, "partitions": [["orders", partition, [3], [2]]]}});
+    h.store.write_observed(&w).unwrap();
+    let d = h.data("/api/v1/partitions?topic=orders").await;
+    let rows = d["partitions"].as_array().cloned().unwrap_or_default();
+    let row = rows
+        .iter()
+        .find(|r| r["partition"] == partition)
+        .expect("the partition's row");
+    assert_eq!(
+        row["eligibleLeaderReplicas"],
+        serde_json::json!([3]),
+        "{row}"
+    );
+    assert_eq!(row["lastKnownElr"], serde_json::json!([2]), "{row}");
+    let other = rows
+        .iter()
+        .find(|r| r["partition"] != partition)
+        .expect("another partition");
+    assert_eq!(
+        other["eligibleLeaderReplicas"],
+        serde_json::json!([]),
+        "{other}"
+    );
+    assert_eq!(other["lastKnownElr"], serde_json::json!([]), "{other}");
+    // The minimal rows leave them out.
+    let d = h.data("/api/v1/partitions?topic=orders&minimal=true").await;
+    assert!(d["partitions"][0].get("eligibleLeaderReplicas").is_none());
+}

@@ -168,6 +168,9 @@ pub struct View {
     /// The metadata quorum of the reading, assessed with `BALLAST_QUORUM_FETCH_TIMEOUT` when the
     /// view is loaded (None off KRaft, when it was not read, or before [`View::with_quorum`]).
     pub quorum: Option<crate::quorum::Quorum>,
+    /// Eligible leader replicas (KIP-966) and last known ELR by partition, as the reading's
+    /// DescribeTopicPartitions reported them; None where the brokers do not report them.
+    pub elr: Option<crate::observed::cluster::ElrMap>,
 }
 
 fn fraction(part: u32, whole: u32) -> f64 {
@@ -513,8 +516,10 @@ impl View {
             }
         }
 
+        let elr = crate::observed::cluster::elr_of_reading(&raw.cluster.facts.detail);
         View {
             quorum: None,
+            elr,
             generation: raw.cluster.generation,
             offline,
             under_replicated,

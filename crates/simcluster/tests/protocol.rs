@@ -621,3 +621,114 @@ async fn list_offsets_by_timestamp_uses_the_timestamps_of_produced_records() {
     );
     sim.shutdown().await;
 }
+
+/// A partition's ISR, eligible leader replicas and last known ELR as answered.
+type ElrRow = (Vec<i32>, Option<Vec<i32>>, Option<Vec<i32>>);
+
+fn elr_of(r: &DescribeTopicPartitionsResponse, topic: &str) -> Vec<ElrRow> {
+    let ids = |l: &[BrokerId]| l.iter().map(|b| b.0).collect::<Vec<i32>>();
+    r.topics
+        .iter()
+        .find(|t| t.name.as_ref().is_some_and(|n| n.0.as_str() == topic))
+        .map(|t| {
+            t.partitions
+                .iter()
+                .map(|p| {
+                    (
+                        ids(&p.isr_nodes),
+                        p.eligible_leader_replicas.as_deref().map(ids),
+                        p.last_known_elr.as_deref().map(ids),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// DescribeTopicPartitions as a Kafka 4.1 cluster (ELR on by default) answers it: empty ELR
+/// lists (not absent) while the ISR is at least `min.insync.replicas`; a replica whose broker
+/// stopped while that left the ISR below it is eligible; back in the ISR, the ELR is empty again.
+/// Pages follow the partition limit and the cursor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describe_topic_partitions_names_a_replica_that_left_the_isr_below_min_insync_eligible_until_it_is_back(
+) {
+    let mut strict = partition("strict", 0, &[1, 2, 3], 0);
+    strict.min_insync_replicas = 3;
+    let sim = start(
+        snapshot(
+            brokers(3),
+            vec![
+                strict,
+                partition("quiet", 0, &[1, 2], 0),
+                partition("quiet", 1, &[2, 3], 0),
+            ],
+        ),
+        1.0,
+    )
+    .await;
+    let admin = Admin::new(&sim);
+    let describe = || async {
+        let mut c = admin.to(1).await;
+        c.send(&DescribeTopicPartitionsRequest::default(), 0)
+            .await
+            .expect("DescribeTopicPartitions")
+    };
+    let r = describe().await;
+    assert_eq!(
+        elr_of(&r, "strict"),
+        vec![(vec![1, 2, 3], Some(vec![]), Some(vec![]))]
+    );
+    assert_eq!(elr_of(&r, "quiet").len(), 2);
+    assert!(r.next_cursor.is_none());
+
+    sim.stop_broker(3).await.expect("stop 3");
+    let r = describe().await;
+    assert_eq!(
+        elr_of(&r, "strict"),
+        vec![(vec![1, 2], Some(vec![3]), Some(vec![]))],
+        "ISR 2 < min.insync.replicas 3: 3 is eligible"
+    );
+    assert_eq!(
+        elr_of(&r, "quiet")[1],
+        (vec![2], Some(vec![]), Some(vec![])),
+        "ISR 1 = min.insync.replicas 1: no ELR"
+    );
+
+    sim.start_broker(3).await.expect("start 3");
+    let r = describe().await;
+    assert_eq!(
+        elr_of(&r, "strict"),
+        vec![(vec![1, 2, 3], Some(vec![]), Some(vec![]))]
+    );
+
+    // One partition a page: quiet-0, then quiet-1 from the cursor, then strict-0.
+    let mut c = admin.to(1).await;
+    let mut req = DescribeTopicPartitionsRequest::default();
+    req.response_partition_limit = 1;
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        let r = c.send(&req, 0).await.expect("a page");
+        for t in &r.topics {
+            for p in &t.partitions {
+                seen.push((
+                    t.name.as_ref().map(|n| n.0.to_string()).unwrap_or_default(),
+                    p.partition_index,
+                ));
+            }
+        }
+        let Some(next) = r.next_cursor else { break };
+        let mut cursor = describe_topic_partitions_request::Cursor::default();
+        cursor.topic_name = next.topic_name;
+        cursor.partition_index = next.partition_index;
+        req.cursor = Some(cursor);
+    }
+    assert_eq!(
+        seen,
+        vec![
+            ("quiet".to_string(), 0),
+            ("quiet".to_string(), 1),
+            ("strict".to_string(), 0)
+        ]
+    );
+    sim.shutdown().await;
+}

@@ -53,7 +53,7 @@ impl Client {
                 out.extend(
                     t.partitions
                         .iter()
-                        .filter(|p| p.error_code == 0)
+                        .filter(|p| described(p.error_code))
                         .map(|p| elr_of(&name, p)),
                 );
             }
@@ -79,6 +79,14 @@ impl Client {
         Ok(out)
     }
 }
+
+/// Whether a partition's answer describes it: no error, or LEADER_NOT_AVAILABLE (an offline
+/// partition, still with its ISR and ELR: the partitions ELR matters most for).
+fn described(error_code: i16) -> bool {
+    error_code == 0 || error_code == LEADER_NOT_AVAILABLE
+}
+
+const LEADER_NOT_AVAILABLE: i16 = 5;
 
 fn ids(list: &Option<Vec<kafka_protocol::messages::BrokerId>>) -> Option<Vec<i32>> {
     list.as_ref().map(|l| {
@@ -117,5 +125,12 @@ mod tests {
         assert_eq!(e.leader, Some(1));
         assert_eq!(e.eligible_leader_replicas, Some(vec![2, 3]));
         assert_eq!(e.last_known_elr, None);
+    }
+
+    #[test]
+    fn an_offline_partition_is_described_with_its_elr_and_other_errors_are_not() {
+        assert!(described(0));
+        assert!(described(LEADER_NOT_AVAILABLE));
+        assert!(!described(3));
     }
 }

@@ -28,6 +28,8 @@ pub enum Field {
     LeaderEpoch,
     Replicas,
     Isr,
+    EligibleLeaderReplicas,
+    LastKnownElr,
     OfflineReplicas,
     AddingReplicas,
     RemovingReplicas,
@@ -57,13 +59,15 @@ pub enum Field {
     ActivityScore,
 }
 
-pub const FIELDS: [(&str, Field); 33] = [
+pub const FIELDS: [(&str, Field); 35] = [
     ("topic", Field::Topic),
     ("partition", Field::Partition),
     ("leader", Field::Leader),
     ("leaderEpoch", Field::LeaderEpoch),
     ("replicas", Field::Replicas),
     ("isr", Field::Isr),
+    ("eligibleLeaderReplicas", Field::EligibleLeaderReplicas),
+    ("lastKnownElr", Field::LastKnownElr),
     ("offlineReplicas", Field::OfflineReplicas),
     ("addingReplicas", Field::AddingReplicas),
     ("removingReplicas", Field::RemovingReplicas),
@@ -134,6 +138,12 @@ impl Serialize for PartRow<'_> {
                 Field::LeaderEpoch => m.serialize_entry(name, &p.leader_epoch)?,
                 Field::Replicas => m.serialize_entry(name, &p.replicas)?,
                 Field::Isr => m.serialize_entry(name, &p.isr)?,
+                Field::EligibleLeaderReplicas => {
+                    m.serialize_entry(name, &elr_of(self.v, &p.topic, p.partition).0)?
+                }
+                Field::LastKnownElr => {
+                    m.serialize_entry(name, &elr_of(self.v, &p.topic, p.partition).1)?
+                }
                 Field::OfflineReplicas => m.serialize_entry(name, &p.offline_replicas)?,
                 Field::AddingReplicas => m.serialize_entry(name, &p.adding)?,
                 Field::RemovingReplicas => m.serialize_entry(name, &p.removing)?,
@@ -1048,8 +1058,27 @@ pub type ElrMap = HashMap<(String, i32), (Value, Value)>;
 /// Eligible leader replicas (KIP-966) of the reading, by partition: None where the brokers do
 /// not report them (DescribeTopicPartitions not offered, before Kafka 3.8) or the read failed;
 /// a partition not in the map has none.
-pub fn eligible_leader_replicas(v: &View) -> Option<ElrMap> {
-    let e = v.raw.cluster.facts.detail.get("eligibleLeaderReplicas")?;
+pub fn eligible_leader_replicas(v: &View) -> Option<&ElrMap> {
+    v.elr.as_ref()
+}
+
+/// A partition's eligible leader replicas and last known ELR: empty lists where the cluster
+/// reports ELR and the partition has none, null (unknown, never empty) where it does not.
+fn elr_of<'a>(v: &'a View, topic: &str, partition: i32) -> (&'a Value, &'a Value) {
+    static NULL: Value = Value::Null;
+    static EMPTY: Value = Value::Array(Vec::new());
+    match &v.elr {
+        None => (&NULL, &NULL),
+        Some(m) => m
+            .get(&(topic.to_string(), partition))
+            .map_or((&EMPTY, &EMPTY), |(e, l)| (e, l)),
+    }
+}
+
+/// The ELR map of a reading's details (the observer's `eligibleLeaderReplicas`), built once
+/// per view.
+pub fn elr_of_reading(detail: &Value) -> Option<ElrMap> {
+    let e = detail.get("eligibleLeaderReplicas")?;
     if e.get("reported") != Some(&Value::Bool(true)) {
         return None;
     }
@@ -1089,13 +1118,13 @@ fn unclean_election_risk(v: &View, elr: Option<&ElrMap>) -> Option<Vec<usize>> {
 
 fn health_body(v: &View, n: usize) -> String {
     let elr = eligible_leader_replicas(v);
-    let risk = unclean_election_risk(v, elr.as_ref());
+    let risk = unclean_election_risk(v, elr);
     let rows = |list: &[usize]| -> Vec<Value> {
         list.iter()
             .take(n)
             .map(|i| {
                 let p = v.partition(*i);
-                let (eligible, last_known) = match &elr {
+                let (eligible, last_known) = match elr {
                     None => (Value::Null, Value::Null),
                     Some(m) => m
                         .get(&(p.topic.to_string(), p.partition))

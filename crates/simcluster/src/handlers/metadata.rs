@@ -1,14 +1,19 @@
 //! Metadata, DescribeCluster, FindCoordinator, InitProducerId.
 
 use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
+use kafka_protocol::messages::describe_topic_partitions_response::{
+    Cursor as NextCursor, DescribeTopicPartitionsResponsePartition,
+    DescribeTopicPartitionsResponseTopic,
+};
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
 use kafka_protocol::messages::{
     BrokerId as KBrokerId, DescribeClusterRequest, DescribeClusterResponse, DescribeQuorumRequest,
-    DescribeQuorumResponse, FindCoordinatorRequest, FindCoordinatorResponse, InitProducerIdRequest,
-    InitProducerIdResponse, MetadataRequest, MetadataResponse,
+    DescribeQuorumResponse, DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse,
+    FindCoordinatorRequest, FindCoordinatorResponse, InitProducerIdRequest, InitProducerIdResponse,
+    MetadataRequest, MetadataResponse,
 };
 
 use super::{sb, uuid, Ctx};
@@ -126,6 +131,94 @@ pub fn metadata(ctx: &Ctx, req: MetadataRequest) -> MetadataResponse {
                     resp.topics.push(mt);
                 }
             }
+        }
+    }
+    resp
+}
+
+/// DescribeTopicPartitions (Kafka 3.8+, KIP-966): the named topics (every topic when none is
+/// named) in name order from the cursor on, at most `response_partition_limit` partitions an
+/// answer and a `next_cursor` where more remain; each partition with its eligible leader
+/// replicas and last known ELR as Kafka 4.1 (ELR on) reports them: empty lists, not absent,
+/// while the ISR is at least `min.insync.replicas`. An unknown topic answers
+/// UNKNOWN_TOPIC_OR_PARTITION.
+pub fn describe_topic_partitions(
+    ctx: &Ctx,
+    req: DescribeTopicPartitionsRequest,
+) -> DescribeTopicPartitionsResponse {
+    let c = ctx.shared.lock();
+    let mut names: Vec<String> = if req.topics.is_empty() {
+        c.topics.keys().cloned().collect()
+    } else {
+        req.topics.iter().map(|t| t.name.0.to_string()).collect()
+    };
+    names.sort();
+    names.dedup();
+    let limit = if req.response_partition_limit > 0 {
+        req.response_partition_limit.min(2_000) as usize
+    } else {
+        2_000
+    };
+    let (from_topic, from_partition) = req.cursor.as_ref().map_or((String::new(), 0), |c| {
+        (c.topic_name.0.to_string(), c.partition_index)
+    });
+    let mut resp = DescribeTopicPartitionsResponse::default();
+    let mut left = limit;
+    for name in names.iter().filter(|n| **n >= from_topic) {
+        let mut rt = DescribeTopicPartitionsResponseTopic::default();
+        rt.name = Some(sb(name.clone()).into());
+        let Some(t) = c.topics.get(name) else {
+            rt.error_code = err::UNKNOWN_TOPIC_OR_PARTITION;
+            resp.topics.push(rt);
+            continue;
+        };
+        rt.topic_id = uuid(t.id);
+        rt.is_internal = name.starts_with("__");
+        let min_isr = c.min_insync(name);
+        let first = if *name == from_topic {
+            from_partition.max(0) as usize
+        } else {
+            0
+        };
+        for (i, p) in t.partitions.iter().enumerate().skip(first) {
+            if left == 0 {
+                let mut next = NextCursor::default();
+                next.topic_name = sb(name.clone()).into();
+                next.partition_index = i as i32;
+                resp.next_cursor = Some(next);
+                break;
+            }
+            left -= 1;
+            let mut rp = DescribeTopicPartitionsResponsePartition::default();
+            rp.partition_index = i as i32;
+            rp.leader_id = KBrokerId(p.leader);
+            if p.leader < 0 {
+                rp.error_code = err::LEADER_NOT_AVAILABLE;
+            }
+            rp.leader_epoch = p.leader_epoch;
+            rp.replica_nodes = p.replicas.iter().map(|b| KBrokerId(*b)).collect();
+            rp.isr_nodes = p.isr.iter().map(|b| KBrokerId(*b)).collect();
+            rp.eligible_leader_replicas = Some(
+                p.eligible_leader_replicas(min_isr)
+                    .into_iter()
+                    .map(KBrokerId)
+                    .collect(),
+            );
+            rp.last_known_elr = Some(Vec::new());
+            rp.offline_replicas = p
+                .replicas
+                .iter()
+                .filter(|b| !c.is_up(**b))
+                .map(|b| KBrokerId(*b))
+                .collect();
+            rt.partitions.push(rp);
+        }
+        let full = resp.next_cursor.is_some();
+        if !(full && rt.partitions.is_empty()) {
+            resp.topics.push(rt);
+        }
+        if full {
+            break;
         }
     }
     resp

@@ -110,6 +110,7 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::ConsumerGroupDescribe, 0, 1),
     (ApiKey::ShareGroupDescribe, 1, 1),
     (ApiKey::DescribeShareGroupOffsets, 0, 0),
+    (ApiKey::DescribeTopicPartitions, 0, 0),
 ];
 
 /// The advertised (api key, min, max) triples.
@@ -243,6 +244,7 @@ fn dispatch(
         ApiKey::Metadata => call!(metadata::metadata),
         ApiKey::DescribeCluster => call!(metadata::describe_cluster),
         ApiKey::DescribeQuorum => call!(metadata::describe_quorum),
+        ApiKey::DescribeTopicPartitions => call!(metadata::describe_topic_partitions),
         ApiKey::FindCoordinator => call!(metadata::find_coordinator),
         ApiKey::InitProducerId => call!(metadata::init_producer_id),
         ApiKey::Produce => {
@@ -390,6 +392,10 @@ mod tests {
                     ApiKey::ShareGroupDescribe => {
                         roundtrip::<ShareGroupDescribeRequest, ShareGroupDescribeResponse>(v)
                     }
+                    ApiKey::DescribeTopicPartitions => roundtrip::<
+                        DescribeTopicPartitionsRequest,
+                        DescribeTopicPartitionsResponse,
+                    >(v),
                     ApiKey::DescribeShareGroupOffsets => roundtrip::<
                         DescribeShareGroupOffsetsRequest,
                         DescribeShareGroupOffsetsResponse,

@@ -132,6 +132,9 @@ pub struct Extra {
     /// still local (ListOffsets EARLIEST_LOCAL).
     pub remote_bytes: f64,
     pub local_start: Option<f64>,
+    /// Eligible leader replicas (KIP-966) as last set when the ISR shrank below
+    /// `min.insync.replicas`: see [`Partition::eligible_leader_replicas`].
+    pub elr: Vec<BrokerId>,
 }
 
 #[derive(Debug, Clone)]
@@ -153,6 +156,49 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// Records an ISR shrink for the eligible leader replicas (KIP-966, on by default in a new
+    /// Kafka 4.1 cluster): when the new ISR is below `min_isr`, the replicas that were in the ISR
+    /// or the ELR and are not in the new ISR are eligible; otherwise the ELR is cleared.
+    pub fn isr_shrank(&mut self, old_isr: &[BrokerId], min_isr: i32) {
+        if (self.isr.len() as i32) >= min_isr {
+            if let Some(extra) = self.extra.as_mut() {
+                extra.elr.clear();
+            }
+            return;
+        }
+        let isr = self.isr.clone();
+        let extra = self.extra_mut();
+        let mut elr: Vec<BrokerId> = old_isr
+            .iter()
+            .chain(extra.elr.iter())
+            .copied()
+            .filter(|b| !isr.contains(b))
+            .collect();
+        elr.sort_unstable();
+        elr.dedup();
+        extra.elr = elr;
+    }
+
+    /// The ELR as DescribeTopicPartitions answers it: empty while the ISR holds at least
+    /// `min_isr` replicas (Kafka clears it then), else the recorded ELR less the replicas back in
+    /// the ISR and those no longer assigned, in id order. The simulator's last known ELR is
+    /// always empty: it keeps the last ISR member in the ISR, as Kafka without ELR does.
+    pub fn eligible_leader_replicas(&self, min_isr: i32) -> Vec<BrokerId> {
+        if (self.isr.len() as i32) >= min_isr {
+            return Vec::new();
+        }
+        self.extra
+            .as_ref()
+            .map(|e| {
+                e.elr
+                    .iter()
+                    .copied()
+                    .filter(|b| !self.isr.contains(b) && self.replicas.contains(b))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     pub fn high_watermark(&self) -> i64 {
         self.log_end.floor() as i64
     }
@@ -638,6 +684,11 @@ impl Cluster {
         broker.down_since = Some(now);
         let up: BTreeSet<BrokerId> = self.alive_brokers().map(|b| b.id).collect();
         let default_unclean = self.broker_default_value("unclean.leader.election.enable");
+        let min_isr: HashMap<String, i32> = self
+            .topics
+            .keys()
+            .map(|t| (t.clone(), self.min_insync(t)))
+            .collect();
         for topic in self.topics.values_mut() {
             let unclean = topic
                 .configs
@@ -645,12 +696,15 @@ impl Cluster {
                 .map(String::as_str)
                 .or(default_unclean.as_deref())
                 == Some("true");
+            let min_isr = min_isr.get(&topic.name).copied().unwrap_or(1);
             for p in topic.partitions.iter_mut() {
                 if !p.replicas.contains(&id) {
                     continue;
                 }
                 if p.isr.contains(&id) && p.isr.len() > 1 {
+                    let old = p.isr.clone();
                     p.isr.retain(|b| *b != id);
+                    p.isr_shrank(&old, min_isr);
                 }
                 if p.leader == id {
                     elect(p, &up, unclean);

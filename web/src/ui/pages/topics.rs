@@ -731,7 +731,7 @@ fn partitions_table(p: &Value) -> Table {
             Cell::n(human::text(&r["partition"])),
             leader,
             replicas,
-            Cell::t(human::ids(&r["isr"])),
+            isr_cell(r),
             Cell::t(health).class(state_class(class)),
             size,
             offsets,
@@ -741,6 +741,26 @@ fn partitions_table(p: &Value) -> Table {
         ]);
     }
     t
+}
+
+/// The ISR, with the eligible leader replicas (KIP-966) and the last known ELR under it where
+/// the cluster reports them and they are not empty (null: not reported, nothing said).
+fn isr_cell(r: &Value) -> Cell {
+    let mut under = Vec::new();
+    for (key, label) in [
+        ("eligibleLeaderReplicas", "ELR"),
+        ("lastKnownElr", "last known ELR"),
+    ] {
+        if r[key].as_array().is_some_and(|a| !a.is_empty()) {
+            under.push(format!("{label} {}", human::ids(&r[key])));
+        }
+    }
+    let cell = Cell::t(human::ids(&r["isr"]));
+    if under.is_empty() {
+        cell
+    } else {
+        cell.sub(under.join(" · "))
+    }
 }
 
 /// `GET /ui/topics/{topic}/messages?partition=&from=&offset=&timestamp=&limit=&keyFilter=&valueFilter=`.
