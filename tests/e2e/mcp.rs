@@ -541,6 +541,43 @@ fn the_demo_gives_two_identities_one_asks_over_mcp_and_only_the_other_approves()
             (&json!("demo-reviewer"), &json!("demo-agent"), &json!("MCP")),
             "{event}"
         );
+        // Issue 42: a topic created over MCP: asked by the agent, made only once the reviewer
+        // approves, with the placement ballast chose.
+        let create = r#"{"name":"agent-made","partitions":3,"replicationFactor":2}"#;
+        let (code, queued) = mcp_call(&port, Some(&agent), "create_topic", create);
+        assert_eq!(code, 0, "{queued}");
+        assert_eq!(queued["status"], "pending_approval", "{queued}");
+        let watermarks = format!("{base}/api/v1/topics/agent-made/watermarks");
+        let status = |url: &str| reqwest::blocking::get(url).map(|r| r.status().as_u16());
+        assert_eq!(
+            status(&watermarks).expect("watermarks"),
+            404,
+            "not before approval"
+        );
+        let approve = format!(
+            r#"{{"token":"{}"}}"#,
+            queued["token"].as_str().expect("token")
+        );
+        let (code, own) = mcp_call(&port, Some(&agent), "approve_action", &approve);
+        assert_eq!(code, 1, "{own}");
+        let (code, done) = mcp_call(&port, Some(&reviewer), "approve_action", &approve);
+        assert_eq!(code, 0, "{done}");
+        assert_eq!(done["status"], "executed", "{done}");
+        assert_eq!(status(&watermarks).expect("watermarks"), 200, "{done}");
+        let audit: Value =
+            reqwest::blocking::get(format!("{base}/api/v1/audit-log?action=topics.create"))
+                .and_then(|r| r.json())
+                .expect("audit");
+        let event = &audit["data"]["events"][0];
+        assert_eq!(
+            (&event["target"], &event["userId"], &event["requestedBy"]),
+            (
+                &json!("agent-made"),
+                &json!("demo-reviewer"),
+                &json!("demo-agent")
+            ),
+            "{event}"
+        );
     });
     crate::support::terminate(&mut child, Duration::from_secs(10));
     if let Err(e) = result {

@@ -68,7 +68,9 @@ pub struct ScenarioSpec {
 }
 
 /// The scenario types and the fields each allows (`type` aside).
-const SCENARIO_FIELDS: [(&str, &[&str]); 6] = [
+const SCENARIO_FIELDS: [(&str, &[&str]); 8] = [
+    ("addPartitions", &["topic", "partitions"]),
+    ("deleteTopic", &["topic"]),
     ("addBrokers", &["count", "brokerIds", "rack"]),
     ("removeBrokers", &["brokerIds"]),
     ("decommissionBrokers", &["brokerIds"]),
@@ -155,6 +157,13 @@ impl ScenarioSpec {
                 topic: need(i, kind, "topic", &self.topic)?,
                 replication_factor: need(i, kind, "replicationFactor", &self.replication_factor)?,
             },
+            "addPartitions" => Scenario::AddPartitions {
+                topic: need(i, kind, "topic", &self.topic)?,
+                partitions: need(i, kind, "partitions", &self.partitions)?,
+            },
+            "deleteTopic" => Scenario::DeleteTopic {
+                topic: need(i, kind, "topic", &self.topic)?,
+            },
             "scaleTraffic" => Scenario::ScaleTraffic {
                 factor: need(i, kind, "factor", &self.factor)?,
                 topic: self.topic.clone(),
@@ -200,6 +209,11 @@ pub enum Scenario {
         topic: Option<String>,
         size_factor: Option<f64>,
     },
+    /// `topic` raised to `partitions` partitions (the new total), the new ones empty, placed as
+    /// a new topic's.
+    AddPartitions { topic: String, partitions: i64 },
+    /// `topic` deleted with its data and traffic.
+    DeleteTopic { topic: String },
     /// A new topic; sizes and rates are the topic's totals, spread evenly over its partitions.
     AddTopic {
         topic: String,
@@ -223,6 +237,8 @@ impl Scenario {
             Scenario::ChangeReplicationFactor { .. } => "changeReplicationFactor",
             Scenario::ScaleTraffic { .. } => "scaleTraffic",
             Scenario::AddTopic { .. } => "addTopic",
+            Scenario::AddPartitions { .. } => "addPartitions",
+            Scenario::DeleteTopic { .. } => "deleteTopic",
         }
     }
 }
@@ -686,6 +702,10 @@ impl Work {
                 size_factor,
             } => self.scale(i, *factor, topic.as_deref(), *size_factor),
             Scenario::AddTopic { .. } => self.add_topic(i, scenario),
+            Scenario::AddPartitions { topic, partitions } => {
+                self.add_partitions(i, topic, *partitions)
+            }
+            Scenario::DeleteTopic { topic } => self.delete_topic(i, topic),
         }
     }
 
@@ -1053,6 +1073,120 @@ impl Work {
             summary,
             broker_ids: Vec::new(),
             topic: topic.map(str::to_string),
+            partitions: Some(n),
+        });
+        Ok(())
+    }
+
+    fn add_partitions(&mut self, i: usize, topic: &str, total: i64) -> Result<(), InputError> {
+        if !self.has_topic(topic) {
+            return Err(InputError::new(
+                at(i, "topic"),
+                format!("topic {topic:?} is not in the cluster"),
+            ));
+        }
+        let parts: Vec<&SnapshotPartition> = self
+            .snap
+            .partitions
+            .iter()
+            .filter(|p| p.topic == topic)
+            .collect();
+        let current = parts.len() as i64;
+        if total <= current {
+            return Err(InputError::new(
+                at(i, "partitions"),
+                format!(
+                    "the new total must be more than the topic's {current} partitions (Kafka cannot remove partitions), got {total}"
+                ),
+            ));
+        }
+        if total - current > MAX_NEW_PARTITIONS {
+            return Err(InputError::new(
+                at(i, "partitions"),
+                format!(
+                    "at most {MAX_NEW_PARTITIONS} partitions can be added, got {}",
+                    total - current
+                ),
+            ));
+        }
+        let rf = parts.iter().map(|p| p.replicas.len()).max().unwrap_or(1);
+        let min_isr = parts
+            .iter()
+            .map(|p| p.min_insync_replicas)
+            .max()
+            .unwrap_or(1);
+        let first = parts.iter().map(|p| p.partition).max().map_or(0, |p| p + 1);
+        let eligible = self.eligible();
+        let racks = self.racks();
+        let mut tallies = Tallies::of(&self.snap, topic);
+        let n = (total - current) as usize;
+        for k in 0..n {
+            let mut replicas: Vec<BrokerId> = Vec::with_capacity(rf);
+            while replicas.len() < rf {
+                let leader = replicas.is_empty();
+                let Some(b) = placement::pick(&eligible, &replicas, &racks, &tallies, leader, None)
+                else {
+                    break;
+                };
+                tallies.add(b, leader, 0, true);
+                replicas.push(b);
+            }
+            self.snap.partitions.push(SnapshotPartition {
+                topic: topic.to_string(),
+                partition: first + k as i32,
+                leader: replicas.first().copied(),
+                isr: Some(replicas.clone()),
+                replicas,
+                size_bytes: 0,
+                compacted: false,
+                min_insync_replicas: min_isr,
+                producer_msg_rate: 0.0,
+                producer_byte_rate: 0.0,
+                consumer_msg_rate: 0.0,
+                consumer_byte_rate: 0.0,
+                last_moved_at: None,
+            });
+        }
+        self.snap
+            .partitions
+            .sort_by(|a, b| (a.topic.as_str(), a.partition).cmp(&(b.topic.as_str(), b.partition)));
+        self.applied.push(AppliedScenario {
+            index: i,
+            kind: "addPartitions",
+            summary: format!(
+                "adds {n} partition(s) to {topic} (from {current} to {total}), replication factor {rf}; the new partitions hold no data and no traffic yet"
+            ),
+            broker_ids: Vec::new(),
+            topic: Some(topic.to_string()),
+            partitions: Some(n),
+        });
+        Ok(())
+    }
+
+    fn delete_topic(&mut self, i: usize, topic: &str) -> Result<(), InputError> {
+        if !self.has_topic(topic) {
+            return Err(InputError::new(
+                at(i, "topic"),
+                format!("topic {topic:?} is not in the cluster"),
+            ));
+        }
+        let (mut n, mut bytes) = (0usize, 0u64);
+        self.snap.partitions.retain(|p| {
+            let gone = p.topic == topic;
+            if gone {
+                n += 1;
+                bytes = bytes.saturating_add(p.size_bytes.saturating_mul(p.replicas.len() as u64));
+            }
+            !gone
+        });
+        self.applied.push(AppliedScenario {
+            index: i,
+            kind: "deleteTopic",
+            summary: format!(
+                "deletes topic {topic}: {n} partition(s), {bytes} bytes on the brokers' disks and its traffic"
+            ),
+            broker_ids: Vec::new(),
+            topic: Some(topic.to_string()),
             partitions: Some(n),
         });
         Ok(())

@@ -491,3 +491,50 @@ fn a_broker_already_in_maintenance_is_drained_and_its_moves_say_so() {
     let after = placement_after(&c, &w);
     assert!(after.partitions.iter().all(|p| !p.replicas.contains(&4)));
 }
+
+#[test]
+fn added_partitions_count_in_the_leader_and_replica_loads_and_a_lower_total_is_refused() {
+    let c = Cluster::new(6, 3).topic("t", 6, GIB, |i| vec![i % 6 + 1, (i + 1) % 6 + 1]);
+    let w = run(
+        &c,
+        r#"{"scenarios": [{"type": "addPartitions", "topic": "t", "partitions": 12}]}"#,
+    );
+    assert_eq!(w.scenarios[0].partitions, Some(6), "{:?}", w.scenarios);
+    let leaders: f64 = w.brokers.iter().map(|b| b.loads_after.0[LEADERS]).sum();
+    assert_eq!(leaders, 12.0, "every new partition is led");
+    let disk: f64 = w.brokers.iter().map(|b| b.loads_after.0[DISK]).sum();
+    assert_eq!(disk, 12.0 * GIB as f64, "new partitions hold nothing yet");
+    assert_eq!(
+        refused(
+            &c,
+            r#"{"scenarios": [{"type": "addPartitions", "topic": "t", "partitions": 6}]}"#
+        ),
+        "scenarios[0].partitions"
+    );
+    assert_eq!(
+        refused(
+            &c,
+            r#"{"scenarios": [{"type": "addPartitions", "topic": "nope", "partitions": 9}]}"#
+        ),
+        "scenarios[0].topic"
+    );
+}
+
+#[test]
+fn a_deleted_topic_takes_its_disk_and_leaders_off_every_broker() {
+    let c = Cluster::new(3, 0)
+        .topic("t", 3, GIB, |i| vec![i % 3 + 1])
+        .topic("gone", 3, GIB, |i| vec![i % 3 + 1, (i + 1) % 3 + 1]);
+    let w = run(
+        &c,
+        r#"{"scenarios": [{"type": "deleteTopic", "topic": "gone"}]}"#,
+    );
+    let disk: f64 = w.brokers.iter().map(|b| b.loads_after.0[DISK]).sum();
+    assert_eq!(disk, 3.0 * GIB as f64);
+    let leaders: f64 = w.brokers.iter().map(|b| b.loads_after.0[LEADERS]).sum();
+    assert_eq!(leaders, 3.0);
+    assert!(
+        w.moves.iter().all(|m| m.topic != "gone"),
+        "deleting is no move"
+    );
+}

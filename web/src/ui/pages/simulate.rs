@@ -16,7 +16,7 @@ use crate::ui::{fact, render, Cell, Ctx, Fact, Form, Layout, Notice, Table};
 type Field = (&'static str, bool);
 
 /// Scenario types, their labels and the fields each takes.
-const TYPES: [(&str, &str, &[Field]); 5] = [
+const TYPES: [(&str, &str, &[Field]); 7] = [
     (
         "addBrokers",
         "add brokers",
@@ -52,6 +52,12 @@ const TYPES: [(&str, &str, &[Field]); 5] = [
             ("consumerByteRate", false),
         ],
     ),
+    (
+        "addPartitions",
+        "add partitions to a topic",
+        &[("topic", false), ("partitions", true)],
+    ),
+    ("deleteTopic", "delete a topic", &[("topic", false)]),
 ];
 
 /// Every field of the scenario form, in the API's names.
