@@ -170,7 +170,7 @@ pub struct View {
     pub quorum: Option<crate::quorum::Quorum>,
     /// Eligible leader replicas (KIP-966) and last known ELR by partition, as the reading's
     /// DescribeTopicPartitions reported them; None where the brokers do not report them.
-    pub elr: Option<crate::observed::cluster::ElrMap>,
+    pub elr: Option<ElrMap>,
 }
 
 fn fraction(part: u32, whole: u32) -> f64 {
@@ -516,7 +516,7 @@ impl View {
             }
         }
 
-        let elr = crate::observed::cluster::elr_of_reading(&raw.cluster.facts.detail);
+        let elr = elr_of_reading(&raw.cluster.facts.detail);
         View {
             quorum: None,
             elr,
@@ -747,4 +747,31 @@ pub async fn require(ctx: &Context) -> Result<Arc<View>, OpError> {
             })
         }
     }
+}
+
+/// Each partition's eligible leader replicas and last known ELR (JSON id lists).
+pub type ElrMap = HashMap<(String, i32), (serde_json::Value, serde_json::Value)>;
+
+/// The ELR map of a reading's details (the observer's `eligibleLeaderReplicas`), built once
+/// per view.
+pub fn elr_of_reading(detail: &serde_json::Value) -> Option<ElrMap> {
+    let e = detail.get("eligibleLeaderReplicas")?;
+    if e.get("reported") != Some(&serde_json::Value::Bool(true)) {
+        return None;
+    }
+    Some(
+        e.get("partitions")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|row| {
+                let topic = row.get(0)?.as_str()?.to_string();
+                let partition = row.get(1)?.as_i64()? as i32;
+                Some((
+                    (topic, partition),
+                    (row.get(2)?.clone(), row.get(3)?.clone()),
+                ))
+            })
+            .collect(),
+    )
 }

@@ -2,7 +2,7 @@
 //! (`get_cluster_overview`, `/cluster/comprehensive`), log dirs (`get_cluster_logdirs`), health
 //! (`get_cluster_health`), the partition list and the racks (`get_broker_racks`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ballast_model::{BrokerId, Load};
@@ -1052,8 +1052,7 @@ pub async fn get_cluster_health(ctx: &Context, q: HealthQuery) -> Result<Arc<Str
     Ok(Arc::new(health_body(&v, limit(q.limit, 100, 10_000))))
 }
 
-/// Each partition's eligible leader replicas and last known ELR (JSON id lists).
-pub type ElrMap = HashMap<(String, i32), (Value, Value)>;
+pub use crate::view::{elr_of_reading, ElrMap};
 
 /// Eligible leader replicas (KIP-966) of the reading, by partition: None where the brokers do
 /// not report them (DescribeTopicPartitions not offered, before Kafka 3.8) or the read failed;
@@ -1073,30 +1072,6 @@ fn elr_of<'a>(v: &'a View, topic: &str, partition: i32) -> (&'a Value, &'a Value
             .get(&(topic.to_string(), partition))
             .map_or((&EMPTY, &EMPTY), |(e, l)| (e, l)),
     }
-}
-
-/// The ELR map of a reading's details (the observer's `eligibleLeaderReplicas`), built once
-/// per view.
-pub fn elr_of_reading(detail: &Value) -> Option<ElrMap> {
-    let e = detail.get("eligibleLeaderReplicas")?;
-    if e.get("reported") != Some(&Value::Bool(true)) {
-        return None;
-    }
-    Some(
-        e.get("partitions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|row| {
-                let topic = row.get(0)?.as_str()?.to_string();
-                let partition = row.get(1)?.as_i64()? as i32;
-                Some((
-                    (topic, partition),
-                    (row.get(2)?.clone(), row.get(3)?.clone()),
-                ))
-            })
-            .collect(),
-    )
 }
 
 /// Partitions below `min.insync.replicas` with no eligible leader replica: a leader lost now
