@@ -26,6 +26,7 @@ mod proof;
 mod prune;
 mod search;
 pub mod time;
+mod vocab;
 pub mod whatif;
 
 pub use decision::{decide, Context, Decision, Reading};

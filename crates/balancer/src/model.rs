@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use ballast_model::snapshot::Snapshot;
 use ballast_model::{BrokerId, BrokerState};
 
-use crate::search::{effect, Action, Effect};
 use crate::time::parse_rfc3339_ms;
 
 /// Index of a broker in [`Model::brokers`].
@@ -601,6 +600,166 @@ impl<'a> Lookup<'a> {
             }
             Lookup::Map(index) => index.get(&id).copied(),
         }
+    }
+}
+
+/// A change to one partition's placement, or to two at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Make in-sync replica `to` the leader (and the preferred replica).
+    Leader { pi: u32, to: Bx },
+    /// Replace the replica on `from` with one on `to`.
+    Replica { pi: u32, from: Bx, to: Bx },
+    /// A replica exchange: `pi`'s replica goes from `from` to `to` and `qi`'s from `to` to
+    /// `from`, each keeping its role (follower, or leader in the preferred position), so both
+    /// brokers keep their replica and leader counts while disk moves.
+    Exchange { pi: u32, from: Bx, to: Bx, qi: u32 },
+    /// Two leadership changes at once: in-sync replica `to` leads `pi` and `qto` leads `qi`.
+    /// The second gives back (or takes back) the leadership the first gave a third broker, so
+    /// that broker keeps its leader count while the rates it carries change: a leadership
+    /// exchange (`qto` the first's broker: both keep their counts, the rates move) or a
+    /// leadership passed on (one broker's leadership ends on another through a third). Looked
+    /// for only when no single move helps, in the search's full mode (`Mode::Full`, `View::leader_pairs`).
+    LeaderPair { pi: u32, to: Bx, qi: u32, qto: Bx },
+}
+
+impl Action {
+    pub fn partition(self) -> u32 {
+        match self {
+            Action::Leader { pi, .. }
+            | Action::Replica { pi, .. }
+            | Action::Exchange { pi, .. }
+            | Action::LeaderPair { pi, .. } => pi,
+        }
+    }
+
+    /// The second partition an exchange changes.
+    pub fn partner(self) -> Option<u32> {
+        match self {
+            Action::Exchange { qi, .. } | Action::LeaderPair { qi, .. } => Some(qi),
+            _ => None,
+        }
+    }
+
+    /// A total order for ties: partition, then kind, then brokers.
+    pub(crate) fn key(self) -> (u32, u8, Bx, Bx, u32) {
+        match self {
+            Action::Leader { pi, to } => (pi, 0, to, to, 0),
+            Action::Replica { pi, from, to } => (pi, 1, from, to, 0),
+            Action::Exchange { pi, from, to, qi } => (pi, 2, from, to, qi),
+            Action::LeaderPair { pi, to, qi, qto } => (pi, 3, to, qto, qi),
+        }
+    }
+}
+
+/// Load changes of up to six brokers (an exchange of two leaders that are not preferred).
+#[derive(Clone, Copy)]
+pub struct Effect {
+    pub items: [(Bx, [f64; 7]); 6],
+    pub len: usize,
+}
+
+impl Effect {
+    pub(crate) fn new() -> Self {
+        Self {
+            items: [(0, [0.0; 7]); 6],
+            len: 0,
+        }
+    }
+
+    pub(crate) fn add(&mut self, b: Bx, v: [f64; 7], sign: f64) {
+        let slot = match self.items[..self.len].iter().position(|(x, _)| *x == b) {
+            Some(i) => i,
+            None => {
+                self.items[self.len] = (b, [0.0; 7]);
+                self.len += 1;
+                self.len - 1
+            }
+        };
+        for (l, x) in v.iter().enumerate() {
+            self.items[slot].1[l] += sign * x;
+        }
+    }
+
+    pub fn delta(&self, b: Bx, load: usize) -> f64 {
+        self.items[..self.len]
+            .iter()
+            .find(|(x, _)| *x == b)
+            .map_or(0.0, |(_, v)| v[load])
+    }
+}
+
+pub fn effect(model: &Model, action: Action) -> Effect {
+    let mut e = Effect::new();
+    match action {
+        Action::Leader { pi, to } => leader_effect(model, &mut e, pi, to),
+        Action::Replica { pi, from, to } => replica_effect(model, &mut e, pi, from, to),
+        Action::Exchange { pi, from, to, qi } => {
+            replica_effect(model, &mut e, pi, from, to);
+            replica_effect(model, &mut e, qi, to, from);
+        }
+        Action::LeaderPair { pi, to, qi, qto } => {
+            let mut first = Effect::new();
+            leader_effect(model, &mut first, pi, to);
+            let mut second = Effect::new();
+            leader_effect(model, &mut second, qi, qto);
+            for &(b, v) in first.items[..first.len]
+                .iter()
+                .chain(&second.items[..second.len])
+            {
+                e.add(b, v, 1.0);
+            }
+        }
+    }
+    e
+}
+
+/// A leadership change's effect, written into an empty `e`.
+fn leader_effect(model: &Model, e: &mut Effect, pi: u32, to: Bx) {
+    let p = &model.parts[pi as usize];
+    if let Some(from) = p.leader {
+        let (lv, fv) = (p.leader_vec(), p.follower_vec());
+        if from == to {
+            e.add(from, lv, -1.0);
+            e.add(from, fv, 1.0);
+            e.add(to, fv, -1.0);
+            e.add(to, lv, 1.0);
+        } else {
+            // What the four `add`s above give for two brokers, written out (the same
+            // operations in the same order, so the same bits): a search scores tens of
+            // leadership changes a step.
+            let (mut gives, mut takes) = ([0.0; 7], [0.0; 7]);
+            for l in 0..7 {
+                gives[l] = (0.0 + -lv[l]) + fv[l];
+                takes[l] = (0.0 + -fv[l]) + lv[l];
+            }
+            e.items[0] = (from, gives);
+            e.items[1] = (to, takes);
+            e.len = 2;
+        }
+    }
+}
+
+fn replica_effect(model: &Model, e: &mut Effect, pi: u32, from: Bx, to: Bx) {
+    let p = &model.parts[pi as usize];
+    let (lv, fv) = (p.leader_vec(), p.follower_vec());
+    if p.leader == Some(from) {
+        e.add(from, lv, -1.0);
+        let first = if p.replicas.first() == Some(&from) {
+            to
+        } else {
+            p.replicas[0]
+        };
+        if first == to {
+            e.add(to, lv, 1.0);
+        } else {
+            e.add(to, fv, 1.0);
+            e.add(first, fv, -1.0);
+            e.add(first, lv, 1.0);
+        }
+    } else {
+        e.add(from, fv, -1.0);
+        e.add(to, fv, 1.0);
     }
 }
 

@@ -10,13 +10,13 @@ use ballast_model::{BrokerId, BrokerState, CostClass, Load};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
+use crate::model::{effect, Action};
 use crate::model::{Bx, Model, Why, DISK, MAX_RF};
 use crate::policy::Policy;
 use crate::proof::{prove, Proof};
 use crate::prune::prune;
-use crate::search::{
-    effect, objective, read, Action, Job, Mode, Outcome, Pool, Search, Tally, Targets, AIM,
-};
+use crate::search::{objective, read, Job, Mode, Outcome, Pool, Search, Tally, AIM};
+use crate::vocab::{RepairKey, Targets};
 use crate::{is_no_traffic, load_index};
 
 /// One partition's change, as the executor will carry it out.
@@ -1160,29 +1160,6 @@ fn spread_growth(model: &Model, t: &Targets, pi: u32, from: Bx, to: Bx, lead: Bx
             over(&model.topic_leaders, old, -1, lcap) + over(&model.topic_leaders, lead, 1, lcap);
     }
     growth
-}
-
-/// How [`repair_copy`] ranks a candidate copy `pair` (from, to): the lower the better, in field
-/// order.
-pub(crate) struct RepairKey {
-    over: bool,
-    harm: u32,
-    disk: f64,
-    leader: bool,
-    /// Leadership goes elsewhere than the first replica of the new list.
-    moved_lead: bool,
-    /// From, to, and the new leader.
-    pair: (Bx, Bx, Bx),
-}
-
-impl RepairKey {
-    fn before(&self, o: &RepairKey) -> bool {
-        (self.over, self.harm)
-            .cmp(&(o.over, o.harm))
-            .then(self.disk.total_cmp(&o.disk))
-            .then((self.leader, self.moved_lead, self.pair).cmp(&(o.leader, o.moved_lead, o.pair)))
-            == std::cmp::Ordering::Less
-    }
 }
 
 /// Which partitions on too few racks [`repair_racks`] repairs.

@@ -18,7 +18,7 @@
 use ballast_model::Load;
 
 use crate::model::{Bx, Model, DISK, MAX_RF};
-use crate::search::Targets;
+use crate::vocab::Targets;
 
 /// A proven limit: the constraint, its numbers in words, and the closest any plan can bring the
 /// broker (or, for a rack, the rack's average broker) to fair share, in percent.

@@ -14,7 +14,7 @@
 //! replacements in order of size, then partition index.
 
 use crate::model::{Bx, Model, Slots, Why, DISK};
-use crate::search::Targets;
+use crate::vocab::Targets;
 
 /// A set of partitions restored together: one partition, or both halves of an exchange.
 struct Unit {

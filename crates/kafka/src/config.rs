@@ -79,10 +79,10 @@ impl ClientConfig {
             return Err(Error::Config("no bootstrap server given".to_string()));
         }
         for server in &self.bootstrap_servers {
-            crate::connection::split_host_port(server).map_err(Error::Config)?;
+            split_host_port(server).map_err(Error::Config)?;
         }
         if let Some(Sasl::OAuthBearer { extensions, .. }) = self.security.sasl() {
-            crate::sasl::check_extensions(extensions).map_err(Error::Config)?;
+            check_extensions(extensions).map_err(Error::Config)?;
         }
         Ok(())
     }
@@ -208,6 +208,56 @@ impl fmt::Debug for Sasl {
                 .finish(),
         }
     }
+}
+
+/// `host:port` or `[v6]:port` into its parts.
+pub(crate) fn split_host_port(address: &str) -> Result<(String, u16), String> {
+    let address = address.trim();
+    let (host, port) = if let Some(rest) = address.strip_prefix('[') {
+        let (host, rest) = rest
+            .split_once(']')
+            .ok_or_else(|| format!("{address:?} is not host:port"))?;
+        let port = rest
+            .strip_prefix(':')
+            .ok_or_else(|| format!("{address:?} is not host:port"))?;
+        (host, port)
+    } else {
+        address
+            .rsplit_once(':')
+            .ok_or_else(|| format!("{address:?} is not host:port"))?
+    };
+    if host.is_empty() {
+        return Err(format!("{address:?} names no host"));
+    }
+    let port = port
+        .parse::<u16>()
+        .map_err(|_| format!("{address:?} has no valid port"))?;
+    Ok((host.to_string(), port))
+}
+
+/// SASL extension keys are letters only and never `auth` (reserved for the token); values are
+/// printable ASCII, space, tab, CR or LF (RFC 7628 3.1, Kafka's `SaslExtensions`).
+pub(crate) fn check_extensions(extensions: &[(String, String)]) -> Result<(), String> {
+    for (key, value) in extensions {
+        if key.eq_ignore_ascii_case("auth") {
+            return Err("the sasl extension key auth is reserved (RFC 7628)".to_string());
+        }
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphabetic()) {
+            return Err(format!(
+                "sasl extension keys must be letters only, got {key:?}"
+            ));
+        }
+        if value.is_empty()
+            || !value
+                .chars()
+                .all(|c| matches!(c, '\x21'..='\x7e' | ' ' | '\t' | '\r' | '\n'))
+        {
+            return Err(format!(
+                "the value of sasl extension {key} must be printable ascii"
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::{timeout, Instant};
 
-use crate::config::Sasl;
+use crate::config::{split_host_port, Sasl};
 use crate::error::{Error, Result};
 use crate::oauth::TokenProvider;
 use crate::wire::{self, ApiVersionMap, ApiVersionsOutcome};
@@ -52,31 +52,6 @@ impl fmt::Display for Endpoint {
             None => write!(f, "{host}:{}", self.port),
         }
     }
-}
-
-/// `host:port` or `[v6]:port` into its parts.
-pub(crate) fn split_host_port(address: &str) -> Result<(String, u16), String> {
-    let address = address.trim();
-    let (host, port) = if let Some(rest) = address.strip_prefix('[') {
-        let (host, rest) = rest
-            .split_once(']')
-            .ok_or_else(|| format!("{address:?} is not host:port"))?;
-        let port = rest
-            .strip_prefix(':')
-            .ok_or_else(|| format!("{address:?} is not host:port"))?;
-        (host, port)
-    } else {
-        address
-            .rsplit_once(':')
-            .ok_or_else(|| format!("{address:?} is not host:port"))?
-    };
-    if host.is_empty() {
-        return Err(format!("{address:?} names no host"));
-    }
-    let port = port
-        .parse::<u16>()
-        .map_err(|_| format!("{address:?} has no valid port"))?;
-    Ok((host.to_string(), port))
 }
 
 /// What every new connection needs: identity, timeouts and security.

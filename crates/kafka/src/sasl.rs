@@ -13,7 +13,7 @@ use kafka_protocol::protocol::{Request, StrBytes};
 use rsasl::prelude::{Mechname, SASLClient, SASLConfig, State};
 
 use crate::codes;
-use crate::config::Sasl;
+use crate::config::{check_extensions, Sasl};
 use crate::connection::Transport;
 use crate::error::{Error, Result};
 use crate::oauth::TokenProvider;
@@ -196,31 +196,6 @@ pub(crate) fn oauthbearer_initial_response(
     }
     message.push(SEPARATOR);
     Ok(message)
-}
-
-/// SASL extension keys are letters only and never `auth` (reserved for the token); values are
-/// printable ASCII, space, tab, CR or LF (RFC 7628 3.1, Kafka's `SaslExtensions`).
-pub(crate) fn check_extensions(extensions: &[(String, String)]) -> Result<(), String> {
-    for (key, value) in extensions {
-        if key.eq_ignore_ascii_case("auth") {
-            return Err("the sasl extension key auth is reserved (RFC 7628)".to_string());
-        }
-        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphabetic()) {
-            return Err(format!(
-                "sasl extension keys must be letters only, got {key:?}"
-            ));
-        }
-        if value.is_empty()
-            || !value
-                .chars()
-                .all(|c| matches!(c, '\x21'..='\x7e' | ' ' | '\t' | '\r' | '\n'))
-        {
-            return Err(format!(
-                "the value of sasl extension {key} must be printable ascii"
-            ));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
