@@ -122,7 +122,11 @@ def check(base, before_file):
                 and (e.get("target") == topic or e["action"] == "topics.config.bulk_update"
                      or e["action"] == "audit.revert")
                 for e in done
-            ) or any(e["action"] == "audit.revert" for e in done)
+            ) or any(e["action"] == "audit.revert" for e in done) or any(
+                # the topic lifecycle (docs/api/topics.md): a topic created or deleted
+                e["action"] in ("topics.create", "topics.delete") and e.get("target") == topic
+                for e in done
+            )
         else:
             named = any(e["action"].startswith(key) or e["action"] == "audit.revert" for e in done)
         if not named:

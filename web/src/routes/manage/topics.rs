@@ -18,12 +18,16 @@ use crate::{ApiOk, ApiResult, AppState};
 /// `POST /api/v1/topics`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = TopicCreateBody)]
 pub struct CreateBody {
     /// The topic's name.
+    #[schema(min_length = 1, max_length = 249, pattern = "^[A-Za-z0-9._-]+$")]
     name: String,
     /// Partitions, 1 to 10,000.
+    #[schema(minimum = 1, maximum = 10000)]
     partitions: i64,
     /// Replicas of each partition, 1 to 16 (at most the brokers that take load).
+    #[schema(minimum = 1, maximum = 16)]
     replication_factor: i64,
     /// Configuration overrides: key → string, number or boolean.
     #[serde(default)]
@@ -37,8 +41,10 @@ pub struct CreateBody {
 /// `POST /api/v1/topics/{topic}/partitions`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = TopicPartitionsBody)]
 pub struct PartitionsBody {
-    /// The new total number of partitions.
+    /// The new total number of partitions (more than the topic has).
+    #[schema(minimum = 2)]
     count: i64,
     /// Check and place only; add nothing.
     #[serde(default)]
@@ -48,8 +54,10 @@ pub struct PartitionsBody {
 /// `PUT /api/v1/topics/{topic}/replication-factor`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = TopicReplicationFactorBody)]
 pub struct ReplicationFactorBody {
     /// The replication factor wanted, 1 to 16.
+    #[schema(minimum = 1, maximum = 16)]
     replication_factor: i64,
     /// Only these partitions (default: all).
     #[serde(default)]
