@@ -180,6 +180,28 @@ pub(crate) fn pick(
         .copied()
 }
 
+/// The replicas of one new partition of `size` bytes, the leader first, each picked by the rules
+/// above and counted in `tallies` (fewer than `rf` when too few brokers are eligible).
+pub(crate) fn place_one(
+    eligible: &[BrokerId],
+    racks: &HashMap<BrokerId, Option<String>>,
+    tallies: &mut Tallies,
+    rf: usize,
+    size: u64,
+    caps: Option<Caps>,
+) -> Vec<BrokerId> {
+    let mut replicas: Vec<BrokerId> = Vec::with_capacity(rf);
+    while replicas.len() < rf {
+        let leader = replicas.is_empty();
+        let Some(b) = pick(eligible, &replicas, racks, tallies, leader, caps) else {
+            break;
+        };
+        tallies.add(b, leader, size, true);
+        replicas.push(b);
+    }
+    replicas
+}
+
 /// Brokers that take load, by id.
 pub(crate) fn eligible(snap: &Snapshot) -> Vec<BrokerId> {
     let mut ids: Vec<BrokerId> = snap
@@ -269,15 +291,7 @@ pub fn new_partitions(
     );
     let mut placed = Vec::with_capacity(count);
     for i in 0..count {
-        let mut replicas: Vec<BrokerId> = Vec::with_capacity(rf);
-        while replicas.len() < rf {
-            let leader = replicas.is_empty();
-            let Some(b) = pick(&eligible, &replicas, &racks, &tallies, leader, Some(caps)) else {
-                break;
-            };
-            tallies.add(b, leader, 0, true);
-            replicas.push(b);
-        }
+        let replicas = place_one(&eligible, &racks, &mut tallies, rf, 0, Some(caps));
         placed.push(Placed {
             partition: first.saturating_add(i32::try_from(i).unwrap_or(i32::MAX)),
             replicas,

@@ -1121,16 +1121,7 @@ impl Work {
         let mut tallies = Tallies::of(&self.snap, topic);
         let n = (total - current) as usize;
         for k in 0..n {
-            let mut replicas: Vec<BrokerId> = Vec::with_capacity(rf);
-            while replicas.len() < rf {
-                let leader = replicas.is_empty();
-                let Some(b) = placement::pick(&eligible, &replicas, &racks, &tallies, leader, None)
-                else {
-                    break;
-                };
-                tallies.add(b, leader, 0, true);
-                replicas.push(b);
-            }
+            let replicas = placement::place_one(&eligible, &racks, &mut tallies, rf, 0, None);
             self.snap.partitions.push(SnapshotPartition {
                 topic: topic.to_string(),
                 partition: first + k as i32,
@@ -1257,16 +1248,7 @@ impl Work {
         let per = |total: f64| total / n as f64;
         let size = per(*size_bytes).round() as u64;
         for partition in 0..n {
-            let mut replicas: Vec<BrokerId> = Vec::with_capacity(rf);
-            while replicas.len() < rf {
-                let leader = replicas.is_empty();
-                let Some(b) = placement::pick(&eligible, &replicas, &racks, &tallies, leader, None)
-                else {
-                    break;
-                };
-                tallies.add(b, leader, size, true);
-                replicas.push(b);
-            }
+            let replicas = placement::place_one(&eligible, &racks, &mut tallies, rf, size, None);
             self.snap.partitions.push(SnapshotPartition {
                 topic: topic.clone(),
                 partition: partition as i32,

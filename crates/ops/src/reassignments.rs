@@ -562,12 +562,7 @@ async fn cached_context(state: &Ops, topic: &str) -> Result<Context, OpError> {
 }
 
 async fn maintenance_set(state: &Ops) -> Result<BTreeSet<BrokerId>, OpError> {
-    Ok(state
-        .db(|s| s.maintenance())
-        .await?
-        .into_iter()
-        .map(|m| m.broker_id)
-        .collect())
+    crate::simulation::maintenance(state).await
 }
 
 /// The placement of `topic` read live from the cluster (a refresh of its metadata). Err(503)

@@ -181,7 +181,7 @@ pub async fn blast_radius_analyze(
 }
 
 /// The brokers an operator put in maintenance.
-async fn maintenance(ctx: &Context) -> Result<BTreeSet<BrokerId>, OpError> {
+pub(crate) async fn maintenance(ctx: &Context) -> Result<BTreeSet<BrokerId>, OpError> {
     let rows = ctx.db(|s| s.maintenance()).await?;
     Ok(rows.into_iter().map(|m| m.broker_id).collect())
 }

@@ -145,12 +145,7 @@ fn kafka_refusal(topic: &str, e: &ItemError) -> OpError {
 /// reading.
 async fn planning_snapshot(ctx: &Context) -> Result<(std::sync::Arc<View>, Snapshot), OpError> {
     let view = observed_view::require(ctx).await?;
-    let maintenance: BTreeSet<BrokerId> = ctx
-        .db(|s| s.maintenance())
-        .await?
-        .into_iter()
-        .map(|m| m.broker_id)
-        .collect();
+    let maintenance = crate::simulation::maintenance(ctx).await?;
     let snapshot = snapshot_with_maintenance(&view.raw, &[], &maintenance);
     Ok((view, snapshot))
 }
