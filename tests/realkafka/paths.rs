@@ -2160,12 +2160,32 @@ pub fn a_completed_plans_realized_loads_match_its_prediction_while_a_producer_wr
             ("BALLAST_THROTTLE_RATE_MB", "50"),
         ],
     );
-    // Applied once the rate window holds the producer's rate and the proposal may be applied.
+    // Applied once the rate window holds the producer's steady rate on every partition (the
+    // plan predicts from the latest reading's rates; a loaded machine starts the producer late,
+    // and a window still holding its start would predict from a ramp, not from the placement)
+    // and the proposal may be applied.
+    wait_for(
+        Duration::from_secs(180),
+        "every partition at 40 msg/s",
+        || {
+            let rows = ballast.ok(ballast.get(&format!(
+                "/api/v1/partitions?topic={t}&fields=producerMsgRate"
+            )));
+            let rates: Vec<f64> = rows["partitions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r["producerMsgRate"].as_f64())
+                .collect();
+            (started.elapsed() > window
+                && rates.len() == 6
+                && rates.iter().all(|r| (r - 40.0).abs() <= 1.0))
+            .then_some(())
+        },
+    );
     wait_for(Duration::from_secs(120), "an applicable proposal", || {
         let (_, p) = ballast.get("/api/v1/proposals/current");
-        (p["data"]["decision"]["applicationAllowed"] == true
-            && started.elapsed() > window + Duration::from_secs(4))
-        .then_some(())
+        (p["data"]["decision"]["applicationAllowed"] == true).then_some(())
     });
     let id = ballast.ok(ballast.post("/api/v1/proposals/current/apply", &Value::Null))
         ["operationId"]

@@ -162,6 +162,7 @@ pub fn gather(store: &Store, config: &Config, now_ms: i64) -> Result<(State, Fac
                         }
                     })
                 },
+                policy.trigger_pct(),
             );
             (critical, replication)
         }

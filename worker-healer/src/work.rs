@@ -1,7 +1,7 @@
 //! What each loop would do, from the observed cluster: pure functions over a `ballast.snapshot/v1`
 //! and the current proposal. Placement is always the planner's: repairs are `ballast_balancer::plan`
-//! under `balanceHold`, raised replication factors `whatif::with_replication_factors` (the
-//! what-if `changeReplicationFactor` placement), balancing the observer's current proposal.
+//! under `balanceHold`, raised replication factors `placement::replication_factor` (the placement
+//! of the operation `change_replication_factor`), balancing the observer's current proposal.
 
 use ballast_moves::PlanMove;
 use std::collections::{BTreeMap, BTreeSet};
@@ -221,12 +221,17 @@ pub fn rack_violations(snapshot: &Snapshot) -> Work {
 
 /// The replication-factor loop's work: every partition of a topic below its target (`target_rf`
 /// of the topic, capped by the brokers that take load; internal topics only by an explicit rule
-/// in `explicit`) gets replicas added, rack-aware. Offline partitions are left alone.
+/// in `explicit`) gets replicas added, placed as the operation `change_replication_factor`
+/// places them (`ballast_balancer::placement::replication_factor`: a rack the partition lacks,
+/// at most one beyond the topic's even share, no broker pushed beyond `trigger_pct`, then the
+/// fewest), topic after topic on the placement the earlier ones leave. Only partitions below
+/// the target grow (none is lowered); offline partitions are left alone.
 pub fn replication_factor(
     snapshot: &Snapshot,
     internal: &BTreeSet<String>,
     target_rf: impl Fn(&str) -> u32,
     explicit: impl Fn(&str) -> bool,
+    trigger_pct: f64,
 ) -> Work {
     let eligible = snapshot
         .brokers
@@ -252,34 +257,58 @@ pub fn replication_factor(
                 .into(),
         );
     }
-    let after = ballast_balancer::whatif::with_replication_factors(snapshot, &targets);
-    let before: BTreeMap<(&str, i32), &ballast_model::snapshot::SnapshotPartition> = snapshot
+    let sizes: BTreeMap<(&str, i32), u64> = snapshot
         .partitions
         .iter()
-        .map(|p| ((p.topic.as_str(), p.partition), p))
+        .map(|p| ((p.topic.as_str(), p.partition), p.size_bytes))
         .collect();
+    let mut working = snapshot.clone();
     let mut moves = Vec::new();
-    for p in after
-        .partitions
-        .iter()
-        .filter(|p| targets.contains_key(&p.topic))
-    {
-        let Some(b) = before.get(&(p.topic.as_str(), p.partition)) else {
-            continue;
-        };
-        let grows = p.replicas.len() > b.replicas.len()
-            && b.replicas.iter().all(|r| p.replicas.contains(r));
-        if !grows || b.leader.is_none() {
+    for (topic, want) in &targets {
+        let below: BTreeSet<i32> = working
+            .partitions
+            .iter()
+            .filter(|p| &p.topic == topic && p.replicas.len() < *want && p.leader.is_some())
+            .map(|p| p.partition)
+            .collect();
+        if below.is_empty() {
             continue;
         }
-        let added = (p.replicas.len() - b.replicas.len()) as u64;
-        moves.push(Move {
-            topic: p.topic.clone(),
-            partition: p.partition,
-            replicas_before: b.replicas.clone(),
-            replicas_after: p.replicas.clone(),
-            bytes: b.size_bytes.saturating_mul(added),
-        });
+        let Ok(changed) = ballast_balancer::placement::replication_factor(
+            &working,
+            topic,
+            Some(&below),
+            *want,
+            trigger_pct,
+        ) else {
+            continue;
+        };
+        for c in changed {
+            let grows =
+                c.after.len() > c.before.len() && c.before.iter().all(|r| c.after.contains(r));
+            if !grows {
+                continue;
+            }
+            if let Some(p) = working
+                .partitions
+                .iter_mut()
+                .find(|p| &p.topic == topic && p.partition == c.partition)
+            {
+                p.replicas = c.after.clone();
+            }
+            let added = (c.after.len() - c.before.len()) as u64;
+            let size = sizes
+                .get(&(topic.as_str(), c.partition))
+                .copied()
+                .unwrap_or(0);
+            moves.push(Move {
+                topic: topic.clone(),
+                partition: c.partition,
+                replicas_before: c.before,
+                replicas_after: c.after,
+                bytes: size.saturating_mul(added),
+            });
+        }
     }
     if moves.is_empty() {
         return Work::Nothing("no partition below its target can take a replica".into());
@@ -533,6 +562,57 @@ mod tests {
     }
 
     #[test]
+    fn the_loop_places_replicas_exactly_as_the_replication_factor_operation_does() {
+        let mut snap = cluster();
+        snap.brokers[1].state = BrokerState::Alive;
+        for p in &mut snap.partitions {
+            p.isr = Some(p.replicas.clone());
+            p.leader = p.replicas.first().copied();
+        }
+        let Work::Moves(moves) =
+            replication_factor(&snap, &BTreeSet::new(), |_| 2, |_| false, 10.0)
+        else {
+            panic!("no moves")
+        };
+        let topics: BTreeSet<&str> = moves.iter().map(|m| m.topic.as_str()).collect();
+        let mut working = snap.clone();
+        let mut expected = Vec::new();
+        for t in topics {
+            let below: BTreeSet<i32> = working
+                .partitions
+                .iter()
+                .filter(|p| p.topic == t && p.replicas.len() < 2)
+                .map(|p| p.partition)
+                .collect();
+            let changed =
+                ballast_balancer::placement::replication_factor(&working, t, Some(&below), 2, 10.0)
+                    .expect("placed");
+            for c in changed {
+                if let Some(p) = working
+                    .partitions
+                    .iter_mut()
+                    .find(|p| p.topic == t && p.partition == c.partition)
+                {
+                    p.replicas = c.after.clone();
+                }
+                expected.push((t.to_string(), c.partition, c.before, c.after));
+            }
+        }
+        let got: Vec<_> = moves
+            .iter()
+            .map(|m| {
+                (
+                    m.topic.clone(),
+                    m.partition,
+                    m.replicas_before.clone(),
+                    m.replicas_after.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(got, expected);
+    }
+
+    #[test]
     fn topics_below_their_target_are_raised_on_racks_they_lack_and_internal_ones_only_by_rule() {
         let mut snap = cluster();
         snap.brokers[1].state = BrokerState::Alive;
@@ -543,7 +623,7 @@ mod tests {
         snap.partitions
             .push(part("__consumer_offsets", 0, &[1], &[]));
         let internal = BTreeSet::from(["__consumer_offsets".to_string()]);
-        let w = replication_factor(&snap, &internal, |_| 2, |_| false);
+        let w = replication_factor(&snap, &internal, |_| 2, |_| false, 10.0);
         let Work::Moves(moves) = w else {
             panic!("{w:?}")
         };
@@ -555,7 +635,7 @@ mod tests {
         assert_ne!(moves[0].replicas_after[1], 1);
         assert_eq!(moves[0].bytes, 1_000_000);
         // A rule naming the internal topic raises it too; a target above the brokers is capped.
-        let w = replication_factor(&snap, &internal, |_| 9, |t| t.starts_with("__"));
+        let w = replication_factor(&snap, &internal, |_| 9, |t| t.starts_with("__"), 10.0);
         let Work::Moves(moves) = w else {
             panic!("{w:?}")
         };
@@ -565,7 +645,7 @@ mod tests {
         );
         assert!(moves.iter().any(|m| m.topic == "__consumer_offsets"));
         // At target: nothing.
-        let w = replication_factor(&snap, &internal, |_| 1, |_| false);
+        let w = replication_factor(&snap, &internal, |_| 1, |_| false, 10.0);
         assert!(matches!(w, Work::Nothing(_)));
     }
 

@@ -197,7 +197,7 @@ fn over_a_simulated_day_no_two_loops_act_at_once_and_the_cluster_ends_balanced_a
                 ),
                 input(
                     Loop::ReplicationFactor,
-                    work::replication_factor(&snap, &BTreeSet::new(), |_| 2, |_| false),
+                    work::replication_factor(&snap, &BTreeSet::new(), |_| 2, |_| false, 10.0),
                 ),
                 input(
                     Loop::Activity,
