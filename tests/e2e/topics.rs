@@ -186,6 +186,22 @@ fn a_created_topic_gets_exactly_the_rack_aware_even_placement_answered_and_bad_i
             json!({"name": "cfg", "partitions": 1, "replicationFactor": 1, "configs": {"retention.ms": "soon"}}),
             "retention.ms",
         ),
+        (
+            json!({"name": "unknown-broker", "partitions": 1, "replicationFactor": 2, "assignment": [[1, 99]]}),
+            "assignment: partition 0: broker 99 is not in the cluster",
+        ),
+        (
+            json!({"name": "twice", "partitions": 1, "replicationFactor": 2, "assignment": [[2, 2]]}),
+            "assignment: partition 0 names broker 2 twice",
+        ),
+        (
+            json!({"name": "short", "partitions": 1, "replicationFactor": 2, "assignment": [[1]]}),
+            "assignment: partition 0 lists 1 replica(s); the replication factor is 2",
+        ),
+        (
+            json!({"name": "fewer", "partitions": 2, "replicationFactor": 1, "assignment": [[1]]}),
+            "assignment: names 1 partition(s); 2 are to be placed",
+        ),
     ] {
         let (status, refused) = post(&service, "/api/v1/topics", bad.clone());
         assert_eq!(status, 400, "{bad}: {refused}");
@@ -201,9 +217,17 @@ fn a_created_topic_gets_exactly_the_rack_aware_even_placement_answered_and_bad_i
         .map(|p| p.topic.clone())
         .collect();
     assert!(
-        !names
-            .iter()
-            .any(|n| ["has space", "zero", "wide", "cfg"].contains(&n.as_str())),
+        !names.iter().any(|n| [
+            "has space",
+            "zero",
+            "wide",
+            "cfg",
+            "unknown-broker",
+            "twice",
+            "short",
+            "fewer"
+        ]
+        .contains(&n.as_str())),
         "{names:?}"
     );
 
@@ -256,6 +280,33 @@ fn a_created_topic_gets_exactly_the_rack_aware_even_placement_answered_and_bad_i
 }
 
 #[test]
+fn an_explicit_assignment_is_created_and_added_exactly_as_the_operator_named_it() {
+    let (sim, service) = start();
+    let (status, created) = post(
+        &service,
+        "/api/v1/topics",
+        json!({"name": "named", "partitions": 2, "replicationFactor": 2,
+               "assignment": [[3, 1], [3, 2]]}),
+    );
+    assert_eq!(status, 200, "{created}");
+    assert_eq!(
+        placement(&sim, "named"),
+        BTreeMap::from([(0, vec![3, 1]), (1, vec![3, 2])])
+    );
+    assert_eq!(
+        answered(&created["data"]["assignment"]),
+        placement(&sim, "named")
+    );
+    let (status, added) = post(
+        &service,
+        "/api/v1/topics/named/partitions",
+        json!({"count": 3, "assignment": [[4, 5]]}),
+    );
+    assert_eq!(status, 200, "{added}");
+    assert_eq!(placement(&sim, "named")[&2], vec![4, 5]);
+}
+
+#[test]
 fn added_partitions_get_the_answered_placement_and_a_lower_count_is_refused_as_kafka_cannot() {
     let (sim, service) = start();
     let topic = sim.snapshot().partitions[0].topic.clone();
@@ -270,6 +321,19 @@ fn added_partitions_get_the_answered_placement_and_a_lower_count_is_refused_as_k
         "{lower}"
     );
     assert_eq!(placement(&sim, &topic).len(), 12);
+    let (status, unknown) = post(
+        &service,
+        &format!("/api/v1/topics/{topic}/partitions"),
+        json!({"count": 13, "assignment": [[1, 99]]}),
+    );
+    assert_eq!(status, 400, "{unknown}");
+    assert!(
+        unknown
+            .to_string()
+            .contains("partition 12: broker 99 is not in the cluster"),
+        "{unknown}"
+    );
+    assert_eq!(placement(&sim, &topic).len(), 12, "nothing added");
     let (status, added) = post(
         &service,
         &format!("/api/v1/topics/{topic}/partitions"),

@@ -19,7 +19,7 @@ use ballast_balancer::placement::{self, PlaceError};
 use ballast_kafka::types::{NewPartitions, NewTopic};
 use ballast_kafka::{Client, ItemError};
 use ballast_model::snapshot::Snapshot;
-use ballast_model::BrokerId;
+use ballast_model::{BrokerId, BrokerState};
 use ballast_runtime::topology::snapshot_with_maintenance;
 use ballast_schema::{NewMove, NewOperation};
 use serde::Deserialize;
@@ -51,6 +51,10 @@ pub struct CreateTopic {
     /// Topic configuration overrides (key → string, number or boolean).
     #[serde(default)]
     pub configs: BTreeMap<String, Value>,
+    /// The replicas of every partition, in partition order, leader first (default: placed by
+    /// ballast). Each list names `replicationFactor` distinct brokers that are up.
+    #[serde(default)]
+    pub assignment: Option<Vec<Vec<i32>>>,
     /// Check and place only; create nothing.
     #[serde(default)]
     pub validate_only: bool,
@@ -62,6 +66,11 @@ pub struct CreateTopic {
 pub struct AddPartitions {
     /// The new total number of partitions (more than the topic has: Kafka cannot remove any).
     pub count: i64,
+    /// The replicas of each new partition, in partition order, leader first (default: placed
+    /// by ballast). Each list names as many distinct brokers that are up as the topic's
+    /// replication factor.
+    #[serde(default)]
+    pub assignment: Option<Vec<Vec<i32>>>,
     /// Check and place only; add nothing.
     #[serde(default)]
     pub validate_only: bool,
@@ -110,6 +119,67 @@ fn check_rf(rf: i64) -> Result<usize, OpError> {
         ));
     }
     Ok(rf as usize)
+}
+
+/// An operator's explicit assignment of the partitions `first..first + count`, checked: one list
+/// a partition, `rf` distinct brokers each, every one known and up (a replica on a broker that
+/// is down would start offline). Brokers in maintenance are allowed: the operator named them.
+fn explicit_assignment(
+    snapshot: &Snapshot,
+    lists: &[Vec<i32>],
+    first: i32,
+    count: usize,
+    rf: usize,
+) -> Result<Vec<(i32, Vec<BrokerId>)>, OpError> {
+    if lists.len() != count {
+        return Err(bad(
+            "assignment",
+            format!(
+                "names {} partition(s); {count} {} to be placed",
+                lists.len(),
+                if count == 1 { "is" } else { "are" }
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(count);
+    for (i, list) in lists.iter().enumerate() {
+        let partition = first + i as i32;
+        if list.len() != rf {
+            return Err(bad(
+                "assignment",
+                format!(
+                    "partition {partition} lists {} replica(s); the replication factor is {rf}",
+                    list.len()
+                ),
+            ));
+        }
+        let mut seen = BTreeSet::new();
+        for b in list {
+            if !seen.insert(*b) {
+                return Err(bad(
+                    "assignment",
+                    format!("partition {partition} names broker {b} twice"),
+                ));
+            }
+            match snapshot.brokers.iter().find(|x| x.id == *b) {
+                None => {
+                    return Err(bad(
+                        "assignment",
+                        format!("partition {partition}: broker {b} is not in the cluster"),
+                    ))
+                }
+                Some(x) if x.state == BrokerState::Down => {
+                    return Err(bad(
+                        "assignment",
+                        format!("partition {partition}: broker {b} is down"),
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        out.push((partition, list.clone()));
+    }
+    Ok(out)
 }
 
 /// A placement refusal, naming the field it comes from.
@@ -291,12 +361,14 @@ pub async fn create_topic(
         ));
     }
     let count = body.partitions as usize;
-    let placed = placement::new_partitions(&snapshot, &name, 0, count, rf, trigger_pct(ctx))
-        .map_err(place_error)?;
-    let assignment: Vec<(i32, Vec<BrokerId>)> = placed
-        .into_iter()
-        .map(|p| (p.partition, p.replicas))
-        .collect();
+    let assignment: Vec<(i32, Vec<BrokerId>)> = match &body.assignment {
+        Some(lists) => explicit_assignment(&snapshot, lists, 0, count, rf)?,
+        None => placement::new_partitions(&snapshot, &name, 0, count, rf, trigger_pct(ctx))
+            .map_err(place_error)?
+            .into_iter()
+            .map(|p| (p.partition, p.replicas))
+            .collect(),
+    };
     let topic = NewTopic {
         name: name.clone(),
         partitions: None,
@@ -382,19 +454,15 @@ pub async fn add_partitions(
     let rf = live.values().map(Vec::len).max().unwrap_or(1);
     let (_, snapshot) = planning_snapshot(ctx).await?;
     let first = live.keys().max().map_or(0, |p| p + 1);
-    let placed = placement::new_partitions(
-        &snapshot,
-        &topic,
-        first,
-        (body.count - current) as usize,
-        rf,
-        trigger_pct(ctx),
-    )
-    .map_err(place_error)?;
-    let assignment: Vec<(i32, Vec<BrokerId>)> = placed
-        .into_iter()
-        .map(|p| (p.partition, p.replicas))
-        .collect();
+    let added = (body.count - current) as usize;
+    let assignment: Vec<(i32, Vec<BrokerId>)> = match &body.assignment {
+        Some(lists) => explicit_assignment(&snapshot, lists, first, added, rf)?,
+        None => placement::new_partitions(&snapshot, &topic, first, added, rf, trigger_pct(ctx))
+            .map_err(place_error)?
+            .into_iter()
+            .map(|p| (p.partition, p.replicas))
+            .collect(),
+    };
     let request = NewPartitions {
         topic: topic.clone(),
         total_count: i32::try_from(body.count).unwrap_or(i32::MAX),

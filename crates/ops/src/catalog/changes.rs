@@ -1199,6 +1199,9 @@ pub struct AddPartitionsInput {
     pub topic: String,
     /// The new total number of partitions (more than it has: Kafka cannot remove partitions).
     pub count: i64,
+    /// The replicas of each new partition, leader first (default: placed by ballast).
+    #[serde(default)]
+    pub assignment: Option<Vec<Vec<i32>>>,
     /// Check and place only; add nothing.
     #[serde(default)]
     pub validate_only: bool,
@@ -1285,6 +1288,7 @@ pub(super) fn add_partitions(ctx: Context, caller: Caller, input: Value) -> OpFu
         let i: AddPartitionsInput = parse(&input)?;
         let body = crate::topic_lifecycle::AddPartitions {
             count: i.count,
+            assignment: i.assignment,
             validate_only: i.validate_only,
         };
         answer(crate::topic_lifecycle::add_partitions(&ctx, &caller.actor(), i.topic, body).await)

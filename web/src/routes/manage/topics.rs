@@ -33,6 +33,11 @@ pub struct CreateBody {
     #[serde(default)]
     #[schema(value_type = Object)]
     configs: std::collections::BTreeMap<String, Value>,
+    /// The replicas of every partition, in partition order, leader first (default: placed by
+    /// ballast): `partitions` lists of `replicationFactor` distinct brokers that are up.
+    #[serde(default)]
+    #[schema(max_items = 10000)]
+    assignment: Option<Vec<Vec<i32>>>,
     /// Check and place only; create nothing.
     #[serde(default)]
     validate_only: bool,
@@ -46,6 +51,11 @@ pub struct PartitionsBody {
     /// The new total number of partitions (more than the topic has).
     #[schema(minimum = 2)]
     count: i64,
+    /// The replicas of each new partition, in partition order, leader first (default: placed
+    /// by ballast).
+    #[serde(default)]
+    #[schema(max_items = 10000)]
+    assignment: Option<Vec<Vec<i32>>>,
     /// Check and place only; add nothing.
     #[serde(default)]
     validate_only: bool,
@@ -87,6 +97,7 @@ pub async fn create(
         partitions: b.partitions,
         replication_factor: b.replication_factor,
         configs: b.configs,
+        assignment: b.assignment,
         validate_only: b.validate_only,
     };
     Ok(ApiOk(create_topic(&state, &actor, body).await?))
@@ -111,6 +122,7 @@ pub async fn partitions(
 ) -> ApiResult<Value> {
     let body = AddPartitions {
         count: b.count,
+        assignment: b.assignment,
         validate_only: b.validate_only,
     };
     Ok(ApiOk(add_partitions(&state, &actor, topic, body).await?))
