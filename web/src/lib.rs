@@ -1,7 +1,8 @@
-//! The web process: REST under `/api/v1`, `/metrics`, the `/ui` dashboard, and later MCP.
+//! The web process: REST under `/api/v1`, `/metrics`, the agent doors (MCP, chat), the `/ui`
+//! dashboard. The module map: `README.md`.
 //!
-//! Handlers read the store (through `spawn_blocking`) and never talk to each other: everything
-//! they know comes from SQLite, written by the other processes.
+//! Handlers never talk to each other or to another process: what they know comes from SQLite,
+//! written by the other processes, or from the cluster through the operations (`ballast_ops`).
 
 pub mod agents;
 pub mod audit;

@@ -1,9 +1,10 @@
 //! Third-party notices: every crate compiled into the binary with its version, licence and licence
 //! text. The list is generated from the dependency tree by cargo-about (`scripts/notices` writes
 //! `web/notices/third-party.json`; never edit it by hand) and embedded at build time;
-//! `web/tests/notices.rs` fails when it no longer matches `cargo metadata` or a licence falls
-//! outside the allow-list in `about.toml`. Served at `GET /api/v1/third-party-notices`, on
-//! `/ui/notices`, by `ballast notices`, and in the Debian package.
+//! `web/tests/notices.rs` fails when it no longer matches `cargo tree -p ballast -e normal` or a
+//! licence falls outside the allow-list in `about.toml`. Served at
+//! `GET /api/v1/third-party-notices`, on `/ui/notices`, by `ballast notices`, and in the Debian
+//! package (`scripts/package`).
 
 use std::sync::LazyLock;
 

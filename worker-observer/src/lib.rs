@@ -5,8 +5,10 @@
 //! sample into its rate history ([`derive::History::observe`]: counters, rolling rates, per-broker
 //! loads), writes the current view and the readings in one transaction
 //! ([`ballast_schema::Store::write_observed`]) and records the broker view's freshness
-//! (`observations`, which `/api/v1/ready` follows). Then it evaluates a proposal on the view it
-//! just wrote ([`proposals::evaluate`]): plan, reading, decision, current proposal.
+//! (`observations`, which `/api/v1/ready` follows). It plans the sample while the store writes
+//! it ([`tick_planned`]), then [`proposals::finish`] makes the reading, the decision and the
+//! current proposal; a sample that could not be planned while written is planned from the view
+//! read back ([`proposals::evaluate`]). The whole tick: `README.md`.
 
 pub mod derive;
 pub mod pacing;
