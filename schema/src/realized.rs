@@ -57,7 +57,7 @@ pub struct LoadsReading {
 pub enum RealizedPart {
     /// Leader and follower counts and disk: the first reading after completion.
     Counts,
-    /// The four rates: the first reading a full rate window after completion.
+    /// The four rates: the first reading the settling and a full rate window after completion.
     Rates,
 }
 

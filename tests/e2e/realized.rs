@@ -31,8 +31,9 @@ fn a_completed_plan_keeps_predicted_beside_realized_and_leader_and_follower_coun
             .args(["demo", "--port", &port.to_string()])
             .env("BALLAST_WARMUP", "0s")
             .env("BALLAST_SAMPLE_INTERVAL", "1s")
-            // Rates are compared a full rate window after completion: a short one.
+            // Rates are compared a full rate window after the settling after completion: short ones.
             .env("BALLAST_RATE_WINDOW", "4s")
+            .env("BALLAST_REALIZED_SETTLE", "1s")
             .env("BALLAST_PROPOSAL_MAX_PARTITIONS", "6")
             .env("BALLAST_THROTTLE_RATE_MB", "1000")
             .env("BALLAST_EXECUTOR_INTERVAL", "300ms")

@@ -2157,6 +2157,7 @@ pub fn a_completed_plans_realized_loads_match_its_prediction_while_a_producer_wr
         kafka,
         &[
             ("BALLAST_RATE_WINDOW", "30s"),
+            ("BALLAST_REALIZED_SETTLE", "30s"),
             ("BALLAST_THROTTLE_RATE_MB", "50"),
         ],
     );

@@ -381,8 +381,8 @@ async fn realized_metrics(state: &AppState, registry: &Registry) -> Result<(), A
         "of the last completed plan, per load, the largest difference over brokers between the observed and the predicted distance from fair share, in percentage points",
         &["load"],
     )?;
-    let window = ballast_runtime::millis(state.config.timing.rate_window);
-    for (load, e) in ballast_runtime::realized::measured_errors(&op, &realized, window) {
+    let after = ballast_runtime::realized::rates_after_ms(&state.config.timing);
+    for (load, e) in ballast_runtime::realized::measured_errors(&op, &realized, after) {
         error.with_label_values(&[load.name()]).set(e);
     }
     Ok(())

@@ -1093,7 +1093,7 @@ async fn the_operation_page_shows_before_predicted_and_realized_per_load_and_per
     );
     let page = b.page(&to).await;
     page.has("Predicted vs realized: pending")
-        .has("rates are read once a full rate window (BALLAST_RATE_WINDOW) has passed since completion")
+        .has("rates are read once the moves have settled (BALLAST_REALIZED_SETTLE) and a full rate window (BALLAST_RATE_WINDOW) has passed after that")
         .has("Leaders")
         .has("measured")
         .has(" pts")

@@ -20,7 +20,7 @@ pub mod settings_pass;
 use std::sync::Arc;
 
 use ballast_kafka::Client;
-use ballast_runtime::{client_config, error_chain, millis, WorkerContext, WorkerError};
+use ballast_runtime::{client_config, error_chain, WorkerContext, WorkerError};
 use ballast_schema::{Observation, Store, StoreError};
 use serde_json::json;
 use tokio::sync::Mutex;
@@ -403,9 +403,9 @@ async fn observe(
                 }
             }
             // Predicted vs realized of completed operations, from the reading just written.
-            let window = millis(ctx.config.timing.rate_window);
+            let after = ballast_runtime::realized::rates_after_ms(&ctx.config.timing);
             if let Err(e) = ctx
-                .blocking(move |store| realized::pass(store, window))
+                .blocking(move |store| realized::pass(store, after))
                 .await
             {
                 warn!(error = %error_chain(&e), "realized loads not read");

@@ -1,7 +1,9 @@
 //! Predicted vs realized: after a sample, every completed operation with a prediction whose
 //! realized loads are not all read gets them from this reading — leader and follower counts and
-//! disk at the first reading after it completed, the four rates at the first reading a full
-//! `BALLAST_RATE_WINDOW` after it completed (the rates of that reading are all after the moves).
+//! disk at the first reading after it completed, the four rates at the first reading
+//! `BALLAST_REALIZED_SETTLE` plus a full `BALLAST_RATE_WINDOW` after it completed (the rates of
+//! that reading are all after the moves and their settling:
+//! `ballast_runtime::realized::rates_after_ms`).
 //! Each part is written once ([`ballast_schema::Store::record_realized`]); the comparison
 //! itself is `ballast_runtime::realized`.
 
@@ -11,7 +13,7 @@ use ballast_schema::{RealizedPart, Store, StoreError};
 pub fn due_parts(
     due: &[ballast_schema::RealizedDue],
     reading_at_ms: i64,
-    rate_window_ms: i64,
+    rates_after_ms: i64,
 ) -> Vec<(String, RealizedPart)> {
     let mut out = Vec::new();
     for d in due {
@@ -21,7 +23,7 @@ pub fn due_parts(
         if d.counts_missing {
             out.push((d.operation_id.clone(), RealizedPart::Counts));
         }
-        if d.rates_missing && reading_at_ms >= d.finished_at_ms.saturating_add(rate_window_ms) {
+        if d.rates_missing && reading_at_ms >= d.finished_at_ms.saturating_add(rates_after_ms) {
             out.push((d.operation_id.clone(), RealizedPart::Rates));
         }
     }
@@ -30,7 +32,7 @@ pub fn due_parts(
 
 /// One pass after a sample was written: the parts this reading gives, kept. Returns how many
 /// parts were written. Reads nothing more than one query when no operation waits.
-pub fn pass(store: &Store, rate_window_ms: i64) -> Result<usize, StoreError> {
+pub fn pass(store: &Store, rates_after_ms: i64) -> Result<usize, StoreError> {
     let due = store.realized_due()?;
     if due.is_empty() {
         return Ok(0);
@@ -40,7 +42,7 @@ pub fn pass(store: &Store, rate_window_ms: i64) -> Result<usize, StoreError> {
     let Some(cluster) = store.observed_cluster()? else {
         return Ok(0);
     };
-    let parts = due_parts(&due, cluster.facts.sampled_at_ms, rate_window_ms);
+    let parts = due_parts(&due, cluster.facts.sampled_at_ms, rates_after_ms);
     if parts.is_empty() {
         return Ok(0);
     }

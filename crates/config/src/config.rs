@@ -507,6 +507,9 @@ pub struct Timing {
     pub readback_poll: Duration,
     /// `BALLAST_RATE_WINDOW`
     pub rate_window: Duration,
+    /// `BALLAST_REALIZED_SETTLE` (may be 0): a completed plan's rates are read a full rate
+    /// window after this much time after its completion
+    pub realized_settle: Duration,
     /// `BALLAST_WARMUP` (may be 0)
     pub warmup: Duration,
     /// `BALLAST_MOVE_COOLDOWN` (may be 0)
@@ -1004,6 +1007,7 @@ fn read_timing(r: &mut Reader) -> Timing {
         executor_interval: positive("BALLAST_EXECUTOR_INTERVAL"),
         slot_lease_ttl: positive("BALLAST_SLOT_LEASE_TTL"),
         warmup: r.duration("BALLAST_WARMUP"),
+        realized_settle: r.duration("BALLAST_REALIZED_SETTLE"),
         move_cooldown: r.duration("BALLAST_MOVE_COOLDOWN"),
         heal_cooldown: r.duration("BALLAST_HEAL_COOLDOWN"),
         restart_backoff_initial: restart_backoff_initial.unwrap_or_default(),

@@ -573,6 +573,12 @@ pub static SETTINGS: &[SettingSpec] = &[
         "window over which rates and partition sizes are averaged",
     ),
     setting(
+        "BALLAST_REALIZED_SETTLE",
+        Some("2m"),
+        "timing",
+        "after a plan completes, how long its rates settle (leaders moved, clients catching up) before the rate window it is judged on begins (0 allowed)",
+    ),
+    setting(
         "BALLAST_WARMUP",
         Some("5m"),
         "timing",

@@ -1499,8 +1499,11 @@ pub async fn get_reassignment_by_id(state: &Ops, id: String) -> Result<Value, Op
         ));
     };
     let mut v = op_json(&o, &m, true, state.clock.now_ms());
-    v["realized"] =
-        ballast_runtime::realized::render(&o, r.as_ref(), millis(state.config.timing.rate_window));
+    v["realized"] = ballast_runtime::realized::render(
+        &o,
+        r.as_ref(),
+        ballast_runtime::realized::rates_after_ms(&state.config.timing),
+    );
     Ok(v)
 }
 

@@ -196,7 +196,16 @@ pub struct LoadComparison {
     pub observed_by_broker: BTreeMap<BrokerId, f64>,
 }
 
-/// What the realized loads of an operation are, at `rate_window_ms` (`BALLAST_RATE_WINDOW`).
+/// How long after an operation completes its rates are read: `BALLAST_REALIZED_SETTLE` (leaders
+/// moved, clients refreshing their metadata and catching up) and then a full
+/// `BALLAST_RATE_WINDOW`, so the window the rates average holds none of the settling.
+pub fn rates_after_ms(timing: &ballast_config::Timing) -> i64 {
+    let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+    ms(timing.realized_settle).saturating_add(ms(timing.rate_window))
+}
+
+/// What the realized loads of an operation are, rates read `rates_after_ms` after completion
+/// ([`rates_after_ms`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     /// `pending`, `measured` or `unavailable`.
@@ -207,7 +216,7 @@ pub struct Comparison {
 }
 
 /// Compares what `realized` keeps of operation `op`.
-pub fn compare(op: &OperationRecord, realized: &Realized, rate_window_ms: i64) -> Comparison {
+pub fn compare(op: &OperationRecord, realized: &Realized, rates_after_ms: i64) -> Comparison {
     let p = &realized.prediction;
     let takes: BTreeSet<BrokerId> = p
         .brokers
@@ -218,7 +227,7 @@ pub fn compare(op: &OperationRecord, realized: &Realized, rate_window_ms: i64) -
     let finished = op
         .finished_at_ms
         .filter(|_| op.state == OperationState::Completed);
-    let rates_due_at_ms = finished.map(|f| f.saturating_add(rate_window_ms));
+    let rates_due_at_ms = finished.map(|f| f.saturating_add(rates_after_ms));
     let (status, reason) = match (op.state, &realized.counts, &realized.rates) {
         (OperationState::Pending | OperationState::Running, _, _) => (
             "pending",
@@ -346,7 +355,7 @@ pub fn compare(op: &OperationRecord, realized: &Realized, rate_window_ms: i64) -
 
 fn rates_wait(due: Option<i64>) -> String {
     format!(
-        "rates are read once a full rate window (BALLAST_RATE_WINDOW) has passed since completion: at the first reading from {}",
+        "rates are read once the moves have settled (BALLAST_REALIZED_SETTLE) and a full rate window (BALLAST_RATE_WINDOW) has passed after that: at the first reading from {}",
         due.map(format_rfc3339_ms).unwrap_or_default()
     )
 }
@@ -360,7 +369,7 @@ fn by_load(values: impl Fn(usize, Load) -> Value) -> Value {
 }
 
 /// `realized` of `GET /api/v1/reassignments/{id}` (shape: `docs/api/reassignments.md`).
-pub fn render(op: &OperationRecord, realized: Option<&Realized>, rate_window_ms: i64) -> Value {
+pub fn render(op: &OperationRecord, realized: Option<&Realized>, rates_after_ms: i64) -> Value {
     let Some(realized) = realized else {
         return json!({
             "status": "unavailable",
@@ -373,7 +382,7 @@ pub fn render(op: &OperationRecord, realized: Option<&Realized>, rate_window_ms:
             "brokers": [],
         });
     };
-    let c = compare(op, realized, rate_window_ms);
+    let c = compare(op, realized, rates_after_ms);
     let p = &realized.prediction;
     let loads = by_load(|i, _| {
         let l = &c.loads[i];
@@ -435,9 +444,9 @@ pub fn render(op: &OperationRecord, realized: Option<&Realized>, rate_window_ms:
 pub fn measured_errors(
     op: &OperationRecord,
     realized: &Realized,
-    rate_window_ms: i64,
+    rates_after_ms: i64,
 ) -> Vec<(Load, f64)> {
-    compare(op, realized, rate_window_ms)
+    compare(op, realized, rates_after_ms)
         .loads
         .into_iter()
         .filter_map(|l| l.error.map(|e| (l.load, e)))

@@ -860,7 +860,7 @@ fn realized() -> Vec<(&'static str, Value)> {
                     ("predictedFrom", n("string", "when the reading the prediction was made from was taken")),
                     ("countsObservedAt", n("string", "the reading after completion that gave counts and disk")),
                     ("ratesObservedAt", n("string", "the reading that gave the rates")),
-                    ("ratesDueAt", n("string", "completion + BALLAST_RATE_WINDOW: rates are read at the first reading from then")),
+                    ("ratesDueAt", n("string", "completion + BALLAST_REALIZED_SETTLE + BALLAST_RATE_WINDOW: rates are read at the first reading from then")),
                     ("loads", json!({"type": ["object", "null"], "description": "per load (contract names)", "properties": Value::Object(loads.into_iter().map(|(k, v)| (k.to_string(), v)).collect())})),
                     ("brokers", arr(r("RealizedBroker"), "every broker of the prediction, by id")),
                 ],
