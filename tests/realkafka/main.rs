@@ -6,11 +6,12 @@
 //! One cluster per bed serves the whole suite; a path holds its cluster while it runs and uses
 //! topics and groups of its own. Every path runs on one bed at least; the read side and a
 //! throttled apply on all three. The paths of Kafka 4 (KIP-848 groups, dedicated controllers,
-//! ELR, tiered storage), the MCP door, self-healing, the secure listeners and the predicted-vs-realized check run on 4.1.0; 3.5.1 KRaft
-//! adds a move whose destination stops, the rolling restart, the topic lifecycle, maintenance,
-//! log-dir moves, topic configs and quotas; 3.5.1 on ZooKeeper a classic group, cancel, an
-//! operator's reassignment across an executor restart, preferred and cluster elections and the
-//! redistributions. The beds run side by side, so the paths are spread to even out their
+//! ELR, tiered storage), cancel, the MCP door, self-healing, the secure listeners and the
+//! predicted-vs-realized check run on 4.1.0; 3.5.1 KRaft adds a move whose destination stops,
+//! the rolling restart, the topic lifecycle, maintenance, log-dir moves, topic configs and
+//! quotas; 3.5.1 on ZooKeeper a classic group, an operator's reassignment across an executor
+//! restart, preferred and cluster elections and the redistributions. The beds run side by
+//! side, so the paths are spread to even out their
 //! times (the suite's wall time is the longest bed's). Without Java or a
 //! distribution each path says on stderr what it skipped and why, and passes. Each path prints
 //! `real Kafka <bed>: <path> ok (<seconds> s)` when it passed, so CI's output is the suite's
@@ -50,6 +51,7 @@ const FULL: &[SuitePath] = paths![
     topic_lifecycle_creates_grows_re_replicates_and_deletes_as_kafka_shows,
     tiered_topic_disk_and_move_cost_are_local_bytes_and_remote_offsets_are_kafkas,
     partition_rows_show_the_eligible_leader_replicas_kafka_reports_while_a_broker_is_down,
+    cancel_puts_the_replicas_back_in_their_order_and_removes_the_throttles,
 ];
 
 /// The read side, a throttled apply, a move whose destination stops (where it was first seen
@@ -68,14 +70,13 @@ const OLDER: &[SuitePath] = paths![
 ];
 
 /// The read side (the controller as ZooKeeper's `/controller` holds it), a throttled apply, a
-/// classic group's offsets reset and deleted, cancel, an operator's reassignment across an
+/// classic group's offsets reset and deleted, an operator's reassignment across an
 /// executor restart, preferred and cluster elections and the redistributions, against Kafka
 /// 3.5.1 in ZooKeeper mode.
 const ZOOKEEPER: &[SuitePath] = paths![
     read_side_agrees_with_kafka_and_names_the_quorum_leader_as_controller,
     proposal_apply_throttles_exactly_the_moving_replicas_survives_a_killed_executor_and_leaves_no_throttle,
     consumer_group_offset_reset_and_delete_are_what_kafka_shows,
-    cancel_puts_the_replicas_back_in_their_order_and_removes_the_throttles,
     a_restarted_executor_keeps_the_throttles_of_an_operators_reassignment_in_progress,
     preferred_leader_election_moves_leadership_to_the_first_replica,
     topic_and_bulk_redistribution_and_a_cluster_election_are_what_kafka_shows,

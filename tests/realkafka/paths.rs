@@ -2195,7 +2195,8 @@ pub fn a_completed_plans_realized_loads_match_its_prediction_while_a_producer_wr
         .to_string();
     let record = ballast.wait_operation(&id, Duration::from_secs(120));
     assert_eq!(record["state"], "Completed", "{record}");
-    let done = wait_for(Duration::from_secs(60), "every realized load read", || {
+    // Rates are read BALLAST_REALIZED_SETTLE (30 s) and a rate window (30 s) after completion.
+    let done = wait_for(Duration::from_secs(150), "every realized load read", || {
         let (_, r) = ballast.get(&format!("/api/v1/reassignments/{id}"));
         (r["data"]["realized"]["status"] == "measured").then(|| r["data"].clone())
     });
