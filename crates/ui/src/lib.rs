@@ -542,6 +542,8 @@ impl Cell {
         self
     }
 
+    /// A second, smaller line under the text (the name the templates use; not subtraction).
+    #[allow(clippy::should_implement_trait)]
     pub fn sub(mut self, sub: impl Into<String>) -> Cell {
         self.sub = Some(sub.into());
         self
