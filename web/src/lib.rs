@@ -28,14 +28,14 @@ mod middleware;
 pub mod notices;
 /// The observer's latest sample in memory, shared by `/metrics` and the observed routes.
 use ballast_ops::view as observed_view;
+/// The `/ui` dashboard's host: what the `ballast-ui` crate gets from this process.
+mod dashboard;
 /// The OpenAPI description (`/api/v1/openapi.json`, `.yaml`) and the `/docs/` pages.
 pub mod openapi;
 mod params;
 /// The probes' own reads: `/api/v1/health` and `/api/v1/ready` never wait on the pool.
 pub mod probes;
 mod routes;
-/// The `/ui` dashboard: server-rendered pages over the API, called in-process.
-mod ui;
 /// Percent-encoding and the same-origin rule of cookie mutations.
 pub mod url;
 
@@ -184,7 +184,7 @@ impl AppState {
 
 /// Every route of the HTTP API: the operations' modules (`routes`) and the doors and pages beside
 /// them (licence, login and tokens, chat, agents, the OpenAPI document). The dashboard calls these
-/// in-process (`ui::api`); `router` adds the dashboard, MCP and the layers.
+/// in-process (`dashboard::WebHost`); `router` adds the dashboard, MCP and the layers.
 pub(crate) fn api_routes() -> Router<AppState> {
     routes::routes()
         .merge(license::routes())
@@ -198,7 +198,8 @@ pub(crate) fn api_routes() -> Router<AppState> {
 /// (credentials to an identity, 401), authorization (scope, 403), the license gate (403).
 pub fn router(state: AppState) -> Router {
     api_routes()
-        .merge(ui::routes())
+        .merge(ballast_ui::routes(dashboard::host(&state)))
+        .merge(auth::routes::ui_routes())
         .route("/api/v1/mcp", {
             let (mcp, door) = mcp::service(state.clone());
             // Calls of kept answers are answered before rmcp (mcp::kept_answers).

@@ -1,5 +1,5 @@
-//! The web process and the operations crate are layered: a module that another imports never
-//! imports it back, directly or through others. A circle of modules is where a rule starts to
+//! The web process, the operations crate and the dashboard are layered: a module that another
+//! imports never imports it back, directly or through others. A circle of modules is where a rule starts to
 //! live in two places (an adapter reaching back into what it adapts), so this test fails on one
 //! and names it, file by file.
 //!
@@ -248,6 +248,11 @@ fn webs_modules_import_each_other_in_one_direction_only() {
 #[test]
 fn the_operations_modules_import_each_other_in_one_direction_only() {
     assert_layered(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/ops/src"));
+}
+
+#[test]
+fn the_dashboards_modules_import_each_other_in_one_direction_only() {
+    assert_layered(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/ui/src"));
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //!
 //! This crate does no IO. It is the vocabulary of the planner, the store and the API.
 
+pub mod acls;
 pub mod configs;
 pub mod snapshot;
 pub mod time;

@@ -124,35 +124,9 @@ fn invalid(param: &str, value: &str, allowed: &str) -> OpError {
     )
 }
 
-/// The names a binding's fields take, as the API writes them (a concrete binding: the filters'
-/// `Any` and `Match` are not among them). The parsers below, the OpenAPI document and the
-/// dashboard's forms all read these.
-pub const RESOURCE_TYPES: [&str; 6] = [
-    "Topic",
-    "Group",
-    "Cluster",
-    "TransactionalId",
-    "DelegationToken",
-    "User",
-];
-pub const PATTERN_TYPES: [&str; 2] = ["Literal", "Prefixed"];
-pub const OPERATIONS: [&str; 14] = [
-    "All",
-    "Read",
-    "Write",
-    "Create",
-    "Delete",
-    "Alter",
-    "Describe",
-    "ClusterAction",
-    "DescribeConfigs",
-    "AlterConfigs",
-    "IdempotentWrite",
-    "CreateTokens",
-    "DescribeTokens",
-    "TwoPhaseCommit",
-];
-pub const PERMISSIONS: [&str; 2] = ["Allow", "Deny"];
+/// The names a binding's fields take, as the API writes them (`ballast_model::acls`: the
+/// parsers below, the OpenAPI document and the dashboard's forms all read these).
+pub use ballast_model::acls::{OPERATIONS, PATTERN_TYPES, PERMISSIONS, RESOURCE_TYPES};
 
 /// The operations in the order of [`OPERATIONS`].
 const OPERATION_VALUES: [AclOperation; 14] = {

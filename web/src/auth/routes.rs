@@ -1,5 +1,6 @@
 //! `/api/v1/auth/*` (providers, login, callback, me, logout, refresh) and `/api/v1/tokens`
-//! (personal access tokens), and the login page `/ui/login`. Design: docs/auth.md.
+//! (personal access tokens), and the dashboard's login page `/ui/login` and logout `/ui/logout`
+//! (the web process's, merged beside the dashboard's pages). Design: docs/auth.md.
 
 use askama::Template;
 use axum::extract::{Query as AxumQuery, State};
@@ -49,9 +50,34 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/api/v1/tokens/{tokenId}", delete(revoke_token))
 }
 
-/// The dashboard's login page (open).
+/// The dashboard's login page (open) and its logout button.
 pub(crate) fn ui_routes() -> Router<AppState> {
-    Router::new().route("/ui/login", get(login_page))
+    Router::new()
+        .route("/ui/login", get(login_page))
+        .route("/ui/logout", post(ui_logout))
+}
+
+/// `POST /ui/logout`: ends the session and goes to the login page.
+async fn ui_logout(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    identity: Option<Extension<Identity>>,
+) -> Response {
+    let ended = end_session(&state, &headers, identity.map(|Extension(i)| i)).await;
+    let mut r = match ended {
+        Ok(_) => Redirect::to("/ui/login").into_response(),
+        Err(e) => e.into_response(),
+    };
+    *r.status_mut() = if r.status().is_redirection() {
+        StatusCode::SEE_OTHER
+    } else {
+        r.status()
+    };
+    if let Ok(v) = HeaderValue::from_str(&clear_session_cookie(state.config.auth.secure_cookies()))
+    {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
 }
 
 // ------------------------------------------------------------------------------ pages

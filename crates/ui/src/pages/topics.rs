@@ -9,13 +9,13 @@ use axum::response::Response;
 use serde_json::{json, Value};
 
 use super::state_class;
-use crate::ui::api::query;
-use crate::ui::{
+use crate::api::query;
+use crate::url::enc;
+use crate::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
     Table,
 };
-use crate::ui::{fmt, human, svg};
-use crate::url::enc;
+use crate::{fmt, human, svg};
 
 const MATCHES: [&str; 4] = ["contains", "prefix", "exact", "glob"];
 const PAGE: u64 = 200;
@@ -68,7 +68,7 @@ fn topic_charts(history: &Value) -> Vec<svg::Chart> {
     ]
     .iter()
     .map(|(metric, caption, format_as)| {
-        let series = [crate::ui::svg::Series {
+        let series = [crate::svg::Series {
             label: caption.to_string(),
             points: svg::points(history, metric),
         }];
@@ -238,7 +238,7 @@ async fn topic_page(
         query(&[("keyFilter", &key_filter)])
     );
     let partitions_uri = format!("/api/v1/partitions{}", query(&[("topic", &topic)]));
-    let since = ctx.state.clock.now_ms() - HISTORY_MS;
+    let since = ctx.host.now_ms() - HISTORY_MS;
     let history_uri = format!(
         "/api/v1/topics/{}/history{}",
         enc(&topic),

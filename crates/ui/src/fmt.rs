@@ -119,6 +119,14 @@ pub fn time(iso: &str) -> String {
     }
 }
 
+/// A Unix-ms timestamp as the API writes one: `2026-11-21T10:00:00.123Z` (UTC, milliseconds; a
+/// time before 1970 reads as 1970).
+pub fn rfc3339_ms(unix_ms: i64) -> String {
+    let t = std::time::UNIX_EPOCH
+        + std::time::Duration::from_millis(u64::try_from(unix_ms).unwrap_or(0));
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
 /// A Unix-ms timestamp (UTC) for a chart axis spanning `span_ms`: `16:23:05` within ten
 /// minutes, `16:23` within two days, else `11-21 16:23`.
 pub fn clock(unix_ms: i64, span_ms: i64) -> String {
@@ -130,7 +138,7 @@ pub fn clock(unix_ms: i64, span_ms: i64) -> String {
     } else if span_ms < 2 * 86_400_000 {
         format!("{h:02}:{m:02}")
     } else {
-        let date = ballast_runtime::format_rfc3339_ms(unix_ms);
+        let date = rfc3339_ms(unix_ms);
         format!("{} {h:02}:{m:02}", date.get(5..10).unwrap_or_default())
     }
 }
@@ -195,5 +203,11 @@ mod tests {
         assert_eq!(clock(1_795_278_236_859, 3_600_000), "16:23");
         assert_eq!(clock(1_795_278_236_859, 60_000), "16:23:56");
         assert_eq!(clock(1_795_278_236_859, 7 * 86_400_000), "11-21 16:23");
+    }
+
+    #[test]
+    fn timestamps_are_written_as_the_api_writes_them() {
+        assert_eq!(rfc3339_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339_ms(1_795_255_200_123), "2026-11-21T10:00:00.123Z");
     }
 }

@@ -10,17 +10,17 @@ const ASSETS: [(&str, &str, &[u8]); 3] = [
     (
         "ballast.css",
         "text/css; charset=utf-8",
-        include_bytes!("../../assets/ballast.css"),
+        include_bytes!("../assets/ballast.css"),
     ),
     (
         "ballast.js",
         "text/javascript; charset=utf-8",
-        include_bytes!("../../assets/ballast.js"),
+        include_bytes!("../assets/ballast.js"),
     ),
     (
         "favicon.svg",
         "image/svg+xml",
-        include_bytes!("../../assets/favicon.svg"),
+        include_bytes!("../assets/favicon.svg"),
     ),
 ];
 

@@ -11,15 +11,15 @@ use axum::response::Response;
 use serde_json::{json, Value};
 
 use super::state_class;
-use crate::ui::api::query;
-use crate::ui::fmt::{self, LOADS};
-use crate::ui::human;
-use crate::ui::svg::{chart, points, Chart, Series};
-use crate::ui::{
+use crate::api::query;
+use crate::fmt::{self, LOADS};
+use crate::human;
+use crate::svg::{chart, points, Chart, Series};
+use crate::url::enc;
+use crate::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
     Table,
 };
-use crate::url::enc;
 
 /// The time ranges offered for load history: name, label, milliseconds.
 const RANGES: [(&str, &str, i64); 5] = [
@@ -64,9 +64,9 @@ struct ListPage {
 /// could not be read: the state then says so instead of guessing "not in maintenance".
 fn broker_state<'a>(
     alive: bool,
-    maintenance: Option<&'a [ballast_schema::Maintenance]>,
+    maintenance: Option<&'a [crate::Maintenance]>,
     id: &str,
-) -> (&'static str, Option<&'a ballast_schema::Maintenance>) {
+) -> (&'static str, Option<&'a crate::Maintenance>) {
     let Some(list) = maintenance else {
         return (
             if alive {
@@ -122,7 +122,7 @@ pub async fn list(ctx: Ctx) -> Response {
         ctx.api.get("/api/v1/cluster/logdirs"),
         ctx.api.get("/api/v1/brokers/racks"),
         ctx.api.get("/api/v1/activity/brokers"),
-        ctx.state.db(|s| s.maintenance()),
+        ctx.host.maintenance(),
     );
     let health = match health {
         Ok(h) => h,
@@ -222,7 +222,7 @@ pub async fn list(ctx: Ctx) -> Response {
             alive,
             in_maintenance: maintenance.as_ref().map(|_| m.is_some()),
             since: m
-                .map(|m| fmt::time(&ballast_runtime::format_rfc3339_ms(m.entered_at_ms)))
+                .map(|m| fmt::time(&crate::fmt::rfc3339_ms(m.entered_at_ms)))
                 .unwrap_or_default(),
             reason: m.and_then(|m| m.reason.clone()).unwrap_or_default(),
             by: m.and_then(|m| m.requested_by.clone()).unwrap_or_default(),
@@ -361,9 +361,7 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>, RawQuery(raw): RawQuery) -> 
     let Some(broker) = broker else {
         let problem = match (&health, &history) {
             (Err(p), _) | (_, Err(p)) => p.clone(),
-            _ => {
-                crate::ui::Problem::new(404, "broker not found", format!("no broker {id} is known"))
-            }
+            _ => crate::Problem::new(404, "broker not found", format!("no broker {id} is known")),
         };
         return ctx.problem_page("Broker", "brokers", &problem).await;
     };
@@ -484,7 +482,7 @@ pub async fn history(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
 fn range_since(ctx: &Ctx, range: &str) -> Option<(&'static str, i64)> {
     let key = if range.is_empty() { "1h" } else { range };
     let (k, _, ms) = RANGES.iter().find(|(k, _, _)| *k == key)?;
-    Some((k, ctx.state.clock.now_ms() - ms))
+    Some((k, ctx.host.now_ms() - ms))
 }
 
 fn range_options(selected: &str) -> Vec<RangeOpt> {
@@ -705,7 +703,7 @@ mod tests {
             broker_state(false, None, "2").0,
             "down (maintenance unknown)"
         );
-        let list = vec![ballast_schema::Maintenance {
+        let list = vec![crate::Maintenance {
             broker_id: 2,
             entered_at_ms: 0,
             requested_by: None,

@@ -85,7 +85,7 @@ fn number(key: &str, n: f64) -> String {
     } else if (k.ends_with("atms") || k.ends_with("untilms") || k.ends_with("sincems")) && n > 1e11
     {
         // A Unix-ms time.
-        fmt::time(&ballast_runtime::format_rfc3339_ms(n as i64))
+        fmt::time(&crate::fmt::rfc3339_ms(n as i64))
     } else if k.ends_with("ms") && !k.contains('.') {
         if n.abs() < 1000.0 {
             format!("{n:.0} ms")

@@ -1,20 +1,16 @@
-//! The Access Tokens page (user menu → Access tokens) and logout. Tokens are made, listed and
+//! The Access Tokens page (user menu → Access tokens). Tokens are made, listed and
 //! revoked through `/api/v1/tokens`, which needs the login session the dashboard carries.
 
 use askama::Template;
-use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Redirect, Response};
-use axum::Extension;
+use axum::extract::Path;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 use serde_json::{json, Value};
 
-use crate::auth::Identity;
-use crate::extract::Path;
-use crate::ui::fmt;
-use crate::ui::human;
-use crate::ui::{cross_site, redirect, render, Cell, Ctx, Flash, Form, Layout, Table};
+use crate::fmt;
+use crate::human;
 use crate::url::enc;
-use crate::AppState;
+use crate::{cross_site, redirect, render, Cell, Ctx, Flash, Form, Layout, Table};
 
 /// The value of a token just made, shown once.
 struct Created {
@@ -70,10 +66,7 @@ async fn show(ctx: &Ctx, status: StatusCode, created: Option<Created>) -> Respon
         ]);
     }
     let layout = ctx.layout("Access tokens", "").await;
-    let can_write = ctx
-        .api
-        .identity()
-        .is_some_and(|i| i.scope == crate::auth::Scope::Write);
+    let can_write = ctx.api.identity().is_some_and(|i| i.write);
     render(
         status,
         &TokensPage {
@@ -104,7 +97,7 @@ pub async fn create(ctx: Ctx, headers: HeaderMap, body: axum::body::Bytes) -> Re
         "" => {}
         days => match days.parse::<u64>() {
             Ok(d) if (1..=3650).contains(&d) => {
-                let at = ctx.state.clock.now_ms() + (d as i64) * 86_400_000;
+                let at = ctx.host.now_ms() + (d as i64) * 86_400_000;
                 request["expiresAt"] = json!(humantime::format_rfc3339_seconds(
                     std::time::UNIX_EPOCH + std::time::Duration::from_millis(at as u64)
                 )
@@ -154,29 +147,4 @@ pub async fn revoke(ctx: Ctx, headers: HeaderMap, Path(id): Path<String>) -> Res
         ),
         Err(p) => redirect("/ui/tokens", &Flash::problem(&p)),
     }
-}
-
-/// `POST /ui/logout`: ends the session and goes to the login page.
-pub async fn logout(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    identity: Option<Extension<Identity>>,
-) -> Response {
-    let ended =
-        crate::auth::routes::end_session(&state, &headers, identity.map(|Extension(i)| i)).await;
-    let mut r = match ended {
-        Ok(_) => Redirect::to("/ui/login").into_response(),
-        Err(e) => e.into_response(),
-    };
-    *r.status_mut() = if r.status().is_redirection() {
-        StatusCode::SEE_OTHER
-    } else {
-        r.status()
-    };
-    if let Ok(v) = HeaderValue::from_str(&crate::auth::clear_session_cookie(
-        state.config.auth.secure_cookies(),
-    )) {
-        r.headers_mut().insert(header::SET_COOKIE, v);
-    }
-    r
 }

@@ -9,13 +9,13 @@ use axum::response::Response;
 use serde_json::{json, Value};
 
 use super::state_class;
-use crate::ui::api::query;
-use crate::ui::fmt;
-use crate::ui::human;
-use crate::ui::{
+use crate::api::query;
+use crate::fmt;
+use crate::human;
+use crate::url::enc;
+use crate::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Table,
 };
-use crate::url::enc;
 
 const STRATEGIES: [(&str, &str); 4] = [
     ("earliest", "earliest offset"),

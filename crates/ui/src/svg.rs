@@ -375,19 +375,16 @@ mod tests {
     #[test]
     fn axis_labels_are_round_in_the_charts_unit_and_never_repeat() {
         // Bytes: steps round in GiB, not 2.5 × 10^9 (2.33 GiB).
-        let bytes = labels(&chart_of(9.5e9, &crate::ui::fmt::bytes));
+        let bytes = labels(&chart_of(9.5e9, &crate::fmt::bytes));
         assert_eq!(
             bytes,
             ["0 B", "2.50 GiB", "5.00 GiB", "7.50 GiB", "10.0 GiB"]
         );
         // A count of one: whole steps, not 0, 0, 1, 1, 1.
-        let counts = labels(&chart_of(1.0, &crate::ui::fmt::count));
+        let counts = labels(&chart_of(1.0, &crate::fmt::count));
         assert_eq!(counts, ["0", "1", "2", "3", "4"]);
         // Rates in MiB/s.
-        let rates = labels(&chart_of(
-            30.0 * 1024.0 * 1024.0,
-            &crate::ui::fmt::byte_rate,
-        ));
+        let rates = labels(&chart_of(30.0 * 1024.0 * 1024.0, &crate::fmt::byte_rate));
         assert_eq!(rates[4], "40.0 MiB/s");
     }
 

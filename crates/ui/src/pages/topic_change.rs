@@ -12,10 +12,10 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::{json, Map, Value};
 
-use crate::ui::api::query;
-use crate::ui::{cross_site, fact, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Table};
-use crate::ui::{fmt, human};
+use crate::api::query;
 use crate::url::enc;
+use crate::{cross_site, fact, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Table};
+use crate::{fmt, human};
 
 #[derive(Template)]
 #[template(path = "topic_change.html")]
@@ -104,7 +104,7 @@ async fn call(
     topic: &str,
     form: &Form,
     validate_only: bool,
-) -> crate::ui::api::Answer {
+) -> crate::api::Answer {
     let t = enc(topic);
     match change {
         Change::Create => {

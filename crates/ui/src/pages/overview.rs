@@ -7,9 +7,9 @@ use axum::response::Response;
 use serde_json::Value;
 
 use super::{fair_share_table, state_class, BalanceStatus};
-use crate::ui::fmt;
-use crate::ui::human;
-use crate::ui::{fact, render, Cell, Ctx, Fact, Layout, Notice, Table};
+use crate::fmt;
+use crate::human;
+use crate::{fact, render, Cell, Ctx, Fact, Layout, Notice, Table};
 
 #[derive(Template)]
 #[template(path = "overview.html")]

@@ -8,15 +8,15 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::{json, Value};
 
-use crate::ui::api::query;
-use crate::ui::fmt;
-use crate::ui::human;
-use crate::ui::{
+use crate::api::query;
+use crate::fmt;
+use crate::human;
+use crate::url::enc;
+use crate::{
     cross_site, query_form, redirect, render, Cell, Ctx, Flash, Form, Layout, Notice, Table,
 };
-use crate::url::enc;
 
-use ballast_ops::acls::{OPERATIONS, PATTERN_TYPES, PERMISSIONS, RESOURCE_TYPES};
+use ballast_model::acls::{OPERATIONS, PATTERN_TYPES, PERMISSIONS, RESOURCE_TYPES};
 
 /// The binding fields, in the API's names.
 const FIELDS: [&str; 7] = [
@@ -421,7 +421,7 @@ fn delete_path(path: &str) -> Option<String> {
     }
     let encoded: Option<Vec<String>> = segments
         .iter()
-        .map(|s| crate::ui::percent_decode(s).map(|d| enc(&d)))
+        .map(|s| crate::percent_decode(s).map(|d| enc(&d)))
         .collect();
     Some(format!("/api/v1/quotas/{}", encoded?.join("/")))
 }

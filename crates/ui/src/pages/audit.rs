@@ -8,13 +8,13 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::{json, Value};
 
-use crate::ui::api::query;
-use crate::ui::{
+use crate::api::query;
+use crate::url::enc;
+use crate::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
     Table,
 };
-use crate::ui::{fmt, human};
-use crate::url::enc;
+use crate::{fmt, human};
 
 const PAGE: u64 = 50;
 
@@ -168,22 +168,16 @@ pub async fn page(ctx: Ctx, Path(id): Path<String>) -> Response {
             )
             .await;
     };
-    let event = match ctx.state.db(move |s| s.audit_event(id)).await {
+    let event = match ctx.host.audit_event(id).await {
         Ok(Some(e)) => e,
         Ok(None) => {
-            let p = crate::ui::Problem::new(404, "audit event not found", format!("no event {id}"));
+            let p = crate::Problem::new(404, "audit event not found", format!("no event {id}"));
             return ctx.problem_page("Audit event", "audit", &p).await;
         }
-        Err(e) => {
-            let p = crate::ui::Problem::new(e.status.as_u16(), e.error, e.details);
-            return ctx.problem_page("Audit event", "audit", &p).await;
-        }
+        Err(p) => return ctx.problem_page("Audit event", "audit", &p).await,
     };
     let mut facts = vec![
-        fact(
-            "When",
-            fmt::time(&ballast_runtime::format_rfc3339_ms(event.at_ms)),
-        ),
+        fact("When", fmt::time(&crate::fmt::rfc3339_ms(event.at_ms))),
         fact("Action", event.action.clone()),
         fact("Method", event.method.clone()),
         fact("User", event.user_id.clone().unwrap_or_default()),

@@ -1,6 +1,6 @@
-//! The `/ui` dashboard: server-rendered HTML (askama templates in `web/templates/`), a stylesheet,
-//! a small script and an icon embedded in the binary (`web/assets/`), so it works with no
-//! internet access.
+//! The `/ui` dashboard: server-rendered HTML (askama templates in `templates/`), a stylesheet,
+//! a small script and an icon embedded in the binary (`assets/`), so it works with no internet
+//! access. The web process mounts it with [`routes`], giving it a [`Host`].
 //!
 //! Every page gets its data, and every button does its work, through the app's own API called
 //! in-process ([`api::Api`]): licensing, validation, 409 reasons and audit come out exactly as over
@@ -12,11 +12,14 @@
 mod api;
 mod assets;
 mod fmt;
+mod host;
 mod human;
 mod pages;
 mod svg;
+mod url;
 
 use std::convert::Infallible;
+use std::sync::Arc;
 
 use askama::Template;
 use axum::extract::FromRequestParts;
@@ -27,11 +30,17 @@ use axum::routing::{get, post};
 use axum::Router;
 
 pub use api::{Api, Problem};
+pub use host::{AuditEvent, BoxFuture, Host, Maintenance, Settings, Viewer};
 
-use crate::AppState;
+/// The state of every dashboard route: the process serving it.
+pub type HostRef = Arc<dyn Host>;
 
-/// Every `/ui` route.
-pub fn routes() -> Router<AppState> {
+/// Every `/ui` route but the login pages and logout (the web process's, merged beside these),
+/// served over `host`.
+pub fn routes<S>(host: HostRef) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
     use pages::*;
     Router::new()
         .route("/ui", get(overview::page))
@@ -100,11 +109,10 @@ pub fn routes() -> Router<AppState> {
             "/ui/blast-radius",
             get(simulate::blast_radius).post(simulate::blast_radius_run),
         )
-        .route("/ui/logout", post(tokens::logout))
         .route("/ui/tokens", get(tokens::page).post(tokens::create))
         .route("/ui/tokens/{id}/revoke", post(tokens::revoke))
-        .merge(crate::auth::routes::ui_routes())
         .route("/ui/{*rest}", get(not_found).post(not_found))
+        .with_state(host)
 }
 
 // ------------------------------------------------------------------------------ the layout
@@ -194,36 +202,32 @@ impl Layout {
 }
 
 /// What a dashboard handler gets: the in-process API, the flash left by the previous request,
-/// and the process state.
+/// and the process serving it.
 pub struct Ctx {
     pub api: Api,
-    pub state: AppState,
+    pub host: HostRef,
     pub flash: Option<Flash>,
 }
 
 impl Ctx {
-    /// Whether a form post comes from a page of ballast's own origin ([`same_origin`] with
+    /// Whether a form post comes from a page of ballast's own origin ([`Host::same_origin`]:
     /// `BALLAST_PUBLIC_URL`).
     pub fn same_origin(&self, headers: &HeaderMap) -> bool {
-        crate::url::same_origin(self.state.config.auth.public_url.as_deref(), headers)
+        self.host.same_origin(headers)
     }
 }
 
-impl FromRequestParts<AppState> for Ctx {
+impl FromRequestParts<HostRef> for Ctx {
     type Rejection = Infallible;
 
     async fn from_request_parts(
         parts: &mut Parts,
-        state: &AppState,
+        host: &HostRef,
     ) -> Result<Self, Self::Rejection> {
         Ok(Ctx {
-            api: Api::new(
-                state,
-                &parts.headers,
-                parts.extensions.get::<crate::auth::Identity>().cloned(),
-            ),
-            state: state.clone(),
-            flash: read_flash(&parts.headers),
+            api: Api::new(host.as_ref(), parts),
+            host: host.clone(),
+            flash: read_flash(host.as_ref(), &parts.headers),
         })
     }
 }
@@ -248,15 +252,15 @@ impl Ctx {
             flash: self.flash.clone(),
             refresh: None,
             license_state,
-            version: crate::VERSION,
-            chat: self.state.config.chat.enabled,
+            version: self.host.settings().version,
+            chat: self.host.settings().chat,
             user: self
                 .api
                 .identity()
-                .filter(|i| i.session_id().is_some())
+                .filter(|i| i.session)
                 .map(|i| UserBadge {
                     user_id: i.user_id.clone(),
-                    scope: i.scope.as_str(),
+                    scope: i.scope,
                     title: [i.name.as_deref(), i.email.as_deref()]
                         .into_iter()
                         .flatten()
@@ -269,7 +273,7 @@ impl Ctx {
     /// The balance threshold in percent (`BALLAST_BALANCE_THRESHOLD`): bars turn amber beyond it
     /// and red beyond twice it (the trigger).
     pub fn threshold(&self) -> f64 {
-        self.state.config.balance.threshold_percent
+        self.host.settings().threshold_percent
     }
 
     /// A page for a failed primary API call, with the API's status.
@@ -426,8 +430,9 @@ fn decode_flash(value: &str) -> Option<Flash> {
     })
 }
 
-fn read_flash(headers: &HeaderMap) -> Option<Flash> {
-    crate::auth::cookie(headers, FLASH_COOKIE).and_then(|value| decode_flash(&value))
+fn read_flash(host: &dyn Host, headers: &HeaderMap) -> Option<Flash> {
+    host.cookie(headers, FLASH_COOKIE)
+        .and_then(|value| decode_flash(&value))
 }
 
 /// Decodes `%XX` escapes (and `+` as a space); `None` for invalid escapes or UTF-8.
@@ -537,6 +542,8 @@ impl Cell {
         self
     }
 
+    /// A second, smaller line under the text (the name the templates use; not subtraction).
+    #[allow(clippy::should_implement_trait)]
     pub fn sub(mut self, sub: impl Into<String>) -> Cell {
         self.sub = Some(sub.into());
         self
@@ -705,12 +712,9 @@ mod tests {
         assert!(encoded
             .bytes()
             .all(|b| b.is_ascii_graphic() && b != b';' && b != b','));
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            header::COOKIE,
-            HeaderValue::from_str(&format!("other=1; {FLASH_COOKIE}={encoded}")).unwrap(),
-        );
-        assert_eq!(read_flash(&headers), Some(flash));
+        // A cookie value: it makes a header value, and reads back as the flash it was.
+        assert!(HeaderValue::from_str(&format!("other=1; {FLASH_COOKIE}={encoded}")).is_ok());
+        assert_eq!(decode_flash(&encoded), Some(flash));
     }
 
     #[test]

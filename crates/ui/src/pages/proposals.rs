@@ -13,14 +13,14 @@ use axum::response::Response;
 use serde_json::Value;
 
 use super::{fair_share_table, state_class, BalanceStatus};
-use crate::ui::api::query;
-use crate::ui::fmt::{self, LOADS};
-use crate::ui::human;
-use crate::ui::{
+use crate::api::query;
+use crate::fmt::{self, LOADS};
+use crate::human;
+use crate::url::enc;
+use crate::{
     cross_site, fact, query_form, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice,
     Table,
 };
-use crate::url::enc;
 
 /// Moves listed on the page; the rest are counted (the API has them all).
 const MOVES_SHOWN: usize = 1000;

@@ -8,9 +8,9 @@ use axum::response::Response;
 use serde_json::{json, Map, Value};
 
 use super::proposals::{limits_table, move_rows};
-use crate::ui::fmt::{self, LOADS};
-use crate::ui::human;
-use crate::ui::{fact, render, Cell, Ctx, Fact, Form, Layout, Notice, Table};
+use crate::fmt::{self, LOADS};
+use crate::human;
+use crate::{fact, render, Cell, Ctx, Fact, Form, Layout, Notice, Table};
 
 /// A scenario field: its name and whether it is a whole number.
 type Field = (&'static str, bool);
@@ -432,7 +432,7 @@ fn what_if_result(d: &Value, threshold: f64) -> WhatIfResult {
                         fmt::opt(d_before, fmt::pct),
                         fmt::opt(d_after, fmt::pct)
                     ))
-                    .svg(crate::ui::svg::load_bar(
+                    .svg(crate::svg::load_bar(
                         after, fair, d_after, threshold, &label,
                     )),
             );

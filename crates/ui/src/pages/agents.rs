@@ -7,9 +7,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::{json, Value};
 
-use crate::ui::fmt;
-use crate::ui::human;
-use crate::ui::{
+use crate::fmt;
+use crate::human;
+use crate::{
     cross_site, fact, redirect, render, Cell, Ctx, Fact, Flash, Form, Layout, Notice, Table,
 };
 
@@ -29,9 +29,8 @@ struct AgentsPage {
 
 /// A Unix-ms time in the dashboard's one format (`2026-11-21 16:23:56 UTC`).
 fn when(v: &Value) -> String {
-    v.as_i64().map_or_else(String::new, |ms| {
-        fmt::time(&ballast_runtime::format_rfc3339_ms(ms))
-    })
+    v.as_i64()
+        .map_or_else(String::new, |ms| fmt::time(&crate::fmt::rfc3339_ms(ms)))
 }
 
 fn error(message: String) -> Flash {

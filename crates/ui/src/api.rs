@@ -1,7 +1,7 @@
 //! The dashboard's only way to data and actions: the app's own API, called in-process.
 //!
-//! A UI handler builds the API router over the same [`AppState`] (with the license gate, so a
-//! licensed route answers 403 here exactly as over HTTP) and sends it an ordinary request with
+//! A UI handler gets the API router from its [`Host`] (with the license gate, so a licensed route
+//! answers 403 here exactly as over HTTP) and sends it an ordinary request with
 //! `tower::ServiceExt::oneshot`. What the API validates, refuses (409 reasons, 403 license) or
 //! audits is therefore what the dashboard shows; no endpoint logic is repeated here. The acting
 //! identity (the logged-in person, or `X-Ballast-User` with authentication off) goes with every
@@ -9,34 +9,20 @@
 //! user and a read-only person is refused the same way.
 
 use axum::body::Body;
-use axum::http::{header, HeaderMap, HeaderValue, Method, Request, StatusCode};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderValue, Method, Request, StatusCode};
 use axum::Router;
 use serde_json::Value;
 use tower::ServiceExt;
 
-use crate::auth::Identity;
+use crate::host::{Host, Viewer};
 use crate::url::enc;
-use crate::AppState;
 
 /// Largest API answer the dashboard reads (a whole-cluster `/partitions` of a big cluster fits).
 const MAX_ANSWER: usize = 256 * 1024 * 1024;
 
-/// The API router as `crate::router` builds it, without the request log and HTTP metrics layer:
-/// the dashboard's own request is logged and measured once, its in-process calls are not.
-fn api_router(state: AppState) -> Router {
-    crate::api_routes()
-        .fallback(crate::routes::not_found)
-        .method_not_allowed_fallback(crate::routes::method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            crate::license::gate,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            crate::auth::authorize,
-        ))
-        .with_state(state)
-}
+/// The API's header naming the acting user of an open request (authentication off).
+const USER_HEADER: &str = "x-ballast-user";
 
 /// A refusal or failure of an API call, as the envelope said it.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,23 +116,24 @@ pub type Answer = Result<Value, Problem>;
 /// The app's API for one dashboard request.
 #[derive(Clone)]
 pub struct Api {
+    /// The host's API router, the request's identity attached ([`Host::api`]).
     router: Router,
     user: Option<HeaderValue>,
-    identity: Option<Identity>,
+    identity: Option<Viewer>,
 }
 
 impl Api {
-    /// The API as the request with these headers and identity calls it.
-    pub fn new(state: &AppState, headers: &HeaderMap, identity: Option<Identity>) -> Api {
+    /// The API as the request `parts` calls it: its identity, and its `X-Ballast-User`.
+    pub fn new(host: &dyn Host, parts: &Parts) -> Api {
         Api {
-            router: api_router(state.clone()),
-            user: headers.get(crate::auth::USER_HEADER).cloned(),
-            identity,
+            router: host.api(parts),
+            user: parts.headers.get(USER_HEADER).cloned(),
+            identity: host.viewer(parts),
         }
     }
 
     /// Who the dashboard acts as.
-    pub fn identity(&self) -> Option<&Identity> {
+    pub fn identity(&self) -> Option<&Viewer> {
         self.identity.as_ref()
     }
 
@@ -170,10 +157,7 @@ impl Api {
     pub async fn call(&self, method: Method, uri: &str, body: Option<&Value>) -> Answer {
         let mut builder = Request::builder().method(method).uri(uri);
         if let Some(user) = &self.user {
-            builder = builder.header(crate::auth::USER_HEADER, user.clone());
-        }
-        if let Some(identity) = &self.identity {
-            builder = builder.extension(identity.clone());
+            builder = builder.header(USER_HEADER, user.clone());
         }
         let request = match body {
             Some(b) => builder
