@@ -361,6 +361,94 @@ mod tests {
     }
 
     #[test]
+    fn every_key_refusal_says_its_reason_in_the_same_words() {
+        let public = SigningKey::generate().expect("key").public_key().to_pem();
+        let private = SigningKey::generate().expect("key").to_pem();
+        // A block of the other kind is not the block asked for.
+        assert_eq!(
+            SigningKey::from_pem(&public).map(|k| k.public_key()),
+            Err(KeyError::NotPem("PRIVATE KEY"))
+        );
+        assert_eq!(
+            PublicKey::from_pem(&private),
+            Err(KeyError::NotPem("PUBLIC KEY"))
+        );
+        // A block whose body is not base64.
+        let garbled = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2Vw*yEA\n-----END PUBLIC KEY-----\n";
+        assert_eq!(PublicKey::from_pem(garbled), Err(KeyError::Base64));
+        let garbled = "-----BEGIN PRIVATE KEY-----\nMC4C*QAw\n-----END PRIVATE KEY-----\n";
+        assert_eq!(
+            SigningKey::from_pem(garbled).map(|k| k.public_key()),
+            Err(KeyError::Base64)
+        );
+        // An X25519 private key (RFC 8410 section 10.3's key with OID 1.3.101.110).
+        let x25519 = "-----BEGIN PRIVATE KEY-----\n\
+                      MC4CAQAwBQYDK2VuBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC\n\
+                      -----END PRIVATE KEY-----\n";
+        assert_eq!(
+            SigningKey::from_pem(x25519).map(|k| k.public_key()),
+            Err(KeyError::NotEd25519Private)
+        );
+        // An Ed25519 public key one byte short.
+        let short = pem_encode(&[&SPKI_PREFIX[..], &[1u8; 31]].concat(), "PUBLIC KEY");
+        assert_eq!(PublicKey::from_pem(&short), Err(KeyError::NotEd25519Public));
+        assert_eq!(
+            KeyError::NotPem("PUBLIC KEY").to_string(),
+            "not a PEM PUBLIC KEY block"
+        );
+        assert_eq!(
+            KeyError::Base64.to_string(),
+            "the PEM block is not valid base64"
+        );
+        assert_eq!(
+            KeyError::NotEd25519Public.to_string(),
+            "not an Ed25519 public key"
+        );
+        assert_eq!(
+            KeyError::NotEd25519Private.to_string(),
+            "not an Ed25519 private key in PKCS#8 form"
+        );
+    }
+
+    #[test]
+    fn pem_blocks_are_found_among_other_text() {
+        let key = SigningKey::generate().expect("key");
+        let private = format!("a note\n{}trailing text\n", key.to_pem());
+        let again = SigningKey::from_pem(&private).expect("private pem");
+        assert_eq!(again.public_key(), key.public_key());
+        let both = format!("{}{}", key.public_key().to_pem(), key.to_pem());
+        assert_eq!(
+            SigningKey::from_pem(&both)
+                .expect("the private block")
+                .public_key(),
+            key.public_key()
+        );
+        assert_eq!(PublicKey::from_pem(&both), Ok(key.public_key()));
+    }
+
+    #[test]
+    fn pkcs8_v2_private_keys_are_read_when_their_public_key_matches() {
+        // RFC 5958 OneAsymmetricKey v2: the seed, then [1] the public key.
+        let key = SigningKey::generate().expect("key");
+        let seed = &key.pkcs8[16..];
+        let v2 = |public: &[u8; 32]| {
+            let mut der = vec![
+                0x30, 0x51, 0x02, 0x01, 0x01, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22,
+                0x04, 0x20,
+            ];
+            der.extend_from_slice(seed);
+            der.extend_from_slice(&[0x81, 0x21, 0x00]);
+            der.extend_from_slice(public);
+            pem_encode(&der, "PRIVATE KEY")
+        };
+        let read = SigningKey::from_pem(&v2(key.public_key().as_bytes())).expect("v2 key");
+        assert_eq!(read.public_key(), key.public_key());
+        assert_eq!(read.sign(b"m"), key.sign(b"m"));
+        let other = SigningKey::generate().expect("key").public_key();
+        assert!(SigningKey::from_pem(&v2(other.as_bytes())).is_err());
+    }
+
+    #[test]
     fn signing_key_debug_shows_no_private_material() {
         let key = SigningKey::generate().expect("key");
         let shown = format!("{key:?}");

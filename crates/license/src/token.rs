@@ -420,6 +420,176 @@ mod tests {
     }
 
     #[test]
+    fn every_refusal_says_its_reason_in_the_same_words() {
+        let k = key();
+        let v = trusting(&k);
+        let payload = serde_json::to_string(&claims()).expect("json");
+        let p = enc(payload.as_bytes());
+        let sig = enc(&[0u8; 64]);
+        let malformed = |m: &str| Err(Rejection::Malformed(m.into()));
+        let cases: Vec<(String, Result<Verified, Rejection>)> = vec![
+            (
+                "a.b".into(),
+                malformed("expected three dot-separated parts"),
+            ),
+            (format!("{p}..{sig}"), malformed("a part is empty")),
+            (
+                format!("!!!.{p}.{sig}"),
+                malformed("the header is not base64url"),
+            ),
+            (
+                format!("{}.{p}.{sig}", enc(b"not json")),
+                malformed("the header is not JSON"),
+            ),
+            (
+                format!("{}.{p}.{sig}", enc(b"[\"EdDSA\"]")),
+                malformed("the header is not a JSON object"),
+            ),
+            (
+                format!("{}.e30=.{sig}", enc(br#"{"alg":"EdDSA"}"#)),
+                malformed("the payload is not base64url"),
+            ),
+            (
+                format!("{}.{p}.{sig}=", enc(br#"{"alg":"EdDSA"}"#)),
+                malformed("the signature is not base64url"),
+            ),
+            (
+                raw_token(r#"{"alg":"EdDSA","crit":["exp"]}"#, &payload, &k),
+                malformed("the header names critical extensions"),
+            ),
+            (
+                raw_token(r#"{"alg":"EdDSA","typ":"JOSE"}"#, &payload, &k),
+                malformed("typ is not JWT"),
+            ),
+            (
+                raw_token(r#"{"alg":5}"#, &payload, &k),
+                Err(Rejection::Algorithm("5".into())),
+            ),
+            (
+                raw_token(r#"{"typ":"JWT"}"#, &payload, &k),
+                Err(Rejection::Algorithm("(none given)".into())),
+            ),
+            (
+                // A signature of the wrong length is no signature of any key.
+                format!("{}.{p}.{}", enc(br#"{"alg":"EdDSA"}"#), enc(&[7u8; 63])),
+                Err(Rejection::Signature),
+            ),
+            (
+                raw_token(r#"{"alg":"EdDSA"}"#, "not json", &k),
+                Err(Rejection::Claims("the payload is not JSON".into())),
+            ),
+            (
+                raw_token(
+                    r#"{"alg":"EdDSA"}"#,
+                    r#"{"lic":"l","iat":1,"nbf":1,"exp":2}"#,
+                    &k,
+                ),
+                Err(Rejection::Claims("missing field `sub`".into())),
+            ),
+            (
+                raw_token(
+                    r#"{"alg":"EdDSA"}"#,
+                    r#"{"sub":"s","lic":"l","iat":1,"nbf":1,"exp":"2"}"#,
+                    &k,
+                ),
+                Err(Rejection::Claims(
+                    "invalid type: string \"2\", expected i64".into(),
+                )),
+            ),
+            (
+                raw_token(
+                    r#"{"alg":"EdDSA"}"#,
+                    r#"{"sub":" ","lic":"l","iat":1,"nbf":1,"exp":2}"#,
+                    &k,
+                ),
+                Err(Rejection::Claims("sub is empty".into())),
+            ),
+            (
+                raw_token(
+                    r#"{"alg":"EdDSA"}"#,
+                    r#"{"sub":"s","lic":"","iat":1,"nbf":1,"exp":2}"#,
+                    &k,
+                ),
+                Err(Rejection::Claims("lic is empty".into())),
+            ),
+            (
+                raw_token(
+                    r#"{"alg":"EdDSA"}"#,
+                    r#"{"sub":"s","lic":"l","iat":1,"nbf":5,"exp":5}"#,
+                    &k,
+                ),
+                Err(Rejection::Claims("exp is not after nbf".into())),
+            ),
+            (
+                raw_token(
+                    r#"{"alg":"EdDSA"}"#,
+                    r#"{"sub":"s","lic":"l","iat":9,"nbf":1,"exp":5}"#,
+                    &k,
+                ),
+                Err(Rejection::Claims("iat is after exp".into())),
+            ),
+        ];
+        for (token, expected) in cases {
+            assert_eq!(verify(&token, &v), expected, "{token}");
+        }
+        assert_eq!(
+            Rejection::Algorithm("HS256".into()).to_string(),
+            "algorithm HS256 is not accepted: license tokens are signed with EdDSA (Ed25519)"
+        );
+        assert_eq!(
+            Rejection::Signature.to_string(),
+            "the signature does not match any key this build accepts"
+        );
+        assert_eq!(
+            Rejection::Malformed("a part is empty".into()).to_string(),
+            "not a license token: a part is empty"
+        );
+        assert_eq!(
+            Rejection::Claims("sub is empty".into()).to_string(),
+            "the token's claims are invalid: sub is empty"
+        );
+    }
+
+    #[test]
+    fn issued_tokens_carry_the_eddsa_jwt_header_and_typ_is_read_in_any_case() {
+        let k = key();
+        let token = issue(&claims(), &k);
+        let decoded = Decoded::parse(&token).expect("shape");
+        assert_eq!(
+            decoded.header,
+            serde_json::json!({"alg": "EdDSA", "typ": "JWT"})
+        );
+        assert_eq!(decoded.alg(), Some("EdDSA"));
+        assert_eq!(
+            decoded.payload,
+            Some(serde_json::to_value(claims()).expect("json"))
+        );
+        assert!(decoded.signed_by(&k.public_key()));
+        assert!(!decoded.signed_by(&key().public_key()));
+        let payload = serde_json::to_string(&claims()).expect("json");
+        let lower = raw_token(r#"{"alg":"EdDSA","typ":"jwt"}"#, &payload, &k);
+        assert_eq!(
+            verify(&lower, &trusting(&k)).map(|v| v.claims),
+            Ok(claims())
+        );
+    }
+
+    #[test]
+    fn keys_named_in_the_header_are_never_used() {
+        // A token signed by an attacker's key that names that key in the header (jwk, kid, jku)
+        // is checked against the verifier's keys only.
+        let attacker = key();
+        let x = enc(attacker.public_key().as_bytes());
+        let header = format!(
+            r#"{{"alg":"EdDSA","kid":"attacker","jku":"https://example.invalid/jwks","jwk":{{"kty":"OKP","crv":"Ed25519","x":"{x}"}}}}"#
+        );
+        let payload = serde_json::to_string(&claims()).expect("json");
+        let token = raw_token(&header, &payload, &attacker);
+        assert_eq!(verify(&token, &trusting(&key())), Err(Rejection::Signature));
+        assert!(verify(&token, &trusting(&attacker)).is_ok());
+    }
+
+    #[test]
     fn validity_allows_300_seconds_of_clock_skew_on_both_ends() {
         let c = claims();
         let ms = |s: i64| s * 1000;
