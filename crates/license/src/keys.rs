@@ -1,14 +1,21 @@
 //! Ed25519 keys: generation, PEM files, and the set of public keys a build accepts.
 //!
-//! Private keys are PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`, v1 as OpenSSL writes it or v2 as
-//! `ballast license keygen` writes it); public keys are SubjectPublicKeyInfo PEM
-//! (`-----BEGIN PUBLIC KEY-----`), the format `openssl pkey -pubout` writes.
+//! Private keys are PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`, v1 as OpenSSL and
+//! `ballast license keygen` write it, or v2 with the public key); public keys are
+//! SubjectPublicKeyInfo PEM (`-----BEGIN PUBLIC KEY-----`), the format `openssl pkey -pubout`
+//! writes. `jsonwebtoken` (RustCrypto's Ed25519 underneath) reads private keys
+//! (`EncodingKey::from_ed_der`), signs and verifies (`DecodingKey::from_ed_der`); what it cannot
+//! do stays here: making a key (a random seed in a PKCS#8 v1 document), PEM in and out, and the
+//! fixed SubjectPublicKeyInfo prefix of an Ed25519 public key. (Its `use_pem` feature is off: it
+//! would bring nine more crates into the binary, `time` among them, to parse what the few lines
+//! below parse, and its errors do not say which of these refusals applies.)
 
 use std::fmt;
 
 use base64::Engine;
-use ring::rand::{SecureRandom, SystemRandom};
-use ring::signature::{Ed25519KeyPair, KeyPair};
+use jsonwebtoken::crypto::CryptoProvider;
+use jsonwebtoken::jwk::EllipticCurve;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
 
 /// The vendor's public key: the only key a release build accepts.
 const VENDOR_PUB: &str = include_str!("../keys/vendor.pub");
@@ -73,24 +80,28 @@ impl PublicKey {
 
     /// Whether `signature` is this key's signature of `message`.
     pub fn verifies(&self, message: &[u8], signature: &[u8]) -> bool {
-        ring::signature::UnparsedPublicKey::new(&ring::signature::ED25519, &self.0)
-            .verify(message, signature)
-            .is_ok()
+        self.verifies_encoded(message, &enc(signature))
+    }
+
+    /// Whether `signature` (base64url, as a JWS carries it) is this key's signature of `message`.
+    pub(crate) fn verifies_encoded(&self, message: &[u8], signature: &str) -> bool {
+        let key = DecodingKey::from_ed_der(&self.0);
+        jsonwebtoken::crypto::verify(signature, message, &key, Algorithm::EdDSA).unwrap_or(false)
     }
 }
 
 impl fmt::Debug for PublicKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(self.0);
-        write!(f, "PublicKey({b64})")
+        write!(f, "PublicKey({})", enc(&self.0))
     }
 }
 
 /// An Ed25519 private key. Its `Debug` shows the public half only.
 pub struct SigningKey {
-    pair: Ed25519KeyPair,
-    /// The PKCS#8 document it was read from or generated as, for writing it out.
+    /// The PKCS#8 document it was read from or generated as (what `jsonwebtoken` signs with and
+    /// what [`SigningKey::to_pem`] writes).
     pkcs8: Vec<u8>,
+    public: PublicKey,
 }
 
 impl SigningKey {
@@ -98,27 +109,33 @@ impl SigningKey {
     /// reads.
     pub fn generate() -> Result<SigningKey, KeyError> {
         let mut seed = [0u8; 32];
-        SystemRandom::new()
-            .fill(&mut seed)
-            .map_err(|_| KeyError::Random)?;
+        getrandom::fill(&mut seed).map_err(|_| KeyError::Random)?;
         let mut der = PKCS8_V1_PREFIX.to_vec();
         der.extend_from_slice(&seed);
-        SigningKey::from_pkcs8(&der)
+        SigningKey::from_pkcs8(&EncodingKey::from_ed_der(&der))
     }
 
-    fn from_pkcs8(der: &[u8]) -> Result<SigningKey, KeyError> {
-        let pair = Ed25519KeyPair::from_pkcs8_maybe_unchecked(der)
-            .map_err(|_| KeyError::NotEd25519Private)?;
+    /// Takes the key when the signer `jsonwebtoken` uses reads it: its public half is derived by
+    /// the same parse, so signing with a `SigningKey` cannot fail afterwards.
+    fn from_pkcs8(key: &EncodingKey) -> Result<SigningKey, KeyError> {
+        let provider = CryptoProvider::try_get_default().ok_or(KeyError::NotEd25519Private)?;
+        let public = (provider.key_utils.ed_pub_components_from_private_key)(
+            key.as_bytes(),
+            &EllipticCurve::Ed25519,
+        )
+        .map_err(|_| KeyError::NotEd25519Private)?;
+        let public =
+            <[u8; 32]>::try_from(public.as_slice()).map_err(|_| KeyError::NotEd25519Private)?;
         Ok(SigningKey {
-            pair,
-            pkcs8: der.to_vec(),
+            pkcs8: key.as_bytes().to_vec(),
+            public: PublicKey(public),
         })
     }
 
     /// Parses a `PRIVATE KEY` PEM block (PKCS#8 v1 or v2).
     pub fn from_pem(pem: &str) -> Result<SigningKey, KeyError> {
         let der = pem_decode(pem, "PRIVATE KEY")?;
-        SigningKey::from_pkcs8(&der)
+        SigningKey::from_pkcs8(&EncodingKey::from_ed_der(&der))
     }
 
     pub fn to_pem(&self) -> String {
@@ -126,13 +143,20 @@ impl SigningKey {
     }
 
     pub fn public_key(&self) -> PublicKey {
-        let mut bytes = [0u8; 32];
-        bytes.copy_from_slice(self.pair.public_key().as_ref());
-        PublicKey(bytes)
+        self.public
+    }
+
+    /// The key as `jsonwebtoken` signs with it.
+    pub(crate) fn encoding_key(&self) -> EncodingKey {
+        EncodingKey::from_ed_der(&self.pkcs8)
     }
 
     pub fn sign(&self, message: &[u8]) -> Vec<u8> {
-        self.pair.sign(message).as_ref().to_vec()
+        let signature = jsonwebtoken::crypto::sign(message, &self.encoding_key(), Algorithm::EdDSA)
+            .expect("the key was read by this signer when the SigningKey was made");
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(signature)
+            .expect("jsonwebtoken writes base64url")
     }
 }
 
@@ -219,14 +243,6 @@ impl Verifier {
     pub fn keys(&self) -> &[TrustedKey] {
         &self.keys
     }
-
-    /// The name of the accepted key that made `signature` over `message`, if any.
-    pub fn signer(&self, message: &[u8], signature: &[u8]) -> Option<KeyName> {
-        self.keys
-            .iter()
-            .find(|k| k.key.verifies(message, signature))
-            .map(|k| k.name)
-    }
 }
 
 /// The vendor public key compiled into this binary.
@@ -246,6 +262,10 @@ pub fn development_private_key_path() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("keys/dev.pem")
 }
 
+fn enc(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
 fn pem_encode(der: &[u8], label: &str) -> String {
     let b64 = base64::engine::general_purpose::STANDARD.encode(der);
     let mut out = format!("-----BEGIN {label}-----\n");
@@ -257,6 +277,7 @@ fn pem_encode(der: &[u8], label: &str) -> String {
     out
 }
 
+/// The DER in the first `label` block of `pem` (a file may hold notes or other blocks around it).
 fn pem_decode(pem: &str, label: &'static str) -> Result<Vec<u8>, KeyError> {
     let begin = format!("-----BEGIN {label}-----");
     let end = format!("-----END {label}-----");
@@ -446,6 +467,13 @@ mod tests {
         assert_eq!(read.sign(b"m"), key.sign(b"m"));
         let other = SigningKey::generate().expect("key").public_key();
         assert!(SigningKey::from_pem(&v2(other.as_bytes())).is_err());
+    }
+
+    #[test]
+    fn jsonwebtoken_has_exactly_one_crypto_backend() {
+        // With both of its backends enabled (a feature another crate could turn on) it has no
+        // default provider: keys could not be read and verifying would panic.
+        assert!(CryptoProvider::try_get_default().is_some());
     }
 
     #[test]
