@@ -1,14 +1,21 @@
 //! Ed25519 keys: generation, PEM files, and the set of public keys a build accepts.
 //!
-//! Private keys are PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`, v1 as OpenSSL writes it or v2 as
-//! `ballast license keygen` writes it); public keys are SubjectPublicKeyInfo PEM
-//! (`-----BEGIN PUBLIC KEY-----`), the format `openssl pkey -pubout` writes.
+//! Private keys are PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`, v1 as OpenSSL and
+//! `ballast license keygen` write it, or v2 with the public key); public keys are
+//! SubjectPublicKeyInfo PEM (`-----BEGIN PUBLIC KEY-----`), the format `openssl pkey -pubout`
+//! writes. `jsonwebtoken` (RustCrypto's Ed25519 underneath) reads private keys
+//! (`EncodingKey::from_ed_der`), signs and verifies (`DecodingKey::from_ed_der`); what it cannot
+//! do stays here: making a key (a random seed in a PKCS#8 v1 document), PEM in and out, and the
+//! fixed SubjectPublicKeyInfo prefix of an Ed25519 public key. (Its `use_pem` feature is off: it
+//! would bring nine more crates into the binary, `time` among them, to parse what the few lines
+//! below parse, and its errors do not say which of these refusals applies.)
 
 use std::fmt;
 
 use base64::Engine;
-use ring::rand::{SecureRandom, SystemRandom};
-use ring::signature::{Ed25519KeyPair, KeyPair};
+use jsonwebtoken::crypto::CryptoProvider;
+use jsonwebtoken::jwk::EllipticCurve;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
 
 /// The vendor's public key: the only key a release build accepts.
 const VENDOR_PUB: &str = include_str!("../keys/vendor.pub");
@@ -73,24 +80,28 @@ impl PublicKey {
 
     /// Whether `signature` is this key's signature of `message`.
     pub fn verifies(&self, message: &[u8], signature: &[u8]) -> bool {
-        ring::signature::UnparsedPublicKey::new(&ring::signature::ED25519, &self.0)
-            .verify(message, signature)
-            .is_ok()
+        self.verifies_encoded(message, &enc(signature))
+    }
+
+    /// Whether `signature` (base64url, as a JWS carries it) is this key's signature of `message`.
+    pub(crate) fn verifies_encoded(&self, message: &[u8], signature: &str) -> bool {
+        let key = DecodingKey::from_ed_der(&self.0);
+        jsonwebtoken::crypto::verify(signature, message, &key, Algorithm::EdDSA).unwrap_or(false)
     }
 }
 
 impl fmt::Debug for PublicKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(self.0);
-        write!(f, "PublicKey({b64})")
+        write!(f, "PublicKey({})", enc(&self.0))
     }
 }
 
 /// An Ed25519 private key. Its `Debug` shows the public half only.
 pub struct SigningKey {
-    pair: Ed25519KeyPair,
-    /// The PKCS#8 document it was read from or generated as, for writing it out.
+    /// The PKCS#8 document it was read from or generated as (what `jsonwebtoken` signs with and
+    /// what [`SigningKey::to_pem`] writes).
     pkcs8: Vec<u8>,
+    public: PublicKey,
 }
 
 impl SigningKey {
@@ -98,27 +109,33 @@ impl SigningKey {
     /// reads.
     pub fn generate() -> Result<SigningKey, KeyError> {
         let mut seed = [0u8; 32];
-        SystemRandom::new()
-            .fill(&mut seed)
-            .map_err(|_| KeyError::Random)?;
+        getrandom::fill(&mut seed).map_err(|_| KeyError::Random)?;
         let mut der = PKCS8_V1_PREFIX.to_vec();
         der.extend_from_slice(&seed);
-        SigningKey::from_pkcs8(&der)
+        SigningKey::from_pkcs8(&EncodingKey::from_ed_der(&der))
     }
 
-    fn from_pkcs8(der: &[u8]) -> Result<SigningKey, KeyError> {
-        let pair = Ed25519KeyPair::from_pkcs8_maybe_unchecked(der)
-            .map_err(|_| KeyError::NotEd25519Private)?;
+    /// Takes the key when the signer `jsonwebtoken` uses reads it: its public half is derived by
+    /// the same parse, so signing with a `SigningKey` cannot fail afterwards.
+    fn from_pkcs8(key: &EncodingKey) -> Result<SigningKey, KeyError> {
+        let provider = CryptoProvider::try_get_default().ok_or(KeyError::NotEd25519Private)?;
+        let public = (provider.key_utils.ed_pub_components_from_private_key)(
+            key.as_bytes(),
+            &EllipticCurve::Ed25519,
+        )
+        .map_err(|_| KeyError::NotEd25519Private)?;
+        let public =
+            <[u8; 32]>::try_from(public.as_slice()).map_err(|_| KeyError::NotEd25519Private)?;
         Ok(SigningKey {
-            pair,
-            pkcs8: der.to_vec(),
+            pkcs8: key.as_bytes().to_vec(),
+            public: PublicKey(public),
         })
     }
 
     /// Parses a `PRIVATE KEY` PEM block (PKCS#8 v1 or v2).
     pub fn from_pem(pem: &str) -> Result<SigningKey, KeyError> {
         let der = pem_decode(pem, "PRIVATE KEY")?;
-        SigningKey::from_pkcs8(&der)
+        SigningKey::from_pkcs8(&EncodingKey::from_ed_der(&der))
     }
 
     pub fn to_pem(&self) -> String {
@@ -126,13 +143,20 @@ impl SigningKey {
     }
 
     pub fn public_key(&self) -> PublicKey {
-        let mut bytes = [0u8; 32];
-        bytes.copy_from_slice(self.pair.public_key().as_ref());
-        PublicKey(bytes)
+        self.public
+    }
+
+    /// The key as `jsonwebtoken` signs with it.
+    pub(crate) fn encoding_key(&self) -> EncodingKey {
+        EncodingKey::from_ed_der(&self.pkcs8)
     }
 
     pub fn sign(&self, message: &[u8]) -> Vec<u8> {
-        self.pair.sign(message).as_ref().to_vec()
+        let signature = jsonwebtoken::crypto::sign(message, &self.encoding_key(), Algorithm::EdDSA)
+            .expect("the key was read by this signer when the SigningKey was made");
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(signature)
+            .expect("jsonwebtoken writes base64url")
     }
 }
 
@@ -219,14 +243,6 @@ impl Verifier {
     pub fn keys(&self) -> &[TrustedKey] {
         &self.keys
     }
-
-    /// The name of the accepted key that made `signature` over `message`, if any.
-    pub fn signer(&self, message: &[u8], signature: &[u8]) -> Option<KeyName> {
-        self.keys
-            .iter()
-            .find(|k| k.key.verifies(message, signature))
-            .map(|k| k.name)
-    }
 }
 
 /// The vendor public key compiled into this binary.
@@ -246,6 +262,10 @@ pub fn development_private_key_path() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("keys/dev.pem")
 }
 
+fn enc(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
 fn pem_encode(der: &[u8], label: &str) -> String {
     let b64 = base64::engine::general_purpose::STANDARD.encode(der);
     let mut out = format!("-----BEGIN {label}-----\n");
@@ -257,6 +277,7 @@ fn pem_encode(der: &[u8], label: &str) -> String {
     out
 }
 
+/// The DER in the first `label` block of `pem` (a file may hold notes or other blocks around it).
 fn pem_decode(pem: &str, label: &'static str) -> Result<Vec<u8>, KeyError> {
     let begin = format!("-----BEGIN {label}-----");
     let end = format!("-----END {label}-----");
@@ -358,6 +379,101 @@ mod tests {
             "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"
         )
         .is_err());
+    }
+
+    #[test]
+    fn every_key_refusal_says_its_reason_in_the_same_words() {
+        let public = SigningKey::generate().expect("key").public_key().to_pem();
+        let private = SigningKey::generate().expect("key").to_pem();
+        // A block of the other kind is not the block asked for.
+        assert_eq!(
+            SigningKey::from_pem(&public).map(|k| k.public_key()),
+            Err(KeyError::NotPem("PRIVATE KEY"))
+        );
+        assert_eq!(
+            PublicKey::from_pem(&private),
+            Err(KeyError::NotPem("PUBLIC KEY"))
+        );
+        // A block whose body is not base64.
+        let garbled = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2Vw*yEA\n-----END PUBLIC KEY-----\n";
+        assert_eq!(PublicKey::from_pem(garbled), Err(KeyError::Base64));
+        let garbled = "-----BEGIN PRIVATE KEY-----\nMC4C*QAw\n-----END PRIVATE KEY-----\n";
+        assert_eq!(
+            SigningKey::from_pem(garbled).map(|k| k.public_key()),
+            Err(KeyError::Base64)
+        );
+        // An X25519 private key (RFC 8410 section 10.3's key with OID 1.3.101.110).
+        let x25519 = "-----BEGIN PRIVATE KEY-----\n\
+                      MC4CAQAwBQYDK2VuBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC\n\
+                      -----END PRIVATE KEY-----\n";
+        assert_eq!(
+            SigningKey::from_pem(x25519).map(|k| k.public_key()),
+            Err(KeyError::NotEd25519Private)
+        );
+        // An Ed25519 public key one byte short.
+        let short = pem_encode(&[&SPKI_PREFIX[..], &[1u8; 31]].concat(), "PUBLIC KEY");
+        assert_eq!(PublicKey::from_pem(&short), Err(KeyError::NotEd25519Public));
+        assert_eq!(
+            KeyError::NotPem("PUBLIC KEY").to_string(),
+            "not a PEM PUBLIC KEY block"
+        );
+        assert_eq!(
+            KeyError::Base64.to_string(),
+            "the PEM block is not valid base64"
+        );
+        assert_eq!(
+            KeyError::NotEd25519Public.to_string(),
+            "not an Ed25519 public key"
+        );
+        assert_eq!(
+            KeyError::NotEd25519Private.to_string(),
+            "not an Ed25519 private key in PKCS#8 form"
+        );
+    }
+
+    #[test]
+    fn pem_blocks_are_found_among_other_text() {
+        let key = SigningKey::generate().expect("key");
+        let private = format!("a note\n{}trailing text\n", key.to_pem());
+        let again = SigningKey::from_pem(&private).expect("private pem");
+        assert_eq!(again.public_key(), key.public_key());
+        let both = format!("{}{}", key.public_key().to_pem(), key.to_pem());
+        assert_eq!(
+            SigningKey::from_pem(&both)
+                .expect("the private block")
+                .public_key(),
+            key.public_key()
+        );
+        assert_eq!(PublicKey::from_pem(&both), Ok(key.public_key()));
+    }
+
+    #[test]
+    fn pkcs8_v2_private_keys_are_read_when_their_public_key_matches() {
+        // RFC 5958 OneAsymmetricKey v2: the seed, then [1] the public key.
+        let key = SigningKey::generate().expect("key");
+        let seed = &key.pkcs8[16..];
+        let v2 = |public: &[u8; 32]| {
+            let mut der = vec![
+                0x30, 0x51, 0x02, 0x01, 0x01, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22,
+                0x04, 0x20,
+            ];
+            der.extend_from_slice(seed);
+            der.extend_from_slice(&[0x81, 0x21, 0x00]);
+            der.extend_from_slice(public);
+            pem_encode(&der, "PRIVATE KEY")
+        };
+        let read = SigningKey::from_pem(&v2(key.public_key().as_bytes())).expect("v2 key");
+        assert_eq!(read.public_key(), key.public_key());
+        assert_eq!(read.sign(b"m"), key.sign(b"m"));
+        let other = SigningKey::generate().expect("key").public_key();
+        assert!(SigningKey::from_pem(&v2(other.as_bytes())).is_err());
+    }
+
+    #[test]
+    fn jsonwebtoken_has_exactly_one_crypto_backend() {
+        // With both of its backends enabled (a feature another crate could turn on) it has no
+        // default provider: keys could not be read and verifying would panic.
+        assert!(CryptoProvider::try_get_default().is_some());
     }
 
     #[test]

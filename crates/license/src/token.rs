@@ -3,15 +3,23 @@
 //!
 //! Verification is strict and offline: exactly three base64url parts without padding; a header
 //! whose `alg` is `"EdDSA"` (anything else, `none` and `HS256` included, is refused before any
-//! key is tried) and that names no critical extension; a 64-byte signature made by one of the
-//! verifier's keys (keys named in the header are never used); then the claims. Time is checked
-//! separately ([`Claims::validity`]) because it changes while a process runs.
+//! key is tried) and that names no critical extension; a signature made by one of the verifier's
+//! keys (keys named in the header are never used); then the claims. Time is checked separately
+//! ([`Claims::validity`]) because it changes while a process runs.
+//!
+//! `jsonwebtoken` writes tokens ([`issue`]) and checks signatures (`crypto::verify`), always as
+//! EdDSA whatever the header says. The shape, header and claims checks around it are ours: they
+//! say in words what is wrong, and `ballast license inspect` shows the parts of a token no key
+//! verifies. Its `decode` is not used: its errors do not say which part is wrong (a bad header and
+//! a bad payload are the same error), it refuses some headers these rules accept (a `kid` that is
+//! not a string, `b64`), and its time checks read the system clock where ours take `now`; with
+//! those off, what it adds is the signature check called here directly.
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::keys::{KeyName, SigningKey, Verifier};
+use crate::keys::{KeyName, PublicKey, SigningKey, Verifier};
 
 /// Clock-skew leeway on `nbf` and `exp`, in seconds (the spec's constant).
 pub const LEEWAY_SECS: i64 = 300;
@@ -100,7 +108,8 @@ pub struct Decoded {
     /// The payload as JSON when it is JSON.
     pub payload: Option<Value>,
     signing_input: String,
-    signature: Vec<u8>,
+    /// The signature part as the token carries it (base64url).
+    signature: String,
 }
 
 impl Decoded {
@@ -123,12 +132,12 @@ impl Decoded {
             return Err(malformed("the header is not a JSON object"));
         }
         let payload = b64(p).ok_or_else(|| malformed("the payload is not base64url"))?;
-        let signature = b64(s).ok_or_else(|| malformed("the signature is not base64url"))?;
+        b64(s).ok_or_else(|| malformed("the signature is not base64url"))?;
         Ok(Decoded {
             header,
             payload: serde_json::from_slice(&payload).ok(),
             signing_input: format!("{h}.{p}"),
-            signature,
+            signature: s.to_string(),
         })
     }
 
@@ -159,17 +168,17 @@ impl Decoded {
     /// Checks the header and the signature against `verifier`: the name of the signing key.
     pub fn check_signature(&self, verifier: &Verifier) -> Result<KeyName, Rejection> {
         self.check_header()?;
-        if self.signature.len() != 64 {
-            return Err(Rejection::Signature);
-        }
         verifier
-            .signer(self.signing_input.as_bytes(), &self.signature)
+            .keys()
+            .iter()
+            .find(|k| self.signed_by(&k.key))
+            .map(|k| k.name)
             .ok_or(Rejection::Signature)
     }
 
-    /// Whether `key` made the signature (whatever this build accepts).
-    pub fn signed_by(&self, key: &crate::keys::PublicKey) -> bool {
-        key.verifies(self.signing_input.as_bytes(), &self.signature)
+    /// Whether `key` made the signature (whatever this build accepts), checked as EdDSA.
+    pub fn signed_by(&self, key: &PublicKey) -> bool {
+        key.verifies_encoded(self.signing_input.as_bytes(), &self.signature)
     }
 
     /// The claims, when the payload holds valid ones.
@@ -193,16 +202,19 @@ pub fn verify(token: &str, verifier: &Verifier) -> Result<Verified, Rejection> {
     Ok(Verified { claims, key })
 }
 
-/// Signs `claims` with `key`: a compact JWS with header `{"alg":"EdDSA","typ":"JWT"}`.
+/// Signs `claims` with `key`: a compact JWS with header `{"typ":"JWT","alg":"EdDSA"}`.
 pub fn issue(claims: &Claims, key: &SigningKey) -> String {
-    let header = enc(br#"{"alg":"EdDSA","typ":"JWT"}"#);
-    // Serializing a struct of strings and integers cannot fail.
-    let payload = enc(&serde_json::to_vec(claims).unwrap_or_default());
-    let input = format!("{header}.{payload}");
-    let signature = enc(&key.sign(input.as_bytes()));
-    format!("{input}.{signature}")
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA),
+        claims,
+        &key.encoding_key(),
+    )
+    // Claims of strings and integers always serialize, and the key was read by this signer
+    // when the SigningKey was made.
+    .expect("an EdDSA token from a SigningKey")
 }
 
+#[cfg(test)]
 fn enc(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
@@ -417,6 +429,176 @@ mod tests {
             &k,
         );
         assert!(verify(&ok, &v).is_ok());
+    }
+
+    #[test]
+    fn every_refusal_says_its_reason_in_the_same_words() {
+        let k = key();
+        let v = trusting(&k);
+        let payload = serde_json::to_string(&claims()).expect("json");
+        let p = enc(payload.as_bytes());
+        let sig = enc(&[0u8; 64]);
+        let malformed = |m: &str| Err(Rejection::Malformed(m.into()));
+        let cases: Vec<(String, Result<Verified, Rejection>)> = vec![
+            (
+                "a.b".into(),
+                malformed("expected three dot-separated parts"),
+            ),
+            (format!("{p}..{sig}"), malformed("a part is empty")),
+            (
+                format!("!!!.{p}.{sig}"),
+                malformed("the header is not base64url"),
+            ),
+            (
+                format!("{}.{p}.{sig}", enc(b"not json")),
+                malformed("the header is not JSON"),
+            ),
+            (
+                format!("{}.{p}.{sig}", enc(b"[\"EdDSA\"]")),
+                malformed("the header is not a JSON object"),
+            ),
+            (
+                format!("{}.e30=.{sig}", enc(br#"{"alg":"EdDSA"}"#)),
+                malformed("the payload is not base64url"),
+            ),
+            (
+                format!("{}.{p}.{sig}=", enc(br#"{"alg":"EdDSA"}"#)),
+                malformed("the signature is not base64url"),
+            ),
+            (
+                raw_token(r#"{"alg":"EdDSA","crit":["exp"]}"#, &payload, &k),
+                malformed("the header names critical extensions"),
+            ),
+            (
+                raw_token(r#"{"alg":"EdDSA","typ":"JOSE"}"#, &payload, &k),
+                malformed("typ is not JWT"),
+            ),
+            (
+                raw_token(r#"{"alg":5}"#, &payload, &k),
+                Err(Rejection::Algorithm("5".into())),
+            ),
+            (
+                raw_token(r#"{"typ":"JWT"}"#, &payload, &k),
+                Err(Rejection::Algorithm("(none given)".into())),
+            ),
+            (
+                // A signature of the wrong length is no signature of any key.
+                format!("{}.{p}.{}", enc(br#"{"alg":"EdDSA"}"#), enc(&[7u8; 63])),
+                Err(Rejection::Signature),
+            ),
+            (
+                raw_token(r#"{"alg":"EdDSA"}"#, "not json", &k),
+                Err(Rejection::Claims("the payload is not JSON".into())),
+            ),
+            (
+                raw_token(
+                    r#"{"alg":"EdDSA"}"#,
+                    r#"{"lic":"l","iat":1,"nbf":1,"exp":2}"#,
+                    &k,
+                ),
+                Err(Rejection::Claims("missing field `sub`".into())),
+            ),
+            (
+                raw_token(
+                    r#"{"alg":"EdDSA"}"#,
+                    r#"{"sub":"s","lic":"l","iat":1,"nbf":1,"exp":"2"}"#,
+                    &k,
+                ),
+                Err(Rejection::Claims(
+                    "invalid type: string \"2\", expected i64".into(),
+                )),
+            ),
+            (
+                raw_token(
+                    r#"{"alg":"EdDSA"}"#,
+                    r#"{"sub":" ","lic":"l","iat":1,"nbf":1,"exp":2}"#,
+                    &k,
+                ),
+                Err(Rejection::Claims("sub is empty".into())),
+            ),
+            (
+                raw_token(
+                    r#"{"alg":"EdDSA"}"#,
+                    r#"{"sub":"s","lic":"","iat":1,"nbf":1,"exp":2}"#,
+                    &k,
+                ),
+                Err(Rejection::Claims("lic is empty".into())),
+            ),
+            (
+                raw_token(
+                    r#"{"alg":"EdDSA"}"#,
+                    r#"{"sub":"s","lic":"l","iat":1,"nbf":5,"exp":5}"#,
+                    &k,
+                ),
+                Err(Rejection::Claims("exp is not after nbf".into())),
+            ),
+            (
+                raw_token(
+                    r#"{"alg":"EdDSA"}"#,
+                    r#"{"sub":"s","lic":"l","iat":9,"nbf":1,"exp":5}"#,
+                    &k,
+                ),
+                Err(Rejection::Claims("iat is after exp".into())),
+            ),
+        ];
+        for (token, expected) in cases {
+            assert_eq!(verify(&token, &v), expected, "{token}");
+        }
+        assert_eq!(
+            Rejection::Algorithm("HS256".into()).to_string(),
+            "algorithm HS256 is not accepted: license tokens are signed with EdDSA (Ed25519)"
+        );
+        assert_eq!(
+            Rejection::Signature.to_string(),
+            "the signature does not match any key this build accepts"
+        );
+        assert_eq!(
+            Rejection::Malformed("a part is empty".into()).to_string(),
+            "not a license token: a part is empty"
+        );
+        assert_eq!(
+            Rejection::Claims("sub is empty".into()).to_string(),
+            "the token's claims are invalid: sub is empty"
+        );
+    }
+
+    #[test]
+    fn issued_tokens_carry_the_eddsa_jwt_header_and_typ_is_read_in_any_case() {
+        let k = key();
+        let token = issue(&claims(), &k);
+        let decoded = Decoded::parse(&token).expect("shape");
+        assert_eq!(
+            decoded.header,
+            serde_json::json!({"alg": "EdDSA", "typ": "JWT"})
+        );
+        assert_eq!(decoded.alg(), Some("EdDSA"));
+        assert_eq!(
+            decoded.payload,
+            Some(serde_json::to_value(claims()).expect("json"))
+        );
+        assert!(decoded.signed_by(&k.public_key()));
+        assert!(!decoded.signed_by(&key().public_key()));
+        let payload = serde_json::to_string(&claims()).expect("json");
+        let lower = raw_token(r#"{"alg":"EdDSA","typ":"jwt"}"#, &payload, &k);
+        assert_eq!(
+            verify(&lower, &trusting(&k)).map(|v| v.claims),
+            Ok(claims())
+        );
+    }
+
+    #[test]
+    fn keys_named_in_the_header_are_never_used() {
+        // A token signed by an attacker's key that names that key in the header (jwk, kid, jku)
+        // is checked against the verifier's keys only.
+        let attacker = key();
+        let x = enc(attacker.public_key().as_bytes());
+        let header = format!(
+            r#"{{"alg":"EdDSA","kid":"attacker","jku":"https://example.invalid/jwks","jwk":{{"kty":"OKP","crv":"Ed25519","x":"{x}"}}}}"#
+        );
+        let payload = serde_json::to_string(&claims()).expect("json");
+        let token = raw_token(&header, &payload, &attacker);
+        assert_eq!(verify(&token, &trusting(&key())), Err(Rejection::Signature));
+        assert!(verify(&token, &trusting(&attacker)).is_ok());
     }
 
     #[test]

@@ -42,8 +42,7 @@ pub fn is_simulator_cluster_id(id: &str) -> bool {
 /// A fresh simulator cluster id for one `ballast demo` run.
 pub fn new_demo_cluster_id() -> String {
     let mut bytes = [0u8; 8];
-    let random = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes);
-    if random.is_err() {
+    if getrandom::fill(&mut bytes).is_err() {
         // Only uniqueness on this machine matters here; the process id will do.
         bytes = u64::from(std::process::id()).to_be_bytes();
     }
