@@ -1,13 +1,12 @@
-//! The `/ui` dashboard in a real browser: headless Chromium (Debian's `chromium`, driven over
-//! WebDriver by its `chromedriver`, `driver.rs`) against a real `ballast demo`. Every page is
-//! opened and checked against the API's data, the proposal is applied and the resulting
-//! reassignment cancelled by clicking the buttons, the message tail runs over server-sent events,
-//! and every page is kept as a screenshot in `target/ui-screenshots/`.
+//! The `/ui` dashboard in a real browser: headless Chromium (Debian's `chromium`, driven over the
+//! DevTools protocol on a pipe) against a real `ballast demo`. Every page is opened and checked
+//! against the API's data, the proposal is applied and the resulting reassignment cancelled by
+//! clicking the buttons, the message tail runs over server-sent events, and every page is kept as
+//! a screenshot in `target/ui-screenshots/`.
 //!
-//! Skips (passing, with a message) only when no Chromium or chromedriver is installed;
-//! `scripts/test` installs them.
+//! Skips (passing, with a message) only when no Chromium is installed; `scripts/test` installs it.
 
-mod driver;
+pub(crate) mod cdp;
 mod login;
 mod reviewer;
 
@@ -19,7 +18,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::{free_port, wait_for};
-use driver::Browser;
+use cdp::Browser;
 
 /// The demo, stopped (with its workers, which follow their supervisor) when the test ends.
 struct Demo {
@@ -115,7 +114,10 @@ fn visit(b: &mut Browser, demo: &Demo, path: &str, heading: &str, expect: &[&str
 
 #[test]
 fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_proposal() {
-    let Some(chromium) = driver::find_chromium("browser test") else {
+    let Some(chromium) = cdp::find_chromium() else {
+        eprintln!(
+            "SKIPPED browser test: no chromium on PATH (Debian: apt-get install chromium; scripts/test installs it), or set BALLAST_CHROMIUM"
+        );
         return;
     };
     let demo = Demo::start();
@@ -575,9 +577,9 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
     b.screenshot(&screenshot_dir().join("10-live-tail.png"));
 
     assert!(
-        b.errors().is_empty(),
+        b.errors.is_empty(),
         "the pages raised errors in the browser: {:#?}",
-        b.errors()
+        b.errors
     );
 }
 
@@ -585,7 +587,8 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
 fn the_chat_panel_streams_an_answer_shows_tool_cards_and_approves_a_change_in_chromium() {
     use crate::chat::{openai_text, openai_tool_call, ScriptedProvider};
     use serde_json::json;
-    let Some(chromium) = driver::find_chromium("browser chat test") else {
+    let Some(chromium) = cdp::find_chromium() else {
+        eprintln!("SKIPPED browser chat test: no chromium on PATH");
         return;
     };
     let provider = ScriptedProvider::start();
@@ -680,7 +683,10 @@ fn the_chat_panel_streams_an_answer_shows_tool_cards_and_approves_a_change_in_ch
 /// replication factor, delete it (topic page). The cluster is read through the API after each.
 #[test]
 fn the_topic_forms_preview_then_create_grow_re_replicate_and_delete_a_topic_in_chromium() {
-    let Some(chromium) = driver::find_chromium("browser test") else {
+    let Some(chromium) = cdp::find_chromium() else {
+        eprintln!(
+            "SKIPPED browser test: no chromium on PATH (Debian: apt-get install chromium; scripts/test installs it), or set BALLAST_CHROMIUM"
+        );
         return;
     };
     let demo = Demo::start_with(free_port(), &[("BALLAST_THROTTLE_RATE_MB", "100")]);

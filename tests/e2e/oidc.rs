@@ -438,11 +438,17 @@ pub fn jwt_header(token: &str) -> Value {
 }
 
 fn jwt_part(token: &str, index: usize) -> Value {
-    use base64::Engine;
     let payload = token.split('.').nth(index).expect("a JWT has three parts");
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(payload.trim_end_matches('='))
-        .expect("base64url payload");
+    let standard: String = payload
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    let padded = format!("{standard}{}", "=".repeat((4 - standard.len() % 4) % 4));
+    let bytes = crate::browser::cdp::base64_decode(&padded).expect("base64url payload");
     serde_json::from_slice(&bytes).expect("a JSON part")
 }
 

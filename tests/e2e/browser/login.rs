@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::driver::{self, Browser};
+use super::cdp::{self, Browser};
 use super::{screenshot_dir, Demo};
 use crate::oidc::OidcProvider;
 use crate::support::{free_port, wait_for};
@@ -18,7 +18,12 @@ use crate::support::{free_port, wait_for};
 /// A demo with two login providers (`corp`, `partner`) at one OpenID provider, plus `extra`
 /// settings; the provider (kept alive by the caller) and the demo. None when a tool is missing.
 fn demo_with_login(extra: &[(&str, &str)]) -> Option<(Browser, OidcProvider, Demo)> {
-    let chromium = driver::find_chromium("browser login test")?;
+    let Some(chromium) = cdp::find_chromium() else {
+        eprintln!(
+            "SKIPPED browser login test: no chromium on PATH (Debian: apt-get install chromium; scripts/test installs it), or set BALLAST_CHROMIUM"
+        );
+        return None;
+    };
     let port = free_port();
     let (idp, env) = OidcProvider::for_ballast(port, extra)?;
     let demo = Demo::start_with(port, &env);
@@ -168,8 +173,8 @@ fn a_person_logs_in_through_a_real_openid_provider_in_chromium_and_logs_out() {
         .expect("me with the old cookie");
     assert_eq!(answer.status().as_u16(), 401);
 
-    let errors = b.errors();
-    let exceptions: Vec<&String> = errors
+    let exceptions: Vec<&String> = b
+        .errors
         .iter()
         .filter(|e| e.starts_with("exception"))
         .collect();
@@ -210,7 +215,8 @@ fn a_person_whose_email_domain_is_not_allowed_is_refused_with_a_clear_page_in_ch
 /// plain listener on loopback that answers every request with a page).
 #[test]
 fn the_test_providers_login_form_and_consent_page_lead_back_to_the_client_in_chromium() {
-    let Some(chromium) = driver::find_chromium("browser test") else {
+    let Some(chromium) = cdp::find_chromium() else {
+        eprintln!("SKIPPED browser test: no chromium on PATH (scripts/test installs it)");
         return;
     };
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
