@@ -471,6 +471,8 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
     b.goto(&demo.url("/ui/proposals/current"));
     // The demo re-plans every second: a proposal replaced between loading the page and the
     // click is refused (409, not current) and the page says so; review the new one and retry.
+    // On a loaded machine a reading can come late, and the proposal is then refused while it is
+    // confirming again (409, naming the readings): wait until it may be applied, then retry.
     let mut url = String::new();
     for _ in 0..5 {
         b.click_and_wait("#apply");
@@ -480,9 +482,18 @@ fn the_dashboard_in_chromium_shows_the_demo_cluster_and_applies_and_cancels_a_pr
         }
         let flash = b.text_of("#flash");
         assert!(
-            flash.contains("409: proposal is not current"),
+            flash.contains("409: proposal is not current") || flash.contains("confirming"),
             "{url}: {flash}"
         );
+        wait_for(
+            Duration::from_secs(60),
+            "an applicable proposal again",
+            || {
+                let p = demo.api("/api/v1/proposals/current")?;
+                (p["decision"]["applicationAllowed"] == true).then_some(())
+            },
+        );
+        b.goto(&demo.url("/ui/proposals/current"));
     }
     assert!(
         url.contains("/ui/reassignments/op-"),
